@@ -1,0 +1,200 @@
+"""Report scale benchmark: 1,000 scenarios x 5 steps with MCP transcripts -> one HTML page.
+
+Target (design.md): rendered in under 3 s, into under 10 MB. Transcripts go through the same
+parsing as a real run (`parse_attachment` on JSON bytes: image extraction, the 20 kB cut,
+masking), then the page and the run JSON are written. Prints the numbers; exits 1 on a miss.
+
+    .venv/bin/python benchmarks/report_scale.py [--scenarios 1000] [--steps 5] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from mcp_bdd.report.evidence import parse_attachment, surface_from_json
+from mcp_bdd.report.formatter import write_run_json
+from mcp_bdd.report.model import Evidence, Exchange, Feature, Rule, Run, Scenario, Status, Step, StepDef
+from mcp_bdd.report.render import write_html
+from mcp_bdd.transcript import TRANSCRIPT_MIME
+
+TIME_BUDGET_S = 3.0
+SIZE_BUDGET_B = 10_000_000
+
+
+def _png(width: int, height: int) -> str:
+    """A real (noisy, so incompressible-ish) PNG as base64, made without any imaging library."""
+    raw = b"".join(b"\x00" + bytes((x * 7 + y * 13) % 256 for x in range(width * 3)) for y in range(height))
+
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        return len(data).to_bytes(4, "big") + tag + data + zlib.crc32(tag + data).to_bytes(4, "big")
+
+    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])
+    png = (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
+    return base64.b64encode(png).decode()
+
+
+def _transcript(n: int, step: int, image: str) -> bytes:
+    """What one step attaches: a tools/call request and its result; now and then big or visual."""
+    now = time.time()
+    request = {
+        "name": f"tool_{n % 20}",
+        "arguments": {"sku": f"SKU-{n:05d}", "quantity": step + 1, "note": "x" * 40},
+    }
+    text = json.dumps({"order": n, "lines": [{"sku": f"SKU-{i:05d}", "price": i * 1.25} for i in range(8)]})
+    result: dict[str, object] = {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": {"order": n, "total": n * 3.5, "currency": "EUR"},
+        "isError": n % 37 == 0,
+    }
+    if (n * 5 + step) % 50 == 0:  # a large payload: must be cut at 20 kB
+        result["content"] = [{"type": "text", "text": "row;" * 30_000}]
+    if (n * 5 + step) % 200 == 0:  # a screenshot
+        result["content"] = [*result["content"], {"type": "image", "data": image, "mimeType": "image/png"}]  # type: ignore[list-item]
+    items = [
+        {
+            "seq": 1,
+            "kind": "request",
+            "server": "shop",
+            "method": "tools/call",
+            "payload": request,
+            "at": now,
+        },
+        {
+            "seq": 2,
+            "kind": "response",
+            "server": "shop",
+            "method": "tools/call",
+            "payload": result,
+            "at": now,
+            "duration_ms": 1.2,
+            "related": 1,
+        },
+    ]
+    return json.dumps(items).encode()
+
+
+def synthetic_run(scenarios: int, steps: int) -> Run:
+    image = _png(64, 48)
+    features = []
+    per_feature = 25
+    for f in range(0, scenarios, per_feature):
+        children: list[Scenario | Rule] = []
+        for n in range(f, min(f + per_feature, scenarios)):
+            step_list = []
+            for s in range(steps):
+                status: Status = "failed" if (n % 23 == 0 and s == steps - 1) else "passed"
+                parsed = parse_attachment(TRANSCRIPT_MIME, _transcript(n, s, image))
+                assert isinstance(parsed, tuple) and all(isinstance(x, Exchange) for x in parsed)
+                step_list.append(
+                    Step(
+                        keyword=("Given", "When", "Then", "And", "And")[s % 5],
+                        name=f"the customer orders {s + 1} of SKU-{n:05d}",
+                        step_type="given",
+                        location=f"features/cap{f // 200}/f{f}.feature:{10 + n}",
+                        status=status,
+                        duration=0.002,
+                        error_message="ASSERT FAILED: Expected total 12, got 11"
+                        if status == "failed"
+                        else None,
+                        evidence=Evidence(exchanges=parsed),
+                    )
+                )
+            children.append(
+                Scenario(
+                    id=f"f{f}--s{n}",
+                    name=f"Ordering item {n}",
+                    keyword="Scenario",
+                    location=f"features/cap{f // 200}/f{f}.feature:{10 + n}",
+                    status="failed" if n % 23 == 0 else "passed",
+                    duration=0.01,
+                    tags=("orders", f"batch{n % 4}"),
+                    steps=tuple(step_list),
+                )
+            )
+        features.append(
+            Feature(
+                id=f"f{f}",
+                name=f"Orders {f}",
+                keyword="Feature",
+                filename=f"features/cap{f // 200}/f{f}.feature",
+                location=f"features/cap{f // 200}/f{f}.feature:1",
+                status="failed",
+                duration=0.25,
+                description=("Customers order items through the shop's MCP tools.",),
+                children=tuple(children),
+            )
+        )
+    surface = surface_from_json(
+        {
+            "server": "shop",
+            "name": "Shop",
+            "version": "1.0",
+            "protocol": "2026-07-28",
+            "transport": "stdio",
+            "tools": [
+                {"name": f"tool_{i}", "description": f"Tool {i}", "inputSchema": {"type": "object"}}
+                for i in range(25)
+            ],
+        }
+    )
+    glossary = tuple(
+        StepDef(
+            step_type="given", pattern=f"phrase {i}", location=f"steps/s.py:{i}", doc="Does it.\n\nGiven it"
+        )
+        for i in range(60)
+    )
+    return Run(
+        label="bench",
+        title="Report scale benchmark",
+        started_at=time.time(),
+        duration=12.0,
+        status="failed",
+        features=tuple(features),
+        servers=(surface,),
+        glossary=glossary,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--scenarios", type=int, default=1000)
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=None, help="keep the files here (default: a temp folder)")
+    args = parser.parse_args(argv)
+
+    t0 = time.perf_counter()
+    run = synthetic_run(args.scenarios, args.steps)
+    t1 = time.perf_counter()
+    out = args.out or Path(tempfile.mkdtemp(prefix="report-scale-"))
+    html = write_html(out / "living-doc.html", [run])
+    t2 = time.perf_counter()
+    data = write_run_json(out / "living-doc.json", run)
+    t3 = time.perf_counter()
+
+    size = html.stat().st_size
+    print(f"scenarios: {args.scenarios} x {args.steps} steps, {args.scenarios * args.steps * 2} MCP messages")
+    print(f"collect (parse transcripts into the model): {t1 - t0:.2f} s")
+    print(f"render HTML: {t2 - t1:.2f} s -> {size / 1e6:.2f} MB ({html})")
+    print(f"write run JSON: {t3 - t2:.2f} s -> {data.stat().st_size / 1e6:.2f} MB")
+    ok = (t2 - t1) < TIME_BUDGET_S and size < SIZE_BUDGET_B
+    verdict = "met" if ok else "MISSED"
+    print(f"target: render < {TIME_BUDGET_S:.0f} s and < {SIZE_BUDGET_B / 1e6:.0f} MB: {verdict}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

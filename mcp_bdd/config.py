@@ -1,0 +1,390 @@
+"""`[tool.mcp-bdd]` configuration: where it is read from, its models, and its validation.
+
+Read from `pyproject.toml` (`[tool.mcp-bdd]`) or `mcp-bdd.toml` (same keys at top level),
+found in the working directory or its nearest parent. Validated before any scenario runs:
+unknown keys, unknown server names and bad values are `ConfigError`s that name the key, the
+file, and the closest valid choice. behave userdata (`-D key=value`) overrides top-level keys.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shlex
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mcp_bdd.errors import ConfigError
+
+__all__ = [
+    "PROTOCOLS",
+    "SCOPES",
+    "TRANSPORTS",
+    "AppServer",
+    "CommandServer",
+    "Config",
+    "Endpoint",
+    "ServerConfig",
+    "UrlServer",
+    "load_config",
+    "mask_secrets",
+    "normalize_protocol",
+    "normalize_transport",
+]
+
+Transport = Literal["in-memory", "stdio", "streamable-http", "sse"]
+Protocol = Literal["auto", "legacy", "2026-07-28"]
+Scope = Literal["scenario", "feature", "run"]
+TRANSPORTS: tuple[str, ...] = ("in-memory", "stdio", "streamable-http", "sse")
+PROTOCOLS: tuple[str, ...] = ("auto", "legacy", "2026-07-28")
+SCOPES: tuple[str, ...] = ("scenario", "feature", "run")
+
+_TRANSPORT_ALIASES = {
+    "in-memory": "in-memory",
+    "inmemory": "in-memory",
+    "memory": "in-memory",
+    "stdio": "stdio",
+    "streamable-http": "streamable-http",
+    "streamable http": "streamable-http",
+    "streamablehttp": "streamable-http",
+    "http": "streamable-http",
+    "sse": "sse",
+}
+_PROTOCOL_ALIASES = {"auto": "auto", "legacy": "legacy", "2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
+
+SECRET_MARKERS = ("TOKEN", "SECRET", "KEY", "PASSWORD", "AUTHORIZATION", "COOKIE")
+
+
+def normalize_transport(value: str, where: str = "transport") -> str:
+    """Accept the spellings people use (`streamable HTTP`, `SSE`, `http`) for the four transports."""
+    key = value.strip().lower().replace("_", "-")
+    if key in _TRANSPORT_ALIASES:
+        return _TRANSPORT_ALIASES[key]
+    raise ConfigError(
+        f'{where}: unknown transport "{value}". Valid transports: {", ".join(TRANSPORTS)}.'
+        + _closest(key, TRANSPORTS)
+    )
+
+
+def normalize_protocol(value: str, where: str = "protocol") -> str:
+    key = value.strip().lower()
+    if key in _PROTOCOL_ALIASES:
+        return _PROTOCOL_ALIASES[key]
+    raise ConfigError(
+        f'{where}: unknown protocol "{value}". Valid protocols: {", ".join(PROTOCOLS)} '
+        "(legacy = the 2025-11-25 initialize handshake)." + _closest(key, PROTOCOLS)
+    )
+
+
+def _closest(word: str, choices: tuple[str, ...] | list[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.5)
+    return f' Did you mean "{close[0]}"?' if close else ""
+
+
+def mask_secrets(values: Mapping[str, str], *, all_values: bool = False) -> dict[str, str]:
+    """Mask values whose names look secret (TOKEN, SECRET, KEY, PASSWORD ...); `all_values` masks every one."""
+    out: dict[str, str] = {}
+    for name, value in values.items():
+        secret = all_values or any(marker in name.upper() for marker in SECRET_MARKERS)
+        out[name] = "****" if secret and value else value
+    return out
+
+
+def _argv(value: str | list[str]) -> list[str]:
+    return shlex.split(value) if isinstance(value, str) else list(value)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Overrides(_Model):
+    """Top-level keys that any server may also set for itself."""
+
+    transport: str | None = None
+    protocol: str | None = None
+    scope: Scope | None = None
+    timeout: Annotated[float, Field(gt=0)] | None = None
+    startup_timeout: Annotated[float, Field(gt=0)] | None = None
+
+    @field_validator("transport")
+    @classmethod
+    def _transport(cls, v: str | None) -> str | None:
+        return None if v is None else normalize_transport(v)
+
+    @field_validator("protocol")
+    @classmethod
+    def _protocol(cls, v: str | None) -> str | None:
+        return None if v is None else normalize_protocol(v)
+
+
+class Endpoint(_Model):
+    """How to start a server so that it speaks HTTP (streamable-http) or SSE on `url`."""
+
+    command: list[str]
+    url: str
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _split(cls, v: Any) -> Any:
+        return _argv(v) if isinstance(v, str | list) else v
+
+
+class AppServer(_Overrides):
+    """A Python server object (`module:attr`, an MCPServer/Server or a factory): every transport works."""
+
+    kind: Literal["app"] = "app"
+    app: str
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
+    @field_validator("app")
+    @classmethod
+    def _spec(cls, v: str) -> str:
+        module, sep, attr = v.partition(":")
+        if not sep or not module or not attr:
+            raise ValueError(f'"{v}" is not "module:attribute" (e.g. "demo.shop:create_server")')
+        return v
+
+    def transports(self) -> tuple[str, ...]:
+        return TRANSPORTS
+
+
+class CommandServer(_Overrides):
+    """Any server started as a command: stdio, plus HTTP/SSE when `http`/`sse` say how."""
+
+    kind: Literal["command"] = "command"
+    command: list[str]
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    http: Endpoint | None = None
+    sse: Endpoint | None = None
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _split(cls, v: Any) -> Any:
+        return _argv(v) if isinstance(v, str | list) else v
+
+    def transports(self) -> tuple[str, ...]:
+        return ("stdio",) + (("streamable-http",) if self.http else ()) + (("sse",) if self.sse else ())
+
+
+class UrlServer(_Overrides):
+    """A server that is already running: connected to, never started."""
+
+    kind: Literal["url"] = "url"
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    def transports(self) -> tuple[str, ...]:
+        return ("sse",) if self.transport == "sse" else ("streamable-http", "sse")
+
+
+ServerConfig = AppServer | CommandServer | UrlServer
+
+
+class Config(_Model):
+    server: str | None = None
+    transport: str = "in-memory"
+    protocol: str = "auto"
+    scope: Scope = "scenario"
+    timeout: Annotated[float, Field(gt=0)] = 10.0
+    startup_timeout: Annotated[float, Field(gt=0)] = 20.0
+    servers: dict[str, ServerConfig] = Field(default_factory=dict)
+    #: name -> kind of fakes referenced by placeholders (http | database | workspace | a user fake)
+    fakes: dict[str, str] = Field(default_factory=dict)
+    source: str = "(defaults)"
+    root: str = "."
+
+    @field_validator("transport")
+    @classmethod
+    def _transport(cls, v: str) -> str:
+        return normalize_transport(v)
+
+    @field_validator("protocol")
+    @classmethod
+    def _protocol(cls, v: str) -> str:
+        return normalize_protocol(v)
+
+    # -- resolved settings ---------------------------------------------------------------------
+    def server_named(self, name: str) -> ServerConfig:
+        if name not in self.servers:
+            from mcp_bdd.errors import UsageError, did_you_mean
+
+            raise UsageError(
+                f'Unknown server "{name}". {did_you_mean(name, self.servers, "server")}. '
+                f"Servers are configured under [tool.mcp-bdd.servers.<name>] in {self.source}."
+            )
+        return self.servers[name]
+
+    def default_server(self) -> str | None:
+        if self.server:
+            return self.server
+        if len(self.servers) == 1:
+            return next(iter(self.servers))
+        return None
+
+    def transport_for(self, name: str) -> str:
+        """The server's own transport, else the run's — unless the run's is only the default
+        `in-memory` and the server cannot do that (a `command` or `url` server): then its natural one."""
+        cfg = self.servers[name]
+        if cfg.transport is not None:
+            return cfg.transport
+        if self.transport in cfg.transports() or "transport" in self.model_fields_set:
+            return self.transport
+        return cfg.transports()[0]
+
+    def setting(self, name: str, key: str) -> Any:
+        """A server's own value for a top-level key, else the top-level value."""
+        own = getattr(self.servers[name], key, None)
+        return own if own is not None else getattr(self, key)
+
+
+_TOP_KEYS = tuple(k for k in Config.model_fields if k not in {"source", "root"})
+_SERVER_KEYS = {
+    "app": tuple(k for k in AppServer.model_fields if k != "kind"),
+    "command": tuple(k for k in CommandServer.model_fields if k != "kind"),
+    "url": tuple(k for k in UrlServer.model_fields if k != "kind"),
+}
+_ALL_SERVER_KEYS = tuple(sorted({k for keys in _SERVER_KEYS.values() for k in keys}))
+
+
+def find_config_file(start: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
+    """The nearest `mcp-bdd.toml`, or `pyproject.toml` with a `[tool.mcp-bdd]` table."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        toml = folder / "mcp-bdd.toml"
+        if toml.is_file():
+            return toml, _read_toml(toml)
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            data = _read_toml(pyproject)
+            section = data.get("tool", {}).get("mcp-bdd")
+            if isinstance(section, dict):
+                return pyproject, section
+    return None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+
+
+def load_config(
+    start: Path | None = None,
+    userdata: Mapping[str, str] | None = None,
+    data: Mapping[str, Any] | None = None,
+    source: str | None = None,
+) -> Config:
+    """Find, parse and validate the configuration; `userdata` (-D) overrides top-level keys."""
+    root = (start or Path.cwd()).resolve()
+    if data is None:
+        found = find_config_file(start)
+        if found is None:
+            raw: dict[str, Any] = {}
+            source = source or "(no pyproject.toml [tool.mcp-bdd] or mcp-bdd.toml found)"
+        else:
+            path, raw = found
+            root = path.parent
+            source = source or (str(path) + (" [tool.mcp-bdd]" if path.name == "pyproject.toml" else ""))
+    else:
+        raw = dict(data)
+        source = source or "(given)"
+    raw = dict(raw)
+    for key, value in (userdata or {}).items():
+        if key in {"transport", "protocol", "server", "scope", "timeout", "startup_timeout"}:
+            raw[key] = value
+    return parse_config(raw, source=source, root=root)
+
+
+def parse_config(raw: Mapping[str, Any], *, source: str, root: Path) -> Config:
+    for key in raw:
+        if key not in _TOP_KEYS:
+            raise ConfigError(f'{source}: unknown key "{key}".{_closest(key, _TOP_KEYS)} Valid keys: {", ".join(_TOP_KEYS)}.')
+    servers_raw = raw.get("servers", {})
+    if not isinstance(servers_raw, Mapping):
+        raise ConfigError(f"{source}: `servers` must be a table of [servers.<name>] sections.")
+    servers: dict[str, ServerConfig] = {}
+    for name, body in servers_raw.items():
+        servers[name] = _parse_server(name, body, source)
+    top = {k: v for k, v in raw.items() if k != "servers"}
+    try:
+        config = Config(**top, servers={}, source=source, root=str(root))
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, source, "")) from None
+    config = config.model_copy(update={"servers": servers})
+    if config.server is not None and config.server not in servers:
+        raise ConfigError(
+            f'{source}: server = "{config.server}" names no configured server.'
+            + _closest(config.server, list(servers))
+            + (f" Configured servers: {', '.join(servers)}." if servers else " No servers are configured.")
+        )
+    return config
+
+
+def _parse_server(name: str, body: Any, source: str) -> ServerConfig:
+    where = f"{source} [servers.{name}]"
+    if not isinstance(body, Mapping):
+        raise ConfigError(f"{where}: must be a table with one of `app`, `command` or `url`.")
+    kinds = [k for k in ("app", "command", "url") if k in body]
+    if len(kinds) != 1:
+        if not kinds:
+            for key in body:
+                if key not in _ALL_SERVER_KEYS:
+                    raise ConfigError(f'{where}: unknown key "{key}".{_closest(key, list(_ALL_SERVER_KEYS))}')
+            raise ConfigError(
+                f"{where}: say how to reach the server with exactly one of `app` (a Python server object, "
+                '"module:attr"), `command` (argv of a stdio server) or `url` (an already running server).'
+            )
+        raise ConfigError(f"{where}: `{'` and `'.join(kinds)}` cannot be combined; keep exactly one.")
+    kind = kinds[0]
+    valid = _SERVER_KEYS[kind]
+    for key in body:
+        if key not in valid:
+            other = [k for k, keys in _SERVER_KEYS.items() if key in keys]
+            extra = f" (`{key}` only applies to `{other[0]}` servers)" if other else ""
+            raise ConfigError(
+                f'{where}: unknown key "{key}"{extra}.{_closest(key, list(valid))} Valid keys here: {", ".join(valid)}.'
+            )
+    model: type[AppServer] | type[CommandServer] | type[UrlServer] = {
+        "app": AppServer,
+        "command": CommandServer,
+        "url": UrlServer,
+    }[kind]
+    try:
+        server = model(**body)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, where, "")) from None
+    if isinstance(server, CommandServer) and not server.command:
+        raise ConfigError(f"{where}: `command` is empty.")
+    transport = server.transport
+    if transport is not None and transport not in server.transports():
+        raise ConfigError(
+            f'{where}: transport = "{transport}" cannot be served by this server; it can serve: '
+            f"{', '.join(server.transports())}."
+        )
+    return server
+
+
+def _explain(exc: ValidationError, where: str, prefix: str) -> str:
+    problems = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            problems.append(f'unknown key "{loc}"')
+        else:
+            value = err.get("input")
+            problems.append(f"{prefix}{loc}: {err['msg']} (got {value!r})")
+    return f"{where}: " + "; ".join(problems)

@@ -1,0 +1,181 @@
+"""behave hooks. A project wires them in with one line in its top-level `environment.py`:
+
+    from mcp_bdd.environment import *  # noqa: F401,F403
+
+Users who need hooks of their own wrap these and call through, e.g.
+`def before_scenario(context, scenario): mcp_bdd.environment.before_scenario(context, scenario); ...`
+
+Order of teardown matters: sessions close first (each stops its server process group), then
+fakes (a server may still talk to a fake while closing), then the scenario's temp dir.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+from typing import Any
+
+from mcp_bdd.config import load_config
+from mcp_bdd.errors import ConfigError, McpBddError
+from mcp_bdd.transcript import SERVER_MIME, STDERR_MIME, TRANSCRIPT_MIME, Transcript
+
+__all__ = [
+    "after_all",
+    "after_feature",
+    "after_scenario",
+    "after_step",
+    "before_all",
+    "before_feature",
+    "before_scenario",
+    "before_step",
+]
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    # Turn SIGTERM into the same path as Ctrl-C: behave stops, hooks and atexit reap the servers.
+    from mcp_bdd.servers import reap_all
+
+    reap_all()
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def before_all(context: Any) -> None:
+    from anyio.from_thread import start_blocking_portal
+
+    from mcp_bdd.runtime import Runtime
+
+    userdata = {k: str(v) for k, v in dict(context.config.userdata).items()}
+    try:
+        config = load_config(userdata=userdata)
+    except ConfigError as exc:
+        print(f"\nmcp-bdd configuration error:\n  {exc}\n", file=sys.stderr)
+        raise
+    portal_cm = start_blocking_portal()
+    portal = portal_cm.__enter__()
+    context._mcp_portal_cm = portal_cm
+    context.mcp_runtime = Runtime(config, portal)
+    if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _on_signal)
+
+
+def before_feature(context: Any, feature: Any) -> None:
+    pass
+
+
+def before_scenario(context: Any, scenario: Any) -> None:
+    from mcp_bdd.fakes import Fakes
+    from mcp_bdd.session import Persona
+    from mcp_bdd.state import ScenarioState
+
+    runtime = context.mcp_runtime
+    tmpdir = runtime.scenario_dir()
+    transcript = Transcript()
+    context.mcp = ScenarioState(
+        config=runtime.config,
+        portal=runtime.portal,
+        runtime=runtime,
+        transcript=transcript,
+        fakes=Fakes(portal=runtime.portal, transcript=transcript, tmpdir=tmpdir, declared=runtime.config.fakes),
+        tmpdir=tmpdir,
+        persona=Persona(),
+    )
+    context._mcp_surfaces_sent = {}
+
+
+def before_step(context: Any, step: Any) -> None:
+    state = getattr(context, "mcp", None)
+    if state is not None:
+        state.location = f"{step.location}"
+        state.step_text = f"{step.keyword} {step.name}"
+
+
+def after_step(context: Any, step: Any) -> None:
+    state = getattr(context, "mcp", None)
+    if state is None:
+        return
+    items = state.transcript.drain()
+    if items:
+        context.attach(TRANSCRIPT_MIME, json.dumps([i.to_json() for i in items], default=str).encode())
+    sessions = list(state.sessions.values())
+    for session in sessions:
+        if session.client is None or not session.connected or not session.surface_dirty:
+            continue
+        session.surface_dirty = False
+        try:
+            surface = session.surface()
+        except Exception:  # noqa: BLE001 - the report must never break a run
+            continue
+        context.attach(SERVER_MIME, json.dumps(surface, default=str).encode())
+    status = getattr(step.status, "name", str(step.status))
+    exc = getattr(step, "exception", None)
+    if isinstance(exc, McpBddError) and not isinstance(exc, AssertionError):
+        # Our own errors already say what, where and what to do: a Python traceback only hides that.
+        step.error_message = f"{type(exc).__name__}: {exc}"
+    if status in ("failed", "error"):
+        for session in sessions:
+            tail = session.handle.stderr_tail(30)
+            if tail:
+                context.attach(STDERR_MIME, json.dumps({"server": session.name, "text": tail}).encode())
+    elif status == "undefined":
+        hint = _closest_phrases(step.name)
+        if hint:
+            print(f"\n  Undefined step at {step.location}: {step.keyword} {step.name}\n{hint}\n", file=sys.stderr)
+
+
+def _closest_phrases(text: str) -> str:
+    """The vocabulary phrases closest to an undefined step, so a typo is a one-second fix."""
+    import difflib
+
+    from behave.step_registry import registry
+
+    patterns: list[str] = []
+    for defs in registry.steps.values():
+        for step_def in defs:
+            patterns.append(str(getattr(step_def, "pattern", step_def)))
+    close = difflib.get_close_matches(text, patterns, n=3, cutoff=0.4)
+    if not close:
+        return ""
+    return "  Closest phrases of the step vocabulary:\n" + "\n".join(f"    {p}" for p in close)
+
+
+def after_scenario(context: Any, scenario: Any) -> None:
+    state = getattr(context, "mcp", None)
+    if state is None:
+        return
+    problems: list[str] = []
+    for session in list(state.sessions.values()):
+        if not _is_long_lived(context, session):
+            problems += session.close()
+    state.sessions.clear()
+    problems += state.fakes.close()
+    shutil.rmtree(state.tmpdir, ignore_errors=True)
+    if problems and os.environ.get("MCP_BDD_DEBUG"):
+        print("mcp-bdd teardown: " + "; ".join(problems), file=sys.stderr)
+    context.mcp = None
+
+
+def _is_long_lived(context: Any, session: Any) -> bool:
+    return any(s is session for s, _ in context.mcp_runtime.long_lived.values())
+
+
+def after_feature(context: Any, feature: Any) -> None:
+    runtime = getattr(context, "mcp_runtime", None)
+    if runtime is not None:
+        runtime.close_scope("feature")
+
+
+def after_all(context: Any) -> None:
+    runtime = getattr(context, "mcp_runtime", None)
+    if runtime is not None:
+        runtime.close()
+        context.mcp_runtime = None
+    portal_cm = getattr(context, "_mcp_portal_cm", None)
+    if portal_cm is not None:
+        context._mcp_portal_cm = None
+        portal_cm.__exit__(None, None, None)
+    from mcp_bdd.servers import reap_all
+
+    reap_all()

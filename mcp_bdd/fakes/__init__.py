@@ -1,0 +1,412 @@
+"""Per-scenario fake dependencies of the server under test: HTTP services, databases, a workspace, user fakes.
+
+A fake is created on its first reference — a step, a `${fake.<name>.<attr>}` placeholder (in
+server configuration or a step), or a parameter of an app factory (`Fakes.inject`) — and lives
+until the scenario ends (`Fakes.close`, called by the `after_scenario` hook).
+
+Kinds: "http" (`FakeHttpService`), "database" (`FakeDatabase`), "workspace" (`FakeWorkspace`),
+or the name of a user fake registered with `@fake("name")`:
+
+    @fake("queue")
+    def queue(ctx: FakeContext) -> Iterator[MemoryQueue]:
+        q = MemoryQueue(ctx.tmpdir)   # setup
+        yield q                       # the object placeholders read: ${fake.queue.url} -> str(q.url)
+        q.close()                     # cleanup, when the scenario ends
+
+The kind of a fake nobody has declared is inferred from the placeholder that first names it:
+`workspace` -> workspace, a registered user fake -> that fake, `.url` -> HTTP service,
+`.path` -> database. `[tool.mcp-bdd.fakes]` declares the others (`shop = "database"`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from anyio.from_thread import BlockingPortal
+
+from mcp_bdd.errors import McpBddError, UsageError, did_you_mean
+from mcp_bdd.fakes._database import FakeDatabase
+from mcp_bdd.fakes._http import METHODS, FakeHttpService, ReceivedRequest, Stub
+from mcp_bdd.fakes._workspace import FakeWorkspace
+from mcp_bdd.transcript import Transcript
+
+__all__ = [
+    "BUILTIN_KINDS",
+    "METHODS",
+    "FakeContext",
+    "FakeDatabase",
+    "FakeHttpService",
+    "FakeWorkspace",
+    "Fakes",
+    "ReceivedRequest",
+    "Stub",
+    "fake",
+    "registered_fakes",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: kind -> the class of built-in fakes
+BUILTIN_KINDS: dict[str, type[Any]] = {
+    "http": FakeHttpService,
+    "database": FakeDatabase,
+    "workspace": FakeWorkspace,
+}
+_LABELS = {"http": "HTTP service", "database": "database", "workspace": "workspace"}
+# No dots: `${fake.<name>.<attr>}` splits on them.
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def _label(kind: str) -> str:
+    return _LABELS.get(kind, f'"{kind}" fake')
+
+
+def _a(kind: str) -> str:
+    """`_label` with its article: "an HTTP service", "a database"."""
+    return ("an " if kind == "http" else "a ") + _label(kind)
+
+
+# ------------------------------------------------------------------------------------------------
+# User fakes: decorator + registry
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FakeContext:
+    """What a user fake's factory gets: its name, a directory of its own, the run's portal, the transcript."""
+
+    name: str
+    tmpdir: Path  # created for this fake inside the scenario's temp dir; removed with it
+    portal: BlockingPortal  # the run's event loop, e.g. portal.wrap_async_context_manager(...)
+    transcript: Transcript
+
+    def record(self, method: str, payload: Any = None) -> None:
+        """Show traffic of this fake in the scenario's transcript (and so in the report)."""
+        self.transcript.record("fake", self.name, method, payload)
+
+
+_REGISTRY: dict[str, Callable[[FakeContext], Any]] = {}
+
+
+def fake(name: str) -> Callable[[F], F]:
+    """Register a user fake: a generator function (setup, `yield obj`, cleanup) or a function returning obj.
+
+    Registering a name again replaces the earlier factory (behave re-executes step modules).
+    """
+    if not _NAME.fullmatch(name):
+        raise UsageError(
+            f'"{name}" cannot name a fake: use letters, digits, "_" and "-" (no dots), '
+            "as it appears in ${fake.<name>.<attr>}."
+        )
+    if name in BUILTIN_KINDS:
+        raise UsageError(
+            f'"{name}" is a built-in kind of fake ({", ".join(BUILTIN_KINDS)}); pick another name.'
+        )
+
+    def register(func: F) -> F:
+        if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
+            raise UsageError(
+                f'The fake "{name}" ({func.__qualname__}) is async; fakes are plain functions or generators. '
+                "Tip: run async setup through ctx.portal, e.g. "
+                "obj = ctx.portal.call(start) or ctx.portal.wrap_async_context_manager(cm)."
+            )
+        _REGISTRY[name] = func
+        return func
+
+    return register
+
+
+def registered_fakes() -> dict[str, Callable[[FakeContext], Any]]:
+    """Name -> factory of every user fake registered so far."""
+    return dict(_REGISTRY)
+
+
+# ------------------------------------------------------------------------------------------------
+# One scenario's fakes
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Entry:
+    name: str
+    kind: str
+    obj: Any
+    teardown: Callable[[], None] | None = None
+    attrs: tuple[str, ...] = field(default=())
+
+
+class Fakes:
+    """The fakes of one scenario, created on first reference and closed together at its end."""
+
+    def __init__(
+        self,
+        *,
+        portal: BlockingPortal,
+        transcript: Transcript,
+        tmpdir: Path,
+        declared: Mapping[str, str] | None = None,
+    ) -> None:
+        self._portal = portal
+        self._transcript = transcript
+        self._tmpdir = tmpdir
+        self._declared = dict(declared or {})
+        self._entries: dict[str, _Entry] = {}  # insertion order = creation order
+        self._closed = False
+
+    # -- lookup / creation -----------------------------------------------------------------------
+    @property
+    def active(self) -> dict[str, Any]:
+        """Name -> object of every fake created so far, in creation order."""
+        return {name: entry.obj for name, entry in self._entries.items()}
+
+    def kind_of(self, name: str) -> str | None:
+        entry = self._entries.get(name)
+        return entry.kind if entry else None
+
+    def get(self, name: str, kind: str | None = None) -> Any:
+        """The fake called `name`, created on first reference; `kind` must agree with an existing fake."""
+        entry = self._entries.get(name)
+        if entry is not None:
+            if kind is not None and kind != entry.kind:
+                raise UsageError(
+                    f'The fake "{name}" is {_a(entry.kind)} in this scenario, not {_a(kind)}. '
+                    "Tip: give each fake its own name."
+                )
+            return entry.obj
+        declared = self._declared.get(name)
+        if kind is not None and declared is not None and declared != kind:
+            raise UsageError(
+                f'The fake "{name}" is declared as {_a(declared)} in [tool.mcp-bdd.fakes], '
+                f"but this step uses it as {_a(kind)}."
+            )
+        kind = kind or declared or self._kind_from_name(name)
+        if kind is None:
+            raise UsageError(
+                f'Cannot tell what kind of fake "{name}" is. Declare it in [tool.mcp-bdd.fakes] '
+                f'(e.g. {name} = "http"), or register it with @fake("{name}"). {self._kinds_offer()}'
+            )
+        return self._create(name, kind).obj
+
+    def http(self, name: str) -> FakeHttpService:
+        obj: FakeHttpService = self.get(name, "http")
+        return obj
+
+    def database(self, name: str) -> FakeDatabase:
+        obj: FakeDatabase = self.get(name, "database")
+        return obj
+
+    def workspace(self, name: str = "workspace") -> FakeWorkspace:
+        obj: FakeWorkspace = self.get(name, "workspace")
+        return obj
+
+    def existing(self, name: str, kind: str) -> Any:
+        """A fake that must already be in use (for verification steps): UsageError if it never was."""
+        entry = self._entries.get(name)
+        if entry is None:
+            in_use = ", ".join(f'"{n}" ({_label(e.kind)})' for n, e in self._entries.items()) or "none"
+            raise UsageError(
+                f'The fake {_label(kind)} "{name}" was never set up in this scenario; '
+                f"fakes in use: {in_use}. "
+                f"Tip: a fake starts with a step that stubs or seeds it, or with ${{fake.{name}.<attr>}} in "
+                "the server's configuration; check the spelling of the name."
+            )
+        return self.get(name, kind)
+
+    def _kind_from_name(self, name: str) -> str | None:
+        if name == "workspace":
+            return "workspace"
+        if name in _REGISTRY:
+            return name
+        return None
+
+    def _kinds_offer(self) -> str:
+        parts = [f"{_label(k)} offers {', '.join(c.ATTRS)}" for k, c in BUILTIN_KINDS.items()]
+        users = ", ".join(sorted(_REGISTRY))
+        text = "A " + "; a ".join(parts) + "."
+        return text + (f" User fakes: {users}." if users else " No user fakes are registered.")
+
+    def _create(self, name: str, kind: str) -> _Entry:
+        if self._closed:
+            raise McpBddError(f'The fake "{name}" is needed after the scenario\'s fakes were closed.')
+        if not _NAME.fullmatch(name):
+            raise UsageError(f'"{name}" cannot name a fake: use letters, digits, "_" and "-".')
+        if kind not in BUILTIN_KINDS and kind not in _REGISTRY:
+            raise UsageError(
+                f'Unknown kind of fake "{kind}" for "{name}". '
+                + did_you_mean(kind, [*BUILTIN_KINDS, *_REGISTRY], "kind")
+            )
+        base = self._tmpdir / "fakes"
+        entry: _Entry
+        if kind == "http":
+            obj: Any = FakeHttpService(name, portal=self._portal, transcript=self._transcript)
+            entry = _Entry(name, kind, obj, obj.close, FakeHttpService.ATTRS)
+        elif kind == "database":
+            obj = FakeDatabase(name, path=base / f"{name}.sqlite3", transcript=self._transcript)
+            entry = _Entry(name, kind, obj, obj.close, FakeDatabase.ATTRS)
+        elif kind == "workspace":
+            obj = FakeWorkspace(name, path=base / name, transcript=self._transcript)
+            entry = _Entry(name, kind, obj, obj.close, FakeWorkspace.ATTRS)
+        else:
+            entry = self._create_user(name, kind, base / name)
+        self._entries[name] = entry
+        self._transcript.record("info", name, f"fake {_label(kind)} started", {"kind": kind})
+        return entry
+
+    def _create_user(self, name: str, kind: str, directory: Path) -> _Entry:
+        factory = _REGISTRY[kind]
+        directory.mkdir(parents=True, exist_ok=True)
+        ctx = FakeContext(name=name, tmpdir=directory, portal=self._portal, transcript=self._transcript)
+        try:
+            result = factory(ctx)
+            if not inspect.isgenerator(result):
+                return _Entry(name, kind, result)
+            try:
+                obj = next(result)
+            except StopIteration:
+                raise UsageError(
+                    f'The fake "{name}" ({factory.__qualname__}) returned without yielding its object.'
+                ) from None
+        except Exception as exc:
+            exc.add_note(f'(while setting up the fake "{name}" with {factory.__qualname__})')
+            raise
+        return _Entry(name, kind, obj, _finisher(name, result))
+
+    # -- placeholders and dependency injection ---------------------------------------------------
+    def resolve(self, name: str, attr: str) -> str:
+        """The text of `${fake.<name>.<attr>}`; creates the fake on first reference."""
+        entry = self._entries.get(name)
+        if entry is None:
+            kind = self._declared.get(name) or self._kind_from_name(name)
+            if kind is None:
+                if attr == "url":
+                    kind = "http"
+                elif attr == "path":
+                    kind = "database"
+                else:
+                    raise UsageError(
+                        f'${{fake.{name}.{attr}}}: cannot tell what kind of fake "{name}" is from ".{attr}". '
+                        f"{self._kinds_offer()} Tip: declare it in [tool.mcp-bdd.fakes] "
+                        f'(e.g. {name} = "http") or register it with @fake("{name}").'
+                    )
+            self.get(name, kind)
+            entry = self._entries[name]
+        return _attribute(entry, attr)
+
+    def inject(self, factory: Callable[..., Any]) -> dict[str, Any]:
+        """Keyword arguments for an app factory whose parameters name fakes.
+
+        A parameter is a fake when its annotation is a built-in fake class (the name then names
+        the fake), or its name is a fake in use, declared, "workspace", or a registered user fake.
+        Other parameters must have defaults.
+        """
+        try:
+            signature = inspect.signature(factory)
+        except (TypeError, ValueError):
+            return {}
+        try:
+            hints = typing.get_type_hints(factory)
+        except Exception:  # unresolvable string annotations: fall back to their text
+            hints = {}
+        kwargs: dict[str, Any] = {}
+        unfilled: list[str] = []
+        for param in signature.parameters.values():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                continue
+            kind = _kind_of_annotation(hints.get(param.name, param.annotation))
+            known = (
+                param.name in self._entries
+                or param.name in self._declared
+                or self._kind_from_name(param.name) is not None
+            )
+            if param.kind is not param.POSITIONAL_ONLY and (kind is not None or known):
+                kwargs[param.name] = self.get(param.name, kind)
+            elif param.default is param.empty:
+                unfilled.append(param.name)
+        if unfilled:
+            name = getattr(factory, "__qualname__", repr(factory))
+            raise UsageError(
+                f'{name}() needs the argument "{unfilled[0]}", which is not a fake. Parameters of an app '
+                "factory name fakes (payments: FakeHttpService) or have defaults. "
+                + did_you_mean(unfilled[0], [*self._entries, *self._declared, *_REGISTRY], "fake")
+            )
+        return kwargs
+
+    # -- teardown --------------------------------------------------------------------------------
+    def close(self) -> list[str]:
+        """Tear every fake down in reverse creation order; never raises; returns the problems as text.
+
+        Reverse order because a later fake may depend on an earlier one (a user fake that wraps
+        an HTTP fake's URL must stop before the HTTP fake does).
+        """
+        self._closed = True
+        problems: list[str] = []
+        while self._entries:
+            name, entry = self._entries.popitem()
+            if entry.teardown is None:
+                continue
+            try:
+                entry.teardown()
+            except Exception as exc:  # teardown must go on; the problem is reported
+                problems.append(f'fake "{name}" ({_label(entry.kind)}): {type(exc).__name__}: {exc}')
+        return problems
+
+
+def _finisher(name: str, gen: Generator[Any, Any, Any]) -> Callable[[], None]:
+    def finish() -> None:
+        try:
+            next(gen)
+        except StopIteration:
+            return
+        gen.close()
+        raise UsageError(f'The fake "{name}" yielded more than once; a fake yields its object exactly once.')
+
+    return finish
+
+
+def _attribute(entry: _Entry, attr: str) -> str:
+    if entry.attrs:  # built-in: only the documented attributes
+        if attr not in entry.attrs:
+            raise UsageError(
+                f'${{fake.{entry.name}.{attr}}}: the {_label(entry.kind)} "{entry.name}" has no attribute '
+                f'"{attr}". ' + did_you_mean(attr, entry.attrs, "attribute")
+            )
+        return str(getattr(entry.obj, attr))
+    obj = entry.obj
+    if isinstance(obj, Mapping) and attr in obj:
+        return str(obj[attr])
+    if not attr.startswith("_") and hasattr(obj, attr):
+        return str(getattr(obj, attr))
+    if isinstance(obj, Mapping):
+        offered = [str(k) for k in obj]
+    else:
+        offered = [a for a in dir(obj) if not a.startswith("_") and not callable(getattr(obj, a, None))]
+    raise UsageError(
+        f'${{fake.{entry.name}.{attr}}}: the {_label(entry.kind)} "{entry.name}" ({type(obj).__name__}) '
+        f'has no attribute "{attr}". ' + did_you_mean(attr, offered, "attribute")
+    )
+
+
+def _kind_of_annotation(annotation: Any) -> str | None:
+    """ "http" for FakeHttpService (also `FakeHttpService | None` and the string "FakeHttpService")."""
+    if annotation is inspect.Parameter.empty:
+        return None
+    if isinstance(annotation, str):
+        text = annotation.replace(" ", "")
+        for kind, cls in BUILTIN_KINDS.items():
+            if cls.__name__ in text.split("|") or text.endswith("." + cls.__name__):
+                return kind
+        return None
+    for kind, cls in BUILTIN_KINDS.items():
+        if annotation is cls:
+            return kind
+    for arg in typing.get_args(annotation):  # Optional[FakeDatabase], FakeDatabase | None
+        found = _kind_of_annotation(arg)
+        if found is not None:
+            return found
+    return None

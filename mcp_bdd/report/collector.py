@@ -1,0 +1,411 @@
+"""Collect a `Run` from behave's formatter callbacks.
+
+What behave 1.3.3 tells a formatter, and when (read from its runner/model source):
+- `feature(f)` / `rule(r)` ... `rule_finished()` / `eof()` bracket a feature and its rules;
+  `eof()` comes after the after_feature hook, so statuses are final there, which is where each
+  feature is turned into a frozen record (then its behave objects are let go).
+- `scenario(s)` once per scenario (outline rows arrive as plain scenarios whose `_row` tells
+  the Examples row); then `step(x)` for every step up front; then, per executed step,
+  `match(m)` -> `embedding(mime, data)`* (from before_step/after_step/the step) -> `result(x)`.
+  So an embedding between `match` and `result` belongs to that step, any other one to the
+  scenario (before_scenario / after_scenario hooks). Steps not executed get no callback.
+- Hook errors set `hook_failed` and `error_message` on the feature/rule/scenario/step.
+
+behave objects are duck-typed (`Any`): behave ships no type information.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_bdd.report.evidence import PAYLOAD_LIMIT, mask_text, merge_surfaces, parse_attachment
+from mcp_bdd.report.model import (
+    Attachment,
+    Background,
+    Evidence,
+    ExampleRef,
+    Examples,
+    Exchange,
+    Feature,
+    Outline,
+    Rule,
+    Run,
+    Scenario,
+    ServerSurface,
+    Status,
+    StderrTail,
+    Step,
+    StepDef,
+    StepText,
+    Table,
+    combine,
+    walk_scenarios,
+)
+
+__all__ = ["RunCollector", "feature_id", "slug"]
+
+# behave's Status enum names -> ours (cleanup errors are errors; dry-run "untested_*" keep meaning).
+_STATUS: dict[str, Status] = {
+    "passed": "passed",
+    "failed": "failed",
+    "error": "error",
+    "hook_error": "hook_error",
+    "cleanup_error": "error",
+    "undefined": "undefined",
+    "untested_undefined": "undefined",
+    "pending": "pending",
+    "pending_warn": "pending",
+    "untested_pending": "pending",
+    "skipped": "skipped",
+    "xfailed": "passed",
+    "xpassed": "failed",
+}
+
+
+def _status(value: Any) -> Status:
+    return _STATUS.get(str(getattr(value, "name", value)), "untested")
+
+
+def slug(text: str) -> str:
+    """An anchor-friendly form of `text` (kept stable: deep links and merges rely on it)."""
+    return re.sub(r"[^\w]+", "-", text.lower()).strip("-_") or "x"
+
+
+def feature_id(filename: str) -> str:
+    parts = [p for p in re.split(r"[\\/]", filename) if p and p != "."]
+    if len(parts) > 1 and parts[0] == "features":
+        parts = parts[1:]
+    name = "/".join(parts)
+    return slug(name[: -len(".feature")] if name.endswith(".feature") else name)
+
+
+class _Ids:
+    """Unique, deterministic ids within one feature (same file -> same ids in every run)."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def make(self, base: str) -> str:
+        candidate, n = base, 1
+        while candidate in self.seen:
+            n += 1
+            candidate = f"{base}-{n}"
+        self.seen.add(candidate)
+        return candidate
+
+
+@dataclass
+class _Acc:
+    exchanges: list[Exchange] = field(default_factory=list)
+    stderr: list[StderrTail] = field(default_factory=list)
+    attachments: list[Attachment] = field(default_factory=list)
+
+    def freeze(self) -> Evidence:
+        return Evidence(
+            exchanges=tuple(self.exchanges), stderr=tuple(self.stderr), attachments=tuple(self.attachments)
+        )
+
+
+_NO_EVIDENCE = _Acc()
+
+
+def _texts(lines: Any) -> tuple[str, ...]:
+    if not lines:
+        return ()
+    if isinstance(lines, str):
+        return tuple(lines.splitlines())
+    return tuple(str(line) for line in lines)
+
+
+def _tags(tags: Any) -> tuple[str, ...]:
+    return tuple(str(t) for t in tags or ())
+
+
+def _location(item: Any) -> str:
+    return f"{getattr(item, 'filename', '?')}:{getattr(item, 'line', 0)}"
+
+
+def _table(table: Any) -> Table | None:
+    if table is None:
+        return None
+    return Table(
+        headings=tuple(str(h) for h in table.headings),
+        rows=tuple(tuple(str(c) for c in row.cells) for row in table.rows),
+    )
+
+
+def _step_text(step: Any) -> StepText:
+    text = step.text
+    return StepText(
+        keyword=str(step.keyword),
+        name=str(step.name),
+        text=None if text is None else str(text),
+        table=_table(step.table),
+    )
+
+
+def _background(background: Any) -> Background | None:
+    if background is None:
+        return None
+    return Background(
+        keyword=str(background.keyword),
+        name=str(background.name or ""),
+        location=_location(background),
+        steps=tuple(_step_text(s) for s in background.steps),
+    )
+
+
+def _error(item: Any) -> str | None:
+    message = getattr(item, "error_message", None)
+    return mask_text(str(message)) if message else None
+
+
+class RunCollector:
+    """Receives behave's formatter callbacks; `finish()` returns the frozen Run."""
+
+    def __init__(
+        self, *, label: str = "run", title: str = "Living documentation", payload_limit: int = PAYLOAD_LIMIT
+    ) -> None:
+        self.label = label
+        self.title = title
+        self.payload_limit = payload_limit
+        self.started_at = time.time()
+        self.definition_uses: Counter[str] = Counter()
+        self._features: list[Feature] = []
+        self._surfaces: dict[str, ServerSurface] = {}
+        self._feature: Any = None
+        self._feature_started = 0.0
+        self._steps: list[Any] = []
+        self._index = 0
+        self._in_step = False
+        self._open: Any = None  # the scenario whose wall-clock time is running
+        self._started: dict[int, float] = {}
+        self._wall: dict[int, float] = {}
+        self._step_evidence: dict[int, _Acc] = {}
+        self._scenario_evidence: dict[int, _Acc] = {}
+        self._definitions: dict[int, str] = {}
+
+    # -- formatter callbacks -------------------------------------------------------------------
+    def _boundary(self) -> None:
+        """Close the running scenario's clock: its after_scenario hook has run by now."""
+        if self._open is not None:
+            key = id(self._open)
+            self._wall[key] = time.perf_counter() - self._started.pop(key)
+            self._open = None
+
+    def feature(self, feature: Any) -> None:
+        if self._feature is not None and self._feature is not feature:
+            self.eof()  # a feature that never got its eof (aborted run)
+        self._boundary()
+        self._feature = feature
+        self._feature_started = time.perf_counter()
+
+    def rule(self, rule: Any) -> None:
+        self._boundary()
+
+    def rule_finished(self) -> None:
+        self._boundary()
+
+    def scenario(self, scenario: Any) -> None:
+        self._boundary()
+        self._open = scenario
+        self._started[id(scenario)] = time.perf_counter()
+        self._steps = list(scenario.all_steps)
+        self._index = 0
+        self._in_step = False
+
+    def match(self, match: Any) -> None:
+        self._in_step = True
+        location = getattr(match, "location", None)
+        if location and self._index < len(self._steps):
+            self._definitions[id(self._steps[self._index])] = str(location)
+            self.definition_uses[str(location)] += 1
+
+    def result(self, step: Any) -> None:
+        self._in_step = False
+        self._index += 1
+
+    def embedding(self, mime_type: str, data: bytes) -> None:
+        parsed = parse_attachment(mime_type, bytes(data), self.payload_limit)
+        if isinstance(parsed, ServerSurface):
+            old = self._surfaces.get(parsed.server)
+            self._surfaces[parsed.server] = parsed if old is None else merge_surfaces(old, parsed)
+            return
+        if self._in_step and self._index < len(self._steps):
+            acc = self._step_evidence.setdefault(id(self._steps[self._index]), _Acc())
+        elif self._open is not None:
+            acc = self._scenario_evidence.setdefault(id(self._open), _Acc())
+        else:
+            return  # before_all/before_feature attachments have no scenario to sit under
+        if isinstance(parsed, tuple):
+            acc.exchanges.extend(parsed)
+        elif isinstance(parsed, StderrTail):
+            acc.stderr.append(parsed)
+        else:
+            acc.attachments.append(parsed)
+
+    def eof(self) -> None:
+        self._boundary()
+        if self._feature is None:
+            return
+        self._features.append(self._build_feature(self._feature))
+        self._feature = None
+        self._steps = []
+        self._started.clear()
+        self._wall.clear()
+        self._step_evidence.clear()
+        self._scenario_evidence.clear()
+        self._definitions.clear()
+
+    def finish(self, glossary: tuple[StepDef, ...] = (), meta: dict[str, str] | None = None) -> Run:
+        self.eof()
+        features = tuple(self._features)
+        return Run(
+            label=self.label,
+            title=self.title,
+            started_at=self.started_at,
+            duration=time.time() - self.started_at,
+            status=combine(f.status for f in features) if features else "untested",
+            features=features,
+            servers=tuple(self._surfaces.values()),
+            glossary=glossary,
+            meta=meta or {},
+        )
+
+    # -- building frozen records ---------------------------------------------------------------
+    def _build_feature(self, feature: Any) -> Feature:
+        fid = feature_id(str(feature.filename))
+        ids = _Ids()
+        ids.seen.add(fid)
+        children = tuple(self._child(item, fid, ids) for item in feature.run_items)
+        return Feature(
+            id=fid,
+            name=str(feature.name),
+            keyword=str(feature.keyword),
+            filename=str(feature.filename),
+            location=_location(feature),
+            status="hook_error" if feature.hook_failed else combine(c.status for c in children),
+            duration=time.perf_counter() - self._feature_started,
+            description=_texts(feature.description),
+            tags=_tags(feature.tags),
+            background=_background(feature.background),
+            children=children,
+            error_message=_error(feature),
+        )
+
+    def _child(self, item: Any, prefix: str, ids: _Ids) -> Scenario | Outline | Rule:
+        kind = getattr(item, "type", "scenario")
+        if kind == "rule":
+            return self._rule(item, prefix, ids)
+        if kind == "scenario_outline":
+            return self._outline(item, prefix, ids)
+        return self._scenario(item, ids.make(f"{prefix}--{slug(str(item.name))}"))
+
+    def _rule(self, rule: Any, prefix: str, ids: _Ids) -> Rule:
+        rid = ids.make(f"{prefix}--{slug(str(rule.name))}")
+        children = tuple(self._child(item, rid, ids) for item in rule.run_items)
+        assert all(not isinstance(c, Rule) for c in children)  # Gherkin has no nested rules
+        start, end = getattr(rule, "run_starttime", 0), getattr(rule, "run_endtime", 0)
+        scenarios = list(walk_scenarios(children))
+        return Rule(
+            id=rid,
+            name=str(rule.name),
+            keyword=str(rule.keyword),
+            location=_location(rule),
+            status="hook_error" if rule.hook_failed else combine(c.status for c in children),
+            duration=(end - start) if start and end else sum(s.duration for s in scenarios),
+            description=_texts(rule.description),
+            tags=_tags(rule.tags),
+            background=_background(rule.background),
+            children=children,  # type: ignore[arg-type]
+            error_message=_error(rule),
+        )
+
+    def _outline(self, outline: Any, prefix: str, ids: _Ids) -> Outline:
+        oid = ids.make(f"{prefix}--{slug(str(outline.name))}")
+        scenarios = []
+        for scenario in outline.scenarios:
+            row = getattr(scenario, "_row", None)
+            ref = None
+            match = re.fullmatch(r"(\d+)\.(\d+)", str(getattr(row, "id", "")))
+            if match:
+                ref = ExampleRef(examples=int(match[1]), row=int(match[2]))
+            scenarios.append(self._scenario(scenario, ids.make(f"{oid}--{slug(str(scenario.name))}"), ref))
+        examples = tuple(
+            Examples(
+                keyword=str(ex.keyword),
+                name=str(ex.name or ""),
+                location=_location(ex),
+                table=_table(ex.table) or Table(headings=(), rows=()),
+                tags=_tags(ex.tags),
+            )
+            for ex in outline.examples
+        )
+        return Outline(
+            id=oid,
+            name=str(outline.name),
+            keyword=str(outline.keyword),
+            location=_location(outline),
+            status=combine(s.status for s in scenarios),
+            duration=sum(s.duration for s in scenarios),
+            description=_texts(outline.description),
+            tags=_tags(outline.tags),
+            steps=tuple(_step_text(s) for s in outline.steps),
+            examples=examples,
+            scenarios=tuple(scenarios),
+        )
+
+    def _scenario(self, scenario: Any, sid: str, example: ExampleRef | None = None) -> Scenario:
+        background = {id(s) for s in scenario.background_steps} if scenario.background else set()
+        steps = tuple(self._step(s, id(s) in background) for s in scenario.all_steps)
+        raw = _status(scenario.status)
+        status: Status = raw
+        if scenario.hook_failed:
+            status = "hook_error"
+        elif raw == "error":
+            worst = combine(s.status for s in steps)
+            status = worst if worst in ("undefined", "pending", "hook_error") else "error"
+        key = id(scenario)
+        duration = self._wall.get(key)
+        return Scenario(
+            id=sid,
+            name=str(scenario.name),
+            keyword=str(scenario.keyword),
+            location=_location(scenario),
+            status=status,
+            duration=duration if duration is not None else sum(s.duration for s in steps),
+            description=_texts(scenario.description),
+            tags=_tags(scenario.tags),
+            steps=steps,
+            error_message=_error(scenario) if scenario.hook_failed else None,
+            evidence=self._scenario_evidence.get(key, _NO_EVIDENCE).freeze(),
+            example=example,
+        )
+
+    def _step(self, step: Any, background: bool) -> Step:
+        status = _status(step.status)
+        error = _error(step)
+        if status == "undefined" and not error:
+            error = (
+                f"Undefined step: no step definition matches “{step.keyword} {step.name}”.\n"
+                "Tip: list the vocabulary with `behave --steps-catalog` (or see the Glossary) and use one "
+                "of its phrases, or write a step definition for this one."
+            )
+        return Step(
+            keyword=str(step.keyword),
+            name=str(step.name),
+            step_type=str(step.step_type),
+            location=_location(step),
+            status=status,
+            duration=float(step.duration or 0.0),
+            text=None if step.text is None else str(step.text),
+            table=_table(step.table),
+            error_message=error if status not in ("passed", "skipped") else None,
+            background=background,
+            definition=self._definitions.get(id(step)),
+            evidence=self._step_evidence.get(id(step), _NO_EVIDENCE).freeze(),
+        )

@@ -1,0 +1,264 @@
+"""Turn what steps attach (bytes + a MIME type) into model records, safely.
+
+Everything here handles untrusted input: a server decides what its payloads, image blocks and
+stderr contain. So: images are kept only for raster MIME types whose data is valid base64
+(an SVG can carry script, so it is never shown as an image); payloads over the limit are cut
+with their full size kept; secrets in env/headers are masked before anything is stored.
+
+Pure module: no behave, no mcp.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from mcp_bdd.report.model import Attachment, Exchange, Image, ServerSurface, StderrTail
+from mcp_bdd.transcript import SERVER_MIME, STDERR_MIME, TRANSCRIPT_MIME
+
+__all__ = [
+    "IMAGE_LIMIT",
+    "MASK",
+    "PAYLOAD_LIMIT",
+    "SAFE_IMAGE_MIMES",
+    "exchange_from_json",
+    "is_secret_name",
+    "mask_secrets",
+    "mask_text",
+    "merge_surfaces",
+    "parse_attachment",
+    "safe_image",
+    "surface_from_json",
+]
+
+#: A single payload whose compact JSON is longer than this is cut (characters).
+PAYLOAD_LIMIT = 20_000
+#: A single image larger than this (base64 characters, ~1.5 MB decoded) is not embedded.
+IMAGE_LIMIT = 2_000_000
+#: Raster formats a browser renders without running anything. Never image/svg+xml.
+SAFE_IMAGE_MIMES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+MASK = "••••••"
+
+_SECRET = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|AUTHORIZATION|PASSWD|CREDENTIAL", re.IGNORECASE)
+_SECRET_SCOPES = frozenset({"env", "headers", "environment", "environ"})
+_BASE64 = re.compile(r"[A-Za-z0-9+/\r\n]*={0,2}")
+# NAME=value / NAME: value in free text (stderr, error messages) where NAME looks secret.
+_SECRET_ASSIGN = re.compile(
+    r"(?P<name>\b[\w.-]*(?:TOKEN|SECRET|KEY|PASSWORD|AUTHORIZATION)[\w.-]*)(?P<sep>\s*[=:]\s*)"
+    r"(?P<value>(?:Bearer\s+|Basic\s+)?[^\s,;'\"]+)",
+    re.IGNORECASE,
+)
+
+
+def is_secret_name(name: str) -> bool:
+    return bool(_SECRET.search(name))
+
+
+def mask_secrets(value: Any, *, secret_scope: bool = False, any_key: bool = False) -> Any:
+    """A copy of `value` with secret-looking string values replaced by a mask.
+
+    Inside `env`/`headers` mappings (`secret_scope`) every key is checked; with `any_key`
+    (server info) every key anywhere is. Only string values are masked: a JSON schema property
+    called `api_key` is a dict and stays readable.
+    """
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = str(key)
+            if isinstance(item, str) and (secret_scope or any_key) and is_secret_name(name):
+                out[name] = MASK
+            else:
+                scope = name.lower() in _SECRET_SCOPES
+                out[name] = mask_secrets(item, secret_scope=scope, any_key=any_key)
+        return out
+    if isinstance(value, list | tuple):
+        return [mask_secrets(item, secret_scope=secret_scope, any_key=any_key) for item in value]
+    return value
+
+
+def mask_text(text: str) -> str:
+    """Mask `API_TOKEN=abc` / `Authorization: Bearer abc` in free text."""
+    return _SECRET_ASSIGN.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", text)
+
+
+def safe_image(mime: Any, data: Any) -> Image | None:
+    """An Image if `data` is valid base64 of an allowed raster type within the size limit."""
+    if not isinstance(mime, str) or not isinstance(data, str):
+        return None
+    mime = mime.strip().lower()
+    if mime not in SAFE_IMAGE_MIMES or len(data) > IMAGE_LIMIT or not _BASE64.fullmatch(data):
+        return None
+    try:
+        size = len(base64.b64decode(data, validate=False))
+    except (binascii.Error, ValueError):
+        return None
+    return Image(mime=mime, data="".join(data.split()), size=size)
+
+
+def _extract_images(value: Any, found: list[Image]) -> Any:
+    """Move image data out of a payload (content blocks and resource blobs) into `found`.
+
+    The payload keeps a short marker instead, so that the 20 kB cut never eats a screenshot
+    and the same bytes are not embedded twice.
+    """
+    if isinstance(value, dict):
+        kind = value.get("type")
+        mime = value.get("mimeType")
+        key = "data" if kind == "image" else "blob" if "blob" in value else None
+        if key is not None and isinstance(value.get(key), str):
+            image = safe_image(mime, value[key])
+            if image is not None:
+                found.append(image)
+                marker = f"<{image.mime}, {image.size} bytes: shown below as image {len(found)}>"
+                return {**value, key: marker}
+        return {k: _extract_images(v, found) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_extract_images(v, found) for v in value]
+    return value
+
+
+def _target(method: str, payload: Any) -> str | None:
+    if not isinstance(payload, dict):
+        return None
+    key = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(method)
+    if key is None:
+        return None
+    value = payload.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def exchange_from_json(item: Any, limit: int = PAYLOAD_LIMIT) -> Exchange:
+    """One transcript record (a dict from `Exchange.to_json`) -> the report's Exchange."""
+    if not isinstance(item, dict):
+        item = {"kind": "info", "method": "(unreadable record)", "payload": item}
+    kind = str(item.get("kind", "info"))
+    method = str(item.get("method", ""))
+    raw = item.get("payload")
+    is_error = kind == "error" or (
+        kind == "response" and isinstance(raw, dict) and raw.get("isError") is True
+    )
+    images: list[Image] = []
+    payload = mask_secrets(_extract_images(raw, images))
+    text = json.dumps(payload, ensure_ascii=False, default=str, separators=(",", ":"))
+    size = len(text.encode("utf-8"))
+    preview = None
+    if len(text) > limit:
+        payload, preview = None, text[:limit]
+    return Exchange(
+        seq=_int(item.get("seq")) or 0,
+        kind=kind,
+        server=str(item.get("server", "")),
+        method=method,
+        at=_num(item.get("at")) or 0.0,
+        duration_ms=_num(item.get("duration_ms")),
+        related=_int(item.get("related")),
+        payload=payload,
+        preview=preview,
+        size=size,
+        images=tuple(images),
+        target=_target(method, raw) if kind == "request" else None,
+        is_error=is_error,
+    )
+
+
+def _records(value: Any) -> tuple[dict[str, Any], ...] | None:
+    if not isinstance(value, list):
+        return None
+    return tuple(mask_secrets(v, any_key=True) for v in value if isinstance(v, dict))
+
+
+def _str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+_SURFACE_KEYS = frozenset(
+    {"server", "name", "version", "protocol", "transport", "capabilities", "instructions"}
+    | {"tools", "resources", "resource_templates", "prompts"}
+)
+
+
+def surface_from_json(data: Mapping[str, Any]) -> ServerSurface:
+    capabilities = data.get("capabilities")
+    return ServerSurface(
+        server=str(data.get("server") or data.get("name") or "server"),
+        name=_str(data.get("name")),
+        version=_str(data.get("version")),
+        protocol=_str(data.get("protocol")),
+        transport=_str(data.get("transport")),
+        capabilities=mask_secrets(capabilities, any_key=True) if isinstance(capabilities, dict) else None,
+        instructions=_str(data.get("instructions")),
+        tools=_records(data.get("tools")),
+        resources=_records(data.get("resources")),
+        resource_templates=_records(data.get("resource_templates")),
+        prompts=_records(data.get("prompts")),
+        extra=mask_secrets({k: v for k, v in data.items() if k not in _SURFACE_KEYS}, any_key=True),
+    )
+
+
+def merge_surfaces(old: ServerSurface, new: ServerSurface) -> ServerSurface:
+    """Later attachments fill in what earlier ones lacked: per field, non-null wins (newest first)."""
+
+    def pick(a: Any, b: Any) -> Any:
+        return b if b is not None else a
+
+    return ServerSurface(
+        server=old.server,
+        name=pick(old.name, new.name),
+        version=pick(old.version, new.version),
+        protocol=pick(old.protocol, new.protocol),
+        transport=pick(old.transport, new.transport),
+        capabilities=pick(old.capabilities, new.capabilities),
+        instructions=pick(old.instructions, new.instructions),
+        tools=pick(old.tools, new.tools),
+        resources=pick(old.resources, new.resources),
+        resource_templates=pick(old.resource_templates, new.resource_templates),
+        prompts=pick(old.prompts, new.prompts),
+        extra={**old.extra, **new.extra},
+    )
+
+
+Parsed = tuple[Exchange, ...] | ServerSurface | StderrTail | Attachment
+
+
+def _generic(mime: str, data: bytes) -> Attachment:
+    mime = mime.strip().lower()
+    if mime in SAFE_IMAGE_MIMES:
+        image = safe_image(mime, base64.b64encode(data).decode("ascii"))
+        return Attachment(mime=mime, size=len(data), image=image)
+    if mime.startswith("text/") or mime.endswith("json") or mime.endswith("+xml"):
+        text = mask_text(data.decode("utf-8", errors="replace"))
+        if len(text) > PAYLOAD_LIMIT:
+            text = text[:PAYLOAD_LIMIT]
+        return Attachment(mime=mime, size=len(data), text=text)
+    return Attachment(mime=mime, size=len(data))
+
+
+def parse_attachment(mime_type: str, data: bytes, limit: int = PAYLOAD_LIMIT) -> Parsed:
+    """Classify and parse one `context.attach(mime_type, data)`; never raises on bad data."""
+    if mime_type in (TRANSCRIPT_MIME, SERVER_MIME, STDERR_MIME):
+        try:
+            decoded = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            note = f"unreadable {mime_type} attachment: {exc}"
+            return Attachment(mime="text/plain", size=len(data), text=note)
+        if mime_type == TRANSCRIPT_MIME:
+            items = decoded if isinstance(decoded, list) else [decoded]
+            return tuple(exchange_from_json(item, limit) for item in items)
+        if mime_type == SERVER_MIME and isinstance(decoded, dict):
+            return surface_from_json(decoded)
+        if mime_type == STDERR_MIME and isinstance(decoded, dict):
+            text = mask_text(str(decoded.get("text", "")))
+            return StderrTail(server=str(decoded.get("server", "")), text=text[-limit:])
+    return _generic(mime_type, data)

@@ -1,0 +1,46 @@
+"""The step vocabulary, read from behave's step registry when the run ends.
+
+Step definitions document themselves: a docstring of one sentence, a blank line, and a Gherkin
+example. Reading the registry (not importing the steps package) keeps the report independent of
+the step library, and also lists a project's own steps.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mcp_bdd.report.model import StepDef
+
+__all__ = ["from_registry", "split_doc"]
+
+
+def split_doc(doc: str) -> tuple[str, str]:
+    """(summary, example): the first paragraph, and the rest (the Gherkin example)."""
+    text = inspect.cleandoc(doc or "")
+    summary, _, example = text.partition("\n\n")
+    return " ".join(summary.split()), example.strip("\n")
+
+
+def from_registry(steps: Mapping[str, Sequence[Any]], uses: Mapping[str, int]) -> tuple[StepDef, ...]:
+    """Every registered step definition, in registration order, with how often the run used it.
+
+    `steps` is `behave.step_registry.registry.steps` ({"given": [matcher, ...], ...}); a
+    matcher has `pattern`, `func` and `location`.
+    """
+    out: list[StepDef] = []
+    for step_type, matchers in steps.items():
+        for matcher in matchers:
+            location = str(getattr(matcher, "location", "") or "")
+            func = getattr(matcher, "func", None)
+            out.append(
+                StepDef(
+                    step_type=str(step_type),
+                    pattern=str(getattr(matcher, "pattern", "")),
+                    location=location,
+                    doc=inspect.cleandoc(getattr(func, "__doc__", None) or ""),
+                    uses=int(uses.get(location, 0)),
+                )
+            )
+    return tuple(out)

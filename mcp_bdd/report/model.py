@@ -1,0 +1,366 @@
+"""The typed run model: what one behave run did, frozen, JSON round-trippable.
+
+The formatter builds it while behave runs; the renderer, the JUnit writer and `merge` only ever
+read it (so a report can be re-rendered or merged from `living-doc.json` without behave).
+Everything in it that came from a server (payloads, names, descriptions) is untrusted text:
+the model keeps it verbatim and the renderer escapes it.
+
+Pure module: no behave, no mcp, no jinja2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+__all__ = [
+    "OUTCOMES",
+    "SCHEMA",
+    "STATUSES",
+    "Attachment",
+    "Background",
+    "Evidence",
+    "ExampleRef",
+    "Examples",
+    "Exchange",
+    "Feature",
+    "Image",
+    "Outcome",
+    "Outline",
+    "Rule",
+    "Run",
+    "Scenario",
+    "ServerSurface",
+    "Status",
+    "StderrTail",
+    "Step",
+    "StepDef",
+    "StepText",
+    "Table",
+    "combine",
+    "dump_run",
+    "load_run",
+    "outcome",
+    "walk_scenarios",
+]
+
+#: Bumped when a reader of an older file would misread a newer one.
+SCHEMA = "mcp-bdd.run/1"
+
+#: Status of a step, scenario or container. Finer than behave's scenario status on purpose:
+#: behave folds undefined and pending steps into "error"; a product owner wants them told apart.
+Status = Literal["passed", "failed", "error", "undefined", "pending", "hook_error", "skipped", "untested"]
+STATUSES: tuple[Status, ...] = (
+    "passed",
+    "failed",
+    "error",
+    "undefined",
+    "pending",
+    "hook_error",
+    "skipped",
+    "untested",
+)
+
+#: The summary buckets of the pass-rate chart.
+Outcome = Literal["passed", "failed", "errored", "pending", "skipped", "untested"]
+OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "errored", "pending", "skipped", "untested")
+
+_OUTCOME: dict[str, Outcome] = {
+    "passed": "passed",
+    "failed": "failed",
+    "error": "errored",
+    "undefined": "errored",
+    "hook_error": "errored",
+    "pending": "pending",
+    "skipped": "skipped",
+    "untested": "untested",
+}
+
+# Worst wins when a container sums up its children; "skipped" ranks lowest so that a feature
+# with one passed and three skipped scenarios reads as passed.
+_RANK: dict[str, int] = {
+    "skipped": 0,
+    "passed": 1,
+    "untested": 2,
+    "pending": 3,
+    "failed": 4,
+    "undefined": 5,
+    "error": 6,
+    "hook_error": 7,
+}
+
+
+def outcome(status: str) -> Outcome:
+    """The summary bucket of a status (undefined, error and hook errors are all "errored")."""
+    return _OUTCOME.get(status, "untested")
+
+
+def combine(statuses: Iterable[str]) -> Status:
+    """The status of a container from its children's: the worst one; nothing at all is skipped."""
+    worst: Status = "skipped"
+    for status in statuses:
+        if _RANK.get(status, 2) > _RANK[worst]:
+            worst = status if status in _RANK else "untested"  # type: ignore[assignment]
+    return worst
+
+
+@dataclass(frozen=True, kw_only=True)
+class Table:
+    headings: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Image:
+    """A raster image a server sent (base64). Only PNG, JPEG, GIF and WebP are ever kept."""
+
+    mime: str
+    data: str
+    size: int  # decoded bytes
+
+
+@dataclass(frozen=True, kw_only=True)
+class Exchange:
+    """One MCP message as the report keeps it (see `mcp_bdd.transcript.Exchange`).
+
+    `payload` is None when the message was cut: `preview` then holds its beginning and `size`
+    the full size. `target` (tool name, resource URI, prompt name) and `is_error` are read
+    before cutting, so coverage stays right for huge messages.
+    """
+
+    seq: int
+    kind: str
+    server: str
+    method: str
+    at: float
+    duration_ms: float | None = None
+    related: int | None = None
+    payload: Any = None
+    preview: str | None = None
+    size: int = 0
+    images: tuple[Image, ...] = ()
+    target: str | None = None
+    is_error: bool = False
+
+    @property
+    def truncated(self) -> bool:
+        return self.preview is not None
+
+
+@dataclass(frozen=True, kw_only=True)
+class StderrTail:
+    server: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Attachment:
+    """Anything else attached with `context.attach` (a screenshot, a log)."""
+
+    mime: str
+    size: int
+    text: str | None = None
+    image: Image | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Evidence:
+    exchanges: tuple[Exchange, ...] = ()
+    stderr: tuple[StderrTail, ...] = ()
+    attachments: tuple[Attachment, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.exchanges or self.stderr or self.attachments)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepText:
+    """A step as written (Background and Scenario Outline templates)."""
+
+    keyword: str
+    name: str
+    text: str | None = None
+    table: Table | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Step:
+    keyword: str
+    name: str
+    step_type: str
+    location: str
+    status: Status
+    duration: float = 0.0
+    text: str | None = None
+    table: Table | None = None
+    error_message: str | None = None
+    background: bool = False
+    definition: str | None = None  # location of the step definition that matched
+    evidence: Evidence = field(default_factory=Evidence)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Background:
+    keyword: str
+    name: str
+    location: str
+    steps: tuple[StepText, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExampleRef:
+    """Where an outline-generated scenario comes from: Examples table n, row m (1-based)."""
+
+    examples: int
+    row: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scenario:
+    kind: Literal["scenario"] = "scenario"
+    id: str
+    name: str
+    keyword: str
+    location: str
+    status: Status
+    duration: float = 0.0
+    description: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    steps: tuple[Step, ...] = ()
+    error_message: str | None = None  # hook errors
+    evidence: Evidence = field(default_factory=Evidence)  # attached outside any step (hooks)
+    example: ExampleRef | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Examples:
+    keyword: str
+    name: str
+    location: str
+    table: Table
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outline:
+    kind: Literal["outline"] = "outline"
+    id: str
+    name: str
+    keyword: str
+    location: str
+    status: Status
+    duration: float = 0.0
+    description: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    steps: tuple[StepText, ...] = ()
+    examples: tuple[Examples, ...] = ()
+    scenarios: tuple[Scenario, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rule:
+    kind: Literal["rule"] = "rule"
+    id: str
+    name: str
+    keyword: str
+    location: str
+    status: Status
+    duration: float = 0.0
+    description: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    background: Background | None = None
+    children: tuple[Annotated[Scenario | Outline, Field(discriminator="kind")], ...] = ()
+    error_message: str | None = None
+
+
+Child = Annotated[Scenario | Outline | Rule, Field(discriminator="kind")]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Feature:
+    id: str
+    name: str
+    keyword: str
+    filename: str
+    location: str
+    status: Status
+    duration: float = 0.0
+    description: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    background: Background | None = None
+    children: tuple[Child, ...] = ()
+    error_message: str | None = None  # before_feature / after_feature hook errors
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerSurface:
+    """A server's identity and surface as seen during the run (secrets already masked)."""
+
+    server: str
+    name: str | None = None
+    version: str | None = None
+    protocol: str | None = None
+    transport: str | None = None
+    capabilities: dict[str, Any] | None = None
+    instructions: str | None = None
+    tools: tuple[dict[str, Any], ...] | None = None
+    resources: tuple[dict[str, Any], ...] | None = None
+    resource_templates: tuple[dict[str, Any], ...] | None = None
+    prompts: tuple[dict[str, Any], ...] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # anything else sent (env, headers: masked)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepDef:
+    """One entry of the step vocabulary (from behave's step registry)."""
+
+    step_type: str
+    pattern: str
+    location: str
+    doc: str = ""
+    uses: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Run:
+    schema: str = SCHEMA
+    label: str = "run"
+    title: str = "Living documentation"
+    started_at: float = 0.0
+    duration: float = 0.0
+    status: Status = "untested"
+    features: tuple[Feature, ...] = ()
+    servers: tuple[ServerSurface, ...] = ()
+    glossary: tuple[StepDef, ...] = ()
+    meta: dict[str, str] = field(default_factory=dict)  # behave version, python, host ...
+
+
+def walk_scenarios(children: Iterable[Scenario | Outline | Rule]) -> Iterator[Scenario]:
+    """Every executable scenario below `children` (outlines give their generated ones)."""
+    for child in children:
+        if isinstance(child, Rule):
+            yield from walk_scenarios(child.children)
+        elif isinstance(child, Outline):
+            yield from child.scenarios
+        else:
+            yield child
+
+
+_RUN = TypeAdapter(Run)
+
+
+def dump_run(run: Run) -> dict[str, Any]:
+    """The run as plain JSON data (what `living-doc.json` holds)."""
+    data: dict[str, Any] = _RUN.dump_python(run, mode="json")
+    return data
+
+
+def load_run(data: Any) -> Run:
+    """Read a run back from JSON data; raises ValueError on a file that is not a run."""
+    if not isinstance(data, dict) or not str(data.get("schema", "")).startswith("mcp-bdd.run/"):
+        raise ValueError("not an mcp-bdd run file (no 'schema': 'mcp-bdd.run/1')")
+    data = {k: v for k, v in data.items() if k != "coverage"}  # derived, written for other readers
+    return _RUN.validate_python(data)

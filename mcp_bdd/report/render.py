@@ -1,0 +1,273 @@
+"""Render runs into one self-contained HTML page (jinja2, autoescape on).
+
+Security model: every string from the model is untrusted (servers choose tool descriptions,
+payloads, even scenario names come from files). The template autoescapes everything; the only
+`Markup` this module makes is (a) our own CSS/JS, (b) JSON for `<script type=application/json>`
+with `<`, `>`, `&`, U+2028/U+2029 escaped so nothing can close the script element or open a
+comment, and (c) data: URLs checked here again to be base64 raster images (the run JSON fed to
+`merge` may come from anywhere). The page loads nothing: a strict CSP forbids it anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from mcp_bdd.report.evidence import SAFE_IMAGE_MIMES
+from mcp_bdd.report.files import write_text
+from mcp_bdd.report.model import OUTCOMES, Exchange, Image, Outcome, Run, outcome
+from mcp_bdd.report.views import ReportView, build_report, pass_rate
+
+__all__ = ["CSP", "EvidenceTable", "exchange_data", "json_for_html", "render_html", "render_view", "write_html"]
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+_TEMPLATES = Path(__file__).parent / "templates"
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_JSON_UNSAFE = re.compile("[<>&\u2028\u2029]")
+
+STATUS_LABELS = {
+    "passed": "Passed",
+    "failed": "Failed",
+    "error": "Error",
+    "undefined": "Undefined step",
+    "pending": "Pending",
+    "hook_error": "Hook error",
+    "skipped": "Skipped",
+    "untested": "Untested",
+}
+OUTCOME_LABELS = {
+    "passed": "Passed",
+    "failed": "Failed",
+    "errored": "Errored",
+    "pending": "Pending",
+    "skipped": "Skipped",
+    "untested": "Untested",
+}
+OUTCOME_COLOURS = {
+    "passed": "#1a7f37",
+    "failed": "#cf222e",
+    "errored": "#8250df",
+    "pending": "#bf8700",
+    "skipped": "#8c959f",
+    "untested": "#d0d7de",
+}
+_ARROWS = {
+    "request": "→",
+    "response": "←",
+    "error": "✗",
+    "notification": "⇠",
+    "server_request": "⇠?",
+    "client_response": "→!",
+    "fake": "⟂",
+    "info": "·",
+}
+
+
+def json_for_html(value: Any) -> Markup:
+    """JSON safe to place inside <script type="application/json">: no `</script>`, no `<!--`."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return Markup(_JSON_UNSAFE.sub(lambda m: _JSON_ESCAPES[m.group()], text))
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return ""
+    if seconds < 0.001:
+        return f"{seconds * 1000:.2f} ms"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.2f} s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes} min {rest} s"
+
+
+def size(n: int) -> str:
+    if n < 1000:
+        return f"{n} B"
+    if n < 1_000_000:
+        return f"{n / 1000:.1f} kB"
+    return f"{n / 1_000_000:.1f} MB"
+
+
+def percent(rate: float | None) -> str:
+    if rate is None:
+        return "\u2013"  # en dash: no rate
+    value = rate * 100
+    return f"{value:.0f}%" if value in (0, 100) or value >= 99.5 or value <= 0.5 else f"{value:.1f}%"
+
+
+def when(epoch: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(epoch)) if epoch else ""
+
+
+def _pretty(value: Any, indent: int, width: int) -> str:
+    flat = json.dumps(value, ensure_ascii=False, default=str)
+    if indent + len(flat) <= width or not isinstance(value, dict | list) or not value:
+        return flat
+    pad = " " * (indent + 2)
+    if isinstance(value, dict):
+        lines = [
+            f"{pad}{json.dumps(str(k), ensure_ascii=False)}: {_pretty(v, indent + 2, width)}" for k, v in value.items()
+        ]
+        return "{\n" + ",\n".join(lines) + "\n" + " " * indent + "}"
+    lines = [pad + _pretty(v, indent + 2, width) for v in value]
+    return "[\n" + ",\n".join(lines) + "\n" + " " * indent + "]"
+
+
+def pretty(value: Any, width: int = 88) -> str:
+    """JSON for people: small objects on one line, big ones broken up (and fewer bytes than indent=2)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return _pretty(value, 0, width)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def text(value: Any) -> Markup:
+    """Escape for element *content* only (`&`, `<`, `>`), keeping quotes readable and small.
+
+    Quotes only matter inside attribute values, so this is safe between tags (<pre>, <div>) and
+    must never be used inside an attribute or a <script>/<style> element. It exists because JSON
+    is full of quotes, and `&#34;` for each of them made large reports a fifth bigger.
+    """
+    raw = str(value)
+    return Markup(raw.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+
+
+class EvidenceTable:
+    """The MCP messages of the page, as compact JSON rows the script draws on demand.
+
+    Filled while the template renders (each evidence block asks for its row number), and
+    embedded at the end of the page, which jinja renders last.
+    """
+
+    def __init__(self) -> None:
+        self.rows: list[list[dict[str, Any]]] = []
+
+    def add(self, exchanges: Sequence[Exchange]) -> int:
+        self.rows.append([exchange_data(x) for x in exchanges])
+        return len(self.rows) - 1
+
+
+def exchange_data(x: Exchange) -> dict[str, Any]:
+    """One message for the page script (short keys: there may be tens of thousands)."""
+    data: dict[str, Any] = {"k": x.kind, "m": x.method, "s": x.server, "q": x.seq}
+    if x.target is not None:
+        data["t"] = x.target
+    if x.duration_ms is not None:
+        data["d"] = round(x.duration_ms, 2)
+    if x.related is not None:
+        data["r"] = x.related
+    if x.is_error:
+        data["e"] = 1
+    if x.preview is not None:
+        data["p"], data["n"] = x.preview, x.size
+    elif not (x.payload is None and x.kind == "info"):
+        data["b"] = x.payload
+    images = [[i.mime, i.data, i.size] for i in x.images if data_url(i)]
+    if images:
+        data["i"] = images
+    return data
+
+
+def data_url(image: Image) -> str:
+    """A data: URL, or "" when the image is not a base64 raster (then no <img> is written)."""
+    if image.mime not in SAFE_IMAGE_MIMES or not _BASE64.fullmatch(image.data):
+        return ""
+    return f"data:{image.mime};base64,{image.data}"
+
+
+def donut(counts: dict[Outcome, int]) -> list[dict[str, Any]]:
+    """Segments of the pass-rate donut (a circle of circumference 100, drawn with dash arrays)."""
+    total = sum(counts.values())
+    segments, offset = [], 0.0
+    for name in OUTCOMES:
+        if total and counts[name]:
+            share = counts[name] * 100 / total
+            segments.append(
+                {"outcome": name, "share": share, "offset": 25 - offset, "colour": OUTCOME_COLOURS[name]}
+            )
+            offset += share
+    return segments
+
+
+def bar(counts: dict[Outcome, int], width: float = 100.0) -> list[dict[str, Any]]:
+    total = sum(counts.values())
+    out, x = [], 0.0
+    for name in OUTCOMES:
+        if total and counts[name]:
+            w = counts[name] * width / total
+            out.append({"outcome": name, "x": x, "w": w, "n": counts[name], "colour": OUTCOME_COLOURS[name]})
+            x += w
+    return out
+
+
+def _read(name: str) -> Markup:
+    # Our own static CSS/JS, never data: safe to inline as markup.
+    return Markup((_TEMPLATES / name).read_text(encoding="utf-8"))
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
+        autoescape=True,  # on for every template, whatever its file name
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        duration=duration,
+        size=size,
+        percent=percent,
+        when=when,
+        pretty=pretty,
+        text=text,
+        data_url=data_url,
+        json_for_html=json_for_html,
+        status_label=lambda s: STATUS_LABELS.get(s, str(s)),
+        outcome=outcome,
+        outcome_label=lambda o: OUTCOME_LABELS.get(o, str(o)),
+        tagline=lambda tags: " ".join(f"@{t}" for t in tags),
+    )
+    env.globals.update(
+        CSP=CSP,
+        OUTCOMES=OUTCOMES,
+        OUTCOME_LABELS=OUTCOME_LABELS,
+        OUTCOME_COLOURS=OUTCOME_COLOURS,
+        ARROWS=_ARROWS,
+        donut=donut,
+        bar=bar,
+        pass_rate=pass_rate,
+        zip=zip,
+        css=_read("report.css"),
+        js=_read("report.js"),
+    )
+    return env
+
+
+def render_view(view: ReportView) -> str:
+    template = _environment().get_template("report.html.j2")
+    return template.render(report=view, generated=time.time(), evidence_table=EvidenceTable())
+
+
+def render_html(runs: Sequence[Run], title: str | None = None) -> str:
+    """One self-contained HTML page for one run, or several runs merged (a column per run)."""
+    return render_view(build_report(runs, title))
+
+
+def write_html(path: str | os.PathLike[str], runs: Sequence[Run], title: str | None = None) -> Path:
+    return write_text(path, render_html(runs, title))

@@ -1,0 +1,236 @@
+/* mcp-bdd living documentation: search, tag-expression and status filters, deep links, print.
+   Reads the index from <script type="application/json">; never evaluates or inserts data as HTML
+   (only textContent / attributes are set), so nothing a server sent can run here. */
+(function () {
+  "use strict";
+  var indexEl = document.getElementById("mcp-bdd-index");
+  var index = indexEl ? JSON.parse(indexEl.textContent) : [];
+  var q = document.getElementById("q");
+  var tagInput = document.getElementById("tagexpr");
+  var tagError = document.getElementById("tag-error");
+  var shown = document.getElementById("shown");
+  var clear = document.getElementById("clear");
+  var chips = Array.prototype.slice.call(document.querySelectorAll("[data-outcome]"));
+  var containers = Array.prototype.slice.call(document.querySelectorAll("[data-container]"));
+  var elements = {};
+  index.forEach(function (entry) { elements[entry.id] = document.getElementById(entry.id); });
+
+  /* -- MCP messages: drawn from the evidence JSON when their <details> opens -------------------- */
+  var evidenceEl = document.getElementById("mcp-bdd-evidence");
+  var evidence = evidenceEl ? JSON.parse(evidenceEl.textContent) : [];
+  var ARROWS = { request: "→", response: "←", error: "✗", notification: "⇠", server_request: "⇠?",
+    client_response: "→!", fake: "⟂", info: "·" };
+  var SAFE_IMAGES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+  /* Same layout as the server side: small values on one line, big ones broken up. */
+  function pretty(value, indent) {
+    indent = indent || 0;
+    var flat = JSON.stringify(value);
+    if (flat === undefined) { return String(value); }
+    var isObject = value !== null && typeof value === "object";
+    var keys = isObject ? Object.keys(value) : [];
+    if (indent + flat.length <= 88 || !isObject || keys.length === 0) { return flat; }
+    var pad = " ".repeat(indent + 2), end = "\n" + " ".repeat(indent);
+    if (Array.isArray(value)) {
+      return "[\n" + value.map(function (v) { return pad + pretty(v, indent + 2); }).join(",\n") + end + "]";
+    }
+    return "{\n" + keys.map(function (k) { return pad + JSON.stringify(k) + ": " + pretty(value[k], indent + 2); })
+      .join(",\n") + end + "}";
+  }
+
+  function node(tag, cls, text) {
+    var el = document.createElement(tag);
+    if (cls) { el.className = cls; }
+    if (text !== undefined && text !== null) { el.textContent = String(text); } // text only: never HTML
+    return el;
+  }
+
+  function size(n) {
+    return n < 1000 ? n + " B" : n < 1e6 ? (n / 1000).toFixed(1) + " kB" : (n / 1e6).toFixed(1) + " MB";
+  }
+
+  function drawExchange(x) {
+    var kind = /^[a-z_]+$/.test(x.k) ? x.k : "other";
+    var box = node("div", "x k-" + kind + (x.e ? " x-err" : ""));
+    var head = node("div", "xh");
+    head.appendChild(node("b", "", ARROWS[kind] || "·"));
+    head.appendChild(node("i", "", String(x.k).replace(/_/g, " ")));
+    head.appendChild(node("code", "", x.m));
+    if (x.t !== undefined) { head.appendChild(node("code", "xt", x.t)); }
+    if (x.e) { head.appendChild(node("span", "x-flag", "error")); }
+    head.appendChild(node("span", "xs", x.s));
+    if (x.d !== undefined) { head.appendChild(node("span", "xs", Number(x.d).toFixed(1) + " ms")); }
+    head.appendChild(node("span", "xq", "#" + x.q + (x.r !== undefined ? " ↩ #" + x.r : "")));
+    box.appendChild(head);
+    if (x.p !== undefined) {
+      box.appendChild(node("pre", "", x.p));
+      box.appendChild(node("div", "trunc", "Cut for the report: showing the first " + String(x.p).length +
+        " characters of " + size(x.n) + "."));
+    } else if ("b" in x) {
+      box.appendChild(node("pre", "", pretty(x.b)));
+    }
+    (x.i || []).forEach(function (img, n) {
+      var mime = String(img[0]), data = String(img[1]);
+      if (SAFE_IMAGES.indexOf(mime) < 0 || !/^[A-Za-z0-9+\/]*={0,2}$/.test(data)) { return; }
+      var fig = node("figure", "shot");
+      var el = document.createElement("img");
+      el.alt = mime + " sent by " + x.s + " in " + x.m;
+      el.src = "data:" + mime + ";base64," + data;
+      fig.appendChild(el);
+      fig.appendChild(node("figcaption", "", "image " + (n + 1) + " · " + mime + " · " + size(img[2])));
+      box.appendChild(fig);
+    });
+    return box;
+  }
+
+  function drawEvidence(details) {
+    if (details.getAttribute("data-drawn")) { return; }
+    details.setAttribute("data-drawn", "1");
+    var list = evidence[Number(details.getAttribute("data-ev"))] || [];
+    var holder = details.querySelector(".exchanges") || details;
+    list.forEach(function (x) { holder.appendChild(drawExchange(x)); });
+  }
+
+  document.addEventListener("toggle", function (e) {
+    var t = e.target;
+    if (t && t.tagName === "DETAILS" && t.open && t.hasAttribute("data-ev")) { drawEvidence(t); }
+  }, true);
+
+  function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+
+  /* Tag expressions as behave writes them: @a and not @b, @a or (@b and @c); `*` is a wildcard. */
+  function parseTagExpression(source) {
+    var tokens = source.match(/\(|\)|[^\s()]+/g) || [];
+    if (!tokens.length) { return null; }
+    var i = 0;
+    function peek() { return tokens[i] === undefined ? undefined : tokens[i].toLowerCase(); }
+    function orExpr() {
+      var left = andExpr();
+      while (peek() === "or") { i++; left = (function (l, r) { return function (t) { return l(t) || r(t); }; })(left, andExpr()); }
+      return left;
+    }
+    function andExpr() {
+      var left = notExpr();
+      while (peek() === "and") { i++; left = (function (l, r) { return function (t) { return l(t) && r(t); }; })(left, notExpr()); }
+      return left;
+    }
+    function notExpr() {
+      var token = tokens[i++];
+      if (token === undefined) { throw new Error("the expression ends too early"); }
+      var low = token.toLowerCase();
+      if (low === "not") { var inner = notExpr(); return function (t) { return !inner(t); }; }
+      if (token === "(") {
+        var e = orExpr();
+        if (tokens[i++] !== ")") { throw new Error("a “)” is missing"); }
+        return e;
+      }
+      if (token === ")" || low === "and" || low === "or") { throw new Error("unexpected “" + token + "”"); }
+      var name = token.replace(/^@/, "");
+      if (name.indexOf("*") >= 0) {
+        var re = new RegExp("^" + name.split("*").map(escapeRe).join(".*") + "$");
+        return function (t) { return t.some(function (x) { return re.test(x); }); };
+      }
+      return function (t) { return t.indexOf(name) >= 0; };
+    }
+    var result = orExpr();
+    if (i < tokens.length) { throw new Error("unexpected “" + tokens[i] + "”"); }
+    return result;
+  }
+  window.mcpBddParseTagExpression = parseTagExpression; // for tests and the curious
+
+  function activeOutcomes() {
+    return chips.filter(function (c) { return c.getAttribute("aria-pressed") === "true"; })
+      .map(function (c) { return c.getAttribute("data-outcome"); });
+  }
+
+  function apply() {
+    var terms = q.value.trim().toLowerCase().split(/\s+/).filter(Boolean);
+    var predicate = null;
+    tagError.textContent = "";
+    tagInput.classList.remove("bad");
+    try { predicate = parseTagExpression(tagInput.value); } catch (err) {
+      tagInput.classList.add("bad");
+      tagError.textContent = "Tag expression: " + err.message + ".";
+    }
+    var outcomes = activeOutcomes();
+    var filtering = terms.length > 0 || predicate !== null || outcomes.length > 0;
+    var count = 0;
+    index.forEach(function (entry) {
+      var ok = terms.every(function (t) { return entry.text.indexOf(t) >= 0; }) &&
+        (predicate === null || predicate(entry.tags)) &&
+        (outcomes.length === 0 || outcomes.indexOf(entry.outcome) >= 0);
+      var el = elements[entry.id];
+      if (el) { el.hidden = !ok; }
+      if (ok) { count++; }
+    });
+    containers.forEach(function (c) {
+      c.hidden = filtering && !c.querySelector("[data-scenario]:not([hidden])");
+    });
+    document.querySelectorAll("[data-toc-feature]").forEach(function (a) {
+      var target = document.getElementById(a.getAttribute("data-toc-feature"));
+      a.hidden = !!(target && target.hidden);
+    });
+    document.querySelectorAll("[data-toc-cap]").forEach(function (d) {
+      var target = document.getElementById(d.getAttribute("data-toc-cap"));
+      d.hidden = !!(target && target.hidden);
+    });
+    shown.textContent = filtering ? "Showing " + count + " of " + index.length + " scenarios." : "";
+    clear.hidden = !filtering;
+    if (filtering && terms.length && count <= 30) {
+      index.forEach(function (entry) { var el = elements[entry.id]; if (el && !el.hidden) { el.open = true; } });
+    }
+  }
+
+  function clearFilters() {
+    q.value = "";
+    tagInput.value = "";
+    chips.forEach(function (c) { c.setAttribute("aria-pressed", "false"); });
+    apply();
+  }
+
+  function reveal(id) {
+    var el = id && document.getElementById(id);
+    if (!el) { return; }
+    if (el.closest("[hidden]")) { clearFilters(); }
+    for (var p = el; p; p = p.parentElement) { if (p.tagName === "DETAILS") { p.open = true; } }
+    el.scrollIntoView({ block: "start" });
+    el.classList.remove("flash");
+    void el.offsetWidth; // restart the highlight animation
+    el.classList.add("flash");
+  }
+
+  var timer = null;
+  q.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(apply, 120); });
+  tagInput.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(apply, 200); });
+  chips.forEach(function (c) {
+    c.addEventListener("click", function () {
+      c.setAttribute("aria-pressed", c.getAttribute("aria-pressed") === "true" ? "false" : "true");
+      apply();
+    });
+  });
+  clear.addEventListener("click", clearFilters);
+  document.getElementById("expand-all").addEventListener("click", function () {
+    document.querySelectorAll("details.scenario").forEach(function (d) { d.open = true; });
+  });
+  document.getElementById("collapse-all").addEventListener("click", function () {
+    document.querySelectorAll("details.scenario").forEach(function (d) { d.open = false; });
+  });
+  document.addEventListener("keydown", function (e) {
+    if (e.key === "/" && document.activeElement !== q && document.activeElement !== tagInput) { e.preventDefault(); q.focus(); }
+  });
+  window.addEventListener("hashchange", function () { reveal(decodeURIComponent(location.hash.slice(1))); });
+
+  /* Print: every <details> open, then back to how the reader left them. */
+  var closedBeforePrint = [];
+  window.addEventListener("beforeprint", function () {
+    document.querySelectorAll("details[data-ev]").forEach(drawEvidence);
+    closedBeforePrint = Array.prototype.filter.call(document.querySelectorAll("details"), function (d) { return !d.open; });
+    closedBeforePrint.forEach(function (d) { d.open = true; });
+  });
+  window.addEventListener("afterprint", function () {
+    closedBeforePrint.forEach(function (d) { d.open = false; });
+    closedBeforePrint = [];
+  });
+
+  if (location.hash) { reveal(decodeURIComponent(location.hash.slice(1))); }
+})();

@@ -1,0 +1,598 @@
+"""What the template shows: one or more runs aligned into one feature tree.
+
+A single run is the one-column case of a merge, so there is one template and one code path.
+Runs are aligned by the model's deterministic ids (feature file + names), so shards and
+transport runs of the same features line up; each scenario keeps one result per run (None
+where that run did not have it) and is flagged `inconsistent` when executed runs disagree.
+
+Pure module: no behave, no jinja2.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, TypeVar
+
+from mcp_bdd.report.coverage import CoverageItem, ServerCoverage, compute_coverage
+from mcp_bdd.report.evidence import merge_surfaces
+from mcp_bdd.report.glossary import split_doc
+from mcp_bdd.report.model import (
+    OUTCOMES,
+    Background,
+    ExampleRef,
+    Examples,
+    Feature,
+    Outcome,
+    Outline,
+    Rule,
+    Run,
+    Scenario,
+    ServerSurface,
+    Status,
+    Step,
+    StepDef,
+    StepText,
+    Table,
+    combine,
+    outcome,
+    walk_scenarios,
+)
+
+__all__ = [
+    "CapabilityView",
+    "ExamplesView",
+    "FeatureView",
+    "GlossaryEntry",
+    "GlossaryGroup",
+    "OutlineView",
+    "ReportView",
+    "RuleView",
+    "RunView",
+    "ScenarioView",
+    "ServerView",
+    "StepView",
+    "build_report",
+]
+
+T = TypeVar("T")
+
+
+def _align(groups: Sequence[Iterable[T]], key: Callable[[T], str]) -> list[list[T | None]]:
+    """Rows of items with the same key, one column per group, in first-seen order."""
+    rows: dict[str, list[T | None]] = {}
+    for column, items in enumerate(groups):
+        for item in items:
+            row = rows.setdefault(key(item), [None] * len(groups))
+            if row[column] is None:
+                row[column] = item
+    return list(rows.values())
+
+
+def _first(items: Sequence[T | None]) -> T:
+    for item in items:
+        if item is not None:
+            return item
+    raise ValueError("empty row")  # _align never makes one
+
+
+def _counts(statuses: Iterable[str]) -> dict[Outcome, int]:
+    counts: dict[Outcome, int] = dict.fromkeys(OUTCOMES, 0)
+    for status in statuses:
+        counts[outcome(status)] += 1
+    return counts
+
+
+def pass_rate(counts: dict[Outcome, int]) -> float | None:
+    """Passed out of the scenarios that were meant to run (skipped ones do not count)."""
+    relevant = sum(counts.values()) - counts["skipped"]
+    return None if relevant == 0 else counts["passed"] / relevant
+
+
+@dataclass
+class StepView:
+    keyword: str
+    name: str
+    text: str | None
+    table: Table | None
+    background: bool
+    results: list[Step | None]
+
+    @property
+    def status(self) -> Status:
+        return combine(r.status for r in self.results if r is not None)
+
+
+@dataclass
+class ScenarioView:
+    id: str
+    name: str
+    keyword: str
+    location: str
+    description: tuple[str, ...]
+    own_tags: tuple[str, ...]
+    tags: tuple[str, ...]
+    results: list[Scenario | None]
+    steps: list[StepView]
+    example: ExampleRef | None
+    feature_name: str
+    rule_name: str | None
+    labels: list[str]
+    kind: str = "scenario"
+
+    @property
+    def status(self) -> Status:
+        return combine(r.status for r in self.results if r is not None)
+
+    @property
+    def disagreement(self) -> str:
+        """E.g. "passed on stdio · failed on http" (runs that did not have it are left out)."""
+        return " · ".join(
+            f"{r.status.replace('_', ' ')} on {label}"
+            for label, r in zip(self.labels, self.results, strict=True)
+            if r
+        )
+
+    @property
+    def first_error(self) -> str:
+        """The first line of the first failure message, for the "Needs attention" list."""
+        for result in self.results:
+            if result is None:
+                continue
+            messages = [result.error_message, *(s.error_message for s in result.steps)]
+            for message in messages:
+                if message:
+                    return message.strip().splitlines()[0][:300] if message.strip() else ""
+        return ""
+
+    @property
+    def outcome(self) -> Outcome:
+        return outcome(self.status)
+
+    @property
+    def executed(self) -> list[Scenario]:
+        return [r for r in self.results if r is not None and r.status not in ("skipped", "untested")]
+
+    @property
+    def inconsistent(self) -> bool:
+        """Runs that executed this scenario disagree (passes on one transport, fails on another)."""
+        return len({outcome(r.status) for r in self.executed}) > 1
+
+    @property
+    def duration(self) -> float:
+        return max((r.duration for r in self.results if r is not None), default=0.0)
+
+    def search_text(self) -> str:
+        parts = [self.feature_name, self.rule_name or "", self.name, self.location, *self.tags]
+        parts += [f"{s.keyword} {s.name}" for s in self.steps]
+        return " ".join(parts).lower()
+
+
+@dataclass
+class ExamplesView:
+    examples: Examples
+    rows: list[tuple[tuple[str, ...], ScenarioView | None]]
+
+
+@dataclass
+class OutlineView:
+    id: str
+    name: str
+    keyword: str
+    location: str
+    description: tuple[str, ...]
+    own_tags: tuple[str, ...]
+    steps: tuple[StepText, ...]
+    examples: list[ExamplesView]
+    scenarios: list[ScenarioView]
+    kind: str = "outline"
+
+    @property
+    def status(self) -> Status:
+        return combine(s.status for s in self.scenarios)
+
+
+@dataclass
+class RuleView:
+    id: str
+    name: str
+    keyword: str
+    location: str
+    description: tuple[str, ...]
+    own_tags: tuple[str, ...]
+    background: Background | None
+    children: list[ScenarioView | OutlineView]
+    errors: list[tuple[str, str]]  # (run label, hook error)
+    kind: str = "rule"
+
+    @property
+    def status(self) -> Status:
+        own = "hook_error" if self.errors else "skipped"
+        return combine([own, *(c.status for c in self.children)])
+
+    def scenarios(self) -> list[ScenarioView]:
+        out: list[ScenarioView] = []
+        for child in self.children:
+            out.extend(child.scenarios if isinstance(child, OutlineView) else [child])
+        return out
+
+
+@dataclass
+class FeatureView:
+    id: str
+    name: str
+    keyword: str
+    filename: str
+    location: str
+    capability: str
+    description: tuple[str, ...]
+    own_tags: tuple[str, ...]
+    background: Background | None
+    children: list[ScenarioView | OutlineView | RuleView]
+    results: list[Feature | None]
+    errors: list[tuple[str, str]]
+
+    @property
+    def status(self) -> Status:
+        return combine(r.status for r in self.results if r is not None)
+
+    def scenarios(self) -> list[ScenarioView]:
+        out: list[ScenarioView] = []
+        for child in self.children:
+            if isinstance(child, RuleView):
+                out.extend(child.scenarios())
+            elif isinstance(child, OutlineView):
+                out.extend(child.scenarios)
+            else:
+                out.append(child)
+        return out
+
+    @property
+    def duration(self) -> float:
+        return max((r.duration for r in self.results if r is not None), default=0.0)
+
+
+@dataclass
+class CapabilityView:
+    key: str
+    title: str
+    features: list[FeatureView]
+
+    @property
+    def id(self) -> str:
+        return "cap-" + (self.key.replace("/", "-") or "general")
+
+    @property
+    def counts(self) -> dict[Outcome, int]:
+        return _counts(s.status for f in self.features for s in f.scenarios())
+
+
+@dataclass
+class RunView:
+    label: str
+    run: Run
+    counts: dict[Outcome, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def pass_rate(self) -> float | None:
+        return pass_rate(self.counts)
+
+
+@dataclass
+class ServerView:
+    surface: ServerSurface
+    coverage: ServerCoverage | None
+    identities: list[tuple[str, ServerSurface]]  # per run: transport/protocol may differ
+
+    @property
+    def id(self) -> str:
+        return "server-" + "".join(c if c.isalnum() else "-" for c in self.surface.server).lower()
+
+    def item(self, kind: str, name: Any) -> CoverageItem | None:
+        if self.coverage is None:
+            return None
+        for item in self.coverage.items:
+            if item.kind == kind and item.name == name:
+                return item
+        return None
+
+    def uncatalogued(self) -> list[CoverageItem]:
+        return [] if self.coverage is None else [i for i in self.coverage.items if not i.in_catalog]
+
+
+@dataclass
+class GlossaryEntry:
+    step_type: str
+    pattern: str
+    location: str
+    summary: str
+    example: str
+    uses: int
+
+    @property
+    def id(self) -> str:
+        return (
+            "step-" + "".join(c if c.isalnum() else "-" for c in f"{self.step_type}-{self.pattern}").lower()
+        )
+
+
+@dataclass
+class GlossaryGroup:
+    title: str
+    entries: list[GlossaryEntry]
+
+
+@dataclass
+class ReportView:
+    title: str
+    runs: list[RunView]
+    capabilities: list[CapabilityView]
+    servers: list[ServerView]
+    glossary: list[GlossaryGroup]
+    scenarios: list[ScenarioView] = field(default_factory=list)
+
+    @property
+    def merged(self) -> bool:
+        return len(self.runs) > 1
+
+    @property
+    def labels(self) -> list[str]:
+        return [r.label for r in self.runs]
+
+    @property
+    def counts(self) -> dict[Outcome, int]:
+        return _counts(s.status for s in self.scenarios)
+
+    @property
+    def feature_count(self) -> int:
+        return sum(len(c.features) for c in self.capabilities)
+
+    @property
+    def open_passed(self) -> bool:
+        """Small reports open every scenario; big ones only those that need a look."""
+        return len(self.scenarios) <= 150
+
+    @cached_property
+    def definition_ids(self) -> dict[str, str]:
+        """Step-definition location -> glossary anchor, to link each step to its phrase."""
+        return {e.location: e.id for g in self.glossary for e in g.entries}
+
+    @property
+    def pass_rate(self) -> float | None:
+        return pass_rate(self.counts)
+
+    @property
+    def attention(self) -> list[ScenarioView]:
+        """Scenarios a reader should look at first: not passed (and not merely skipped), or inconsistent."""
+        return [s for s in self.scenarios if s.outcome in ("failed", "errored", "pending") or s.inconsistent]
+
+    def index(self) -> list[dict[str, Any]]:
+        """The search/filter index the page's script reads (embedded as JSON)."""
+        return [
+            {"id": s.id, "tags": list(s.tags), "outcome": s.outcome, "text": s.search_text()}
+            for s in self.scenarios
+        ]
+
+
+# -- building --------------------------------------------------------------------------------------
+
+
+class _Builder:
+    def __init__(self, runs: Sequence[Run]) -> None:
+        self.runs = runs
+        self.n = len(runs)
+        self.scenarios: list[ScenarioView] = []
+
+    def steps(self, results: list[Scenario | None]) -> list[StepView]:
+        primary = _first(results)
+        views = []
+        for index, step in enumerate(primary.steps):
+            per_run: list[Step | None] = []
+            for result in results:
+                ok = result is not None and index < len(result.steps)
+                per_run.append(result.steps[index] if ok and result is not None else None)
+            views.append(StepView(step.keyword, step.name, step.text, step.table, step.background, per_run))
+        return views
+
+    def scenario(
+        self, results: list[Scenario | None], inherited: tuple[str, ...], feature: str, rule: str | None
+    ) -> ScenarioView:
+        primary = _first(results)
+        view = ScenarioView(
+            id=primary.id,
+            name=primary.name,
+            keyword=primary.keyword,
+            location=primary.location,
+            description=primary.description,
+            own_tags=primary.tags,
+            tags=tuple(dict.fromkeys((*inherited, *primary.tags))),
+            results=results,
+            steps=self.steps(results),
+            example=primary.example,
+            feature_name=feature,
+            rule_name=rule,
+            labels=[r.label for r in self.runs],
+        )
+        self.scenarios.append(view)
+        return view
+
+    def outline(
+        self, results: list[Outline | None], inherited: tuple[str, ...], feature: str, rule: str | None
+    ) -> OutlineView:
+        primary = _first(results)
+        scenarios = [
+            self.scenario(row, inherited, feature, rule)
+            for row in _align([r.scenarios if r else () for r in results], lambda s: s.id)
+        ]
+        by_ref = {(s.example.examples, s.example.row): s for s in scenarios if s.example is not None}
+        examples = [
+            ExamplesView(ex, [(cells, by_ref.get((n, m))) for m, cells in enumerate(ex.table.rows, 1)])
+            for n, ex in enumerate(primary.examples, 1)
+        ]
+        return OutlineView(
+            id=primary.id,
+            name=primary.name,
+            keyword=primary.keyword,
+            location=primary.location,
+            description=primary.description,
+            own_tags=primary.tags,
+            steps=primary.steps,
+            examples=examples,
+            scenarios=scenarios,
+        )
+
+    def children(
+        self,
+        groups: list[Sequence[Scenario | Outline | Rule]],
+        inherited: tuple[str, ...],
+        feature: str,
+        rule: str | None,
+    ) -> list[ScenarioView | OutlineView | RuleView]:
+        out: list[ScenarioView | OutlineView | RuleView] = []
+        for row in _align(groups, lambda c: c.id):
+            primary = _first(row)
+            if isinstance(primary, Rule):
+                out.append(self.rule(row, inherited, feature))  # type: ignore[arg-type]
+            elif isinstance(primary, Outline):
+                out.append(self.outline(row, inherited, feature, rule))  # type: ignore[arg-type]
+            else:
+                out.append(self.scenario(row, inherited, feature, rule))  # type: ignore[arg-type]
+        return out
+
+    def rule(self, results: list[Rule | None], inherited: tuple[str, ...], feature: str) -> RuleView:
+        primary = _first(results)
+        tags = (*inherited, *primary.tags)
+        children = self.children([r.children if r else () for r in results], tags, feature, primary.name)
+        return RuleView(
+            id=primary.id,
+            name=primary.name,
+            keyword=primary.keyword,
+            location=primary.location,
+            description=primary.description,
+            own_tags=primary.tags,
+            background=primary.background,
+            children=children,  # type: ignore[arg-type]
+            errors=self.errors(results),
+        )
+
+    def errors(self, results: Sequence[Feature | Rule | None]) -> list[tuple[str, str]]:
+        return [
+            (run.label, r.error_message)
+            for run, r in zip(self.runs, results, strict=True)
+            if r is not None and r.error_message
+        ]
+
+    def feature(self, results: list[Feature | None], capability: str) -> FeatureView:
+        primary = _first(results)
+        children = self.children([r.children if r else () for r in results], primary.tags, primary.name, None)
+        return FeatureView(
+            id=primary.id,
+            name=primary.name,
+            keyword=primary.keyword,
+            filename=primary.filename,
+            location=primary.location,
+            capability=capability,
+            description=primary.description,
+            own_tags=primary.tags,
+            background=primary.background,
+            children=children,
+            results=results,
+            errors=self.errors(results),
+        )
+
+
+def _capabilities(filenames: Sequence[str]) -> dict[str, str]:
+    """Feature file -> its capability: its folder relative to the folder all features share."""
+    dirs = [os.path.dirname(f.replace("\\", "/")) for f in filenames]
+    if not dirs:
+        return {}
+    root = os.path.commonpath(dirs) if all(dirs) else ""
+    if len(set(dirs)) == 1:
+        root = dirs[0]
+    out = {}
+    for name, folder in zip(filenames, dirs, strict=True):
+        rel = os.path.relpath(folder, root) if root else folder
+        out[name] = "" if rel in (".", "") else rel.replace("\\", "/")
+    return out
+
+
+def capability_title(key: str) -> str:
+    if not key:
+        return "General"
+    return " \u203a ".join(part.replace("_", " ").replace("-", " ").capitalize() for part in key.split("/"))
+
+
+def _glossary(runs: Sequence[Run]) -> list[GlossaryGroup]:
+    rows = _align([r.glossary for r in runs], lambda d: f"{d.step_type}\0{d.pattern}")
+    groups: dict[str, list[GlossaryEntry]] = {}
+    for row in rows:
+        primary: StepDef = _first(row)
+        summary, example = split_doc(primary.doc)
+        location = primary.location
+        path = location.rsplit(":", 1)[0]
+        title = os.path.splitext(os.path.basename(path))[0].replace("_", " ").capitalize() or "Steps"
+        groups.setdefault(title, []).append(
+            GlossaryEntry(
+                step_type=primary.step_type,
+                pattern=primary.pattern,
+                location=location,
+                summary=summary,
+                example=example,
+                uses=sum(d.uses for d in row if d is not None),
+            )
+        )
+    return [GlossaryGroup(title, entries) for title, entries in groups.items()]
+
+
+def _servers(runs: Sequence[Run], features: Sequence[Feature]) -> list[ServerView]:
+    rows = _align([r.servers for r in runs], lambda s: s.server)
+    merged: list[ServerSurface] = []
+    views: list[ServerView] = []
+    for row in rows:
+        surface: ServerSurface | None = None
+        for item in row:
+            if item is not None:
+                surface = item if surface is None else merge_surfaces(surface, item)
+        assert surface is not None
+        merged.append(surface)
+        identities = [(run.label, s) for run, s in zip(runs, row, strict=True) if s is not None]
+        views.append(ServerView(surface, None, identities))
+    coverage = {c.server: c for c in compute_coverage(features, merged)}
+    for view in views:
+        view.coverage = coverage.pop(view.surface.server, None)
+    for rest in coverage.values():  # requests to servers that never sent their surface
+        views.append(ServerView(ServerSurface(server=rest.server), rest, []))
+    return views
+
+
+def build_report(runs: Sequence[Run], title: str | None = None) -> ReportView:
+    """Align `runs` (one or more) into the view the template renders."""
+    if not runs:
+        raise ValueError("no runs to report")
+    builder = _Builder(runs)
+    rows = _align([r.features for r in runs], lambda f: f.id)
+    capability_of = _capabilities([_first(row).filename for row in rows])
+    capabilities: dict[str, CapabilityView] = {}
+    for row in rows:
+        key = capability_of[_first(row).filename]
+        view = builder.feature(row, key)
+        capabilities.setdefault(key, CapabilityView(key, capability_title(key), [])).features.append(view)
+    all_features = [f for r in runs for f in r.features]
+    run_views = [
+        RunView(r.label, r, _counts(s.status for f in r.features for s in walk_scenarios(f.children)))
+        for r in runs
+    ]
+    return ReportView(
+        title=title or runs[0].title,
+        runs=run_views,
+        capabilities=sorted(capabilities.values(), key=lambda c: (c.key == "", c.key)),
+        servers=_servers(runs, all_features),
+        glossary=_glossary(runs),
+        scenarios=builder.scenarios,
+    )

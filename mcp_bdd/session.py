@@ -1,0 +1,705 @@
+"""A synchronous facade over the async SDK client, recording every exchange.
+
+Why synchronous: behave runs each `async def` step in a new task, and an MCP session opened in
+one task cannot be closed in another. So steps stay synchronous and every session is entered
+and exited through the run's one anyio blocking portal (`portal.wrap_async_context_manager`).
+
+Why raw requests: a testing tool must see what the server sent. `tools/call` goes through
+`ClientSession.send_request(..., TypeAdapter(dict))` so the SDK's own output-schema validation
+cannot hide a bad result; steps validate `structuredContent` themselves when asked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import math
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.client.client import ClientRequestContext
+from mcp.shared.exceptions import MCPError
+from pydantic import TypeAdapter, ValidationError
+
+from mcp_bdd.errors import ExpectationFailed, RequestTimeout, ServerStartError, UsageError
+from mcp_bdd.servers import ServerHandle
+from mcp_bdd.transcript import Transcript
+
+__all__ = ["Outcome", "Persona", "Session", "Timeline", "unwrap"]
+
+_RAW = TypeAdapter(dict[str, Any])
+T = TypeVar("T")
+_MAX_PAGES = 1000
+
+
+def unwrap(exc: BaseException) -> BaseException:
+    """Connect failures arrive wrapped in ExceptionGroups: dig out the real cause."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        inner = [e for e in exc.exceptions if not isinstance(e, anyio.get_cancelled_exc_class())]
+        exc = (inner or list(exc.exceptions))[0]
+    return exc
+
+
+def _dump(model: Any) -> Any:
+    if hasattr(model, "model_dump"):
+        return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return model
+
+
+@dataclass
+class Persona:
+    """How the client answers server-to-client requests, declared before the server step."""
+
+    sampling_text: str | None = None
+    elicitation: str | None = None  # "accept" | "decline" | "cancel"
+    elicitation_values: dict[str, str] = field(default_factory=dict)
+    roots: list[tuple[str, str | None]] | None = None
+
+    def empty(self) -> bool:
+        return self.sampling_text is None and self.elicitation is None and self.roots is None
+
+
+@dataclass
+class Outcome:
+    """What one request produced: a raw result, or an error, or a timeout / cancellation."""
+
+    method: str
+    params: dict[str, Any]
+    raw: dict[str, Any] | None = None
+    error: types.ErrorData | None = None
+    timed_out: bool = False
+    cancelled: bool = False
+    elapsed_ms: float = 0.0
+    seq: int = 0  # the request's transcript seq
+    server: str = ""
+    exception: str | None = None  # a client-side failure (invalid result shape, connection lost)
+
+    @property
+    def ok(self) -> bool:
+        return self.raw is not None and self.error is None and not self.timed_out and not self.cancelled
+
+    @property
+    def is_error_result(self) -> bool:
+        return self.raw is not None and bool(self.raw.get("isError"))
+
+    def describe(self) -> str:
+        """What actually happened, for failure messages."""
+        if self.timed_out:
+            return f"{self.method} timed out after {self.elapsed_ms / 1000:.2f} s"
+        if self.cancelled:
+            return f"{self.method} was cancelled after {self.elapsed_ms / 1000:.2f} s"
+        if self.error is not None:
+            return f"JSON-RPC error {self.error.code}: {self.error.message}" + (
+                f" (data: {json.dumps(self.error.data, default=str)[:300]})" if self.error.data is not None else ""
+            )
+        if self.exception is not None:
+            return self.exception
+        if self.raw is not None and self.method == "tools/call":
+            text = result_text(self.raw)
+            flag = "isError: true" if self.is_error_result else "isError: false"
+            return f"{flag}, text: {text[:1500]!r}" + (
+                f", structuredContent: {json.dumps(self.raw['structuredContent'])[:800]}"
+                if "structuredContent" in self.raw
+                else ""
+            )
+        return json.dumps(self.raw, default=str)[:1500]
+
+
+def result_text(raw: dict[str, Any]) -> str:
+    """The concatenated text content of a tool/prompt result (or text of resource contents)."""
+    parts: list[str] = []
+    for block in raw.get("content", []) or []:
+        if isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    for item in raw.get("contents", []) or []:
+        if isinstance(item, dict) and "text" in item:
+            parts.append(str(item["text"]))
+    for message in raw.get("messages", []) or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, dict) and content.get("type") == "text":
+            parts.append(str(content.get("text", "")))
+    return "".join(parts)
+
+
+class Timeline:
+    """Notifications with arrival times; `wait_for` wakes on arrival instead of sleeping."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self.items: list[tuple[float, str, dict[str, Any], int | None]] = []  # (t, method, params, related)
+
+    def add(self, method: str, params: dict[str, Any], related: int | None = None) -> None:
+        with self._cond:
+            self.items.append((time.monotonic(), method, params, related))
+            self._cond.notify_all()
+
+    def of(self, method: str) -> list[dict[str, Any]]:
+        with self._cond:
+            return [p for (_, m, p, _) in self.items if m == method]
+
+    def wait_for(self, predicate: Callable[[str, dict[str, Any]], bool], timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                if any(predicate(m, p) for (_, m, p, _) in self.items):
+                    return True
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+
+    def counts(self) -> dict[str, int]:
+        with self._cond:
+            out: dict[str, int] = {}
+            for _, m, _, _ in self.items:
+                out[m] = out.get(m, 0) + 1
+            return out
+
+
+class Session:
+    """One open MCP session with one server, driven from synchronous behave steps."""
+
+    def __init__(
+        self,
+        name: str,
+        handle: ServerHandle,
+        *,
+        portal: Any,
+        transcript: Transcript,
+        timeout: float,
+        startup_timeout: float,
+        protocol: str,
+        persona: Persona | None = None,
+        log_level: str | None = None,
+    ) -> None:
+        self.name = name
+        self.handle = handle
+        self.portal = portal
+        self.transcript = transcript
+        self.timeout = timeout
+        self.startup_timeout = startup_timeout
+        self.protocol = protocol
+        self.persona = persona or Persona()
+        self.log_level = log_level
+        self.timeline = Timeline()
+        self.client: Client | None = None
+        self._cm: contextlib.AbstractContextManager[Any] | None = None
+        self.tools: list[dict[str, Any]] | None = None
+        self.resources: list[dict[str, Any]] | None = None
+        self.templates: list[dict[str, Any]] | None = None
+        self.prompts: list[dict[str, Any]] | None = None
+        self.pages: dict[str, int] = {}
+        self.sampling_requests: list[dict[str, Any]] = []
+        self.elicitation_requests: list[dict[str, Any]] = []
+        self.roots_requests = 0
+        self.problems: list[str] = []  # usage errors raised inside callbacks, surfaced by the next step
+        self.surface_dirty = True
+        self._progress_tokens = itertools.count(1)
+
+    # -- connecting ------------------------------------------------------------------------------
+    @property
+    def mode(self) -> str:
+        return self.protocol
+
+    def open(self) -> None:
+        """Connect (handshake or discover) within `startup_timeout`; failures name the cause."""
+        client = Client(
+            self.handle.target if self.handle.url is None else self._http_target(),
+            mode=self.protocol,
+            cache=None,
+            sampling_callback=self._on_sampling if self.persona.sampling_text is not None else None,
+            elicitation_callback=self._on_elicitation if self.persona.elicitation is not None else None,
+            list_roots_callback=self._on_roots if self.persona.roots is not None else None,
+            message_handler=self._on_message,
+            log_level=self.log_level,  # type: ignore[arg-type]
+        )
+        self.client = client
+        started = time.monotonic()
+        self.transcript.record("info", self.name, "connect", {"transport": self.handle.transport,
+                                                              "protocol": self.protocol,
+                                                              "server": self.handle.display})
+        try:
+            future, error = self.portal.start_task(self._lifetime, client)
+        except BaseException as exc:  # noqa: BLE001 - classify every connect failure for the user
+            error = exc
+        if error is not None:
+            cause = unwrap(error)
+            elapsed = time.monotonic() - started
+            self.transcript.record("error", self.name, "connect", {"message": f"{type(cause).__name__}: {cause}"},
+                                   duration_ms=elapsed * 1000)
+            self.handle.stop()
+            raise ServerStartError(self._connect_failure(cause, elapsed)) from None
+        self._cm = future
+        info = client.server_info
+        self.transcript.record(
+            "info", self.name, "connected",
+            {"protocol": client.protocol_version, "server_info": _dump(info) if info else None,
+             "capabilities": _dump(client.server_capabilities)},
+            duration_ms=(time.monotonic() - started) * 1000,
+        )
+        if self.log_level is not None and self.is_legacy:
+            self.set_log_level(self.log_level)
+
+    async def _lifetime(self, client: Client, *, task_status: Any) -> None:
+        """Own the client for the session's whole life, in one task of the portal.
+
+        Entering and exiting in the same task is what anyio requires; the deadline only guards the
+        handshake (auto mode alone would wait 10 s on a hung server) and is lifted once connected.
+        """
+        self._closing = anyio.Event()
+        started = False
+        error: BaseException | None = None
+        with anyio.CancelScope(deadline=anyio.current_time() + self.startup_timeout) as scope:
+            try:
+                async with client:
+                    scope.deadline = math.inf
+                    started = True
+                    task_status.started(None)
+                    await self._closing.wait()
+            except Exception as exc:  # noqa: BLE001 - reported to open()
+                error = exc
+        if not started:
+            task_status.started(error or TimeoutError(f"no handshake within {self.startup_timeout:g} s"))
+        elif error is not None and not isinstance(unwrap(error), anyio.get_cancelled_exc_class()):
+            raise error
+
+    def _http_target(self) -> Any:
+        import httpx2
+        from mcp.client.sse import sse_client
+        from mcp.client.streamable_http import streamable_http_client
+
+        assert self.handle.url is not None
+        if self.handle.transport == "sse":
+            return sse_client(self.handle.url, headers=self.handle.headers or None)
+        http = httpx2.AsyncClient(headers=self.handle.headers or None, timeout=httpx2.Timeout(self.timeout, read=300))
+        return streamable_http_client(self.handle.url, http_client=http)
+
+    def _connect_failure(self, cause: BaseException, elapsed: float) -> str:
+        text = str(cause) or type(cause).__name__
+        if isinstance(cause, TimeoutError):
+            what = f"did not complete the MCP handshake within startup_timeout = {self.startup_timeout:g} s"
+        elif isinstance(cause, MCPError):
+            what = f"closed the connection during the handshake ({cause.code}: {cause.message})"
+        else:
+            what = f"could not be connected to: {type(cause).__name__}: {text}"
+        tip = "check the server's stderr above; run the command by hand to see it start."
+        if self.handle.url and self.handle.process is None:
+            tip = "is the server running at that URL? Check `url` and `headers` in your configuration."
+        return (
+            f'The MCP server "{self.name}" {what} (after {elapsed:.2f} s).\n'
+            + self.handle.describe_death()
+            + f"\n  Tip: {tip}"
+        )
+
+    def close(self) -> list[str]:
+        """Close the session and stop the server; never raises (returns problems)."""
+        problems: list[str] = []
+        if self._cm is not None:
+            future, self._cm = self._cm, None
+            try:
+                self.portal.call(self._closing.set)
+                future.result(timeout=15)
+            except BaseException as exc:  # noqa: BLE001 - teardown must go on
+                cause = unwrap(exc)
+                if not isinstance(cause, anyio.get_cancelled_exc_class()):
+                    problems.append(f"closing the session with {self.name}: {type(cause).__name__}: {cause}")
+        self.handle.stop()
+        return problems
+
+    @property
+    def connected(self) -> bool:
+        return self._cm is not None
+
+    @property
+    def protocol_version(self) -> str:
+        assert self.client is not None
+        return self.client.protocol_version
+
+    @property
+    def is_legacy(self) -> bool:
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+        return self.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+
+    def require_legacy(self, what: str) -> None:
+        if not self.is_legacy:
+            raise UsageError(
+                f"{what} does not exist in protocol {self.protocol_version} (the stateless 2026-07-28 era "
+                f'has no ping, logging/setLevel or resources/subscribe). The server "{self.name}" negotiated '
+                f'{self.protocol_version}; set protocol = "legacy" for it (or run with -D protocol=legacy) to use '
+                "the 2025-11-25 handshake."
+            )
+
+    # -- callbacks (run in the portal's event loop) -------------------------------------------------
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            self.transcript.record("error", self.name, "transport", {"message": str(message)})
+            return
+        method = getattr(message, "method", type(message).__name__)
+        params = _dump(getattr(message, "params", None)) or {}
+        if method == "notifications/progress":
+            return  # recorded by the request's progress callback, with the request it belongs to
+        item = self.transcript.record("notification", self.name, method, params)
+        self.timeline.add(method, params, item.seq)
+        if method.endswith("/list_changed"):
+            self.surface_dirty = True
+
+    async def _on_sampling(self, ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> Any:
+        payload = _dump(params)
+        self.sampling_requests.append(payload)
+        req = self.transcript.record("server_request", self.name, "sampling/createMessage", payload)
+        result = types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text=self.persona.sampling_text or ""),
+            model="mcp-bdd-scripted",
+            stop_reason="endTurn",
+        )
+        self.transcript.record("client_response", self.name, "sampling/createMessage", _dump(result), related=req.seq)
+        return result
+
+    async def _on_elicitation(self, ctx: ClientRequestContext, params: Any) -> Any:
+        payload = _dump(params)
+        self.elicitation_requests.append(payload)
+        req = self.transcript.record("server_request", self.name, "elicitation/create", payload)
+        action = self.persona.elicitation or "decline"
+        if action == "accept":
+            schema = payload.get("requestedSchema") or {}
+            try:
+                content = coerce_elicitation(self.persona.elicitation_values, schema)
+            except UsageError as exc:
+                self.problems.append(str(exc))
+                error = types.ErrorData(code=types.INVALID_PARAMS, message=str(exc))
+                self.transcript.record("client_response", self.name, "elicitation/create", _dump(error), related=req.seq)
+                return error
+            result = types.ElicitResult(action="accept", content=content)
+        else:
+            result = types.ElicitResult(action=action)  # type: ignore[arg-type]
+        self.transcript.record("client_response", self.name, "elicitation/create", _dump(result), related=req.seq)
+        return result
+
+    async def _on_roots(self, ctx: ClientRequestContext) -> Any:
+        self.roots_requests += 1
+        req = self.transcript.record("server_request", self.name, "roots/list", {})
+        roots = [types.Root(uri=uri, name=name) for uri, name in (self.persona.roots or [])]  # type: ignore[arg-type]
+        result = types.ListRootsResult(roots=roots)
+        self.transcript.record("client_response", self.name, "roots/list", _dump(result), related=req.seq)
+        return result
+
+    # -- requests ----------------------------------------------------------------------------------
+    def _run(self, fn: Callable[[], Awaitable[T]]) -> T:
+        if self._cm is None or self.client is None:
+            raise UsageError(f'The session with "{self.name}" is not open (did its server step fail?).')
+        result: T = self.portal.call(fn)
+        return result
+
+    async def _send(
+        self,
+        request: Any,
+        *,
+        timeout: float | None = None,
+        cancel_after: float | None = None,
+        progress: bool = False,
+    ) -> Outcome:
+        """Send one request, record it and what came back; never raises for server-side failures."""
+        assert self.client is not None
+        session = self.client.session
+        data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+        method = data["method"]
+        params = data.get("params") or {}
+        req = self.transcript.record("request", self.name, method, params)
+        outcome = Outcome(method, params, seq=req.seq, server=self.name)
+        limit = timeout if timeout is not None else self.timeout
+        last_progress: list[float] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            payload: dict[str, Any] = {"progress": value}
+            if total is not None:
+                payload["total"] = total
+            if message is not None:
+                payload["message"] = message
+            last_progress.append(value)
+            item = self.transcript.record("notification", self.name, "notifications/progress", payload,
+                                          related=req.seq)
+            self.timeline.add("notifications/progress", {**payload, "request": req.seq}, item.seq)
+
+        started = time.monotonic()
+        try:
+            scope_limit = cancel_after if cancel_after is not None else limit
+            with anyio.fail_after(scope_limit) if cancel_after is None else anyio.move_on_after(scope_limit) as scope:
+                outcome.raw = await session.send_request(
+                    request, _RAW, progress_callback=on_progress if progress else None
+                )
+                if isinstance(outcome.raw, dict) and outcome.raw.get("resultType") == "input_required":
+                    outcome.raw = await self._drive_input_required(request, outcome.raw, on_progress if progress else None)
+            if cancel_after is not None and scope.cancelled_caught:
+                outcome.cancelled = True
+        except TimeoutError:
+            outcome.timed_out = True
+        except MCPError as exc:
+            if exc.code == types.REQUEST_TIMEOUT:
+                outcome.timed_out = True
+            else:
+                outcome.error = exc.error
+        except ValidationError as exc:
+            outcome.exception = f"the server's {method} result does not fit the MCP schema: {exc}"
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
+            outcome.exception = f"the connection to the server was lost ({type(exc).__name__})"
+        outcome.elapsed_ms = (time.monotonic() - started) * 1000
+        if outcome.raw is not None:
+            self.transcript.record("response", self.name, method, outcome.raw, duration_ms=outcome.elapsed_ms,
+                                   related=req.seq)
+        else:
+            err: dict[str, Any]
+            if outcome.error is not None:
+                err = _dump(outcome.error)
+            elif outcome.timed_out:
+                err = {"message": f"no answer within {limit:g} s (timed out)"}
+            elif outcome.cancelled:
+                err = {"message": f"cancelled by the client after {cancel_after:g} s"}
+            else:
+                err = {"message": outcome.exception or "unknown failure"}
+            self.transcript.record("error", self.name, method, err, duration_ms=outcome.elapsed_ms, related=req.seq)
+        return outcome
+
+    async def _drive_input_required(self, request: Any, raw: dict[str, Any], on_progress: Any) -> dict[str, Any]:
+        """2026-07-28 input-required rounds: answer the embedded requests, then resend."""
+        from mcp.client._input_required import run_input_required_driver
+
+        assert self.client is not None
+        session = self.client.session
+        first = types.InputRequiredResult.model_validate(raw, by_name=False)
+
+        async def dispatch(key: str, inner: Any) -> Any:
+            ctx = ClientRequestContext(session=session, request_id=key, meta=None)
+            return await session.dispatch_input_request(ctx, inner)
+
+        async def retry(responses: Any, state: str | None) -> Any:
+            params = request.params.model_copy(update={"input_responses": responses, "request_state": state})
+            again = request.model_copy(update={"params": params})
+            result = await session.send_request(again, _RAW, progress_callback=on_progress)
+            if result.get("resultType") == "input_required":
+                return types.InputRequiredResult.model_validate(result, by_name=False)
+            return result
+
+        final: dict[str, Any] = await run_input_required_driver(first, dispatch=dispatch, retry=retry)
+        return final
+
+    def request(self, request: Any, **kw: Any) -> Outcome:
+        return self._run(lambda: self._send(request, **kw))
+
+    def check(self, outcome: Outcome) -> dict[str, Any]:
+        """The raw result of a request that had to succeed, or a clear failure."""
+        self.raise_problems()
+        if outcome.ok and outcome.raw is not None:
+            return outcome.raw
+        if outcome.timed_out:
+            raise RequestTimeout(
+                f'{outcome.method} to "{self.name}" got no answer within {outcome.elapsed_ms / 1000:.2f} s '
+                f"(timeout = {self.timeout:g} s).\n" + self.handle.describe_death()
+                + "\n  Tip: raise `timeout` in [tool.mcp-bdd] (or -D timeout=30) if the server is just slow."
+            )
+        raise ExpectationFailed(
+            f'{outcome.method} to "{self.name}" failed',
+            actual=outcome.describe(),
+            exchange=self.transcript.tail(4, self.name),
+            tip="the server rejected the request; see the error above."
+            if outcome.error is not None
+            else "the server may have crashed: see its stderr.\n" + self.handle.describe_death(),
+        )
+
+    def raise_problems(self) -> None:
+        if self.problems:
+            text, self.problems = "\n".join(self.problems), []
+            raise UsageError(text)
+
+    # -- typed helpers ----------------------------------------------------------------------------------
+    def list_all(self, kind: str) -> list[dict[str, Any]]:
+        """Follow nextCursor to the end; a repeated cursor or an endless listing is a clear failure."""
+        request_type, key = {
+            "tools": (types.ListToolsRequest, "tools"),
+            "resources": (types.ListResourcesRequest, "resources"),
+            "templates": (types.ListResourceTemplatesRequest, "resourceTemplates"),
+            "prompts": (types.ListPromptsRequest, "prompts"),
+        }[kind]
+        items: list[dict[str, Any]] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        pages = 0
+        while True:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            outcome = self.request(request_type(params=params))
+            raw = self.check(outcome)
+            pages += 1
+            items.extend(raw.get(key, []) or [])
+            cursor = raw.get("nextCursor")
+            if not cursor:
+                break
+            if cursor in seen:
+                raise ExpectationFailed(
+                    f'The server "{self.name}" repeated the cursor {cursor!r} while listing {kind} '
+                    f"(page {pages + 1}): the listing would never end.",
+                    tip="the server's pagination is broken: each nextCursor must lead forward.",
+                )
+            seen.add(cursor)
+            if pages >= _MAX_PAGES:
+                raise ExpectationFailed(
+                    f'Listing {kind} on "{self.name}" did not end after {_MAX_PAGES} pages.',
+                    tip="the server keeps returning nextCursor; check its pagination.",
+                )
+        self.pages[kind] = pages
+        if kind == "tools":
+            self.tools = items
+            with contextlib.suppress(Exception):
+                listing = types.ListToolsResult.model_validate({"tools": items}, by_name=False)
+                assert self.client is not None
+                self.client.session._absorb_tool_listing(listing, complete=True)  # noqa: SLF001 (headers, 2026)
+        elif kind == "resources":
+            self.resources = items
+        elif kind == "templates":
+            self.templates = items
+        else:
+            self.prompts = items
+        self.surface_dirty = True
+        return items
+
+    def tool_list(self) -> list[dict[str, Any]]:
+        return self.tools if self.tools is not None else self.list_all("tools")
+
+    def tool_named(self, name: str) -> dict[str, Any] | None:
+        for tool in self.tool_list():
+            if tool.get("name") == name:
+                return tool
+        return None
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        timeout: float | None = None,
+        cancel_after: float | None = None,
+    ) -> Outcome:
+        request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+        return self.request(request, timeout=timeout, cancel_after=cancel_after, progress=True)
+
+    def call_tool_many(self, name: str, argument_sets: list[dict[str, Any]]) -> list[Outcome]:
+        async def run() -> list[Outcome]:
+            results: list[Outcome | None] = [None] * len(argument_sets)
+
+            async def one(i: int, args: dict[str, Any]) -> None:
+                request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=args))
+                results[i] = await self._send(request, progress=True)
+
+            async with anyio.create_task_group() as tg:
+                for i, args in enumerate(argument_sets):
+                    tg.start_soon(one, i, args)
+            return [r for r in results if r is not None]
+
+        return self._run(run)
+
+    def ping(self) -> Outcome:
+        return self.request(types.PingRequest(params=None))
+
+    def set_log_level(self, level: str) -> None:
+        self.log_level = level
+        if self.client is None or not self.connected:
+            return
+        if self.is_legacy:
+            outcome = self.request(types.SetLevelRequest(params=types.SetLevelRequestParams(level=level)))  # type: ignore[arg-type]
+            self.check(outcome)
+        else:
+            # 2026-07-28: log messages are an opt-in stamped on each request's _meta
+            self.client.session._log_level = level  # type: ignore[assignment] # noqa: SLF001
+
+    def surface(self) -> dict[str, Any]:
+        """Identity and surface as seen so far, for the report's catalog and coverage map."""
+        assert self.client is not None
+        info = self.client.server_info
+        return {
+            "server": self.name,
+            "name": info.name if info else None,
+            "version": info.version if info else None,
+            "protocol": self.client.protocol_version,
+            "transport": self.handle.transport,
+            "command": self.handle.display,
+            "capabilities": _dump(self.client.server_capabilities),
+            "instructions": self.client.instructions,
+            "tools": self.tools,
+            "resources": self.resources,
+            "resource_templates": self.templates,
+            "prompts": self.prompts,
+            "pages": dict(self.pages),
+        }
+
+
+def coerce_elicitation(values: dict[str, str], schema: dict[str, Any]) -> dict[str, Any]:
+    """Coerce scripted answers by the schema the server sent; a misfit names field and expectation."""
+    props: dict[str, Any] = schema.get("properties") or {}
+    out: dict[str, Any] = {}
+    for key, text in values.items():
+        if key not in props:
+            from mcp_bdd.errors import did_you_mean
+
+            raise UsageError(
+                f'The server asked for elicitation fields it names {sorted(props)}, but the scenario answers "{key}". '
+                f"{did_you_mean(key, props, 'field')}."
+            )
+        out[key] = coerce_value(text, props[key], field_name=key, what="elicitation field")
+    missing = [k for k in schema.get("required", []) if k not in out]
+    if missing:
+        raise UsageError(
+            f"The server's elicitation requires {missing}, which the scenario does not answer. "
+            "Add them to the table of \"Given the client accepts elicitation requests with:\"."
+        )
+    return out
+
+
+def coerce_value(text: str, prop: dict[str, Any], *, field_name: str, what: str = "argument") -> Any:
+    """Turn a table cell into the JSON type a schema property asks for."""
+    kinds = prop.get("type")
+    if kinds is None and "anyOf" in prop:
+        kinds = [p.get("type") for p in prop["anyOf"] if isinstance(p, dict) and p.get("type")]
+    if isinstance(kinds, str):
+        kinds = [kinds]
+    kinds = list(kinds or [])
+    stripped = text.strip()
+    if "null" in kinds and stripped == "null":
+        return None
+    for kind in kinds:
+        if kind == "integer":
+            with contextlib.suppress(ValueError):
+                return int(stripped)
+        elif kind == "number":
+            with contextlib.suppress(ValueError):
+                number = float(stripped)
+                return int(number) if number.is_integer() and "." not in stripped and "e" not in stripped.lower() else number
+        elif kind == "boolean":
+            if stripped.lower() in ("true", "false", "yes", "no"):
+                return stripped.lower() in ("true", "yes")
+        elif kind in ("array", "object"):
+            try:
+                value = json.loads(stripped)
+            except ValueError:
+                if kind == "array" and prop.get("items", {}).get("type") == "string":
+                    return [part.strip() for part in stripped.split(",") if part.strip()]
+                continue
+            if isinstance(value, list if kind == "array" else dict):
+                return value
+        elif kind == "string":
+            return text
+    if not kinds or "string" in kinds:
+        return text
+    raise UsageError(
+        f'The {what} "{field_name}" expects {" or ".join(kinds)}'
+        + (f" ({prop['description']})" if prop.get("description") else "")
+        + f", but the table says {text!r}. Write a value of that type"
+        + (" (JSON for arrays and objects)." if {"array", "object"} & set(kinds) else ".")
+    )
+

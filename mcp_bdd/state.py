@@ -1,0 +1,61 @@
+"""`context.mcp`: everything one scenario knows, in one object (not attributes sprinkled on context).
+
+Created by the `before_scenario` hook, closed by `after_scenario`. Steps reach it as `context.mcp`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mcp_bdd.transcript import Transcript
+
+if TYPE_CHECKING:
+    from mcp_bdd.config import Config
+    from mcp_bdd.fakes import Fakes
+    from mcp_bdd.runtime import Runtime
+    from mcp_bdd.session import Outcome, Persona, Session
+
+__all__ = ["LastResult", "ScenarioState"]
+
+
+@dataclass
+class LastResult:
+    """"The result": the last tool result, resource read or prompt result of the scenario."""
+
+    kind: str  # "tool" | "resource" | "prompt"
+    server: str
+    raw: dict[str, Any]
+    value: Any  # structuredContent, else text parsed as JSON, else text
+    text: str  # concatenated text content
+    name: str = ""  # tool / prompt name or resource uri
+
+
+@dataclass
+class ScenarioState:
+    config: Config
+    portal: Any  # anyio BlockingPortal of the run
+    runtime: Runtime
+    transcript: Transcript
+    fakes: Fakes
+    tmpdir: Path  # removed when the scenario ends; fakes keep their files here
+    persona: Persona
+    variables: dict[str, str] = field(default_factory=dict)
+    sessions: dict[str, Session] = field(default_factory=dict)
+    current_server: str | None = None
+    last: LastResult | None = None
+    last_call: Outcome | None = None
+    last_calls: list[Outcome] = field(default_factory=list)
+    last_request: Outcome | None = None  # any request kind, for "rejected with error code"
+    connect_error: str | None = None
+    log_level: str | None = None
+    completions: list[str] | None = None
+    location: str = ""  # "features/x.feature:12" of the running step, for messages
+    step_text: str = ""
+
+    def interpolate(self, text: str, extra: dict[str, str] | None = None) -> str:
+        """Replace `${...}` in a quoted parameter, table cell or doc string (see mcp_bdd.variables)."""
+        from mcp_bdd.variables import interpolate
+
+        return interpolate(text, self.variables, fake=self.fakes.resolve, extra=extra, where=self.location)

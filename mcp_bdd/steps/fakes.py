@@ -1,0 +1,686 @@
+"""Fakes: stub and verify the HTTP services, databases and workspace the server under test depends on.
+
+Every quoted parameter, table cell and doc string is interpolated first (`${fake.payments.url}`,
+`${order}` ...). Set-up steps create the fake on first reference; verification steps require a
+fake the scenario already uses, so a misspelt name is a usage error rather than a silent
+"received 0 requests".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl
+
+import parse  # type: ignore[import-untyped, unused-ignore]
+from behave import given as _given  # type: ignore[import-untyped, unused-ignore]
+from behave import register_type  # type: ignore[import-untyped, unused-ignore]
+from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
+
+from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, pretty
+from mcp_bdd.fakes import FakeDatabase, FakeHttpService, FakeWorkspace, ReceivedRequest
+from mcp_bdd.fakes._database import check_identifier, coerce_cell, same_value
+from mcp_bdd.fakes._http import check_method, split_target
+from mcp_bdd.matchers import ABSENT, Mismatch, coerce_literal, compare, parse_json_docstring, query_one
+
+# ------------------------------------------------------------------------------------------------
+# Typed views of behave's decorators and parse types (neither package ships type information)
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
+
+given: Callable[[str], Callable[[_F], _F]] = _given
+then: Callable[[str], Callable[[_F], _F]] = _then
+
+
+def _parse_type(pattern: str, convert: Callable[[str], _T]) -> Callable[[str], _T]:
+    """A parse type: `convert` with the regex `pattern` that selects its text."""
+
+    def parse_type(text: str) -> _T:
+        return convert(text)
+
+    typed: Callable[[str], _T] = parse.with_pattern(pattern)(parse_type)
+    return typed
+
+
+def _same(text: str) -> str:
+    return text
+
+
+# FakeQ: the inside of a quoted parameter — never a double quote, so `"a" to "b"` is two parameters.
+register_type(
+    FakeQ=_parse_type(r'[^"]*', _same),
+    # Any word: validated in the step, so a typo gets a did-you-mean instead of "undefined step".
+    FakeMethod=_parse_type(r"[A-Za-z]+", _same),
+    FakeSeconds=_parse_type(r"\d+(?:\.\d+)?", float),
+    FakeRequests=_parse_type(r"requests?", _same),
+    FakeRows=_parse_type(r"rows?", _same),
+    FakeSecondWord=_parse_type(r"seconds?", _same),
+)
+
+_SERVICE = 'the fake HTTP service "{name:FakeQ}"'
+_TABLE = 'the table "{table:FakeQ}" of the fake database "{name:FakeQ}"'
+_SHOWN = 20  # requests / rows listed in a failure message
+
+# ------------------------------------------------------------------------------------------------
+# Plumbing
+
+
+def _state(context: Any) -> Any:
+    st = getattr(context, "mcp", None)
+    if st is None:
+        raise UsageError(
+            "mcp-bdd's hooks are not installed: add `from mcp_bdd.environment import *` to the "
+            "environment.py next to your features/ folder."
+        )
+    return st
+
+
+def _where(context: Any) -> str:
+    location = getattr(_state(context), "location", "")
+    return f"{location}: " if location else ""
+
+
+def _text(context: Any, value: str) -> str:
+    return str(_state(context).interpolate(value))
+
+
+def _doc(context: Any) -> str:
+    if context.text is None:
+        raise UsageError(f'{_where(context)}this step needs a doc string (""" ... """) under it.')
+    return _text(context, context.text)
+
+
+def _table(context: Any) -> tuple[list[str], list[list[str]]]:
+    if context.table is None:
+        raise UsageError(f"{_where(context)}this step needs a table under it.")
+    headings = [_text(context, h) for h in context.table.headings]
+    rows = [[_text(context, cell) for cell in row.cells] for row in context.table.rows]
+    return headings, rows
+
+
+def _header_pairs(context: Any) -> list[tuple[str, str]]:
+    headings, rows = _table(context)
+    if [h.lower() for h in headings] not in (["name", "value"], ["header", "value"]):
+        raise UsageError(
+            f"{_where(context)}headers are a two-column table with the headings `name` and `value`, e.g.\n"
+            "      | name          | value     |\n      | Cache-Control | no-store  |"
+        )
+    return [(row[0], row[1]) for row in rows]
+
+
+def _fakes(context: Any) -> Any:
+    return _state(context).fakes
+
+
+def _service(context: Any, name: str) -> FakeHttpService:
+    service: FakeHttpService = _fakes(context).existing(_text(context, name), "http")
+    return service
+
+
+# ------------------------------------------------------------------------------------------------
+# HTTP service: stubs
+
+
+@given(_SERVICE + ' responds to {method:FakeMethod} "{path:FakeQ}" with status {status:d}')
+def step_http_status(context: Any, name: str, method: str, path: str, status: int) -> None:
+    """Stub a fake HTTP service: answer a method and path with a status code and an empty body.
+
+    Example: Given the fake HTTP service "payments" responds to DELETE "/charges/ch_1" with status 204
+    """
+    _fakes(context).http(_text(context, name)).stub(method, _text(context, path), status=status)
+
+
+@given(_SERVICE + ' responds to {method:FakeMethod} "{path:FakeQ}" with status {status:d} and body:')
+def step_http_status_body(context: Any, name: str, method: str, path: str, status: int) -> None:
+    """Stub a fake HTTP service with a status and a body (JSON bodies are sent as application/json).
+
+    Example:
+        Given the fake HTTP service "payments" responds to POST "/charges" with status 201 and body:
+          \"\"\"
+          {"id": "ch_1", "status": "succeeded"}
+          \"\"\"
+    """
+    body = _doc(context)
+    _fakes(context).http(_text(context, name)).stub(method, _text(context, path), status=status, body=body)
+
+
+@given(_SERVICE + ' responds to {method:FakeMethod} "{path:FakeQ}" with status {status:d} and headers:')
+def step_http_status_headers(context: Any, name: str, method: str, path: str, status: int) -> None:
+    """Stub a fake HTTP service with a status and response headers (table `name | value`), no body.
+
+    Example:
+        Given the fake HTTP service "files" responds to GET "/old" with status 301 and headers:
+          | name     | value |
+          | Location | /new  |
+    """
+    headers = _header_pairs(context)
+    _fakes(context).http(_text(context, name)).stub(
+        method, _text(context, path), status=status, headers=headers
+    )
+
+
+@given(_SERVICE + ' responds to {method:FakeMethod} "{path:FakeQ}" with the headers:')
+def step_http_add_headers(context: Any, name: str, method: str, path: str) -> None:
+    """Add response headers (table `name | value`) to a stub defined by an earlier step.
+
+    Example:
+        Given the fake HTTP service "payments" responds to GET "/charges" with the headers:
+          | name         | value |
+          | X-Request-Id | r-42  |
+    """
+    headers = _header_pairs(context)
+    _fakes(context).http(_text(context, name)).amend(method, _text(context, path), headers=headers)
+
+
+@given(
+    _SERVICE + ' responds to {method:FakeMethod} "{path:FakeQ}" after a delay of '
+    "{seconds:FakeSeconds} {unit:FakeSecondWord}"
+)
+def step_http_delay(context: Any, name: str, method: str, path: str, seconds: float, unit: str) -> None:
+    """Make a stub defined by an earlier step answer only after a delay (to test the server's timeouts).
+
+    Example: Given the fake HTTP service "payments" responds to POST "/charges" after a delay of 3 seconds
+    """
+    _fakes(context).http(_text(context, name)).amend(method, _text(context, path), delay=seconds)
+
+
+@given(_SERVICE + ' drops the connection on {method:FakeMethod} "{path:FakeQ}"')
+def step_http_drop(context: Any, name: str, method: str, path: str) -> None:
+    """Make a fake HTTP service hang up without answering a method and path (a network failure).
+
+    Example: Given the fake HTTP service "payments" drops the connection on POST "/charges"
+    """
+    _fakes(context).http(_text(context, name)).stub(method, _text(context, path), drop=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# HTTP service: verification
+
+
+def _matching(
+    service: FakeHttpService, method: str | None, target: str, query: str = ""
+) -> list[ReceivedRequest]:
+    path, pairs = split_target(target)
+    wanted = set(pairs) | set(parse_qsl(query, keep_blank_values=True))
+    return [
+        r
+        for r in service.requests
+        if r.path == path and (method is None or r.method == method) and wanted <= set(r.query_pairs)
+    ]
+
+
+def _received(service: FakeHttpService) -> str:
+    requests = service.requests
+    lines = [f'  Requests the fake HTTP service "{service.name}" received ({len(requests)}):']
+    lines += [f"    {i}. {r.describe()}" for i, r in enumerate(requests[:_SHOWN], 1)]
+    if len(requests) > _SHOWN:
+        lines.append(f"    … and {len(requests) - _SHOWN} more")
+    if not requests:
+        lines.append("    (none)")
+    return "\n".join(lines)
+
+
+def _tip(service: FakeHttpService, target: str) -> str:
+    requests = service.requests
+    if not requests:
+        return (
+            f"The service received no requests at all. Is the server under test configured with its URL, "
+            f"${{fake.{service.name}.url}} (here {service.url})? e.g. env = {{ API_URL = "
+            f'"${{fake.{service.name}.url}}" }} in [tool.mcp-bdd.servers.<server>].'
+        )
+    path = target.split("?", 1)[0]
+    paths = {r.path for r in requests}
+    if path not in paths:
+        return f'No request went to "{path}". ' + did_you_mean(path, paths, "path")
+    return "Requests to that path did arrive: compare them, listed above, with what the step expects."
+
+
+def _fail(
+    service: FakeHttpService, title: str, target: str, tip: str | None = None, **fields: Any
+) -> ExpectationFailed:
+    return ExpectationFailed(title, details=_received(service), tip=tip or _tip(service, target), **fields)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+@then(_SERVICE + ' received {count:d} {noun:FakeRequests} to "{path:FakeQ}"')
+def step_http_received_count(context: Any, name: str, count: int, noun: str, path: str) -> None:
+    """Check how many requests (any method) a fake HTTP service received for a path (`?k=v` narrows it).
+
+    Example: Then the fake HTTP service "payments" received 1 request to "/charges"
+    """
+    service, target = _service(context, name), _text(context, path)
+    found = _matching(service, None, target)
+    if len(found) != count:
+        tip = None
+        if len(found) > count:
+            tip = "More requests than expected: look for retries or repeated calls in the server under test."
+        raise _fail(
+            service,
+            f'The fake HTTP service "{service.name}" received {_plural(len(found), "request")} to '
+            f'"{target}", not {count}',
+            target,
+            tip,
+            expected=_plural(count, "request"),
+            actual=_plural(len(found), "request"),
+        )
+
+
+@then(_SERVICE + " received no requests")
+def step_http_received_none(context: Any, name: str) -> None:
+    """Check that a fake HTTP service received no request at all.
+
+    Example: Then the fake HTTP service "payments" received no requests
+    """
+    service = _service(context, name)
+    if service.requests:
+        raise ExpectationFailed(
+            f'The fake HTTP service "{service.name}" received {_plural(len(service.requests), "request")}, '
+            "expected none",
+            details=_received(service),
+            tip="The server under test called the service: check the input that should have stopped it.",
+        )
+
+
+def _expect_one(
+    context: Any,
+    name: str,
+    method: str | None,
+    path: str,
+    what: str,
+    accept: Callable[[ReceivedRequest], bool],
+    query: str = "",
+) -> None:
+    service, target = _service(context, name), _text(context, path)
+    method = check_method(method) if method else None
+    candidates = _matching(service, method, target, query)
+    if not any(accept(r) for r in candidates):
+        verb = f"a {method} request" if method else "a request"
+        raise _fail(
+            service,
+            f'The fake HTTP service "{service.name}" received no {verb[2:]} to "{target}"{what}',
+            target,
+            expected=f"{verb} to {target}{what}",
+            actual=f"{_plural(len(candidates), 'request')} to that path"
+            + (f" with method {method}" if method else "")
+            + (", none of them matching" if candidates and what else ""),
+        )
+
+
+@then(_SERVICE + ' received a {method:FakeMethod} request to "{path:FakeQ}"')
+def step_http_received_method(context: Any, name: str, method: str, path: str) -> None:
+    """Check that a fake HTTP service received at least one request with this method and path.
+
+    Example: Then the fake HTTP service "payments" received a POST request to "/charges"
+    """
+    _expect_one(context, name, method, path, "", lambda r: True)
+
+
+@then(
+    _SERVICE + ' received a {method:FakeMethod} request to "{path:FakeQ}" with body containing "{text:FakeQ}"'
+)
+def step_http_received_body(context: Any, name: str, method: str, path: str, text: str) -> None:
+    """Check that a request with this method and path arrived whose body contains a text.
+
+    Example: Then the fake HTTP service "payments" received a POST request to "/charges" with body containing "1999"
+    """  # noqa: E501
+    needle = _text(context, text)
+    _expect_one(context, name, method, path, f' with body containing "{needle}"', lambda r: needle in r.body)
+
+
+@then(_SERVICE + ' received a request to "{path:FakeQ}" with query "{query:FakeQ}"')
+def step_http_received_query(context: Any, name: str, path: str, query: str) -> None:
+    """Check that a request (any method) arrived at a path with these query parameters (others may follow).
+
+    Example: Then the fake HTTP service "catalog" received a request to "/search" with query "q=shoes&limit=10"
+    """  # noqa: E501
+    wanted = _text(context, query).lstrip("?")
+    if not parse_qsl(wanted, keep_blank_values=True):
+        raise UsageError(
+            f'{_where(context)}"{wanted}" is not a query: write it as k=v, e.g. "q=shoes&limit=10".'
+        )
+    _expect_one(context, name, None, path, f' with query "{wanted}"', lambda r: True, query=wanted)
+
+
+@then(_SERVICE + ' received a {method:FakeMethod} request to "{path:FakeQ}" with query "{query:FakeQ}"')
+def step_http_received_method_query(context: Any, name: str, method: str, path: str, query: str) -> None:
+    """Check that a request with this method arrived at a path carrying these query parameters.
+
+    Example: Then the fake HTTP service "catalog" received a GET request to "/search" with query "q=shoes"
+    """
+    wanted = _text(context, query).lstrip("?")
+    if not parse_qsl(wanted, keep_blank_values=True):
+        raise UsageError(
+            f'{_where(context)}"{wanted}" is not a query: write it as k=v, e.g. "q=shoes&limit=10".'
+        )
+    _expect_one(context, name, method, path, f' with query "{wanted}"', lambda r: True, query=wanted)
+
+
+@then(
+    _SERVICE + ' received a {method:FakeMethod} request to "{path:FakeQ}" with the header "{header:FakeQ}" '
+    'set to "{value:FakeQ}"'
+)
+def step_http_received_header(
+    context: Any, name: str, method: str, path: str, header: str, value: str
+) -> None:
+    """Check that a request arrived carrying a header with exactly this value (header names ignore case).
+
+    Example: Then the fake HTTP service "payments" received a POST request to "/charges" with the header "Authorization" set to "Bearer ${env.PAY_TOKEN}"
+    """  # noqa: E501
+    key, wanted = _text(context, header).lower(), _text(context, value)
+    what = f' with the header "{key}" set to "{wanted}"'
+    _expect_one(context, name, method, path, what, lambda r: r.headers.get(key) == wanted)
+
+
+def _json_body(request: ReceivedRequest) -> tuple[bool, Any]:
+    try:
+        return True, request.json()
+    except ValueError:
+        return False, None
+
+
+def _difference(mismatch: Mismatch) -> str:
+    def show(value: Any) -> str:
+        return "(absent)" if value is ABSENT else pretty(value, limit=80).replace("\n", " ")
+
+    expected, actual = show(mismatch.expected), show(mismatch.actual)
+    return f"    {mismatch.path}: expected {expected}, got {actual} ({mismatch.reason})"
+
+
+def _expected_literal(context: Any, value: str) -> Any:
+    stripped = value.strip()
+    if re.fullmatch(r'"[^"]*"', stripped):
+        return _text(context, stripped[1:-1])  # a quoted text: interpolate inside the quotes only
+    return coerce_literal(_text(context, stripped))
+
+
+@then(
+    _SERVICE
+    + ' received a {method:FakeMethod} request to "{path:FakeQ}" whose body at "{jpath:FakeQ}" is {value}'
+)
+def step_http_received_body_at(
+    context: Any, name: str, method: str, path: str, jpath: str, value: str
+) -> None:
+    """Check that a request arrived whose JSON body holds a value at a JSONPath (fuzzy markers allowed).
+
+    Example: Then the fake HTTP service "payments" received a POST request to "/charges" whose body at "$.amount" is 1999
+    """  # noqa: E501
+    where = _text(context, jpath)
+    expected = _expected_literal(context, value)
+
+    def accept(request: ReceivedRequest) -> bool:
+        ok, data = _json_body(request)
+        if not ok:
+            return False
+        try:
+            found = query_one(data, where, what="request body")
+        except ExpectationFailed:
+            return False
+        return not compare(expected, found, subset=False)
+
+    _expect_one(context, name, method, path, f" whose body at {where} is {pretty(expected)}", accept)
+
+
+@then(_SERVICE + ' received a {method:FakeMethod} request to "{path:FakeQ}" with a JSON body containing:')
+def step_http_received_json(context: Any, name: str, method: str, path: str) -> None:
+    """Check that a request arrived whose JSON body contains the doc string's JSON (subset match).
+
+    Example:
+        Then the fake HTTP service "payments" received a POST request to "/charges" with a JSON body containing:
+          \"\"\"
+          {"amount": 1999, "currency": "eur", "idempotency_key": "#uuid"}
+          \"\"\"
+    """  # noqa: E501
+    expected = parse_json_docstring(_doc(context), where=getattr(_state(context), "location", ""))
+    service, target = _service(context, name), _text(context, path)
+    candidates = _matching(service, check_method(method), target)
+    best: tuple[int, list[Mismatch]] | None = None
+    for request in candidates:
+        ok, data = _json_body(request)
+        if not ok:
+            continue
+        mismatches = compare(expected, data, subset=True)
+        if not mismatches:
+            return
+        if best is None or len(mismatches) < best[0]:
+            best = (len(mismatches), mismatches)
+    closest = ""
+    if best is not None:
+        closest = "\n  Differences from the closest request:\n" + "\n".join(
+            _difference(m) for m in best[1][:_SHOWN]
+        )
+    raise ExpectationFailed(
+        f'The fake HTTP service "{service.name}" received no {method.upper()} request to "{target}" '
+        "with a JSON body containing what was expected",
+        expected=expected,
+        details=_received(service) + closest,
+        tip=_tip(service, target)
+        if not candidates
+        else 'Objects may carry more keys than expected; markers such as "#uuid", "#number" or "#ignore" '
+        "match values that vary.",
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# Database
+
+
+@given(_TABLE + " contains:")
+def step_db_seed(context: Any, table: str, name: str) -> None:
+    """Seed a table of a fake SQLite database (created from the headings if needed; empty cell = NULL).
+
+    Example:
+        Given the table "products" of the fake database "shop" contains:
+          | id       | name   | price | stock |
+          | PROD-123 | Widget | 9.99  | 12    |
+    """
+    headings, rows = _table(context)
+    _fakes(context).database(_text(context, name)).seed(_text(context, table), headings, rows)
+
+
+def _database(context: Any, name: str) -> FakeDatabase:
+    db: FakeDatabase = _fakes(context).existing(_text(context, name), "database")
+    return db
+
+
+def _no_table(db: FakeDatabase, table: str) -> ExpectationFailed:
+    tables = db.tables()
+    return ExpectationFailed(
+        f'The fake database "{db.name}" has no table "{table}"',
+        details=f"  Tables: {', '.join(tables) if tables else '(none)'}",
+        tip=(did_you_mean(table, tables, "table") + ". " if tables else "")
+        + f'A table exists once a step seeds it (Given the table "{table}" of the fake database '
+        f'"{db.name}" contains:) or the server under test creates it.',
+    )
+
+
+@then(_TABLE + " has {count:d} {noun:FakeRows}")
+def step_db_count(context: Any, table: str, name: str, count: int, noun: str) -> None:
+    """Check the number of rows in a table of a fake database.
+
+    Example: Then the table "orders" of the fake database "shop" has 1 row
+    """
+    db, table = _database(context, name), _text(context, table)
+    check_identifier(table, "table name")
+    try:
+        actual = db.count(table)
+    except LookupError:
+        raise _no_table(db, table) from None
+    if actual != count:
+        rows = db.rows(table)
+        raise ExpectationFailed(
+            f'The table "{table}" of the fake database "{db.name}" has {_plural(actual, "row")}, not {count}',
+            expected=_plural(count, "row"),
+            actual=_plural(actual, "row"),
+            details="  Its rows:\n" + _render_rows(db.columns(table), rows),
+        )
+
+
+def _render_rows(columns: Sequence[str], rows: Sequence[dict[str, Any]] | Sequence[Sequence[Any]]) -> str:
+    """A Gherkin-style table, as a product owner wrote it (NULL as an empty cell)."""
+    grid = [list(columns)]
+    for row in rows[:_SHOWN]:
+        cells = [row.get(c) for c in columns] if isinstance(row, dict) else list(row)
+        grid.append(["" if v is None else str(v) for v in cells])
+    widths = [max(len(r[i]) for r in grid) for i in range(len(columns))]
+    lines = [
+        "    | " + " | ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)) + " |" for r in grid
+    ]
+    if len(rows) > _SHOWN:
+        lines.append(f"    … and {len(rows) - _SHOWN} more rows")
+    if not rows:
+        lines.append("    (no rows)")
+    return "\n".join(lines)
+
+
+@then(_TABLE + " contains:")
+def step_db_contains(context: Any, table: str, name: str) -> None:
+    """Check that a table holds these rows (listed columns only, in any order, numbers as numbers).
+
+    Example:
+        Then the table "orders" of the fake database "shop" contains:
+          | product_id | quantity | status  |
+          | PROD-123   | 2        | pending |
+    """
+    db, table = _database(context, name), _text(context, table)
+    headings, expected_rows = _table(context)
+    check_identifier(table, "table name")
+    try:
+        actual = db.rows(table)
+    except LookupError:
+        raise _no_table(db, table) from None
+    columns = db.columns(table)
+    for heading in headings:
+        if heading not in columns:
+            raise UsageError(
+                f'{_where(context)}the table "{table}" of the fake database "{db.name}" has no column '
+                f'"{heading}". ' + did_you_mean(heading, columns, "column")
+            )
+    unmatched = list(actual)
+    missing: list[list[str]] = []
+    for row in expected_rows:
+        wanted = [coerce_cell(cell) for cell in row]
+        # Cells compare by equality, so the first equal row is as good as any (no backtracking needed).
+        hit = next(
+            (a for a in unmatched if all(same_value(w, a[h]) for h, w in zip(headings, wanted, strict=True))),
+            None,
+        )
+        if hit is None:
+            missing.append(row)
+        else:
+            unmatched.remove(hit)
+    if missing:
+        raise ExpectationFailed(
+            f'The table "{table}" of the fake database "{db.name}" lacks '
+            f"{_plural(len(missing), 'expected row')}",
+            details="  Missing:\n"
+            + _render_rows(headings, missing)
+            + f"\n  The table holds ({_plural(len(actual), 'row')}):\n"
+            + _render_rows(headings, actual),
+            tip="Rows are compared on the listed columns only and in any order; cells that read as numbers "
+            "are compared as numbers, and an empty cell means NULL.",
+        )
+
+
+# ------------------------------------------------------------------------------------------------
+# Workspace
+
+
+def _workspace(context: Any) -> FakeWorkspace:
+    ws: FakeWorkspace = _fakes(context).existing("workspace", "workspace")
+    return ws
+
+
+def _no_file(ws: FakeWorkspace, relative: str) -> ExpectationFailed:
+    files = ws.files()
+    return ExpectationFailed(
+        f'The workspace has no file "{relative}"',
+        details="  Files in the workspace:\n"
+        + ("\n".join(f"    {f}" for f in files[:_SHOWN]) if files else "    (none)"),
+        tip=did_you_mean(relative, files, "file"),
+    )
+
+
+@given('the workspace contains the file "{path:FakeQ}" with:')
+def step_workspace_write(context: Any, path: str) -> None:
+    """Write a file (doc string content) into the workspace, at a path relative to it.
+
+    Example:
+        Given the workspace contains the file "notes/todo.md" with:
+          \"\"\"
+          - buy milk
+          \"\"\"
+    """
+    content = _doc(context)
+    _fakes(context).workspace().write(_text(context, path), content)
+
+
+@then('the workspace contains the file "{path:FakeQ}"')
+def step_workspace_has(context: Any, path: str) -> None:
+    """Check that a file exists in the workspace.
+
+    Example: Then the workspace contains the file "reports/summary.txt"
+    """
+    ws, relative = _workspace(context), _text(context, path)
+    if not ws.exists(relative):
+        raise _no_file(ws, relative)
+
+
+@then('the workspace does not contain the file "{path:FakeQ}"')
+def step_workspace_lacks(context: Any, path: str) -> None:
+    """Check that a file does not exist in the workspace.
+
+    Example: Then the workspace does not contain the file "notes/todo.md"
+    """
+    ws, relative = _workspace(context), _text(context, path)
+    if ws.exists(relative):
+        raise ExpectationFailed(
+            f'The workspace still contains the file "{relative}"',
+            actual=ws.read(relative),
+            tip="The server under test did not remove it (or wrote it again).",
+        )
+
+
+@then('the workspace file "{path:FakeQ}" contains "{text:FakeQ}"')
+def step_workspace_file_contains(context: Any, path: str, text: str) -> None:
+    """Check that a workspace file's text contains a piece of text.
+
+    Example: Then the workspace file "notes/todo.md" contains "buy milk"
+    """
+    ws, relative, needle = _workspace(context), _text(context, path), _text(context, text)
+    if not ws.exists(relative):
+        raise _no_file(ws, relative)
+    content = ws.read(relative)
+    if needle not in content:
+        raise ExpectationFailed(
+            f'The workspace file "{relative}" does not contain "{needle}"',
+            expected=f"text containing {needle!r}",
+            actual=content,
+            tip="The comparison is case-sensitive and exact about spaces.",
+        )
+
+
+@then('the workspace file "{path:FakeQ}" is:')
+def step_workspace_file_is(context: Any, path: str) -> None:
+    """Check a workspace file's whole text against the doc string (trailing newlines ignored).
+
+    Example:
+        Then the workspace file "notes/todo.md" is:
+          \"\"\"
+          - buy milk
+          \"\"\"
+    """
+    ws, relative, expected = _workspace(context), _text(context, path), _doc(context)
+    if not ws.exists(relative):
+        raise _no_file(ws, relative)
+    content = ws.read(relative)
+    if content.rstrip("\r\n") != expected.rstrip("\r\n"):
+        raise ExpectationFailed(
+            f'The workspace file "{relative}" does not hold the expected text',
+            expected=expected,
+            actual=content,
+        )

@@ -1,0 +1,290 @@
+"""Results: check "the result" of the last tool call, resource read or prompt (whichever came last).
+
+"The result" is structuredContent when present, else the text content parsed as JSON when it
+parses, else the text. "The result text" is the concatenated text content.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from behave import given, then, when
+
+from mcp_bdd import matchers
+from mcp_bdd.errors import ExpectationFailed, UsageError, pretty
+from mcp_bdd.state import LastResult
+from mcp_bdd.steps._common import docstring_json, state, text
+
+
+def _last(context: Any) -> LastResult:
+    st = state(context)
+    if st.last is None:
+        outcome = st.last_request
+        if outcome is not None:
+            raise ExpectationFailed(
+                f"There is no result: the last {outcome.method} request did not return one",
+                actual=outcome.describe(),
+                exchange=st.transcript.tail(4),
+            )
+        raise UsageError(f"{st.location}: there is no result yet: call a tool, read a resource or get a prompt first.")
+    return st.last
+
+
+def _exchange(context: Any) -> str:
+    return state(context).transcript.tail(3)
+
+
+@then('the result text is "{expected:Q}"')
+def step_text_is(context: Any, expected: str) -> None:
+    """Check the whole text content of the result.
+
+    Example: Then the result text is "Result: 8"
+    """
+    last = _last(context)
+    wanted = text(context, expected)
+    if last.text != wanted:
+        raise ExpectationFailed("The result text differs", expected=wanted, actual=last.text, exchange=_exchange(context))
+
+
+@then('the result text contains "{needle:Q}"')
+def step_text_contains(context: Any, needle: str) -> None:
+    """Check that the result text contains a text (case-sensitive).
+
+    Example: Then the result text contains "8"
+    """
+    last = _last(context)
+    wanted = text(context, needle)
+    if wanted not in last.text:
+        raise ExpectationFailed(
+            f'The result text does not contain "{wanted}"', actual=last.text, exchange=_exchange(context)
+        )
+
+
+@then('the result text matches "{pattern:Q}"')
+def step_text_matches(context: Any, pattern: str) -> None:
+    """Check the result text against a regular expression (searched, anchor with ^ and $).
+
+    Example: Then the result text matches "^Result: \\d+$"
+    """
+    last = _last(context)
+    regex = text(context, pattern)
+    if matchers.regex_search(regex, last.text) is None:
+        raise ExpectationFailed(
+            "The result text does not match", expected=f"/{regex}/", actual=last.text, exchange=_exchange(context)
+        )
+
+
+@then("the result is:")
+def step_result_is(context: Any) -> None:
+    """Match the whole result against JSON; fuzzy markers like "#string" or "#uuid" are allowed.
+
+    Example:
+        Then the result is:
+          \"\"\"json
+          {"result": 8}
+          \"\"\"
+    """
+    matchers.assert_matches(docstring_json(context), _last(context).value, subset=False, exchange=_exchange(context))
+
+
+@then("the result contains:")
+def step_result_contains(context: Any) -> None:
+    """Match part of the result: objects may have more keys, arrays more items (any order).
+
+    Example:
+        Then the result contains:
+          \"\"\"json
+          {"status": "#string"}
+          \"\"\"
+    """
+    matchers.assert_matches(docstring_json(context), _last(context).value, subset=True, exchange=_exchange(context))
+
+
+def _at(context: Any, path: str) -> tuple[str, Any]:
+    p = text(context, path)
+    return p, matchers.query_one(_last(context).value, p)
+
+
+@then('the result at "{path:Q}" is "{expected:Q}"')
+def step_at_is_text(context: Any, path: str, expected: str) -> None:
+    """Check the value at a JSONPath equals a string.
+
+    Example: Then the result at "$.status" is "pending"
+    """
+    p, value = _at(context, path)
+    wanted = text(context, expected)
+    if value != wanted:
+        raise ExpectationFailed(f"Unexpected value at {p}", path=p, expected=wanted, actual=value,
+                                exchange=_exchange(context),
+                                tip="this step compares strings; for numbers, booleans or null write the value "
+                                "without quotes." if not isinstance(value, str) else None)
+
+
+@then('the result at "{path:Q}" is {literal:Literal}')
+def step_at_is_literal(context: Any, path: str, literal: str) -> None:
+    """Check the value at a JSONPath equals a JSON literal (number, true/false, null, array, object).
+
+    Example: Then the result at "$.quantity" is 2
+    """
+    p, value = _at(context, path)
+    wanted = matchers.coerce_literal(text(context, literal))
+    if matchers.compare(wanted, value, subset=False):
+        raise ExpectationFailed(f"Unexpected value at {p}", path=p, expected=wanted, actual=value,
+                                exchange=_exchange(context))
+
+
+@then('the result at "{path:Q}" contains "{needle:Q}"')
+def step_at_contains(context: Any, path: str, needle: str) -> None:
+    """Check that the value at a JSONPath contains a text (in a string) or an item (in an array).
+
+    Example: Then the result at "$.items" contains "PROD-123"
+    """
+    p, value = _at(context, path)
+    wanted = text(context, needle)
+    if isinstance(value, list):
+        ok = any(item == wanted or (isinstance(item, str) and wanted in item) or
+                 (isinstance(item, dict) and wanted in [str(v) for v in item.values()]) for item in value)
+    elif isinstance(value, dict):
+        ok = wanted in value or wanted in pretty(value)
+    else:
+        ok = wanted in str(value)
+    if not ok:
+        raise ExpectationFailed(f'The value at {p} does not contain "{wanted}"', path=p, actual=value,
+                                exchange=_exchange(context))
+
+
+@then('the result at "{path:Q}" matches "{pattern:Q}"')
+def step_at_matches(context: Any, path: str, pattern: str) -> None:
+    """Check the value at a JSONPath against a regular expression.
+
+    Example: Then the result at "$.id" matches "^ORD-"
+    """
+    p, value = _at(context, path)
+    regex = text(context, pattern)
+    if matchers.regex_search(regex, value if isinstance(value, str) else pretty(value)) is None:
+        raise ExpectationFailed(f"The value at {p} does not match", path=p, expected=f"/{regex}/", actual=value,
+                                exchange=_exchange(context))
+
+
+@then('the result at "{path:Q}" has {n:Int} items')
+def step_at_count(context: Any, path: str, n: int) -> None:
+    """Count the items of the array (or keys of the object) at a JSONPath.
+
+    Example: Then the result at "$.items" has 3 items
+    """
+    p = text(context, path)
+    value = matchers.query_one(_last(context).value, p, allow_empty=True)
+    count = matchers.count_items(value, path=p)
+    if count != n:
+        raise ExpectationFailed(f"The value at {p} has {count} items, not {n}", path=p, expected=n, actual=value)
+
+
+@then("the result matches the schema:")
+def step_result_schema(context: Any) -> None:
+    """Validate the result against a JSON Schema given as a doc string.
+
+    Example:
+        Then the result matches the schema:
+          \"\"\"json
+          {"type": "object"}
+          \"\"\"
+    """
+    matchers.assert_schema(_last(context).value, docstring_json(context), title="The result does not match the schema",
+                           exchange=_exchange(context))
+
+
+@then("the result conforms to the tool's output schema")
+def step_output_schema(context: Any) -> None:
+    """Validate structuredContent against the outputSchema the tool declares (as the server sent it).
+
+    Example: Then the result conforms to the tool's output schema
+    """
+    from mcp_bdd.steps._common import current_session
+
+    last = _last(context)
+    if last.kind != "tool":
+        raise UsageError(f"{state(context).location}: the last result is a {last.kind} result, not a tool result.")
+    session = current_session(context, last.server)
+    tool = session.tool_named(last.name) or {}
+    schema = tool.get("outputSchema")
+    if not schema:
+        raise ExpectationFailed(f'The tool "{last.name}" declares no output schema', actual=tool)
+    if "structuredContent" not in last.raw:
+        raise ExpectationFailed(
+            f'The tool "{last.name}" declares an output schema but returned no structuredContent',
+            actual=last.raw, tip="a tool with an outputSchema must return structuredContent (MCP spec)."
+        )
+    matchers.assert_schema(last.raw["structuredContent"], schema,
+                           title=f'The structuredContent of "{last.name}" breaks its output schema',
+                           exchange=_exchange(context))
+
+
+def _blocks(context: Any) -> list[dict[str, Any]]:
+    return [b for b in _last(context).raw.get("content", []) or [] if isinstance(b, dict)]
+
+
+@then('the result contains an image of type "{mime:Q}"')
+def step_image(context: Any, mime: str) -> None:
+    """Check for an image content block with a MIME type (and valid base64 data).
+
+    Example: Then the result contains an image of type "image/png"
+    """
+    wanted = text(context, mime)
+    images = [b for b in _blocks(context) if b.get("type") == "image"]
+    match = [b for b in images if b.get("mimeType") == wanted]
+    if not match:
+        raise ExpectationFailed(f"No image of type {wanted} in the result",
+                                actual=[{"type": b.get("type"), "mimeType": b.get("mimeType")} for b in _blocks(context)])
+    try:
+        base64.b64decode(str(match[0].get("data", "")), validate=True)
+    except ValueError as exc:
+        raise ExpectationFailed("The image data is not valid base64", actual=str(exc)) from None
+
+
+@then('the result contains a link to the resource "{uri:Q}"')
+def step_resource_link(context: Any, uri: str) -> None:
+    """Check for a resource_link (or embedded resource) content block with this URI.
+
+    Example: Then the result contains a link to the resource "demo://resource/1"
+    """
+    wanted = text(context, uri)
+    uris = [b.get("uri") or (b.get("resource") or {}).get("uri") for b in _blocks(context)
+            if b.get("type") in ("resource_link", "resource")]
+    if wanted not in uris:
+        raise ExpectationFailed(f"No link to {wanted} in the result", expected=wanted, actual=uris or _blocks(context))
+
+
+# ---------------------------------------------------------------------------------------------
+# variables
+
+
+@when('I remember the result at "{path:Q}" as "{var:Q}"')
+def step_remember_at(context: Any, path: str, var: str) -> None:
+    """Save the value at a JSONPath as a variable, for `${var}` in later steps.
+
+    Example: When I remember the result at "$.id" as "order"
+    """
+    import json
+
+    p, value = _at(context, path)
+    state(context).variables[text(context, var)] = value if isinstance(value, str) else json.dumps(value)
+
+
+@when('I remember the result text as "{var:Q}"')
+def step_remember_text(context: Any, var: str) -> None:
+    """Save the result text as a variable.
+
+    Example: When I remember the result text as "reply"
+    """
+    state(context).variables[text(context, var)] = _last(context).text
+
+
+
+@given('the variable "{var:Q}" is "{value:Q}"')
+def step_variable(context: Any, var: str, value: str) -> None:
+    """Set a variable for `${var}` in later steps.
+
+    Example: Given the variable "user" is "alice"
+    """
+    state(context).variables[text(context, var)] = text(context, value)

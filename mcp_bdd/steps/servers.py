@@ -1,0 +1,216 @@
+"""Servers and sessions: start the server under test, connect, check who answered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from behave import given, then, when
+
+from mcp_bdd.config import normalize_transport
+from mcp_bdd.errors import ExpectationFailed, ServerStartError, UsageError
+from mcp_bdd.steps._common import current_session, state, table_rows, text
+
+_CAPABILITIES = {
+    "tools": ("tools", None),
+    "resources": ("resources", None),
+    "resource subscriptions": ("resources", "subscribe"),
+    "prompts": ("prompts", None),
+    "logging": ("logging", None),
+    "completions": ("completions", None),
+    "tools list changes": ("tools", "listChanged"),
+    "resources list changes": ("resources", "listChanged"),
+    "prompts list changes": ("prompts", "listChanged"),
+}
+
+
+def ensure_server(
+    context: Any, name: str, *, transport: str | None = None, env: dict[str, str] | None = None
+) -> None:
+    """Start and connect `name` unless this scenario already has a session with it."""
+    st = state(context)
+    st.current_server = name
+    if name in st.sessions:
+        session = st.sessions[name]
+        wanted = normalize_transport(transport) if transport else None
+        if wanted is not None and session.handle.transport != wanted:
+            raise UsageError(
+                f'{st.location}: the server "{name}" already runs over {session.handle.transport} in this scenario; '
+                "one scenario keeps one session per server."
+            )
+        return
+    key = (name, transport or "")
+    failed = st.runtime.start_failures.get(key)
+    if failed is not None:
+        raise ServerStartError(f"{failed}\n  (This failure happened earlier in the run; not retried.)")
+    try:
+        st.sessions[name] = st.runtime.open_session(st, name, transport=transport, env_overrides=env)
+    except ServerStartError as exc:
+        if "cannot be run over" in str(exc):
+            st.runtime.start_failures[key] = str(exc)
+        raise
+
+
+@given('the MCP server "{server:Q}" is running')
+def step_server_running(context: Any, server: str) -> None:
+    """Start the named server (with its configured transport) and open a session with it.
+
+    Example: Given the MCP server "shop" is running
+    """
+    ensure_server(context, text(context, server))
+
+
+@given('the MCP server "{server:Q}" is running over {transport:Transport}')
+def step_server_running_over(context: Any, server: str, transport: str) -> None:
+    """Start the named server over a given transport: in-memory, stdio, streamable HTTP or SSE.
+
+    Example: Given the MCP server "shop" is running over stdio
+    """
+    ensure_server(context, text(context, server), transport=transport)
+
+
+@given('the MCP server "{server:Q}" is running with the environment:')
+def step_server_running_env(context: Any, server: str) -> None:
+    """Start the named server with extra environment variables (table: | name | value |).
+
+    Example:
+        Given the MCP server "shop" is running with the environment:
+          | name  | value |
+          | DEBUG | 1     |
+    """
+    headings, rows = table_rows(context)
+    if headings != ["name", "value"]:
+        raise UsageError(f"{state(context).location}: the environment table needs the headings | name | value |.")
+    ensure_server(context, text(context, server), env={r[0]: r[1] for r in rows})
+
+
+@when('I connect to the MCP server "{server:Q}"')
+def step_connect(context: Any, server: str) -> None:
+    """Try to connect; a failure is recorded for a later Then step, not raised.
+
+    Example: When I connect to the MCP server "broken"
+    """
+    st = state(context)
+    name = text(context, server)
+    st.connect_error = None
+    try:
+        ensure_server(context, name)
+    except ServerStartError as exc:
+        st.connect_error = str(exc)
+
+
+@then('the connection fails with an error mentioning "{needle:Q}"')
+def step_connection_fails(context: Any, needle: str) -> None:
+    """Check that the last connection attempt failed, and why (case-insensitive).
+
+    Example: Then the connection fails with an error mentioning "boom"
+    """
+    st = state(context)
+    wanted = text(context, needle)
+    if st.connect_error is None:
+        raise ExpectationFailed(
+            "The connection did not fail",
+            expected=f'a failed connection mentioning "{wanted}"',
+            actual=f'connected to "{st.current_server}"',
+        )
+    if wanted.lower() not in st.connect_error.lower():
+        raise ExpectationFailed(
+            "The connection failed, but not as expected",
+            expected=f'an error mentioning "{wanted}"',
+            actual=st.connect_error,
+        )
+
+
+def _info(context: Any) -> Any:
+    session = current_session(context)
+    assert session.client is not None
+    return session, session.client.server_info
+
+
+@then('the server name is "{expected:Q}"')
+def step_server_name(context: Any, expected: str) -> None:
+    """Check the name the server reports about itself.
+
+    Example: Then the server name is "shop"
+    """
+    session, info = _info(context)
+    actual = info.name if info else None
+    if actual != text(context, expected):
+        raise ExpectationFailed("Wrong server name", expected=text(context, expected), actual=actual)
+
+
+@then('the server version is "{expected:Q}"')
+def step_server_version(context: Any, expected: str) -> None:
+    """Check the version the server reports about itself.
+
+    Example: Then the server version is "1.0.0"
+    """
+    session, info = _info(context)
+    actual = info.version if info else None
+    if actual != text(context, expected):
+        raise ExpectationFailed("Wrong server version", expected=text(context, expected), actual=actual)
+
+
+def _capability(context: Any, capability: str) -> tuple[bool, dict[str, Any]]:
+    key = capability.strip()
+    if key not in _CAPABILITIES:
+        from mcp_bdd.errors import did_you_mean
+
+        raise UsageError(f'{state(context).location}: unknown capability "{key}". {did_you_mean(key, _CAPABILITIES, "capability")}.')
+    session = current_session(context)
+    assert session.client is not None
+    caps = session.client.server_capabilities.model_dump(by_alias=True, exclude_none=True)
+    top, sub = _CAPABILITIES[key]
+    present = top in caps and (sub is None or bool((caps[top] or {}).get(sub)))
+    return present, caps
+
+
+@then("the server supports {capability}")
+def step_supports(context: Any, capability: str) -> None:
+    """Check a capability the server declares: tools, resources, resource subscriptions, prompts, logging,
+    completions, tools list changes, resources list changes, prompts list changes.
+
+    Example: Then the server supports tools
+    """
+    present, caps = _capability(context, capability)
+    if not present:
+        raise ExpectationFailed(f"The server does not declare {capability}", actual=caps, expected=capability)
+
+
+@then("the server does not support {capability}")
+def step_not_supports(context: Any, capability: str) -> None:
+    """Check that the server does not declare a capability.
+
+    Example: Then the server does not support prompts
+    """
+    present, caps = _capability(context, capability)
+    if present:
+        raise ExpectationFailed(f"The server declares {capability}", actual=caps)
+
+
+@then('the protocol version is "{version:Q}"')
+def step_protocol(context: Any, version: str) -> None:
+    """Check the negotiated protocol version.
+
+    Example: Then the protocol version is "2025-11-25"
+    """
+    session = current_session(context)
+    if session.protocol_version != text(context, version):
+        raise ExpectationFailed(
+            "Unexpected protocol version",
+            expected=text(context, version),
+            actual=session.protocol_version,
+            tip='set protocol = "legacy" (2025-11-25 handshake) or "2026-07-28" in [tool.mcp-bdd] to pin the era.',
+        )
+
+
+@when("I ping the server")
+def step_ping(context: Any) -> None:
+    """Send a ping (2025-11-25 era only) and require an answer.
+
+    Example: When I ping the server
+    """
+    session = current_session(context)
+    session.require_legacy("ping")
+    outcome = session.ping()
+    state(context).last_request = outcome
+    session.check(outcome)

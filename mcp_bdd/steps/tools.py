@@ -1,0 +1,549 @@
+"""Tools: discovery, calls in every form, and the outcome of a call."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from behave import then, when
+
+from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
+from mcp_bdd.session import Outcome, Session
+from mcp_bdd.steps._common import (
+    argument_table,
+    column,
+    current_session,
+    docstring_json,
+    keep_result,
+    state,
+    text,
+)
+
+# ---------------------------------------------------------------------------------------------
+# discovery
+
+
+@when("I list the tools")
+def step_list_tools(context: Any) -> None:
+    """Fetch the server's tool list (following every page).
+
+    Example: When I list the tools
+    """
+    current_session(context).list_all("tools")
+
+
+def _names(session: Session) -> list[str]:
+    return [str(t.get("name")) for t in session.tool_list()]
+
+
+def _tool(context: Any, name: str) -> tuple[Session, dict[str, Any]]:
+    session = current_session(context)
+    name = text(context, name)
+    tool = session.tool_named(name)
+    if tool is None:
+        raise ExpectationFailed(
+            f'The server "{session.name}" has no tool "{name}"',
+            details="  " + did_you_mean(name, _names(session), "tool"),
+        )
+    return session, tool
+
+
+@then("the tools are:")
+def step_tools_are(context: Any) -> None:
+    """Check the exact set of tool names (one-column table `name`).
+
+    Example:
+        Then the tools are:
+          | name |
+          | add  |
+    """
+    session = current_session(context)
+    expected = set(column(context))
+    actual = set(_names(session))
+    if expected != actual:
+        raise ExpectationFailed(
+            "The tool list differs",
+            expected=sorted(expected),
+            actual=sorted(actual),
+            details=f"  Missing: {sorted(expected - actual)}\n  Unexpected: {sorted(actual - expected)}",
+        )
+
+
+@then("the tools include:")
+def step_tools_include(context: Any) -> None:
+    """Check that the tool list includes these names (others may exist).
+
+    Example:
+        Then the tools include:
+          | name |
+          | add  |
+    """
+    session = current_session(context)
+    missing = [n for n in column(context) if n not in _names(session)]
+    if missing:
+        raise ExpectationFailed(
+            f"The tool list lacks {missing}", actual=sorted(_names(session)), expected=f"to include {missing}"
+        )
+
+
+@then('the tool list includes "{name:Q}"')
+def step_tool_list_includes(context: Any, name: str) -> None:
+    """Check that one tool is offered.
+
+    Example: Then the tool list includes "add"
+    """
+    _tool(context, name)
+
+
+@then('the tool list does not include "{name:Q}"')
+def step_tool_list_excludes(context: Any, name: str) -> None:
+    """Check that a tool is NOT offered.
+
+    Example: Then the tool list does not include "drop_database"
+    """
+    session = current_session(context)
+    if text(context, name) in _names(session):
+        raise ExpectationFailed(f'The server offers the tool "{text(context, name)}"', actual=sorted(_names(session)))
+
+
+@then('the tool "{name:Q}" requires the arguments:')
+def step_tool_requires(context: Any, name: str) -> None:
+    """Check the exact set of required arguments (one-column table `name`).
+
+    Example:
+        Then the tool "add" requires the arguments:
+          | name |
+          | a    |
+    """
+    _, tool = _tool(context, name)
+    actual = sorted((tool.get("inputSchema") or {}).get("required") or [])
+    expected = sorted(column(context))
+    if actual != expected:
+        raise ExpectationFailed(
+            f'The tool "{tool["name"]}" requires other arguments', expected=expected, actual=actual
+        )
+
+
+@then('the tool "{name:Q}" argument "{arg:Q}" is of type "{kind:Q}"')
+def step_tool_arg_type(context: Any, name: str, arg: str, kind: str) -> None:
+    """Check the JSON type of one input argument.
+
+    Example: Then the tool "add" argument "a" is of type "integer"
+    """
+    _, tool = _tool(context, name)
+    props = (tool.get("inputSchema") or {}).get("properties") or {}
+    arg = text(context, arg)
+    if arg not in props:
+        raise ExpectationFailed(
+            f'The tool "{tool["name"]}" has no argument "{arg}"', details="  " + did_you_mean(arg, props, "argument")
+        )
+    prop = props[arg]
+    kinds = prop.get("type")
+    if kinds is None and "anyOf" in prop:
+        kinds = [p.get("type") for p in prop["anyOf"] if isinstance(p, dict)]
+    kinds_list = [kinds] if isinstance(kinds, str) else list(kinds or [])
+    if text(context, kind) not in kinds_list:
+        raise ExpectationFailed(
+            f'The argument "{arg}" of "{tool["name"]}" has another type', expected=text(context, kind), actual=prop
+        )
+
+
+@then('the tool "{name:Q}" has an output schema')
+def step_tool_output_schema(context: Any, name: str) -> None:
+    """Check that a tool declares an outputSchema (structured results).
+
+    Example: Then the tool "add" has an output schema
+    """
+    _, tool = _tool(context, name)
+    if not tool.get("outputSchema"):
+        raise ExpectationFailed(f'The tool "{tool["name"]}" has no output schema', actual=tool)
+
+
+@then('the tool "{name:Q}" description mentions "{needle:Q}"')
+def step_tool_description(context: Any, name: str, needle: str) -> None:
+    """Check a tool's description (case-insensitive).
+
+    Example: Then the tool "delete_user" description mentions "cannot be undone"
+    """
+    _, tool = _tool(context, name)
+    description = tool.get("description") or ""
+    if text(context, needle).lower() not in description.lower():
+        raise ExpectationFailed(
+            f'The description of "{tool["name"]}" does not mention "{text(context, needle)}"', actual=description
+        )
+
+
+@then("every tool has a description of at least {n:Int} characters")
+def step_every_description(context: Any, n: int) -> None:
+    """Check that every tool is described well enough for an LLM to choose it.
+
+    Example: Then every tool has a description of at least 20 characters
+    """
+    session = current_session(context)
+    short = {t["name"]: (t.get("description") or "") for t in session.tool_list() if len(t.get("description") or "") < n}
+    if short:
+        raise ExpectationFailed(
+            f"{len(short)} tool(s) have a description shorter than {n} characters",
+            actual=short,
+            tip="LLMs pick tools by their descriptions: say what the tool does and when to use it.",
+        )
+
+
+def _hint(context: Any, name: str, hint: str, label: str) -> None:
+    _, tool = _tool(context, name)
+    annotations = tool.get("annotations") or {}
+    if annotations.get(hint) is not True:
+        raise ExpectationFailed(
+            f'The tool "{tool["name"]}" is not marked {label}',
+            expected=f"annotations.{hint} = true",
+            actual=annotations or "(no annotations)",
+        )
+
+
+@then('the tool "{name:Q}" is marked read-only')
+def step_read_only(context: Any, name: str) -> None:
+    """Check annotations.readOnlyHint.
+
+    Example: Then the tool "add" is marked read-only
+    """
+    _hint(context, name, "readOnlyHint", "read-only")
+
+
+@then('the tool "{name:Q}" is marked destructive')
+def step_destructive(context: Any, name: str) -> None:
+    """Check annotations.destructiveHint.
+
+    Example: Then the tool "delete_user" is marked destructive
+    """
+    _hint(context, name, "destructiveHint", "destructive")
+
+
+# ---------------------------------------------------------------------------------------------
+# calls
+
+
+def _call(
+    context: Any,
+    tool: str,
+    server: str | None,
+    args: dict[str, Any] | None,
+    *,
+    timeout: float | None = None,
+    cancel_after: float | None = None,
+) -> Outcome:
+    st = state(context)
+    session = current_session(context, server)
+    outcome = session.call_tool(text(context, tool), args, timeout=timeout, cancel_after=cancel_after)
+    st.last_call = outcome
+    st.last_calls = [outcome]
+    st.last_request = outcome
+    keep_result(context, "tool", outcome, text(context, tool))
+    session.raise_problems()
+    return outcome
+
+
+@when('I call the tool "{tool:Q}"')
+def step_call(context: Any, tool: str) -> None:
+    """Call a tool without arguments.
+
+    Example: When I call the tool "ping_db"
+    """
+    _call(context, tool, None, {})
+
+
+@when('I call the tool "{tool:Q}" on "{server:Q}"')
+def step_call_on(context: Any, tool: str, server: str) -> None:
+    """Call a tool of a named server without arguments.
+
+    Example: When I call the tool "ping_db" on "shop"
+    """
+    _call(context, tool, server, {})
+
+
+def _table_call(context: Any, tool: str, server: str | None, **kw: Any) -> None:
+    session = current_session(context, server)
+    args = argument_table(context, session, text(context, tool))
+    _call(context, tool, server, args, **kw)
+
+
+@when('I call the tool "{tool:Q}" with:')
+def step_call_with(context: Any, tool: str) -> None:
+    """Call a tool with an argument table: heading row = names, one row of values (coerced by the schema).
+
+    Example:
+        When I call the tool "add" with:
+          | a | b |
+          | 1 | 2 |
+    """
+    _table_call(context, tool, None)
+
+
+@when('I call the tool "{tool:Q}" on "{server:Q}" with:')
+def step_call_on_with(context: Any, tool: str, server: str) -> None:
+    """Call a tool of a named server with an argument table.
+
+    Example:
+        When I call the tool "add" on "calc" with:
+          | a | b |
+          | 1 | 2 |
+    """
+    _table_call(context, tool, server)
+
+
+def _json_args(context: Any) -> dict[str, Any]:
+    value = docstring_json(context)
+    if not isinstance(value, dict):
+        raise UsageError(f"{state(context).location}: tool arguments must be a JSON object, got {type(value).__name__}.")
+    return value
+
+
+@when('I call the tool "{tool:Q}" with arguments:')
+def step_call_json(context: Any, tool: str) -> None:
+    """Call a tool with arguments given as a JSON doc string (sent as written, not coerced).
+
+    Example:
+        When I call the tool "add" with arguments:
+          \"\"\"json
+          {"a": 1, "b": 2}
+          \"\"\"
+    """
+    _call(context, tool, None, _json_args(context))
+
+
+@when('I call the tool "{tool:Q}" on "{server:Q}" with arguments:')
+def step_call_on_json(context: Any, tool: str, server: str) -> None:
+    """Call a tool of a named server with a JSON doc string of arguments.
+
+    Example:
+        When I call the tool "add" on "calc" with arguments:
+          \"\"\"json
+          {"a": 1, "b": 2}
+          \"\"\"
+    """
+    _call(context, tool, server, _json_args(context))
+
+
+@when('I call the tool "{tool:Q}" with a timeout of {seconds:Num} seconds with:')
+def step_call_timeout(context: Any, tool: str, seconds: float) -> None:
+    """Call a tool and give up after a number of seconds (then check "the tool call times out").
+
+    Example:
+        When I call the tool "slow" with a timeout of 0.5 seconds with:
+          | seconds |
+          | 3       |
+    """
+    _table_call(context, tool, None, timeout=seconds)
+
+
+@when('I call the tool "{tool:Q}" {n:Int} times concurrently with:')
+def step_call_concurrently(context: Any, tool: str, n: int) -> None:
+    """Call a tool n times at once; `${i}` in the table is the call index 1..n.
+
+    Example:
+        When I call the tool "add" 10 times concurrently with:
+          | a    | b |
+          | ${i} | 1 |
+    """
+    st = state(context)
+    if n < 1:
+        raise UsageError(f"{st.location}: call at least once (got {n}).")
+    session = current_session(context)
+    name = text(context, tool)
+    argsets = [argument_table(context, session, name, extra={"i": str(i)}) for i in range(1, n + 1)]
+    outcomes = session.call_tool_many(name, argsets)
+    st.last_calls = outcomes
+    st.last_call = outcomes[-1]
+    st.last_request = outcomes[-1]
+    keep_result(context, "tool", outcomes[-1], name)
+
+
+@when('I call the tool "{tool:Q}" and cancel it after {seconds:Num} seconds with:')
+def step_call_cancel(context: Any, tool: str, seconds: float) -> None:
+    """Call a tool and cancel the request after a number of seconds (the server is told).
+
+    Example:
+        When I call the tool "slow" and cancel it after 0.2 seconds with:
+          | seconds |
+          | 3       |
+    """
+    _table_call(context, tool, None, cancel_after=seconds)
+
+
+# ---------------------------------------------------------------------------------------------
+# outcomes
+
+
+def _last_call(context: Any) -> Outcome:
+    st = state(context)
+    if st.last_call is None:
+        raise UsageError(f'{st.location}: no tool was called yet in this scenario ("When I call the tool ...").')
+    return st.last_call
+
+
+def _unknown_tool_hint(context: Any, outcome: Outcome) -> str | None:
+    name = outcome.params.get("name")
+    session = state(context).sessions.get(outcome.server)
+    if session is None or not isinstance(name, str):
+        return None
+    names = [str(t.get("name")) for t in session.tool_list()]
+    if name in names:
+        return None
+    return f'the server has no tool "{name}". {did_you_mean(name, names, "tool")}'
+
+
+def _fail(context: Any, title: str, outcome: Outcome, expected: str, tip: str | None = None) -> None:
+    session = state(context).sessions.get(outcome.server)
+    hint = _unknown_tool_hint(context, outcome)
+    raise ExpectationFailed(
+        title,
+        expected=expected,
+        actual=outcome.describe(),
+        exchange=session.transcript.tail(5, outcome.server) if session else None,
+        tip=hint or tip,
+    )
+
+
+@then("the tool call succeeds")
+def step_call_succeeds(context: Any) -> None:
+    """Check that the last call returned a result with isError false and no protocol error.
+
+    Example: Then the tool call succeeds
+    """
+    outcome = _last_call(context)
+    if not outcome.ok or outcome.is_error_result:
+        _fail(context, f'The tool call "{outcome.params.get("name")}" did not succeed', outcome, "a successful result",
+              tip="read the error text: a good server says what went wrong and what to do.")
+
+
+def _failed(outcome: Outcome) -> bool:
+    return outcome.is_error_result or outcome.error is not None or outcome.exception is not None
+
+
+@then("the tool call fails")
+def step_call_fails(context: Any) -> None:
+    """Check that the last call failed: an error result (isError) or a JSON-RPC error.
+
+    Example: Then the tool call fails
+    """
+    outcome = _last_call(context)
+    if not _failed(outcome):
+        _fail(context, f'The tool call "{outcome.params.get("name")}" did not fail', outcome, "isError or an error")
+
+
+def _error_text(outcome: Outcome) -> str:
+    from mcp_bdd.session import result_text
+
+    if outcome.error is not None:
+        return f"{outcome.error.message} {json.dumps(outcome.error.data, default=str) if outcome.error.data else ''}"
+    if outcome.raw is not None:
+        return result_text(outcome.raw)
+    return outcome.exception or ""
+
+
+@then('the tool call fails with an error mentioning "{needle:Q}"')
+def step_call_fails_with(context: Any, needle: str) -> None:
+    """Check that the last call failed and its error mentions a text (case-insensitive).
+
+    Example: Then the tool call fails with an error mentioning "not found"
+    """
+    outcome = _last_call(context)
+    wanted = text(context, needle)
+    if not _failed(outcome):
+        _fail(context, f'The tool call "{outcome.params.get("name")}" did not fail', outcome,
+              f'an error mentioning "{wanted}"')
+    if wanted.lower() not in _error_text(outcome).lower():
+        _fail(context, "The tool call failed, but the error does not mention the expected text", outcome,
+              f'an error mentioning "{wanted}"')
+
+
+@then("the tool call returns an error result")
+def step_call_error_result(context: Any) -> None:
+    """Check for an error result specifically (isError true, not a JSON-RPC error).
+
+    Example: Then the tool call returns an error result
+    """
+    outcome = _last_call(context)
+    if not outcome.is_error_result:
+        _fail(context, "The tool call did not return an error result", outcome, "a result with isError: true",
+              tip="a JSON-RPC error is checked with \"Then the request is rejected with error code <code>\".")
+
+
+@then("the request is rejected with error code {code:Int}")
+def step_rejected(context: Any, code: int) -> None:
+    """Check that the last request (of any kind) got a JSON-RPC error with this code.
+
+    Example: Then the request is rejected with error code -32602
+    """
+    st = state(context)
+    outcome = st.last_request
+    if outcome is None:
+        raise UsageError(f"{st.location}: no request was made yet in this scenario.")
+    if outcome.error is None or outcome.error.code != code:
+        _fail(context, f"The {outcome.method} request was not rejected with error code {code}", outcome,
+              f"JSON-RPC error {code}",
+              tip="some servers report failures as isError results instead; \"Then the tool call fails\" accepts both.")
+
+
+@then("the tool call times out")
+def step_times_out(context: Any) -> None:
+    """Check that the last call got no answer within its timeout.
+
+    Example: Then the tool call times out
+    """
+    outcome = _last_call(context)
+    if not outcome.timed_out:
+        _fail(context, "The tool call did not time out", outcome, "no answer within the timeout")
+
+
+@then("all {n:Int} calls succeed")
+def step_all_succeed(context: Any, n: int) -> None:
+    """Check the concurrent calls: there were n and each succeeded.
+
+    Example: Then all 10 calls succeed
+    """
+    calls = state(context).last_calls
+    bad = [(i + 1, c.describe()) for i, c in enumerate(calls) if not c.ok or c.is_error_result]
+    if len(calls) != n or bad:
+        raise ExpectationFailed(
+            f"Not all {n} calls succeeded ({len(calls) - len(bad)} of {len(calls)} did)",
+            actual={f"call {i}": d for i, d in bad},
+        )
+
+
+@then('the results at "{path:Q}" are all different')
+def step_results_different(context: Any, path: str) -> None:
+    """Check that the value at a JSONPath differs between all the concurrent calls.
+
+    Example: Then the results at "$.id" are all different
+    """
+    from mcp_bdd.matchers import all_different, query_one
+    from mcp_bdd.steps._common import result_value
+
+    calls = state(context).last_calls
+    p = text(context, path)
+    values = [query_one(result_value(c.raw or {}), p) for c in calls]
+    duplicates = all_different(values)
+    if duplicates:
+        raise ExpectationFailed(f"Some results at {p} are equal", path=p, actual=values, details=f"  Repeated: {duplicates}")
+
+
+@then("the server still responds")
+def step_still_responds(context: Any) -> None:
+    """Check that a cheap request (ping, or listing tools) still succeeds afterwards.
+
+    Example: Then the server still responds
+    """
+    session = current_session(context)
+    outcome = session.ping() if session.is_legacy else session.request(_list_tools_request())
+    if not outcome.ok:
+        raise ExpectationFailed(
+            f'The server "{session.name}" no longer responds',
+            actual=outcome.describe(),
+            details=session.handle.describe_death(),
+        )
+
+
+def _list_tools_request() -> Any:
+    import mcp_types as types
+
+    return types.ListToolsRequest(params=None)

@@ -1,0 +1,115 @@
+"""Per-scenario transcript: every MCP request, response, notification and error, timestamped.
+
+Steps never attach by themselves: the `after_step` hook drains what the step caused and
+attaches it to that step (`context.attach(TRANSCRIPT_MIME, json)`), which is what the living
+documentation report and failure messages read. Records come from the portal thread (the SDK's
+callbacks) and from the behave thread, hence the lock.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "SERVER_MIME",
+    "STDERR_MIME",
+    "TRANSCRIPT_MIME",
+    "Exchange",
+    "Kind",
+    "Transcript",
+]
+
+#: One step's exchanges: a JSON list of `Exchange` dicts.
+TRANSCRIPT_MIME = "application/vnd.mcp-bdd.transcript+json"
+#: A server's identity and surface as seen during the run (see `session.ServerSurface`).
+SERVER_MIME = "application/vnd.mcp-bdd.server+json"
+#: The last lines of a server's stderr, attached to the failing step: {"server": ..., "text": ...}.
+STDERR_MIME = "application/vnd.mcp-bdd.stderr+json"
+
+Kind = Literal[
+    "request",  # client -> server request (payload: params)
+    "response",  # server -> client result (payload: raw result as sent)
+    "error",  # request failed: JSON-RPC error, timeout, connection lost (payload: {code, message, data})
+    "notification",  # server -> client notification (payload: params)
+    "server_request",  # server -> client request: sampling, elicitation, roots (payload: params)
+    "client_response",  # what the client answered to a server_request
+    "fake",  # traffic of a fake dependency (payload: kind-specific, e.g. an HTTP request received)
+    "info",  # anything else worth showing (server started, session opened ...)
+]
+
+
+@dataclass(frozen=True)
+class Exchange:
+    seq: int
+    kind: Kind
+    server: str
+    method: str
+    payload: Any
+    at: float  # wall clock, seconds since the epoch
+    duration_ms: float | None = None
+    related: int | None = None  # seq of the request this answers / belongs to
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self, limit: int = 600) -> str:
+        arrow = {
+            "request": "→",
+            "response": "←",
+            "error": "✗",
+            "notification": "⇠",
+            "server_request": "⇠?",
+            "client_response": "→!",
+            "fake": "⟂",
+            "info": "·",
+        }[self.kind]
+        body = json.dumps(self.payload, ensure_ascii=False, default=str)
+        if len(body) > limit:
+            body = f"{body[:limit]}… ({len(body)} chars)"
+        took = f" ({self.duration_ms:.1f} ms)" if self.duration_ms is not None else ""
+        return f"{arrow} [{self.server}] {self.method}{took} {body}"
+
+
+class Transcript:
+    """Append-only record of one scenario's exchanges, drained step by step."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: list[Exchange] = []
+        self._drained = 0
+
+    def record(
+        self,
+        kind: Kind,
+        server: str,
+        method: str,
+        payload: Any = None,
+        *,
+        duration_ms: float | None = None,
+        related: int | None = None,
+    ) -> Exchange:
+        with self._lock:
+            item = Exchange(len(self._items) + 1, kind, server, method, payload, time.time(), duration_ms, related)
+            self._items.append(item)
+            return item
+
+    @property
+    def items(self) -> list[Exchange]:
+        with self._lock:
+            return list(self._items)
+
+    def drain(self) -> list[Exchange]:
+        """What was recorded since the last drain (one step's worth)."""
+        with self._lock:
+            new = self._items[self._drained :]
+            self._drained = len(self._items)
+            return new
+
+    def tail(self, n: int = 6, server: str | None = None) -> str:
+        """The last `n` exchanges as text, for failure messages."""
+        items = [i for i in self.items if server is None or i.server == server]
+        return "\n".join(i.summary() for i in items[-n:])

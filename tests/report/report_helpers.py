@@ -1,0 +1,129 @@
+"""Helpers of the report tests: run behave on the sample project; build tiny model objects."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcp_bdd.report.model import Evidence, Exchange, Feature, Run, Scenario, Step
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = Path(__file__).resolve().parent / "sample_project"
+FORMATTER = "mcp_bdd.report:LivingDocFormatter"
+
+
+def run_behave(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m behave ARGS features/` in `project`, with this checkout importable."""
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
+    return subprocess.run(
+        [sys.executable, "-m", "behave", *args, "features/"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@dataclass
+class SampleRun:
+    project: Path
+    html: Path
+    data: dict[str, Any]
+    proc: subprocess.CompletedProcess[str]
+
+    @property
+    def text(self) -> str:
+        return self.html.read_text(encoding="utf-8")
+
+
+def make_sample_run(root: Path, label: str = "stdio", *extra: str) -> SampleRun:
+    project = root / "project"
+    shutil.copytree(SAMPLE, project)
+    proc = run_behave(
+        project,
+        "-f",
+        FORMATTER,
+        "-o",
+        "reports/living-doc.html",
+        "-f",
+        "mcp_bdd.report:JUnitFormatter",
+        "-o",
+        "reports/junit.xml",
+        "-D",
+        f"transport={label}",
+        "-D",
+        "mcp_bdd.title=Shop <MCP> server",
+        *extra,
+    )
+    html = project / "reports" / "living-doc.html"
+    assert html.exists(), f"no report written\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    data = json.loads((project / "reports" / "living-doc.json").read_text(encoding="utf-8"))
+    return SampleRun(project, html, data, proc)
+
+
+def exchange(
+    seq: int, kind: str, method: str, payload: Any, related: int | None = None, **kw: Any
+) -> Exchange:
+    target = None
+    if kind == "request" and isinstance(payload, dict):
+        target = payload.get("name") or payload.get("uri")
+    is_error = kind == "error" or (isinstance(payload, dict) and payload.get("isError") is True)
+    return Exchange(
+        seq=seq,
+        kind=kind,
+        server=kw.pop("server", "shop"),
+        method=method,
+        at=0.0,
+        related=related,
+        payload=payload,
+        target=target,
+        is_error=is_error,
+        **kw,
+    )
+
+
+def scenario(sid: str, status: str = "passed", exchanges: tuple[Exchange, ...] = (), **kw: Any) -> Scenario:
+    step = Step(
+        keyword="When",
+        name=kw.pop("step_name", "I do it"),
+        step_type="when",
+        location="features/x.feature:5",
+        status=status,  # type: ignore[arg-type]
+        error_message=kw.pop("error", None),
+        evidence=Evidence(exchanges=exchanges),
+    )
+    return Scenario(
+        id=sid,
+        name=kw.pop("name", sid),
+        keyword="Scenario",
+        location="features/x.feature:4",
+        status=status,  # type: ignore[arg-type]
+        steps=(step,),
+        **kw,
+    )
+
+
+def feature(fid: str, *children: Any, filename: str = "features/tools/x.feature", **kw: Any) -> Feature:
+    return Feature(
+        id=fid,
+        name=kw.pop("name", fid),
+        keyword="Feature",
+        filename=filename,
+        location=f"{filename}:1",
+        status=kw.pop("status", "passed"),
+        children=children,
+        **kw,
+    )
+
+
+def run(*features: Feature, **kw: Any) -> Run:
+    return Run(features=features, **kw)

@@ -1,0 +1,49 @@
+"""The run model: status arithmetic and the JSON round trip that `merge` depends on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from report_helpers import exchange, feature, run, scenario
+
+from mcp_bdd.report.model import Outline, Rule, combine, dump_run, load_run, outcome, walk_scenarios
+
+
+def test_combine_takes_the_worst_and_skipped_counts_least() -> None:
+    assert combine([]) == "skipped"
+    assert combine(["passed", "skipped", "skipped"]) == "passed"
+    assert combine(["passed", "failed", "undefined"]) == "undefined"
+    assert combine(["passed", "untested"]) == "untested"
+    assert combine(["pending", "failed"]) == "failed"
+    assert combine(["hook_error", "error"]) == "hook_error"
+
+
+def test_outcomes_tell_failed_errored_pending_and_not_run_apart() -> None:
+    assert [outcome(s) for s in ("passed", "failed", "error", "undefined", "hook_error")] == [
+        "passed",
+        "failed",
+        "errored",
+        "errored",
+        "errored",
+    ]
+    assert (outcome("pending"), outcome("skipped"), outcome("untested")) == ("pending", "skipped", "untested")
+
+
+def test_json_round_trip_keeps_rules_outlines_and_evidence() -> None:
+    x = exchange(1, "request", "tools/call", {"name": "add", "arguments": {"a": 1}})
+    s1 = scenario("f--a", exchanges=(x,), tags=("smoke",))
+    s2 = scenario("f--o--row", status="failed", error="boom")
+    outline = Outline(id="f--o", name="O <a>", keyword="Scenario Outline", location="f:3", status="failed", scenarios=(s2,))
+    rule = Rule(id="f--r", name="R", keyword="Rule", location="f:9", status="failed", children=(outline,))
+    original = run(feature("f", s1, rule, status="failed"), label="http")
+    data = json.loads(json.dumps(dump_run(original)))
+    assert data["schema"] == "mcp-bdd.run/1"
+    again = load_run(data)
+    assert again == original
+    assert [s.id for f in again.features for s in walk_scenarios(f.children)] == ["f--a", "f--o--row"]
+
+
+def test_load_run_refuses_other_json() -> None:
+    with pytest.raises(ValueError, match="not an mcp-bdd run file"):
+        load_run([{"keyword": "Feature"}])  # behave's own json output

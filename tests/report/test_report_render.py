@@ -1,0 +1,129 @@
+"""The renderer: escaping everywhere, safe embedded JSON, no remote content, merged columns."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from html.parser import HTMLParser
+
+from report_helpers import exchange, feature, run, scenario
+
+from mcp_bdd.report.model import Examples, ExampleRef, Image, Outline, ServerSurface, StepDef, Table
+from mcp_bdd.report.render import CSP, data_url, json_for_html, pretty, render_html, text
+from mcp_bdd.report.views import build_report
+
+EVIL = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1"><!--'
+
+
+class _Tags(HTMLParser):
+    """Collects the start tags a browser would build (what matters for script injection)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def _tags(html: str) -> list[tuple[str, dict[str, str | None]]]:
+    parser = _Tags()
+    parser.feed(html)
+    return parser.tags
+
+
+def _evil_run() -> str:
+    x = exchange(1, "request", "tools/call", {"name": EVIL, "arguments": {"t": EVIL}})
+    s = scenario("f--evil", name=EVIL, exchanges=(x,), tags=(EVIL,), error=EVIL, step_name=EVIL)
+    surface = ServerSurface(
+        server="shop", name=EVIL, version=EVIL, instructions=EVIL, tools=({"name": EVIL, "description": EVIL},)
+    )
+    glossary = (StepDef(step_type="given", pattern=EVIL, location="steps/a.py:1", doc=f"{EVIL}\n\nGiven {EVIL}"),)
+    return render_html([run(feature("f", s, name=EVIL, description=(EVIL,)), servers=(surface,), glossary=glossary)])
+
+
+def test_untrusted_text_never_becomes_markup() -> None:
+    html = _evil_run()
+    tags = _tags(html)
+    scripts = [a for t, a in tags if t == "script"]
+    assert scripts == [{"type": "application/json", "id": "mcp-bdd-index"},
+                       {"type": "application/json", "id": "mcp-bdd-evidence"}, {}]  # fmt: skip
+    assert not [a for t, a in tags if t == "img"]
+    assert not any(k.startswith("on") for _, a in tags for k in a)
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in html
+
+
+def test_embedded_json_cannot_break_out_of_its_script_element() -> None:
+    value = {"a": "</script><script>alert(1)</script>", "b": "<!-- x", "c": "&amp; \u2028 \u2029"}
+    out = str(json_for_html(value))
+    for bad in ("<", ">", "&", "\u2028", "\u2029"):
+        assert bad not in out
+    assert json.loads(out) == value
+    html = _evil_run()
+    for block in re.findall(r'<script type="application/json" id="[^"]+">(.*?)</script>', html, re.S):
+        assert "<" not in block and "&" not in block
+
+
+def test_strict_csp_and_no_remote_content() -> None:
+    html = _evil_run()
+    metas = [a for t, a in _tags(html) if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
+    assert [m["content"] for m in metas] == [CSP]
+    assert CSP == "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+    for tag, attrs in _tags(html):
+        for name in ("src", "href"):
+            value = attrs.get(name) or ""
+            assert not re.match(r"\s*(https?:|//|file:|javascript:)", value, re.I), (tag, attrs)
+    assert not _tags(html) or all(t != "link" for t, _ in _tags(html))
+
+
+def test_data_urls_only_for_base64_rasters() -> None:
+    png = base64.b64encode(b"\x89PNG....").decode()
+    assert data_url(Image(mime="image/png", data=png, size=8)) == f"data:image/png;base64,{png}"
+    assert data_url(Image(mime="image/svg+xml", data=png, size=8)) == ""
+    assert data_url(Image(mime="image/png", data='x" onerror="alert(1)', size=8)) == ""
+
+
+def test_text_filter_escapes_element_content() -> None:
+    assert str(text('<a href="x">&</a>')) == '&lt;a href="x"&gt;&amp;&lt;/a&gt;'
+
+
+def test_pretty_json_keeps_small_values_on_one_line() -> None:
+    assert pretty({"a": 1, "b": [1, 2]}) == '{"a": 1, "b": [1, 2]}'
+    long = {"content": [{"type": "text", "text": "x" * 100}], "isError": False}
+    assert pretty(long).splitlines()[0] == "{"
+    assert json.loads(pretty(long)) == long
+
+
+def test_outline_examples_table_links_each_row_to_its_result() -> None:
+    rows = (("2", "3"), ("4", "5"))
+    s1 = scenario("f--o--r1", name="mul 2 3", example=ExampleRef(examples=1, row=1))
+    s2 = scenario("f--o--r2", name="mul 4 5", status="failed", example=ExampleRef(examples=1, row=2))
+    examples = Examples(keyword="Examples", name="small", location="f:9", table=Table(headings=("a", "b"), rows=rows))
+    o = Outline(id="f--o", name="mul <a> <b>", keyword="Scenario Outline", location="f:3", status="failed",
+                examples=(examples,), scenarios=(s1, s2))  # fmt: skip
+    html = render_html([run(feature("f", o))])
+    table = html[html.index('<table class="datatable examples-table">') :]
+    assert table.index('href="#f--o--r1"') < table.index('href="#f--o--r2"')
+    assert 'id="f--o--r2"' in html
+
+
+def test_merged_report_has_a_column_per_run_and_flags_disagreement() -> None:
+    a = run(feature("f", scenario("f--s"), scenario("f--only-a")), label="stdio")
+    b = run(feature("f", scenario("f--s", status="failed", error="boom")), label="http")
+    view = build_report([a, b])
+    [s, only_a] = view.scenarios
+    assert s.inconsistent and s.disagreement == "passed on stdio · failed on http"
+    assert not only_a.inconsistent and only_a.results[1] is None
+    html = render_html([a, b])
+    assert "Runs disagree: passed on stdio · failed on http" in html
+    assert '<span class="run-pill s-passed" title="stdio: Passed">stdio</span>' in html
+    assert '<span class="run-pill s-failed" title="http: Failed">http</span>' in html
+
+
+def test_capabilities_are_the_feature_folders() -> None:
+    f1 = feature("a", scenario("a--1"), filename="features/tools/a.feature")
+    f2 = feature("b", scenario("b--1"), filename="features/resource_templates/b.feature")
+    f3 = feature("c", scenario("c--1"), filename="features/c.feature")
+    view = build_report([run(f1, f2, f3)])
+    assert [c.title for c in view.capabilities] == ["Resource templates", "Tools", "General"]
