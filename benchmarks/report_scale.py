@@ -55,15 +55,16 @@ def _transcript(n: int, step: int, image: str) -> bytes:
         "arguments": {"sku": f"SKU-{n:05d}", "quantity": step + 1, "note": "x" * 40},
     }
     text = json.dumps({"order": n, "lines": [{"sku": f"SKU-{i:05d}", "price": i * 1.25} for i in range(8)]})
-    result: dict[str, object] = {
-        "content": [{"type": "text", "text": text}],
+    content: list[dict[str, str]] = [{"type": "text", "text": text}]
+    if (n * 5 + step) % 50 == 0:  # a large payload: must be cut at 20 kB
+        content = [{"type": "text", "text": "row;" * 30_000}]
+    if (n * 5 + step) % 200 == 0:  # a screenshot
+        content.append({"type": "image", "data": image, "mimeType": "image/png"})
+    result = {
+        "content": content,
         "structuredContent": {"order": n, "total": n * 3.5, "currency": "EUR"},
         "isError": n % 37 == 0,
     }
-    if (n * 5 + step) % 50 == 0:  # a large payload: must be cut at 20 kB
-        result["content"] = [{"type": "text", "text": "row;" * 30_000}]
-    if (n * 5 + step) % 200 == 0:  # a screenshot
-        result["content"] = [*result["content"], {"type": "image", "data": image, "mimeType": "image/png"}]  # type: ignore[list-item]
     items = [
         {
             "seq": 1,
@@ -176,19 +177,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="keep the files here (default: a temp folder)")
     args = parser.parse_args(argv)
 
+    if args.out is not None:
+        return _measure(args.scenarios, args.steps, args.out)
+    with tempfile.TemporaryDirectory(prefix="report-scale-") as tmp:
+        return _measure(args.scenarios, args.steps, Path(tmp))
+
+
+def _measure(scenarios: int, steps: int, out: Path) -> int:
     t0 = time.perf_counter()
-    run = synthetic_run(args.scenarios, args.steps)
+    run = synthetic_run(scenarios, steps)
     t1 = time.perf_counter()
-    out = args.out or Path(tempfile.mkdtemp(prefix="report-scale-"))
     html = write_html(out / "living-doc.html", [run])
     t2 = time.perf_counter()
     data = write_run_json(out / "living-doc.json", run)
     t3 = time.perf_counter()
 
     size = html.stat().st_size
-    print(f"scenarios: {args.scenarios} x {args.steps} steps, {args.scenarios * args.steps * 2} MCP messages")
+    print(f"scenarios: {scenarios} x {steps} steps, {scenarios * steps * 2} MCP messages")
     print(f"collect (parse transcripts into the model): {t1 - t0:.2f} s")
-    print(f"render HTML: {t2 - t1:.2f} s -> {size / 1e6:.2f} MB ({html})")
+    print(f"render HTML: {t2 - t1:.2f} s -> {size / 1e6:.2f} MB")
     print(f"write run JSON: {t3 - t2:.2f} s -> {data.stat().st_size / 1e6:.2f} MB")
     ok = (t2 - t1) < TIME_BUDGET_S and size < SIZE_BUDGET_B
     verdict = "met" if ok else "MISSED"

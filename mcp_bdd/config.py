@@ -308,7 +308,9 @@ def load_config(
 def parse_config(raw: Mapping[str, Any], *, source: str, root: Path) -> Config:
     for key in raw:
         if key not in _TOP_KEYS:
-            raise ConfigError(f'{source}: unknown key "{key}".{_closest(key, _TOP_KEYS)} Valid keys: {", ".join(_TOP_KEYS)}.')
+            raise ConfigError(
+                f'{source}: unknown key "{key}".{_closest(key, _TOP_KEYS)} Valid keys: {", ".join(_TOP_KEYS)}.'
+            )
     servers_raw = raw.get("servers", {})
     if not isinstance(servers_raw, Mapping):
         raise ConfigError(f"{source}: `servers` must be a table of [servers.<name>] sections.")
@@ -356,13 +358,13 @@ def _parse_server(name: str, body: Any, source: str) -> ServerConfig:
             raise ConfigError(
                 f'{where}: unknown key "{key}"{extra}.{_closest(key, list(valid))} Valid keys here: {", ".join(valid)}.'
             )
-    model: type[AppServer] | type[CommandServer] | type[UrlServer] = {
+    model: Any = {
         "app": AppServer,
         "command": CommandServer,
         "url": UrlServer,
     }[kind]
     try:
-        server = model(**body)
+        server: ServerConfig = model(**body)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     except ValidationError as exc:

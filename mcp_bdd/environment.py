@@ -16,7 +16,10 @@ import os
 import shutil
 import signal
 import sys
+import traceback
 from typing import Any
+
+import behave.model as behave_model
 
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import ConfigError, McpBddError
@@ -32,6 +35,25 @@ __all__ = [
     "before_scenario",
     "before_step",
 ]
+
+
+class _TracebackShim:
+    """behave prints a full Python traceback for a step's non-assertion error. Ours (UsageError,
+    ServerStartError, ...) already say what went wrong, where and what to do; the traceback
+    would only bury that. This shim, installed as behave.model's `traceback`, shortens just those."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(traceback, name)
+
+    @staticmethod
+    def format_exc(*args: Any, **kwargs: Any) -> str:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, McpBddError) and not os.environ.get("MCP_BDD_TRACEBACK"):
+            return f"{type(exc).__name__}: {exc}\n"
+        return traceback.format_exc(*args, **kwargs)
+
+
+behave_model.traceback = _TracebackShim()
 
 
 def _on_signal(signum: int, frame: Any) -> None:
@@ -78,7 +100,9 @@ def before_scenario(context: Any, scenario: Any) -> None:
         portal=runtime.portal,
         runtime=runtime,
         transcript=transcript,
-        fakes=Fakes(portal=runtime.portal, transcript=transcript, tmpdir=tmpdir, declared=runtime.config.fakes),
+        fakes=Fakes(
+            portal=runtime.portal, transcript=transcript, tmpdir=tmpdir, declared=runtime.config.fakes
+        ),
         tmpdir=tmpdir,
         persona=Persona(),
     )
@@ -106,31 +130,25 @@ def after_step(context: Any, step: Any) -> None:
         session.surface_dirty = False
         try:
             surface = session.surface()
-        except Exception:  # noqa: BLE001 - the report must never break a run
+        except Exception:
             continue
         context.attach(SERVER_MIME, json.dumps(surface, default=str).encode())
     status = getattr(step.status, "name", str(step.status))
-    exc = getattr(step, "exception", None)
-    if isinstance(exc, McpBddError) and not isinstance(exc, AssertionError):
-        # Our own errors already say what, where and what to do: a Python traceback only hides that.
-        step.error_message = f"{type(exc).__name__}: {exc}"
     if status in ("failed", "error"):
         for session in sessions:
             tail = session.handle.stderr_tail(30)
             if tail:
                 context.attach(STDERR_MIME, json.dumps({"server": session.name, "text": tail}).encode())
-    elif status == "undefined":
-        hint = _closest_phrases(step.name)
-        if hint:
-            print(f"\n  Undefined step at {step.location}: {step.keyword} {step.name}\n{hint}\n", file=sys.stderr)
 
 
-def _closest_phrases(text: str) -> str:
+def _closest_phrases(text: str, context: Any = None) -> str:
     """The vocabulary phrases closest to an undefined step, so a typo is a one-second fix."""
     import difflib
 
-    from behave.step_registry import registry
+    from behave.step_registry import registry as global_registry
 
+    runner = getattr(context, "_runner", None)
+    registry = getattr(runner, "step_registry", None) or global_registry
     patterns: list[str] = []
     for defs in registry.steps.values():
         for step_def in defs:
@@ -142,6 +160,14 @@ def _closest_phrases(text: str) -> str:
 
 
 def after_scenario(context: Any, scenario: Any) -> None:
+    for step in scenario.all_steps:
+        if getattr(step.status, "name", "") == "undefined":
+            hint = _closest_phrases(step.name, context)
+            if hint:
+                print(
+                    f"\n  Undefined step at {step.location}: {step.keyword} {step.name}\n{hint}\n",
+                    file=sys.__stderr__,
+                )
     state = getattr(context, "mcp", None)
     if state is None:
         return

@@ -71,25 +71,41 @@ class Runtime:
         if scope != "scenario":
             from mcp_bdd.fakes import Fakes
 
-            fakes = Fakes(portal=self.portal, transcript=transcript, tmpdir=self.root / f"{scope}-{name}",
-                          declared=config.fakes)
+            fakes = Fakes(
+                portal=self.portal,
+                transcript=transcript,
+                tmpdir=self.root / f"{scope}-{name}",
+                declared=config.fakes,
+            )
             (self.root / f"{scope}-{name}").mkdir(parents=True, exist_ok=True)
 
         def interp(text: str, extra: dict[str, str]) -> str:
             from mcp_bdd.variables import interpolate
 
-            return interpolate(text, state.variables, fake=fakes.resolve, extra=extra,
-                               where=f'server "{name}" configuration')
+            return interpolate(
+                text, state.variables, fake=fakes.resolve, extra=extra, where=f'server "{name}" configuration'
+            )
 
         handle = start_server(
-            name, cfg, config, transport, interpolate=interp, inject=fakes.inject,
-            logdir=self.logdir, portal=self.portal,
+            name,
+            cfg,
+            config,
+            transport,
+            interpolate=interp,
+            inject=fakes.inject,
+            logdir=self.logdir,
+            portal=self.portal,
         )
         session = Session(
-            name, handle, portal=self.portal, transcript=transcript,
+            name,
+            handle,
+            portal=self.portal,
+            transcript=transcript,
             timeout=float(config.setting(name, "timeout")),
             startup_timeout=float(config.setting(name, "startup_timeout")),
-            protocol=protocol, persona=persona, log_level=state.log_level,
+            protocol=protocol,
+            persona=persona,
+            log_level=state.log_level,
         )
         try:
             session.open()

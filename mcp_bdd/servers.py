@@ -71,7 +71,9 @@ def load_app(spec: str, root: str) -> Any:
             names = [n for n in dir(module) if not n.startswith("_")]
             from mcp_bdd.errors import did_you_mean
 
-            raise ServerStartError(f'"{module_name}" has no attribute "{attr}". {did_you_mean(attr, names, "name")}')
+            raise ServerStartError(
+                f'"{module_name}" has no attribute "{attr}". {did_you_mean(attr, names, "name")}'
+            )
         obj = getattr(obj, part)
     return obj
 
@@ -224,10 +226,11 @@ def start_server(
         )
     startup_timeout = float(config.setting(name, "startup_timeout"))
     if isinstance(cfg, UrlServer):
-        url = interpolate(cfg.url, {})
+        remote = interpolate(cfg.url, {})
         headers = {k: interpolate(v, {}) for k, v in cfg.headers.items()}
-        return ServerHandle(name, transport, None, f"{url} (already running)", url=url, headers=headers)
+        return ServerHandle(name, transport, None, f"{remote} (already running)", url=remote, headers=headers)
     port = free_port() if transport in ("streamable-http", "sse") else 0
+    url: str | None
     extra = {"port": str(port)}
     env = {k: interpolate(v, extra) for k, v in cfg.env.items()}
     root = config.root
@@ -283,7 +286,9 @@ def start_server(
     if transport == "stdio":
         aprocess = _spawn_async(portal, argv, full_env, cwd, stderr_path, name, display)
         handle = _register(
-            ServerHandle(name, transport, None, display, stderr_path=stderr_path, aprocess=aprocess, portal=portal)
+            ServerHandle(
+                name, transport, None, display, stderr_path=stderr_path, aprocess=aprocess, portal=portal
+            )
         )
         handle.target = ProcessTransport(aprocess)
         return handle
@@ -346,7 +351,12 @@ def _spawn_async(
     async def spawn() -> anyio.abc.Process:
         with stderr_path.open("wb") as err:
             return await anyio.open_process(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=cwd, env=env,
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                cwd=cwd,
+                env=env,
                 start_new_session=True,
             )
 
@@ -375,7 +385,8 @@ def _wait_for_port(handle: ServerHandle, port: int, timeout: float) -> None:
             handle.stop()
             raise ServerStartError(
                 f'The server "{handle.name}" did not accept connections on port {port} within '
-                f"startup_timeout = {timeout:g} s.\n" + handle.describe_death()
+                f"startup_timeout = {timeout:g} s.\n"
+                + handle.describe_death()
                 + "\n  Tip: raise `startup_timeout`, or check that the server listens on the ${port} it is given."
             )
         time.sleep(0.02)
@@ -424,7 +435,9 @@ async def _process_streams(process: anyio.abc.Process) -> AsyncIterator[Transpor
                                 types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                             )
                         except ValueError as exc:
-                            message = ValueError(f"the server wrote a line that is not JSON-RPC: {line[:300]!r} ({exc})")
+                            message = ValueError(
+                                f"the server wrote a line that is not JSON-RPC: {line[:300]!r} ({exc})"
+                            )
                         await read_writer.send(message)
 
     async def writer() -> None:

@@ -11,20 +11,21 @@ cannot hide a bad result; steps validate `structuredContent` themselves when ask
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import json
 import math
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio
 import mcp_types as types
 from mcp import Client
-from mcp.client.client import ClientRequestContext
+from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
@@ -34,7 +35,7 @@ from mcp_bdd.transcript import Transcript
 
 __all__ = ["Outcome", "Persona", "Session", "Timeline", "unwrap"]
 
-_RAW = TypeAdapter(dict[str, Any])
+_RAW: Any = TypeAdapter(dict[str, Any])
 T = TypeVar("T")
 _MAX_PAGES = 1000
 
@@ -42,7 +43,7 @@ _MAX_PAGES = 1000
 def unwrap(exc: BaseException) -> BaseException:
     """Connect failures arrive wrapped in ExceptionGroups: dig out the real cause."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        inner = [e for e in exc.exceptions if not isinstance(e, anyio.get_cancelled_exc_class())]
+        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
         exc = (inner or list(exc.exceptions))[0]
     return exc
 
@@ -97,7 +98,9 @@ class Outcome:
             return f"{self.method} was cancelled after {self.elapsed_ms / 1000:.2f} s"
         if self.error is not None:
             return f"JSON-RPC error {self.error.code}: {self.error.message}" + (
-                f" (data: {json.dumps(self.error.data, default=str)[:300]})" if self.error.data is not None else ""
+                f" (data: {json.dumps(self.error.data, default=str)[:300]})"
+                if self.error.data is not None
+                else ""
             )
         if self.exception is not None:
             return self.exception
@@ -190,7 +193,7 @@ class Session:
         self.log_level = log_level
         self.timeline = Timeline()
         self.client: Client | None = None
-        self._cm: contextlib.AbstractContextManager[Any] | None = None
+        self._cm: Any = None  # the portal future of the session's lifetime task
         self.tools: list[dict[str, Any]] | None = None
         self.resources: list[dict[str, Any]] | None = None
         self.templates: list[dict[str, Any]] | None = None
@@ -202,6 +205,9 @@ class Session:
         self.problems: list[str] = []  # usage errors raised inside callbacks, surfaced by the next step
         self.surface_dirty = True
         self._progress_tokens = itertools.count(1)
+        # -- mcp_bdd.listen hook (2026-07-28 subscriptions/listen streams) -------------------------------
+        self.on_close: list[Callable[[], None]] = []  # run by close() first, newest first; must not raise
+        # -- end mcp_bdd.listen hook ----------------------------------------------------------------------
 
     # -- connecting ------------------------------------------------------------------------------
     @property
@@ -214,36 +220,57 @@ class Session:
             self.handle.target if self.handle.url is None else self._http_target(),
             mode=self.protocol,
             cache=None,
-            sampling_callback=self._on_sampling if self.persona.sampling_text is not None else None,
-            elicitation_callback=self._on_elicitation if self.persona.elicitation is not None else None,
-            list_roots_callback=self._on_roots if self.persona.roots is not None else None,
+            # A callback is passed only when the scenario declared it: the client then advertises
+            # exactly those capabilities (a server may offer more tools to a client that can sample).
+            sampling_callback=cast(Any, self._on_sampling) if self.persona.sampling_text is not None else None,
+            elicitation_callback=cast(Any, self._on_elicitation) if self.persona.elicitation is not None else None,
+            list_roots_callback=cast(Any, self._on_roots) if self.persona.roots is not None else None,
             message_handler=self._on_message,
             log_level=self.log_level,  # type: ignore[arg-type]
         )
         self.client = client
         started = time.monotonic()
-        self.transcript.record("info", self.name, "connect", {"transport": self.handle.transport,
-                                                              "protocol": self.protocol,
-                                                              "server": self.handle.display})
+        self.transcript.record(
+            "info",
+            self.name,
+            "connect",
+            {"transport": self.handle.transport, "protocol": self.protocol, "server": self.handle.display},
+        )
         try:
             future, error = self.portal.start_task(self._lifetime, client)
-        except BaseException as exc:  # noqa: BLE001 - classify every connect failure for the user
+        except BaseException as exc:
             error = exc
         if error is not None:
             cause = unwrap(error)
             elapsed = time.monotonic() - started
-            self.transcript.record("error", self.name, "connect", {"message": f"{type(cause).__name__}: {cause}"},
-                                   duration_ms=elapsed * 1000)
+            self.transcript.record(
+                "error",
+                self.name,
+                "connect",
+                {"message": f"{type(cause).__name__}: {cause}"},
+                duration_ms=elapsed * 1000,
+            )
             self.handle.stop()
             raise ServerStartError(self._connect_failure(cause, elapsed)) from None
         self._cm = future
         info = client.server_info
         self.transcript.record(
-            "info", self.name, "connected",
-            {"protocol": client.protocol_version, "server_info": _dump(info) if info else None,
-             "capabilities": _dump(client.server_capabilities)},
+            "info",
+            self.name,
+            "connected",
+            {
+                "protocol": client.protocol_version,
+                "server_info": _dump(info) if info else None,
+                "capabilities": _dump(client.server_capabilities),
+            },
             duration_ms=(time.monotonic() - started) * 1000,
         )
+        # -- mcp_bdd.listen hook: on 2026-07-28 change notifications flow only on listen streams --------
+        if not self.is_legacy:
+            from mcp_bdd.listen import listen_for_changes
+
+            listen_for_changes(self)
+        # -- end mcp_bdd.listen hook ----------------------------------------------------------------------
         if self.log_level is not None and self.is_legacy:
             self.set_log_level(self.log_level)
 
@@ -263,11 +290,11 @@ class Session:
                     started = True
                     task_status.started(None)
                     await self._closing.wait()
-            except Exception as exc:  # noqa: BLE001 - reported to open()
+            except Exception as exc:
                 error = exc
         if not started:
             task_status.started(error or TimeoutError(f"no handshake within {self.startup_timeout:g} s"))
-        elif error is not None and not isinstance(unwrap(error), anyio.get_cancelled_exc_class()):
+        elif error is not None and not isinstance(unwrap(error), asyncio.CancelledError):
             raise error
 
     def _http_target(self) -> Any:
@@ -278,7 +305,9 @@ class Session:
         assert self.handle.url is not None
         if self.handle.transport == "sse":
             return sse_client(self.handle.url, headers=self.handle.headers or None)
-        http = httpx2.AsyncClient(headers=self.handle.headers or None, timeout=httpx2.Timeout(self.timeout, read=300))
+        http = httpx2.AsyncClient(
+            headers=self.handle.headers or None, timeout=httpx2.Timeout(self.timeout, read=300)
+        )
         return streamable_http_client(self.handle.url, http_client=http)
 
     def _connect_failure(self, cause: BaseException, elapsed: float) -> str:
@@ -301,14 +330,19 @@ class Session:
     def close(self) -> list[str]:
         """Close the session and stop the server; never raises (returns problems)."""
         problems: list[str] = []
+        # -- mcp_bdd.listen hook: end listen streams while the client is still open ---------------------
+        while self.on_close:
+            with contextlib.suppress(Exception):
+                self.on_close.pop()()
+        # -- end mcp_bdd.listen hook ----------------------------------------------------------------------
         if self._cm is not None:
             future, self._cm = self._cm, None
             try:
                 self.portal.call(self._closing.set)
                 future.result(timeout=15)
-            except BaseException as exc:  # noqa: BLE001 - teardown must go on
+            except BaseException as exc:
                 cause = unwrap(exc)
-                if not isinstance(cause, anyio.get_cancelled_exc_class()):
+                if not isinstance(cause, asyncio.CancelledError):
                     problems.append(f"closing the session with {self.name}: {type(cause).__name__}: {cause}")
         self.handle.stop()
         return problems
@@ -361,7 +395,9 @@ class Session:
             model="mcp-bdd-scripted",
             stop_reason="endTurn",
         )
-        self.transcript.record("client_response", self.name, "sampling/createMessage", _dump(result), related=req.seq)
+        self.transcript.record(
+            "client_response", self.name, "sampling/createMessage", _dump(result), related=req.seq
+        )
         return result
 
     async def _on_elicitation(self, ctx: ClientRequestContext, params: Any) -> Any:
@@ -376,12 +412,16 @@ class Session:
             except UsageError as exc:
                 self.problems.append(str(exc))
                 error = types.ErrorData(code=types.INVALID_PARAMS, message=str(exc))
-                self.transcript.record("client_response", self.name, "elicitation/create", _dump(error), related=req.seq)
+                self.transcript.record(
+                    "client_response", self.name, "elicitation/create", _dump(error), related=req.seq
+                )
                 return error
             result = types.ElicitResult(action="accept", content=content)
         else:
             result = types.ElicitResult(action=action)  # type: ignore[arg-type]
-        self.transcript.record("client_response", self.name, "elicitation/create", _dump(result), related=req.seq)
+        self.transcript.record(
+            "client_response", self.name, "elicitation/create", _dump(result), related=req.seq
+        )
         return result
 
     async def _on_roots(self, ctx: ClientRequestContext) -> Any:
@@ -425,19 +465,26 @@ class Session:
             if message is not None:
                 payload["message"] = message
             last_progress.append(value)
-            item = self.transcript.record("notification", self.name, "notifications/progress", payload,
-                                          related=req.seq)
+            item = self.transcript.record(
+                "notification", self.name, "notifications/progress", payload, related=req.seq
+            )
             self.timeline.add("notifications/progress", {**payload, "request": req.seq}, item.seq)
 
         started = time.monotonic()
         try:
             scope_limit = cancel_after if cancel_after is not None else limit
-            with anyio.fail_after(scope_limit) if cancel_after is None else anyio.move_on_after(scope_limit) as scope:
+            with (
+                anyio.fail_after(scope_limit)
+                if cancel_after is None
+                else anyio.move_on_after(scope_limit) as scope
+            ):
                 outcome.raw = await session.send_request(
-                    request, _RAW, progress_callback=on_progress if progress else None
+                    request, _RAW, progress_callback=cast(Any, on_progress) if progress else None
                 )
                 if isinstance(outcome.raw, dict) and outcome.raw.get("resultType") == "input_required":
-                    outcome.raw = await self._drive_input_required(request, outcome.raw, on_progress if progress else None)
+                    outcome.raw = await self._drive_input_required(
+                        request, outcome.raw, on_progress if progress else None
+                    )
             if cancel_after is not None and scope.cancelled_caught:
                 outcome.cancelled = True
         except TimeoutError:
@@ -453,8 +500,9 @@ class Session:
             outcome.exception = f"the connection to the server was lost ({type(exc).__name__})"
         outcome.elapsed_ms = (time.monotonic() - started) * 1000
         if outcome.raw is not None:
-            self.transcript.record("response", self.name, method, outcome.raw, duration_ms=outcome.elapsed_ms,
-                                   related=req.seq)
+            self.transcript.record(
+                "response", self.name, method, outcome.raw, duration_ms=outcome.elapsed_ms, related=req.seq
+            )
         else:
             err: dict[str, Any]
             if outcome.error is not None:
@@ -465,10 +513,14 @@ class Session:
                 err = {"message": f"cancelled by the client after {cancel_after:g} s"}
             else:
                 err = {"message": outcome.exception or "unknown failure"}
-            self.transcript.record("error", self.name, method, err, duration_ms=outcome.elapsed_ms, related=req.seq)
+            self.transcript.record(
+                "error", self.name, method, err, duration_ms=outcome.elapsed_ms, related=req.seq
+            )
         return outcome
 
-    async def _drive_input_required(self, request: Any, raw: dict[str, Any], on_progress: Any) -> dict[str, Any]:
+    async def _drive_input_required(
+        self, request: Any, raw: dict[str, Any], on_progress: Any
+    ) -> dict[str, Any]:
         """2026-07-28 input-required rounds: answer the embedded requests, then resend."""
         from mcp.client._input_required import run_input_required_driver
 
@@ -502,7 +554,8 @@ class Session:
         if outcome.timed_out:
             raise RequestTimeout(
                 f'{outcome.method} to "{self.name}" got no answer within {outcome.elapsed_ms / 1000:.2f} s '
-                f"(timeout = {self.timeout:g} s).\n" + self.handle.describe_death()
+                f"(timeout = {self.timeout:g} s).\n"
+                + self.handle.describe_death()
                 + "\n  Tip: raise `timeout` in [tool.mcp-bdd] (or -D timeout=30) if the server is just slow."
             )
         raise ExpectationFailed(
@@ -559,7 +612,7 @@ class Session:
             with contextlib.suppress(Exception):
                 listing = types.ListToolsResult.model_validate({"tools": items}, by_name=False)
                 assert self.client is not None
-                self.client.session._absorb_tool_listing(listing, complete=True)  # noqa: SLF001 (headers, 2026)
+                self.client.session._absorb_tool_listing(listing, complete=True)
         elif kind == "resources":
             self.resources = items
         elif kind == "templates":
@@ -616,7 +669,7 @@ class Session:
             self.check(outcome)
         else:
             # 2026-07-28: log messages are an opt-in stamped on each request's _meta
-            self.client.session._log_level = level  # type: ignore[assignment] # noqa: SLF001
+            self.client.session._log_level = level  # type: ignore[assignment]
 
     def surface(self) -> dict[str, Any]:
         """Identity and surface as seen so far, for the report's catalog and coverage map."""
@@ -656,7 +709,7 @@ def coerce_elicitation(values: dict[str, str], schema: dict[str, Any]) -> dict[s
     if missing:
         raise UsageError(
             f"The server's elicitation requires {missing}, which the scenario does not answer. "
-            "Add them to the table of \"Given the client accepts elicitation requests with:\"."
+            'Add them to the table of "Given the client accepts elicitation requests with:".'
         )
     return out
 
@@ -679,7 +732,11 @@ def coerce_value(text: str, prop: dict[str, Any], *, field_name: str, what: str 
         elif kind == "number":
             with contextlib.suppress(ValueError):
                 number = float(stripped)
-                return int(number) if number.is_integer() and "." not in stripped and "e" not in stripped.lower() else number
+                return (
+                    int(number)
+                    if number.is_integer() and "." not in stripped and "e" not in stripped.lower()
+                    else number
+                )
         elif kind == "boolean":
             if stripped.lower() in ("true", "false", "yes", "no"):
                 return stripped.lower() in ("true", "yes")
@@ -702,4 +759,3 @@ def coerce_value(text: str, prop: dict[str, Any], *, field_name: str, what: str 
         + f", but the table says {text!r}. Write a value of that type"
         + (" (JSON for arrays and objects)." if {"array", "object"} & set(kinds) else ".")
     )
-

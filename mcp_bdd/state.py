@@ -22,7 +22,7 @@ __all__ = ["LastResult", "ScenarioState"]
 
 @dataclass
 class LastResult:
-    """"The result": the last tool result, resource read or prompt result of the scenario."""
+    """ "The result": the last tool result, resource read or prompt result of the scenario."""
 
     kind: str  # "tool" | "resource" | "prompt"
     server: str

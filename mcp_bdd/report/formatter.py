@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from behave.formatter.base import Formatter  # type: ignore[import-untyped]
+from behave.formatter.base import Formatter  # type: ignore[import-untyped, unused-ignore]
 
 from mcp_bdd.report.collector import RunCollector
 from mcp_bdd.report.coverage import compute_coverage, coverage_json
@@ -57,7 +57,7 @@ def _step_registry_steps() -> dict[str, list[Any]]:
     uses as `the_step_registry`; the steps are registered into the runner's. Take whichever
     holds steps (the runner's first). No import of the steps themselves is needed.
     """
-    from behave import runner, step_registry  # type: ignore[import-untyped]
+    from behave import runner, step_registry  # type: ignore[import-untyped, unused-ignore]
 
     for registry in (getattr(runner, "the_step_registry", None), getattr(step_registry, "registry", None)):
         steps = getattr(registry, "steps", None)

@@ -8,6 +8,7 @@ the step library, and also lists a project's own steps.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,11 +17,19 @@ from mcp_bdd.report.model import StepDef
 __all__ = ["from_registry", "split_doc"]
 
 
+_GHERKIN = re.compile(r"^\s*(Given|When|Then|And|But|\*|Scenario|Example|Feature|Background|Rule)\b")
+
+
 def split_doc(doc: str) -> tuple[str, str]:
-    """(summary, example): the first paragraph, and the rest (the Gherkin example)."""
-    text = inspect.cleandoc(doc or "")
-    summary, _, example = text.partition("\n\n")
-    return " ".join(summary.split()), example.strip("\n")
+    """(summary, example): the prose up to the first blank line or Gherkin line, and the rest."""
+    lines = inspect.cleandoc(doc or "").splitlines()
+    for index, line in enumerate(lines):
+        if not line.strip() or _GHERKIN.match(line):
+            summary, example = lines[:index], lines[index:]
+            break
+    else:
+        summary, example = lines, []
+    return " ".join(" ".join(summary).split()), "\n".join(example).strip("\n")
 
 
 def from_registry(steps: Mapping[str, Sequence[Any]], uses: Mapping[str, int]) -> tuple[StepDef, ...]:

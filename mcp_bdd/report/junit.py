@@ -1,6 +1,6 @@
 """JUnit XML from the run model — because behave's own `--junit` gets Rules and hooks wrong.
 
-What behave 1.3.3's `--junit` does (pinned by tests/report/test_junit.py):
+What behave 1.3.3's `--junit` does (pinned by tests/report/test_report_junit.py):
 - scenarios of different Rules with the same name become identical testcases (the Rule is
   not in classname or name), and a suite's `time` leaves out every scenario inside a Rule;
 - an undefined step is reported as `<error type="NoneType" message="None">`;

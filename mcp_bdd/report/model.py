@@ -98,12 +98,16 @@ def outcome(status: str) -> Outcome:
     return _OUTCOME.get(status, "untested")
 
 
+_KNOWN: dict[str, Status] = {s: s for s in STATUSES}
+
+
 def combine(statuses: Iterable[str]) -> Status:
     """The status of a container from its children's: the worst one; nothing at all is skipped."""
     worst: Status = "skipped"
     for status in statuses:
-        if _RANK.get(status, 2) > _RANK[worst]:
-            worst = status if status in _RANK else "untested"  # type: ignore[assignment]
+        known = _KNOWN.get(status, "untested")
+        if _RANK[known] > _RANK[worst]:
+            worst = known
     return worst
 
 

@@ -28,7 +28,15 @@ from mcp_bdd.report.files import write_text
 from mcp_bdd.report.model import OUTCOMES, Exchange, Image, Outcome, Run, outcome
 from mcp_bdd.report.views import ReportView, build_report, pass_rate
 
-__all__ = ["CSP", "EvidenceTable", "exchange_data", "json_for_html", "render_html", "render_view", "write_html"]
+__all__ = [
+    "CSP",
+    "EvidenceTable",
+    "exchange_data",
+    "json_for_html",
+    "render_html",
+    "render_view",
+    "write_html",
+]
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 _TEMPLATES = Path(__file__).parent / "templates"
@@ -119,7 +127,8 @@ def _pretty(value: Any, indent: int, width: int) -> str:
     pad = " " * (indent + 2)
     if isinstance(value, dict):
         lines = [
-            f"{pad}{json.dumps(str(k), ensure_ascii=False)}: {_pretty(v, indent + 2, width)}" for k, v in value.items()
+            f"{pad}{json.dumps(str(k), ensure_ascii=False)}: {_pretty(v, indent + 2, width)}"
+            for k, v in value.items()
         ]
         return "{\n" + ",\n".join(lines) + "\n" + " " * indent + "}"
     lines = [pad + _pretty(v, indent + 2, width) for v in value]

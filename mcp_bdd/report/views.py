@@ -193,6 +193,10 @@ class OutlineView:
     def status(self) -> Status:
         return combine(s.status for s in self.scenarios)
 
+    @property
+    def duration(self) -> float:
+        return sum(s.duration for s in self.scenarios)
+
 
 @dataclass
 class RuleView:
@@ -217,6 +221,10 @@ class RuleView:
         for child in self.children:
             out.extend(child.scenarios if isinstance(child, OutlineView) else [child])
         return out
+
+    @property
+    def duration(self) -> float:
+        return sum(s.duration for s in self.scenarios())
 
 
 @dataclass
@@ -350,6 +358,10 @@ class ReportView:
         return _counts(s.status for s in self.scenarios)
 
     @property
+    def step_count(self) -> int:
+        return sum(len(s.steps) for s in self.scenarios)
+
+    @property
     def feature_count(self) -> int:
         return sum(len(c.features) for c in self.capabilities)
 
@@ -456,6 +468,7 @@ class _Builder:
     ) -> list[ScenarioView | OutlineView | RuleView]:
         out: list[ScenarioView | OutlineView | RuleView] = []
         for row in _align(groups, lambda c: c.id):
+            # Ids are unique within a feature whatever the kind, so a row holds one kind only.
             primary = _first(row)
             if isinstance(primary, Rule):
                 out.append(self.rule(row, inherited, feature))  # type: ignore[arg-type]

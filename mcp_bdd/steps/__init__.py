@@ -1,25 +1,28 @@
-"""The step vocabulary of mcp-bdd (see docs/steps in the README).
+"""The step vocabulary of mcp-bdd (see the README and `mcp-bdd steps`).
 
 A project loads it with one line in `steps/mcp_steps.py`:
 
     from mcp_bdd.steps import *  # noqa: F401,F403
+
+Importing a module registers its steps with behave; one module per MCP feature.
 """
 
 from __future__ import annotations
 
-import contextlib
+from mcp_bdd.steps import (  # noqa: F401 - imported for their step registrations
+    _common,
+    fakes,
+    notifications,
+    resources,
+    results,
+    servers,
+    tools,
+)
 
-from mcp_bdd.steps import _common, results, servers, tools
+# TEMPORARY while these modules are being written
+import contextlib  # noqa: E402
 
 with contextlib.suppress(ImportError):
-    from mcp_bdd.steps import fakes
-with contextlib.suppress(ImportError):
-    from mcp_bdd.steps import resources
-with contextlib.suppress(ImportError):
-    from mcp_bdd.steps import prompts
-with contextlib.suppress(ImportError):
-    from mcp_bdd.steps import notifications
-with contextlib.suppress(ImportError):
-    from mcp_bdd.steps import client
+    from mcp_bdd.steps import client, prompts  # noqa: F401
 
 __all__: list[str] = []

@@ -75,11 +75,13 @@ def current_session(context: Any, server: str | None = None) -> Session:
         raise UsageError(
             f"{st.location}: which server? Several servers are configured ({', '.join(st.config.servers)}) "
             'and no server step ran yet. Start with "Given the MCP server "<name>" is running", or set '
-            "`server = \"<name>\"` in [tool.mcp-bdd]."
+            '`server = "<name>"` in [tool.mcp-bdd].'
         )
     if name not in st.sessions:
         if name not in st.config.servers:
-            raise UsageError(f'{st.location}: unknown server "{name}". {did_you_mean(name, st.config.servers, "server")}.')
+            raise UsageError(
+                f'{st.location}: unknown server "{name}". {did_you_mean(name, st.config.servers, "server")}.'
+            )
         if st.connect_error is not None and name == st.current_server:
             raise UsageError(f'{st.location}: the connection to "{name}" failed earlier:\n{st.connect_error}')
         # Steps like "When I list the tools" may come first: start the server the scenario targets.
@@ -91,7 +93,7 @@ def current_session(context: Any, server: str | None = None) -> Session:
 
 def docstring(context: Any) -> str:
     if context.text is None:
-        raise UsageError(f"{state(context).location}: this step needs a doc string (\"\"\" ... \"\"\") under it.")
+        raise UsageError(f'{state(context).location}: this step needs a doc string (""" ... """) under it.')
     return text(context, context.text)
 
 
@@ -120,7 +122,11 @@ def column(context: Any, heading: str = "name") -> list[str]:
 
 
 def argument_table(
-    context: Any, session: Session | None, tool: str, *, extra: dict[str, str] | None = None,
+    context: Any,
+    session: Session | None,
+    tool: str,
+    *,
+    extra: dict[str, str] | None = None,
     kind: str = "tool",
 ) -> dict[str, Any]:
     """Heading row = argument names, one data row = values, coerced by the tool's inputSchema."""
@@ -137,6 +143,12 @@ def argument_table(
         schema = (found or {}).get("inputSchema") or {}
     props: dict[str, Any] = schema.get("properties") or {}
     args: dict[str, Any] = {}
+    for name in headings:
+        if props and name not in props:
+            raise UsageError(
+                f'{st.location}: the {kind} "{tool}" has no argument "{name}". {did_you_mean(name, props, "argument")}. '
+                'To send unexpected arguments on purpose, use "with arguments:" and a JSON doc string.'
+            )
     for name, cell in zip(headings, rows[0], strict=True):
         if cell == "":
             continue  # an empty cell leaves the argument out
@@ -150,7 +162,7 @@ def argument_table(
                 args[name] = coerce_value(cell, props[name], field_name=name)
             except UsageError as exc:
                 raise UsageError(
-                    f"{st.location}: {exc} To send a value of the wrong type on purpose, use \"with arguments:\" "
+                    f'{st.location}: {exc} To send a value of the wrong type on purpose, use "with arguments:" '
                     "and a JSON doc string."
                 ) from None
         else:
@@ -172,6 +184,8 @@ def result_value(raw: dict[str, Any]) -> Any:
 def keep_result(context: Any, kind: str, outcome: Outcome, name: str) -> None:
     st = state(context)
     if outcome.raw is not None:
-        st.last = LastResult(kind, outcome.server, outcome.raw, result_value(outcome.raw), result_text(outcome.raw), name)
+        st.last = LastResult(
+            kind, outcome.server, outcome.raw, result_value(outcome.raw), result_text(outcome.raw), name
+        )
     else:
         st.last = None

@@ -27,7 +27,9 @@ def _last(context: Any) -> LastResult:
                 actual=outcome.describe(),
                 exchange=st.transcript.tail(4),
             )
-        raise UsageError(f"{st.location}: there is no result yet: call a tool, read a resource or get a prompt first.")
+        raise UsageError(
+            f"{st.location}: there is no result yet: call a tool, read a resource or get a prompt first."
+        )
     return st.last
 
 
@@ -44,7 +46,9 @@ def step_text_is(context: Any, expected: str) -> None:
     last = _last(context)
     wanted = text(context, expected)
     if last.text != wanted:
-        raise ExpectationFailed("The result text differs", expected=wanted, actual=last.text, exchange=_exchange(context))
+        raise ExpectationFailed(
+            "The result text differs", expected=wanted, actual=last.text, exchange=_exchange(context)
+        )
 
 
 @then('the result text contains "{needle:Q}"')
@@ -71,7 +75,10 @@ def step_text_matches(context: Any, pattern: str) -> None:
     regex = text(context, pattern)
     if matchers.regex_search(regex, last.text) is None:
         raise ExpectationFailed(
-            "The result text does not match", expected=f"/{regex}/", actual=last.text, exchange=_exchange(context)
+            "The result text does not match",
+            expected=f"/{regex}/",
+            actual=last.text,
+            exchange=_exchange(context),
         )
 
 
@@ -85,7 +92,9 @@ def step_result_is(context: Any) -> None:
           {"result": 8}
           \"\"\"
     """
-    matchers.assert_matches(docstring_json(context), _last(context).value, subset=False, exchange=_exchange(context))
+    matchers.assert_matches(
+        docstring_json(context), _last(context).value, subset=False, exchange=_exchange(context)
+    )
 
 
 @then("the result contains:")
@@ -98,7 +107,9 @@ def step_result_contains(context: Any) -> None:
           {"status": "#string"}
           \"\"\"
     """
-    matchers.assert_matches(docstring_json(context), _last(context).value, subset=True, exchange=_exchange(context))
+    matchers.assert_matches(
+        docstring_json(context), _last(context).value, subset=True, exchange=_exchange(context)
+    )
 
 
 def _at(context: Any, path: str) -> tuple[str, Any]:
@@ -115,10 +126,16 @@ def step_at_is_text(context: Any, path: str, expected: str) -> None:
     p, value = _at(context, path)
     wanted = text(context, expected)
     if value != wanted:
-        raise ExpectationFailed(f"Unexpected value at {p}", path=p, expected=wanted, actual=value,
-                                exchange=_exchange(context),
-                                tip="this step compares strings; for numbers, booleans or null write the value "
-                                "without quotes." if not isinstance(value, str) else None)
+        raise ExpectationFailed(
+            f"Unexpected value at {p}",
+            path=p,
+            expected=wanted,
+            actual=value,
+            exchange=_exchange(context),
+            tip="this step compares strings; for numbers, booleans or null write the value without quotes."
+            if not isinstance(value, str)
+            else None,
+        )
 
 
 @then('the result at "{path:Q}" is {literal:Literal}')
@@ -130,8 +147,9 @@ def step_at_is_literal(context: Any, path: str, literal: str) -> None:
     p, value = _at(context, path)
     wanted = matchers.coerce_literal(text(context, literal))
     if matchers.compare(wanted, value, subset=False):
-        raise ExpectationFailed(f"Unexpected value at {p}", path=p, expected=wanted, actual=value,
-                                exchange=_exchange(context))
+        raise ExpectationFailed(
+            f"Unexpected value at {p}", path=p, expected=wanted, actual=value, exchange=_exchange(context)
+        )
 
 
 @then('the result at "{path:Q}" contains "{needle:Q}"')
@@ -143,15 +161,20 @@ def step_at_contains(context: Any, path: str, needle: str) -> None:
     p, value = _at(context, path)
     wanted = text(context, needle)
     if isinstance(value, list):
-        ok = any(item == wanted or (isinstance(item, str) and wanted in item) or
-                 (isinstance(item, dict) and wanted in [str(v) for v in item.values()]) for item in value)
+        ok = any(
+            item == wanted
+            or (isinstance(item, str) and wanted in item)
+            or (isinstance(item, dict) and wanted in [str(v) for v in item.values()])
+            for item in value
+        )
     elif isinstance(value, dict):
         ok = wanted in value or wanted in pretty(value)
     else:
         ok = wanted in str(value)
     if not ok:
-        raise ExpectationFailed(f'The value at {p} does not contain "{wanted}"', path=p, actual=value,
-                                exchange=_exchange(context))
+        raise ExpectationFailed(
+            f'The value at {p} does not contain "{wanted}"', path=p, actual=value, exchange=_exchange(context)
+        )
 
 
 @then('the result at "{path:Q}" matches "{pattern:Q}"')
@@ -163,8 +186,13 @@ def step_at_matches(context: Any, path: str, pattern: str) -> None:
     p, value = _at(context, path)
     regex = text(context, pattern)
     if matchers.regex_search(regex, value if isinstance(value, str) else pretty(value)) is None:
-        raise ExpectationFailed(f"The value at {p} does not match", path=p, expected=f"/{regex}/", actual=value,
-                                exchange=_exchange(context))
+        raise ExpectationFailed(
+            f"The value at {p} does not match",
+            path=p,
+            expected=f"/{regex}/",
+            actual=value,
+            exchange=_exchange(context),
+        )
 
 
 @then('the result at "{path:Q}" has {n:Int} items')
@@ -177,7 +205,9 @@ def step_at_count(context: Any, path: str, n: int) -> None:
     value = matchers.query_one(_last(context).value, p, allow_empty=True)
     count = matchers.count_items(value, path=p)
     if count != n:
-        raise ExpectationFailed(f"The value at {p} has {count} items, not {n}", path=p, expected=n, actual=value)
+        raise ExpectationFailed(
+            f"The value at {p} has {count} items, not {n}", path=p, expected=n, actual=value
+        )
 
 
 @then("the result matches the schema:")
@@ -190,8 +220,12 @@ def step_result_schema(context: Any) -> None:
           {"type": "object"}
           \"\"\"
     """
-    matchers.assert_schema(_last(context).value, docstring_json(context), title="The result does not match the schema",
-                           exchange=_exchange(context))
+    matchers.assert_schema(
+        _last(context).value,
+        docstring_json(context),
+        title="The result does not match the schema",
+        exchange=_exchange(context),
+    )
 
 
 @then("the result conforms to the tool's output schema")
@@ -204,7 +238,9 @@ def step_output_schema(context: Any) -> None:
 
     last = _last(context)
     if last.kind != "tool":
-        raise UsageError(f"{state(context).location}: the last result is a {last.kind} result, not a tool result.")
+        raise UsageError(
+            f"{state(context).location}: the last result is a {last.kind} result, not a tool result."
+        )
     session = current_session(context, last.server)
     tool = session.tool_named(last.name) or {}
     schema = tool.get("outputSchema")
@@ -213,11 +249,15 @@ def step_output_schema(context: Any) -> None:
     if "structuredContent" not in last.raw:
         raise ExpectationFailed(
             f'The tool "{last.name}" declares an output schema but returned no structuredContent',
-            actual=last.raw, tip="a tool with an outputSchema must return structuredContent (MCP spec)."
+            actual=last.raw,
+            tip="a tool with an outputSchema must return structuredContent (MCP spec).",
         )
-    matchers.assert_schema(last.raw["structuredContent"], schema,
-                           title=f'The structuredContent of "{last.name}" breaks its output schema',
-                           exchange=_exchange(context))
+    matchers.assert_schema(
+        last.raw["structuredContent"],
+        schema,
+        title=f'The structuredContent of "{last.name}" breaks its output schema',
+        exchange=_exchange(context),
+    )
 
 
 def _blocks(context: Any) -> list[dict[str, Any]]:
@@ -234,8 +274,10 @@ def step_image(context: Any, mime: str) -> None:
     images = [b for b in _blocks(context) if b.get("type") == "image"]
     match = [b for b in images if b.get("mimeType") == wanted]
     if not match:
-        raise ExpectationFailed(f"No image of type {wanted} in the result",
-                                actual=[{"type": b.get("type"), "mimeType": b.get("mimeType")} for b in _blocks(context)])
+        raise ExpectationFailed(
+            f"No image of type {wanted} in the result",
+            actual=[{"type": b.get("type"), "mimeType": b.get("mimeType")} for b in _blocks(context)],
+        )
     try:
         base64.b64decode(str(match[0].get("data", "")), validate=True)
     except ValueError as exc:
@@ -249,10 +291,15 @@ def step_resource_link(context: Any, uri: str) -> None:
     Example: Then the result contains a link to the resource "demo://resource/1"
     """
     wanted = text(context, uri)
-    uris = [b.get("uri") or (b.get("resource") or {}).get("uri") for b in _blocks(context)
-            if b.get("type") in ("resource_link", "resource")]
+    uris = [
+        b.get("uri") or (b.get("resource") or {}).get("uri")
+        for b in _blocks(context)
+        if b.get("type") in ("resource_link", "resource")
+    ]
     if wanted not in uris:
-        raise ExpectationFailed(f"No link to {wanted} in the result", expected=wanted, actual=uris or _blocks(context))
+        raise ExpectationFailed(
+            f"No link to {wanted} in the result", expected=wanted, actual=uris or _blocks(context)
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -278,7 +325,6 @@ def step_remember_text(context: Any, var: str) -> None:
     Example: When I remember the result text as "reply"
     """
     state(context).variables[text(context, var)] = _last(context).text
-
 
 
 @given('the variable "{var:Q}" is "{value:Q}"')

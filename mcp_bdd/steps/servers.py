@@ -79,7 +79,9 @@ def step_server_running_env(context: Any, server: str) -> None:
     """
     headings, rows = table_rows(context)
     if headings != ["name", "value"]:
-        raise UsageError(f"{state(context).location}: the environment table needs the headings | name | value |.")
+        raise UsageError(
+            f"{state(context).location}: the environment table needs the headings | name | value |."
+        )
     ensure_server(context, text(context, server), env={r[0]: r[1] for r in rows})
 
 
@@ -155,7 +157,9 @@ def _capability(context: Any, capability: str) -> tuple[bool, dict[str, Any]]:
     if key not in _CAPABILITIES:
         from mcp_bdd.errors import did_you_mean
 
-        raise UsageError(f'{state(context).location}: unknown capability "{key}". {did_you_mean(key, _CAPABILITIES, "capability")}.')
+        raise UsageError(
+            f'{state(context).location}: unknown capability "{key}". {did_you_mean(key, _CAPABILITIES, "capability")}.'
+        )
     session = current_session(context)
     assert session.client is not None
     caps = session.client.server_capabilities.model_dump(by_alias=True, exclude_none=True)

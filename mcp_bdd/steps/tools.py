@@ -103,7 +103,9 @@ def step_tool_list_excludes(context: Any, name: str) -> None:
     """
     session = current_session(context)
     if text(context, name) in _names(session):
-        raise ExpectationFailed(f'The server offers the tool "{text(context, name)}"', actual=sorted(_names(session)))
+        raise ExpectationFailed(
+            f'The server offers the tool "{text(context, name)}"', actual=sorted(_names(session))
+        )
 
 
 @then('the tool "{name:Q}" requires the arguments:')
@@ -135,7 +137,8 @@ def step_tool_arg_type(context: Any, name: str, arg: str, kind: str) -> None:
     arg = text(context, arg)
     if arg not in props:
         raise ExpectationFailed(
-            f'The tool "{tool["name"]}" has no argument "{arg}"', details="  " + did_you_mean(arg, props, "argument")
+            f'The tool "{tool["name"]}" has no argument "{arg}"',
+            details="  " + did_you_mean(arg, props, "argument"),
         )
     prop = props[arg]
     kinds = prop.get("type")
@@ -144,7 +147,9 @@ def step_tool_arg_type(context: Any, name: str, arg: str, kind: str) -> None:
     kinds_list = [kinds] if isinstance(kinds, str) else list(kinds or [])
     if text(context, kind) not in kinds_list:
         raise ExpectationFailed(
-            f'The argument "{arg}" of "{tool["name"]}" has another type', expected=text(context, kind), actual=prop
+            f'The argument "{arg}" of "{tool["name"]}" has another type',
+            expected=text(context, kind),
+            actual=prop,
         )
 
 
@@ -169,7 +174,8 @@ def step_tool_description(context: Any, name: str, needle: str) -> None:
     description = tool.get("description") or ""
     if text(context, needle).lower() not in description.lower():
         raise ExpectationFailed(
-            f'The description of "{tool["name"]}" does not mention "{text(context, needle)}"', actual=description
+            f'The description of "{tool["name"]}" does not mention "{text(context, needle)}"',
+            actual=description,
         )
 
 
@@ -180,7 +186,11 @@ def step_every_description(context: Any, n: int) -> None:
     Example: Then every tool has a description of at least 20 characters
     """
     session = current_session(context)
-    short = {t["name"]: (t.get("description") or "") for t in session.tool_list() if len(t.get("description") or "") < n}
+    short = {
+        t["name"]: (t.get("description") or "")
+        for t in session.tool_list()
+        if len(t.get("description") or "") < n
+    }
     if short:
         raise ExpectationFailed(
             f"{len(short)} tool(s) have a description shorter than {n} characters",
@@ -293,7 +303,9 @@ def step_call_on_with(context: Any, tool: str, server: str) -> None:
 def _json_args(context: Any) -> dict[str, Any]:
     value = docstring_json(context)
     if not isinstance(value, dict):
-        raise UsageError(f"{state(context).location}: tool arguments must be a JSON object, got {type(value).__name__}.")
+        raise UsageError(
+            f"{state(context).location}: tool arguments must be a JSON object, got {type(value).__name__}."
+        )
     return value
 
 
@@ -376,7 +388,9 @@ def step_call_cancel(context: Any, tool: str, seconds: float) -> None:
 def _last_call(context: Any) -> Outcome:
     st = state(context)
     if st.last_call is None:
-        raise UsageError(f'{st.location}: no tool was called yet in this scenario ("When I call the tool ...").')
+        raise UsageError(
+            f'{st.location}: no tool was called yet in this scenario ("When I call the tool ...").'
+        )
     return st.last_call
 
 
@@ -411,8 +425,13 @@ def step_call_succeeds(context: Any) -> None:
     """
     outcome = _last_call(context)
     if not outcome.ok or outcome.is_error_result:
-        _fail(context, f'The tool call "{outcome.params.get("name")}" did not succeed', outcome, "a successful result",
-              tip="read the error text: a good server says what went wrong and what to do.")
+        _fail(
+            context,
+            f'The tool call "{outcome.params.get("name")}" did not succeed',
+            outcome,
+            "a successful result",
+            tip="read the error text: a good server says what went wrong and what to do.",
+        )
 
 
 def _failed(outcome: Outcome) -> bool:
@@ -427,7 +446,12 @@ def step_call_fails(context: Any) -> None:
     """
     outcome = _last_call(context)
     if not _failed(outcome):
-        _fail(context, f'The tool call "{outcome.params.get("name")}" did not fail', outcome, "isError or an error")
+        _fail(
+            context,
+            f'The tool call "{outcome.params.get("name")}" did not fail',
+            outcome,
+            "isError or an error",
+        )
 
 
 def _error_text(outcome: Outcome) -> str:
@@ -449,11 +473,19 @@ def step_call_fails_with(context: Any, needle: str) -> None:
     outcome = _last_call(context)
     wanted = text(context, needle)
     if not _failed(outcome):
-        _fail(context, f'The tool call "{outcome.params.get("name")}" did not fail', outcome,
-              f'an error mentioning "{wanted}"')
+        _fail(
+            context,
+            f'The tool call "{outcome.params.get("name")}" did not fail',
+            outcome,
+            f'an error mentioning "{wanted}"',
+        )
     if wanted.lower() not in _error_text(outcome).lower():
-        _fail(context, "The tool call failed, but the error does not mention the expected text", outcome,
-              f'an error mentioning "{wanted}"')
+        _fail(
+            context,
+            "The tool call failed, but the error does not mention the expected text",
+            outcome,
+            f'an error mentioning "{wanted}"',
+        )
 
 
 @then("the tool call returns an error result")
@@ -464,8 +496,13 @@ def step_call_error_result(context: Any) -> None:
     """
     outcome = _last_call(context)
     if not outcome.is_error_result:
-        _fail(context, "The tool call did not return an error result", outcome, "a result with isError: true",
-              tip="a JSON-RPC error is checked with \"Then the request is rejected with error code <code>\".")
+        _fail(
+            context,
+            "The tool call did not return an error result",
+            outcome,
+            "a result with isError: true",
+            tip='a JSON-RPC error is checked with "Then the request is rejected with error code <code>".',
+        )
 
 
 @then("the request is rejected with error code {code:Int}")
@@ -479,9 +516,13 @@ def step_rejected(context: Any, code: int) -> None:
     if outcome is None:
         raise UsageError(f"{st.location}: no request was made yet in this scenario.")
     if outcome.error is None or outcome.error.code != code:
-        _fail(context, f"The {outcome.method} request was not rejected with error code {code}", outcome,
-              f"JSON-RPC error {code}",
-              tip="some servers report failures as isError results instead; \"Then the tool call fails\" accepts both.")
+        _fail(
+            context,
+            f"The {outcome.method} request was not rejected with error code {code}",
+            outcome,
+            f"JSON-RPC error {code}",
+            tip='some servers report failures as isError results instead; "Then the tool call fails" accepts both.',
+        )
 
 
 @then("the tool call times out")
@@ -524,7 +565,9 @@ def step_results_different(context: Any, path: str) -> None:
     values = [query_one(result_value(c.raw or {}), p) for c in calls]
     duplicates = all_different(values)
     if duplicates:
-        raise ExpectationFailed(f"Some results at {p} are equal", path=p, actual=values, details=f"  Repeated: {duplicates}")
+        raise ExpectationFailed(
+            f"Some results at {p} are equal", path=p, actual=values, details=f"  Repeated: {duplicates}"
+        )
 
 
 @then("the server still responds")

@@ -34,7 +34,9 @@ def test_json_round_trip_keeps_rules_outlines_and_evidence() -> None:
     x = exchange(1, "request", "tools/call", {"name": "add", "arguments": {"a": 1}})
     s1 = scenario("f--a", exchanges=(x,), tags=("smoke",))
     s2 = scenario("f--o--row", status="failed", error="boom")
-    outline = Outline(id="f--o", name="O <a>", keyword="Scenario Outline", location="f:3", status="failed", scenarios=(s2,))
+    outline = Outline(
+        id="f--o", name="O <a>", keyword="Scenario Outline", location="f:3", status="failed", scenarios=(s2,)
+    )
     rule = Rule(id="f--r", name="R", keyword="Rule", location="f:9", status="failed", children=(outline,))
     original = run(feature("f", s1, rule, status="failed"), label="http")
     data = json.loads(json.dumps(dump_run(original)))

@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 from report_helpers import exchange, feature, run, scenario
 
-from mcp_bdd.report.model import Examples, ExampleRef, Image, Outline, ServerSurface, StepDef, Table
+from mcp_bdd.report.model import ExampleRef, Examples, Image, Outline, ServerSurface, StepDef, Table
 from mcp_bdd.report.render import CSP, data_url, json_for_html, pretty, render_html, text
 from mcp_bdd.report.views import build_report
 
@@ -37,10 +37,18 @@ def _evil_run() -> str:
     x = exchange(1, "request", "tools/call", {"name": EVIL, "arguments": {"t": EVIL}})
     s = scenario("f--evil", name=EVIL, exchanges=(x,), tags=(EVIL,), error=EVIL, step_name=EVIL)
     surface = ServerSurface(
-        server="shop", name=EVIL, version=EVIL, instructions=EVIL, tools=({"name": EVIL, "description": EVIL},)
+        server="shop",
+        name=EVIL,
+        version=EVIL,
+        instructions=EVIL,
+        tools=({"name": EVIL, "description": EVIL},),
     )
-    glossary = (StepDef(step_type="given", pattern=EVIL, location="steps/a.py:1", doc=f"{EVIL}\n\nGiven {EVIL}"),)
-    return render_html([run(feature("f", s, name=EVIL, description=(EVIL,)), servers=(surface,), glossary=glossary)])
+    glossary = (
+        StepDef(step_type="given", pattern=EVIL, location="steps/a.py:1", doc=f"{EVIL}\n\nGiven {EVIL}"),
+    )
+    return render_html(
+        [run(feature("f", s, name=EVIL, description=(EVIL,)), servers=(surface,), glossary=glossary)]
+    )
 
 
 def test_untrusted_text_never_becomes_markup() -> None:
@@ -99,7 +107,9 @@ def test_outline_examples_table_links_each_row_to_its_result() -> None:
     rows = (("2", "3"), ("4", "5"))
     s1 = scenario("f--o--r1", name="mul 2 3", example=ExampleRef(examples=1, row=1))
     s2 = scenario("f--o--r2", name="mul 4 5", status="failed", example=ExampleRef(examples=1, row=2))
-    examples = Examples(keyword="Examples", name="small", location="f:9", table=Table(headings=("a", "b"), rows=rows))
+    examples = Examples(
+        keyword="Examples", name="small", location="f:9", table=Table(headings=("a", "b"), rows=rows)
+    )
     o = Outline(id="f--o", name="mul <a> <b>", keyword="Scenario Outline", location="f:3", status="failed",
                 examples=(examples,), scenarios=(s1, s2))  # fmt: skip
     html = render_html([run(feature("f", o))])
@@ -127,3 +137,17 @@ def test_capabilities_are_the_feature_folders() -> None:
     f3 = feature("c", scenario("c--1"), filename="features/c.feature")
     view = build_report([run(f1, f2, f3)])
     assert [c.title for c in view.capabilities] == ["Resource templates", "Tools", "General"]
+
+
+def test_step_docstrings_split_into_summary_and_example() -> None:
+    from mcp_bdd.report.glossary import split_doc
+
+    assert split_doc('Call a tool.\n\n    When I call "add"\n    Then it works') == (
+        "Call a tool.",
+        'When I call "add"\nThen it works',
+    )
+    assert split_doc('Call a tool\n    with arguments.\n    When I call "add"') == (
+        "Call a tool with arguments.",
+        'When I call "add"',
+    )
+    assert split_doc("") == ("", "")

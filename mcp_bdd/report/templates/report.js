@@ -175,7 +175,7 @@
       d.hidden = !!(target && target.hidden);
     });
     shown.textContent = filtering ? "Showing " + count + " of " + index.length + " scenarios." : "";
-    clear.hidden = !filtering;
+    clear.hidden = !(filtering || q.value.trim() || tagInput.value.trim());
     if (filtering && terms.length && count <= 30) {
       index.forEach(function (entry) { var el = elements[entry.id]; if (el && !el.hidden) { el.open = true; } });
     }

@@ -1,0 +1,36 @@
+# Quick start (a fresh machine with Python 3.11 and Node 20):
+#   make demo   — run the project's own features against the bundled demo server; writes the report
+#   make test   — run the whole test suite (what CI runs)
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --silent
+	touch node_modules/.installed
+
+demo: $(STAMP)
+	@mkdir -p reports
+	$(BIN)/behave -f pretty -f mcp_bdd.report:LivingDocFormatter -o reports/living-doc.html features/
+	@echo "Living documentation: file://$(CURDIR)/reports/living-doc.html"
+
+test: $(STAMP) node_modules/.installed
+	$(BIN)/ruff check mcp_bdd tests demo
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -n 2 -q
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/steps_overhead.py
+	$(BIN)/python benchmarks/report_scale.py
+
+clean:
+	rm -rf $(VENV) node_modules reports .pytest_cache .mypy_cache

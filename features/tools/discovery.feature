@@ -1,0 +1,110 @@
+@tools @discovery
+Feature: Discovering the shop's tools
+  An AI assistant chooses what to do by reading the tool list: names, descriptions, the
+  arguments each tool needs and what it returns. A tool that is missing, vaguely described
+  or wrongly typed is a tool the assistant will misuse. These rules keep the catalogue of
+  tools honest and self-explanatory.
+
+  Background:
+    Given the MCP server "shop" is running
+    When I list the tools
+
+  Rule: The shop offers exactly the tools its customers need
+
+    @smoke
+    Scenario: The complete tool catalogue
+      Then the tools are:
+        | name               |
+        | list_products      |
+        | check_stock        |
+        | create_order       |
+        | pay_order          |
+        | get_order          |
+        | cancel_order       |
+        | import_catalog     |
+        | add                |
+        | slow               |
+        | echo               |
+        | render_html        |
+        | get_logo           |
+        | find_docs          |
+        | create_user        |
+        | get_user           |
+        | delete_user        |
+        | summarize_order    |
+        | confirm_delete     |
+        | list_roots         |
+        | enable_admin_tools |
+
+    Scenario: The ordering tools are all there
+      Then the tools include:
+        | name         |
+        | create_order |
+        | pay_order    |
+        | cancel_order |
+      And the tool list includes "check_stock"
+
+    Scenario: Admin tools stay hidden until they are enabled
+      Then the tool list does not include "purge_orders"
+
+  Rule: Every tool says which arguments it needs, and of what type
+
+    Scenario: Ordering needs a product and a quantity, but not an email address
+      Then the tool "create_order" requires the arguments:
+        | name       |
+        | product_id |
+        | quantity   |
+
+    Scenario: Listing the products needs nothing at all
+      Then the tool "list_products" requires the arguments:
+        | name |
+
+    Scenario Outline: The argument "<argument>" of "<tool>" is a <type>
+      Then the tool "<tool>" argument "<argument>" is of type "<type>"
+
+      Examples:
+        | tool           | argument       | type    |
+        | create_order   | product_id     | string  |
+        | create_order   | quantity       | integer |
+        | create_order   | customer_email | string  |
+        | slow           | seconds        | number  |
+        | import_catalog | count          | integer |
+        | add            | a              | integer |
+
+  Rule: Tools that return data describe its shape
+
+    Scenario Outline: "<tool>" declares an output schema
+      Then the tool "<tool>" has an output schema
+
+      Examples:
+        | tool          |
+        | list_products |
+        | create_order  |
+        | get_order     |
+        | create_user   |
+
+  Rule: Tools say whether they only look, or destroy something
+
+    Scenario Outline: "<tool>" is marked <marking>
+      Then the tool "<tool>" is marked <marking>
+
+      Examples: Tools that only read
+        | tool          | marking   |
+        | list_products | read-only |
+        | check_stock   | read-only |
+        | get_order     | read-only |
+        | get_user      | read-only |
+
+      Examples: Tools that cannot be undone
+        | tool         | marking     |
+        | cancel_order | destructive |
+        | delete_user  | destructive |
+
+  Rule: Every tool is described well enough for an assistant to pick it
+
+    Scenario: No tool has a one-word description
+      Then every tool has a description of at least 20 characters
+
+    Scenario: Dangerous tools warn that they cannot be undone
+      Then the tool "delete_user" description mentions "cannot be undone"
+      And the tool "pay_order" description mentions "payment provider"

@@ -1,0 +1,201 @@
+"""2026-07-28 change notifications: `subscriptions/listen` streams held open for a session's life.
+
+Why: on 2026-07-28 a server pushes list-changed and resource-updated notifications only on a
+listen stream the client opened (there is no `resources/subscribe` and no unsolicited push).
+The SDK tees every event of a stream to the client's `message_handler`, so holding a stream open
+is all it takes: the events land in the session's timeline and transcript exactly like the
+2025-11-25 notifications do, and the notification steps read one timeline in both eras.
+
+When: "Notifications are collected from the moment the session opens" (steps.md). An event
+that happens before a stream exists is lost (the protocol has no replay), so a session opens one
+list-changed stream at connect time, for the kinds whose `listChanged` the server advertises.
+Measured on the demo shop: about 0.3 ms in-memory and one round trip over stdio or HTTP, against
+~1 ms for the whole in-memory connect; cheap enough to always pay. Resource streams are opened by
+"When I subscribe to the resource" (one stream per URI), as `resources/subscribe` would be.
+
+Lifetime: each stream lives in its own task of the run's portal (entered and exited in that
+task, as anyio requires). The task is ended by `Session.on_close` before the client goes away,
+so nothing outlives the session; a stream the server drops is noted in the transcript.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+if TYPE_CHECKING:
+    from mcp_bdd.session import Session
+
+__all__ = ["ListenFailed", "Listening", "Stream", "covers", "listen_for_changes", "listening", "open_stream"]
+
+#: Listen-stream kinds and the `Client.listen` keyword that asks for each.
+KINDS = {"tools": "tools_list_changed", "prompts": "prompts_list_changed", "resources": "resources_list_changed"}
+#: Longest wait for a server to acknowledge a stream opened at connect time.
+CONNECT_ACK_LIMIT = 5.0
+
+
+class ListenFailed(Exception):
+    """A `subscriptions/listen` stream could not be opened (its message says why)."""
+
+
+@dataclass
+class Stream:
+    """One open listen stream: what was asked, what the server honored, how to end it."""
+
+    kinds: tuple[str, ...]
+    uris: tuple[str, ...]
+    honored: dict[str, Any] = field(default_factory=dict)
+    scope: anyio.CancelScope | None = None  # created in the stream's task (it needs the event loop)
+    future: Future[None] | None = None
+    ended: str | None = None  # why the stream ended before the session did
+
+    def honors(self, kind: str) -> bool:
+        return bool(self.honored.get(_wire(KINDS[kind])))
+
+    def honors_uri(self, uri: str) -> bool:
+        return uri in (self.honored.get("resourceSubscriptions") or [])
+
+
+@dataclass
+class Listening:
+    """A session's listen streams, and why the connect-time one is missing when it is."""
+
+    streams: list[Stream] = field(default_factory=list)
+    failure: str | None = None
+
+
+_BY_SESSION: weakref.WeakKeyDictionary[Session, Listening] = weakref.WeakKeyDictionary()
+
+
+def listening(session: Session) -> Listening:
+    found = _BY_SESSION.get(session)
+    if found is None:
+        found = _BY_SESSION[session] = Listening()
+    return found
+
+
+def _wire(keyword: str) -> str:
+    head, *rest = keyword.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def _advertised(session: Session) -> list[str]:
+    assert session.client is not None
+    caps = session.client.server_capabilities
+    kinds: list[str] = []
+    for kind in KINDS:
+        capability = getattr(caps, kind, None) if caps is not None else None
+        if capability is not None and getattr(capability, "list_changed", None):
+            kinds.append(kind)
+    return kinds
+
+
+def listen_for_changes(session: Session) -> None:
+    """At connect (2026-07-28 only): one stream for every list change the server advertises; never raises."""
+    kinds = _advertised(session)
+    if not kinds:
+        return
+    try:
+        open_stream(session, kinds=kinds, ack_limit=min(session.timeout, CONNECT_ACK_LIMIT))
+    except ListenFailed as exc:
+        listening(session).failure = str(exc)
+
+
+def covers(session: Session, kind: str) -> bool:
+    """Whether a live stream of this session delivers `kind` ("tools" | "prompts" | "resources")."""
+    return any(s.ended is None and s.honors(kind) for s in listening(session).streams)
+
+
+def open_stream(
+    session: Session,
+    *,
+    kinds: Sequence[str] = (),
+    uris: Sequence[str] = (),
+    ack_limit: float | None = None,
+) -> Stream:
+    """Open a listen stream and wait for the server's acknowledgment; raises ListenFailed."""
+    if session.client is None or not session.connected:
+        raise ListenFailed(f'the session with "{session.name}" is not open')
+    kwargs: dict[str, Any] = {KINDS[k]: True for k in kinds}
+    if uris:
+        kwargs["resource_subscriptions"] = list(uris)
+    limit = ack_limit if ack_limit is not None else session.timeout
+    wire = {_wire(k): v for k, v in kwargs.items()}
+    request = session.transcript.record("request", session.name, "subscriptions/listen", {"notifications": wire})
+    stream = Stream(tuple(kinds), tuple(uris))
+    stream.future, (honored, error) = session.portal.start_task(_hold, session, stream, kwargs, limit, request.seq)
+    if error is not None:
+        session.transcript.record(
+            "error", session.name, "subscriptions/listen", {"message": error}, related=request.seq
+        )
+        raise ListenFailed(error)
+    session.transcript.record(
+        "response", session.name, "subscriptions/listen", {"acknowledged": honored}, related=request.seq
+    )
+    stream.honored = honored
+    listening(session).streams.append(stream)
+    session.on_close.append(lambda: _stop(session, stream))
+    return stream
+
+
+def _stop(session: Session, stream: Stream) -> None:
+    """End one stream (runs from `Session.close`, before the client is closed)."""
+    if stream.scope is not None:
+        with contextlib.suppress(Exception):
+            session.portal.call(stream.scope.cancel)
+    if stream.future is not None:
+        with contextlib.suppress(Exception):
+            stream.future.result(timeout=5)
+
+
+async def _hold(
+    session: Session, stream: Stream, kwargs: dict[str, Any], limit: float, request_seq: int, *, task_status: Any
+) -> None:
+    """Own one listen stream in one task: enter, report the ack, drain events until cancelled.
+
+    Draining matters: the SDK keeps unconsumed events in a bounded backlog and declares the
+    stream lost when it overflows. The events themselves are recorded by the session's
+    message_handler (the SDK tees each one there), not here.
+    """
+    from mcp.client.subscriptions import SubscriptionLost
+
+    assert session.client is not None
+    client = session.client
+    scope = stream.scope = anyio.CancelScope()
+    started = False
+    ended: str | None = None
+    with scope:
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                with anyio.fail_after(limit):
+                    subscription = await stack.enter_async_context(client.listen(**kwargs))
+                honored = subscription.honored.model_dump(by_alias=True, mode="json", exclude_none=True)
+                started = True
+                task_status.started((honored, None))
+                async for _event in subscription:
+                    pass
+            ended = "the server closed the stream"
+        except TimeoutError:
+            if not started:
+                task_status.started((None, f"no acknowledgment within {limit:g} s"))
+                return
+            ended = "timed out"
+        except SubscriptionLost as exc:
+            ended = f"the stream was lost ({exc})"
+        except Exception as exc:  # noqa: BLE001 - reported to the step (before the ack) or the transcript
+            cause = f"{type(exc).__name__}: {exc}"
+            if not started:
+                task_status.started((None, cause))
+                return
+            ended = cause
+    if ended is not None and not scope.cancel_called:
+        stream.ended = ended
+        session.transcript.record(
+            "info", session.name, "subscriptions/listen", {"ended": ended}, related=request_seq
+        )

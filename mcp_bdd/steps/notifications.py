@@ -1,0 +1,271 @@
+"""Notifications, logging and progress, read from the session's timeline.
+
+Every notification is collected from the moment the session opens (on 2026-07-28 through the
+listen streams of mcp_bdd.listen). "within <s> seconds" passes as soon as a matching
+notification has arrived, even before the step; on timeout the failure lists what arrived
+instead. Steps without "within" still allow a short grace period, because over stdio and HTTP a
+notification may be processed just after the response it preceded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from behave import given as _given  # type: ignore[import-untyped, unused-ignore]
+from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
+
+from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
+from mcp_bdd.session import Session
+from mcp_bdd.steps._common import current_session, state, text
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+# Typed views of behave's decorators (behave ships no type information).
+given: Callable[[str], Callable[[_F], _F]] = _given
+then: Callable[[str], Callable[[_F], _F]] = _then
+
+__all__ = ["KINDS", "LOG_LEVELS"]
+
+#: `<kind>` of "I receive a "<kind>" notification" -> the notification's method.
+KINDS = {
+    "tools list changed": "notifications/tools/list_changed",
+    "resources list changed": "notifications/resources/list_changed",
+    "prompts list changed": "notifications/prompts/list_changed",
+    "resource updated": "notifications/resources/updated",
+    "log message": "notifications/message",
+    "progress": "notifications/progress",
+}
+_NAMES = {method: kind for kind, method in KINDS.items()}
+#: The listen-stream kind that delivers each list-changed method on 2026-07-28.
+_STREAM_KIND = {
+    "notifications/tools/list_changed": "tools",
+    "notifications/prompts/list_changed": "prompts",
+    "notifications/resources/list_changed": "resources",
+}
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+#: How long steps without "within" wait for a notification that may still be in flight.
+GRACE_SECONDS = 1.0
+
+
+def _arrived(session: Session) -> str:
+    """What the session received, as "2 × log message, 5 × progress" (for failure messages)."""
+    counts = session.timeline.counts()
+    if not counts:
+        return "no notifications at all"
+    return ", ".join(f"{n} × {_NAMES.get(method, method)}" for method, n in sorted(counts.items()))
+
+
+def _listen_note(session: Session, method: str) -> str | None:
+    """On 2026-07-28, make sure a listen stream delivers `method`; say what was missing if not."""
+    if session.is_legacy or method not in _STREAM_KIND:
+        return None
+    from mcp_bdd.listen import ListenFailed, covers, listening, open_stream
+
+    kind = _STREAM_KIND[method]
+    if covers(session, kind):
+        return None
+    why = listening(session).failure
+    try:
+        open_stream(session, kinds=[kind])
+    except ListenFailed as exc:
+        return (
+            f"protocol {session.protocol_version} delivers list changes only on a subscriptions/listen stream, "
+            f"and none could be opened ({exc})."
+        )
+    if why:
+        return f"the listen stream opened at connect time failed ({why}); one was opened by this step."
+    return (
+        f"the server did not advertise {kind}.listChanged, so no listen stream was opened at connect time; "
+        "this step opened one, and changes made before it were not delivered."
+    )
+
+
+def _wait(
+    context: Any,
+    session: Session,
+    method: str,
+    seconds: float,
+    title: str,
+    predicate: Callable[[dict[str, Any]], bool] | None = None,
+    tip: str | None = None,
+) -> None:
+    if seconds < 0:
+        raise UsageError(f"{state(context).location}: a wait cannot be negative (got {seconds:g} s).")
+    note = _listen_note(session, method)
+    if session.timeline.wait_for(lambda m, p: m == method and (predicate is None or predicate(p)), seconds):
+        return
+    raise ExpectationFailed(
+        title,
+        expected=f"a {_NAMES.get(method, method)} notification ({method}) within {seconds:g} s",
+        actual=f"arrived instead: {_arrived(session)}",
+        exchange=session.transcript.tail(5, session.name),
+        tip=" ".join(part for part in (note, tip) if part) or None,
+    )
+
+
+def _log_tip(session: Session) -> str | None:
+    if session.is_legacy or session.log_level is not None:
+        return None
+    return (
+        f"on protocol {session.protocol_version} a server sends log messages only to requests that ask for them: "
+        'add "Given the log level is "debug"" (before or after the server step).'
+    )
+
+
+@then('I receive a "{kind:Q}" notification within {seconds:Num} seconds')
+def step_receive(context: Any, kind: str, seconds: float) -> None:
+    """Wait until a notification of a kind has arrived (passes at once if it already has).
+
+    Example: Then I receive a "tools list changed" notification within 2 seconds
+    """
+    session = current_session(context)
+    name = text(context, kind)
+    if name not in KINDS:
+        raise UsageError(f'{state(context).location}: unknown notification kind "{name}". {did_you_mean(name, KINDS, "kind")}.')
+    method = KINDS[name]
+    tip = None
+    if method == "notifications/message":
+        tip = _log_tip(session)
+    elif method == "notifications/resources/updated":
+        tip = 'updates come only for subscribed resources ("When I subscribe to the resource "<uri>"").'
+    _wait(context, session, method, seconds, f'No "{name}" notification from "{session.name}" within {seconds:g} s',
+          tip=tip)
+
+
+@then('I receive an update for the resource "{uri:Q}" within {seconds:Num} seconds')
+def step_resource_update(context: Any, uri: str, seconds: float) -> None:
+    """Wait until the server tells that a subscribed resource changed (passes at once if it already did).
+
+    Example: Then I receive an update for the resource "shop://catalog" within 5 seconds
+    """
+    session = current_session(context)
+    wanted = text(context, uri)
+    method = KINDS["resource updated"]
+    others = sorted({str(p.get("uri")) for p in session.timeline.of(method)} - {wanted})
+    tip = f"updates arrived for other resources: {others}." if others else (
+        'updates come only for subscribed resources: add "When I subscribe to the resource '
+        f'"{wanted}"" before the change.'
+    )
+    _wait(context, session, method, seconds, f'No update for the resource "{wanted}" within {seconds:g} s',
+          predicate=lambda p: p.get("uri") == wanted, tip=tip)
+
+
+# ---------------------------------------------------------------------------------------------
+# logging
+
+
+@given('the log level is "{level:Q}"')
+def step_log_level(context: Any, level: str) -> None:
+    """Ask servers for log messages of this level and above (before the server step, or after it).
+
+    Example: Given the log level is "debug"
+    """
+    st = state(context)
+    wanted = text(context, level).lower()
+    if wanted not in LOG_LEVELS:
+        raise UsageError(f'{st.location}: unknown log level "{wanted}". {did_you_mean(wanted, LOG_LEVELS, "level")}.')
+    st.log_level = wanted
+    for session in st.sessions.values():
+        if session.connected:
+            session.set_log_level(wanted)
+
+
+def _log_text(params: dict[str, Any]) -> str:
+    data = params.get("data")
+    return data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+
+
+@then('the server logged a "{level:Q}" message containing "{needle:Q}"')
+def step_logged(context: Any, level: str, needle: str) -> None:
+    """Check that the server sent a log message of exactly this level whose data contains a text.
+
+    Example: Then the server logged a "info" message containing "Order"
+    """
+    session = current_session(context)
+    wanted_level = text(context, level).lower()
+    wanted = text(context, needle)
+    if wanted_level not in LOG_LEVELS:
+        raise UsageError(
+            f'{state(context).location}: unknown log level "{wanted_level}". '
+            f"{did_you_mean(wanted_level, LOG_LEVELS, 'level')}."
+        )
+    method = KINDS["log message"]
+
+    def matches(m: str, p: dict[str, Any]) -> bool:
+        return m == method and p.get("level") == wanted_level and wanted in _log_text(p)
+
+    if session.timeline.wait_for(matches, GRACE_SECONDS):
+        return
+    logged = [f"[{p.get('level')}] {_log_text(p)[:200]}" for p in session.timeline.of(method)]
+    raise ExpectationFailed(
+        f'The server "{session.name}" logged no "{wanted_level}" message containing "{wanted}"',
+        expected=f'a "{wanted_level}" log message containing "{wanted}"',
+        actual=logged[-20:] or "no log messages at all",
+        tip=_log_tip(session)
+        or (
+            f'messages below the log level "{session.log_level}" are not sent.'
+            if session.log_level is not None and LOG_LEVELS.index(wanted_level) < LOG_LEVELS.index(session.log_level)
+            else None
+        ),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# progress
+
+
+def _progress(session: Session) -> list[dict[str, Any]]:
+    return session.timeline.of(KINDS["progress"])
+
+
+@then("I received at least {n:Int} progress notifications")
+def step_progress_count(context: Any, n: int) -> None:
+    """Check how many progress notifications arrived in this session (for all requests together).
+
+    Example: Then I received at least 3 progress notifications
+    """
+    session = current_session(context)
+    method = KINDS["progress"]
+    if len(_progress(session)) >= n:
+        return
+    # Re-counting inside the predicate is fine: the timeline's condition holds a re-entrant lock.
+    if session.timeline.wait_for(lambda m, p: m == method and len(_progress(session)) >= n, GRACE_SECONDS):
+        return
+    got = _progress(session)
+    raise ExpectationFailed(
+        f"Only {len(got)} progress notification(s) arrived",
+        expected=f"at least {n}",
+        actual=[{k: v for k, v in p.items() if k != "request"} for p in got] or "no progress notifications",
+        tip="every tool call carries a progress token; the server reports progress with ctx.report_progress().",
+    )
+
+
+@then("the progress never decreased")
+def step_progress_monotonic(context: Any) -> None:
+    """Check that, for every request, each progress value was at least the one before it.
+
+    Example: Then the progress never decreased
+    """
+    session = current_session(context)
+    got = _progress(session)
+    if not got:
+        raise ExpectationFailed(
+            f'No progress notifications arrived from "{session.name}", so there is no progress to check',
+            actual=f"arrived instead: {_arrived(session)}",
+            tip='call a tool that reports progress first (and check "I received at least <n> progress '
+            'notifications").',
+        )
+    by_request: dict[Any, list[float]] = {}
+    for p in got:
+        by_request.setdefault(p.get("request"), []).append(float(p.get("progress", 0)))
+    for request, values in by_request.items():
+        for i in range(1, len(values)):
+            if values[i] < values[i - 1]:
+                raise ExpectationFailed(
+                    f"The progress went down from {values[i - 1]:g} to {values[i]:g} "
+                    f"(notification {i + 1} of request #{request})",
+                    expected="progress values that never decrease",
+                    actual=values,
+                )

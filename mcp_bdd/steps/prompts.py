@@ -1,0 +1,294 @@
+"""Prompts and completions.
+
+Getting a prompt or asking for completions that the server rejects fails the step (naming what
+the server offers), unless a later step of the scenario checks the rejection with "Then the
+request is rejected with error code <code>"; then the step only records it. (MCPServer answers
+an unknown prompt with JSON-RPC code 0 on 2025-11-25 and -32603 on 2026-07-28.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import mcp_types as types
+from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
+from behave import when as _when  # type: ignore[import-untyped, unused-ignore]
+
+from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
+from mcp_bdd.session import Outcome, Session
+from mcp_bdd.state import LastResult
+from mcp_bdd.steps._common import argument_table, current_session, keep_result, state, text
+from mcp_bdd.steps.resources import advertised, capability, rejection_checked_later
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+# Typed views of behave's decorators (behave ships no type information).
+when: Callable[[str], Callable[[_F], _F]] = _when
+then: Callable[[str], Callable[[_F], _F]] = _then
+
+__all__: list[str] = []
+
+
+def _prompt_list(session: Session) -> list[dict[str, Any]]:
+    return session.prompts if session.prompts is not None else session.list_all("prompts")
+
+
+def _prompt_named(session: Session, name: str) -> dict[str, Any] | None:
+    try:
+        return next((p for p in _prompt_list(session) if p.get("name") == name), None)
+    except Exception:  # noqa: BLE001 - a hint only: the get itself tells what the server thinks
+        return None
+
+
+def _prompt_names(session: Session) -> list[str]:
+    try:
+        return [str(p.get("name")) for p in _prompt_list(session)]
+    except Exception:  # noqa: BLE001 - a hint only
+        return []
+
+
+def _signature(prompt: dict[str, Any]) -> str:
+    args = prompt.get("arguments") or []
+    if not args:
+        return "no arguments"
+    return ", ".join(f"{a.get('name')}{'' if a.get('required') else ' (optional)'}" for a in args)
+
+
+# ---------------------------------------------------------------------------------------------
+# listing
+
+
+@when("I list the prompts")
+def step_list_prompts(context: Any) -> None:
+    """Fetch the server's prompt list (following every page).
+
+    Example: When I list the prompts
+    """
+    current_session(context).list_all("prompts")
+
+
+@then('the prompts include "{name:Q}"')
+def step_prompts_include(context: Any, name: str) -> None:
+    """Check that the prompt list includes a prompt (fetched if no list was taken yet).
+
+    Example: Then the prompts include "greeting"
+    """
+    session = current_session(context)
+    wanted = text(context, name)
+    names = [str(p.get("name")) for p in _prompt_list(session)]
+    if wanted not in names:
+        raise ExpectationFailed(
+            f'The server "{session.name}" offers no prompt "{wanted}"',
+            actual=names or "(no prompts)",
+            details="  " + did_you_mean(wanted, names, "prompt"),
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# getting a prompt
+
+
+def _get(context: Any, name: str, arguments: dict[str, Any] | None) -> None:
+    st = state(context)
+    session = current_session(context)
+    params = types.GetPromptRequestParams(name=name, arguments=arguments)
+    outcome = session.request(types.GetPromptRequest(params=params))
+    st.last_request = outcome
+    keep_result(context, "prompt", outcome, name)
+    session.raise_problems()
+    if not outcome.ok and not rejection_checked_later(context):
+        raise _get_failure(session, name, outcome)
+
+
+def _get_failure(session: Session, name: str, outcome: Outcome) -> ExpectationFailed:
+    prompt = _prompt_named(session, name)
+    if prompt is None:
+        details = "  " + did_you_mean(name, _prompt_names(session), "prompt")
+    else:
+        details = f'  The prompt "{name}" takes: {_signature(prompt)}; the request sent: {outcome.params.get("arguments") or {}}'
+    return ExpectationFailed(
+        f'Getting the prompt "{name}" from "{session.name}" failed',
+        actual=outcome.describe(),
+        details=details,
+        exchange=session.transcript.tail(4, session.name),
+        tip='to check the rejection itself, follow with "Then the request is rejected with error code <code>".',
+    )
+
+
+@when('I get the prompt "{name:Q}"')
+def step_get_prompt(context: Any, name: str) -> None:
+    """Get a prompt without arguments; its messages become "the result".
+
+    Example: When I get the prompt "greeting"
+    """
+    _get(context, text(context, name), None)
+
+
+@when('I get the prompt "{name:Q}" with:')
+def step_get_prompt_with(context: Any, name: str) -> None:
+    """Get a prompt with an argument table: heading row = argument names, one row of (string) values.
+
+    Example:
+        When I get the prompt "greeting" with:
+          | name |
+          | Ada  |
+    """
+    st = state(context)
+    session = current_session(context)
+    wanted = text(context, name)
+    args = argument_table(context, session, wanted, kind="prompt")
+    prompt = _prompt_named(session, wanted)
+    if prompt is not None:
+        known = [str(a.get("name")) for a in prompt.get("arguments") or []]
+        for arg in args:
+            if arg not in known:
+                raise UsageError(
+                    f'{st.location}: the prompt "{wanted}" has no argument "{arg}". '
+                    f'{did_you_mean(arg, known, "argument")}.'
+                )
+    _get(context, wanted, {k: str(v) for k, v in args.items()})
+
+
+def _last_prompt(context: Any) -> tuple[LastResult, list[dict[str, Any]]]:
+    st = state(context)
+    last = st.last
+    if last is None or last.kind != "prompt":
+        outcome = st.last_request
+        if last is None and outcome is not None and outcome.method == "prompts/get":
+            session = st.sessions.get(outcome.server)
+            if session is not None:
+                raise _get_failure(session, str(outcome.params.get("name")), outcome)
+        raise UsageError(f'{st.location}: no prompt was got yet in this scenario (use "When I get the prompt "<name>"").')
+    return last, [m for m in (last.raw.get("messages") or []) if isinstance(m, dict)]
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else [content]
+    parts: list[str] = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif block.get("type") == "resource" and isinstance(block.get("resource"), dict):
+            parts.append(str(block["resource"].get("text", "")))
+        elif block.get("type") == "resource_link":
+            parts.append(str(block.get("uri", "")))
+    return "".join(parts)
+
+
+def _overview(messages: list[dict[str, Any]]) -> list[str]:
+    return [f"{i}. {m.get('role')}: {_message_text(m)[:300]!r}" for i, m in enumerate(messages, start=1)]
+
+
+@then("the prompt has {n:Int} messages")
+def step_prompt_count(context: Any, n: int) -> None:
+    """Check how many messages the prompt just got has.
+
+    Example: Then the prompt has 2 messages
+    """
+    last, messages = _last_prompt(context)
+    if len(messages) != n:
+        raise ExpectationFailed(
+            f'The prompt "{last.name}" has {len(messages)} message(s), not {n}', expected=n, actual=_overview(messages)
+        )
+
+
+@then('prompt message {n:Int} is from the "{role:Q}" and contains "{needle:Q}"')
+def step_prompt_message(context: Any, n: int, role: str, needle: str) -> None:
+    """Check one message of the prompt just got (counted from 1): its role and a text it contains.
+
+    Example: Then prompt message 1 is from the "user" and contains "Ada"
+    """
+    last, messages = _last_prompt(context)
+    wanted_role = text(context, role)
+    wanted = text(context, needle)
+    if not 1 <= n <= len(messages):
+        raise ExpectationFailed(
+            f'The prompt "{last.name}" has no message {n} (it has {len(messages)}; they count from 1)',
+            actual=_overview(messages),
+        )
+    message = messages[n - 1]
+    body = _message_text(message)
+    if message.get("role") != wanted_role or wanted not in body:
+        raise ExpectationFailed(
+            f'Prompt message {n} of "{last.name}" differs',
+            expected=f'from the "{wanted_role}", containing "{wanted}"',
+            actual=f'from the "{message.get("role")}": {body!r}',
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# completions
+
+
+def _complete(context: Any, ref: Any, arg: str, value: str, what: str) -> None:
+    st = state(context)
+    session = current_session(context)
+    if not capability(session, "completions"):
+        raise ExpectationFailed(
+            f'The server "{session.name}" does not support completions',
+            expected="the capability completions",
+            actual=advertised(session),
+            tip='check it with "Then the server does not support completions" instead.',
+        )
+    params = types.CompleteRequestParams(ref=ref, argument=types.CompletionArgument(name=arg, value=value))
+    outcome = session.request(types.CompleteRequest(params=params))
+    st.last_request = outcome
+    session.raise_problems()
+    if outcome.ok and outcome.raw is not None:
+        completion = outcome.raw.get("completion") or {}
+        st.completions = [str(v) for v in completion.get("values") or []]
+        return
+    st.completions = None
+    if rejection_checked_later(context):
+        return
+    raise ExpectationFailed(
+        f'Completing the argument "{arg}" of {what} failed',
+        actual=outcome.describe(),
+        exchange=session.transcript.tail(4, session.name),
+    )
+
+
+@when('I ask for completions of the argument "{arg:Q}" of the prompt "{name:Q}" with "{value:Q}"')
+def step_complete_prompt(context: Any, arg: str, name: str, value: str) -> None:
+    """Ask the server to complete a prompt argument from a partial value.
+
+    Example: When I ask for completions of the argument "name" of the prompt "greeting" with "A"
+    """
+    prompt = text(context, name)
+    ref = types.PromptReference(type="ref/prompt", name=prompt)
+    _complete(context, ref, text(context, arg), text(context, value), f'the prompt "{prompt}"')
+
+
+@when(
+    'I ask for completions of the argument "{arg:Q}" of the resource template "{template:Q}" with "{value:Q}"'
+)
+def step_complete_template(context: Any, arg: str, template: str, value: str) -> None:
+    """Ask the server to complete a variable of a resource template from a partial value.
+
+    Example: When I ask for completions of the argument "topic" of the resource template "shop://docs/{topic}" with "o"
+    """
+    uri = text(context, template)
+    ref = types.ResourceTemplateReference(type="ref/resource", uri=uri)
+    _complete(context, ref, text(context, arg), text(context, value), f'the resource template "{uri}"')
+
+
+@then('the completions include "{value:Q}"')
+def step_completions_include(context: Any, value: str) -> None:
+    """Check that the last completion request offered a value.
+
+    Example: Then the completions include "Ada"
+    """
+    st = state(context)
+    if st.completions is None:
+        raise UsageError(f'{st.location}: no completions were asked for yet ("When I ask for completions of ...").')
+    wanted = text(context, value)
+    if wanted not in st.completions:
+        raise ExpectationFailed(
+            f'The completions do not include "{wanted}"',
+            actual=st.completions or "(no values)",
+            tip="completions are usually filtered by the partial value: check what you typed after \"with\".",
+        )

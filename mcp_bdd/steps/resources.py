@@ -1,0 +1,327 @@
+"""Resources: listings, reads, and subscriptions to resource updates.
+
+A read (like getting a prompt or asking for completions) that the server rejects fails its own
+step, with what the server offers instead, unless a later step of the scenario checks the
+rejection ("Then the request is rejected with error code <code>"): then the step only records it.
+
+Subscriptions work in both protocol eras: `resources/subscribe` on 2025-11-25, and a
+`subscriptions/listen` stream for the URI on 2026-07-28 (see mcp_bdd.listen).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import mcp_types as types
+from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
+from behave import when as _when  # type: ignore[import-untyped, unused-ignore]
+
+from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
+from mcp_bdd.session import Outcome, Session
+from mcp_bdd.state import LastResult
+from mcp_bdd.steps._common import current_session, keep_result, state, text
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+# Typed views of behave's decorators (behave ships no type information).
+when: Callable[[str], Callable[[_F], _F]] = _when
+then: Callable[[str], Callable[[_F], _F]] = _then
+
+__all__ = ["advertised", "capability", "rejection_checked_later", "resource_uris"]
+
+
+# ---------------------------------------------------------------------------------------------
+# shared with prompts.py and notifications.py
+
+
+def rejection_checked_later(context: Any) -> bool:
+    """Whether a later step of the running scenario checks a rejection ("the request is rejected ...")."""
+    st = state(context)
+    scenario = getattr(context, "scenario", None)
+    steps = list(getattr(scenario, "all_steps", None) or getattr(scenario, "steps", None) or [])
+    here = next((i for i, s in enumerate(steps) if str(getattr(s, "location", "")) == st.location), None)
+    later = steps[here + 1 :] if here is not None else steps
+    return any(str(getattr(s, "name", "")).startswith("the request is rejected with error code") for s in later)
+
+
+def capability(session: Session, name: str, flag: str | None = None) -> bool:
+    """Whether the server advertised a capability (`resources`) or one of its flags (`resources`, `subscribe`)."""
+    assert session.client is not None
+    caps = session.client.server_capabilities
+    found = getattr(caps, name, None) if caps is not None else None
+    if found is None:
+        return False
+    return flag is None or bool(getattr(found, flag, None))
+
+
+def advertised(session: Session) -> str:
+    """The server's capabilities as it sent them, for failure messages."""
+    assert session.client is not None
+    caps = session.client.server_capabilities
+    if caps is None:
+        return "(none)"
+    return str(caps.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+
+def resource_uris(session: Session) -> tuple[list[str], list[str]]:
+    """The resource URIs and URI templates the server lists (never raises: failures give empty lists)."""
+    uris: list[str] = []
+    templates: list[str] = []
+    try:
+        uris = [str(r.get("uri")) for r in (session.resources if session.resources is not None else
+                                             session.list_all("resources"))]
+        templates = [str(t.get("uriTemplate")) for t in (session.templates if session.templates is not None else
+                                                         session.list_all("templates"))]
+    except Exception:  # noqa: BLE001 - only a hint for a failure message
+        pass
+    return uris, templates
+
+
+# ---------------------------------------------------------------------------------------------
+# listings
+
+
+@when("I list the resources")
+def step_list_resources(context: Any) -> None:
+    """Fetch the server's resource list (following every page).
+
+    Example: When I list the resources
+    """
+    current_session(context).list_all("resources")
+
+
+@then('the resources include "{uri:Q}"')
+def step_resources_include(context: Any, uri: str) -> None:
+    """Check that the resource list includes a URI (fetched if no list was taken yet).
+
+    Example: Then the resources include "shop://catalog"
+    """
+    session = current_session(context)
+    wanted = text(context, uri)
+    listed = session.resources if session.resources is not None else session.list_all("resources")
+    uris = [str(r.get("uri")) for r in listed]
+    if wanted not in uris:
+        raise ExpectationFailed(
+            f'The server "{session.name}" lists no resource "{wanted}"',
+            expected=f"a resource with uri {wanted}",
+            actual=uris or "(no resources)",
+            details="  " + did_you_mean(wanted, uris, "resource"),
+            tip="a URI the server serves from a template is not listed: check "
+            '"Then the resource templates include" instead.',
+        )
+
+
+@when("I list the resource templates")
+def step_list_templates(context: Any) -> None:
+    """Fetch the server's resource templates (following every page).
+
+    Example: When I list the resource templates
+    """
+    current_session(context).list_all("templates")
+
+
+@then('the resource templates include "{template:Q}"')
+def step_templates_include(context: Any, template: str) -> None:
+    """Check that the resource templates include a URI template, written exactly as the server lists it.
+
+    Example: Then the resource templates include "shop://docs/{topic}"
+    """
+    session = current_session(context)
+    wanted = text(context, template)
+    listed = session.templates if session.templates is not None else session.list_all("templates")
+    templates = [str(t.get("uriTemplate")) for t in listed]
+    if wanted not in templates:
+        raise ExpectationFailed(
+            f'The server "{session.name}" lists no resource template "{wanted}"',
+            actual=templates or "(no resource templates)",
+            details="  " + did_you_mean(wanted, templates, "resource template"),
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+def _read(context: Any, uri: str, server: str | None) -> None:
+    st = state(context)
+    session = current_session(context, server)
+    wanted = text(context, uri)
+    outcome = session.request(types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=wanted)))
+    st.last_request = outcome
+    keep_result(context, "resource", outcome, wanted)
+    session.raise_problems()
+    if not outcome.ok and not rejection_checked_later(context):
+        raise _read_failure(session, wanted, outcome)
+
+
+def _read_failure(session: Session, uri: str, outcome: Outcome) -> ExpectationFailed:
+    uris, templates = resource_uris(session)
+    known = uri in uris
+    details = "" if known else "  " + did_you_mean(uri, uris, "resource")
+    if templates and not known:
+        details += "\n  Resource templates: " + ", ".join(f'"{t}"' for t in templates)
+    return ExpectationFailed(
+        f'Reading the resource "{uri}" from "{session.name}" failed',
+        actual=outcome.describe(),
+        details=details or None,
+        exchange=session.transcript.tail(4, session.name),
+        tip='to check the rejection itself, follow with "Then the request is rejected with error code <code>".',
+    )
+
+
+@when('I read the resource "{uri:Q}"')
+def step_read(context: Any, uri: str) -> None:
+    """Read a resource; its contents become "the result" (a rejection fails the step, see the module doc).
+
+    Example: When I read the resource "shop://catalog"
+    """
+    _read(context, uri, None)
+
+
+@when('I read the resource "{uri:Q}" on "{server:Q}"')
+def step_read_on(context: Any, uri: str, server: str) -> None:
+    """Read a resource of a named server; its contents become "the result".
+
+    Example: When I read the resource "shop://catalog" on "shop"
+    """
+    _read(context, uri, server)
+
+
+def _last_read(context: Any) -> tuple[LastResult, list[dict[str, Any]]]:
+    st = state(context)
+    last = st.last
+    if last is None or last.kind != "resource":
+        outcome = st.last_request
+        if last is None and outcome is not None and outcome.method == "resources/read":
+            session = st.sessions.get(outcome.server)
+            if session is not None:
+                raise _read_failure(session, str(outcome.params.get("uri")), outcome)
+        raise UsageError(
+            f'{st.location}: no resource was read yet in this scenario (use "When I read the resource "<uri>"" first).'
+        )
+    contents = [c for c in (last.raw.get("contents") or []) if isinstance(c, dict)]
+    return last, contents
+
+
+def _summary(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for item in contents:
+        entry = {k: v for k, v in item.items() if k not in ("text", "blob")}
+        if "text" in item:
+            entry["text"] = str(item["text"])[:500]
+        if "blob" in item:
+            entry["blob"] = f"<{len(str(item['blob']))} base64 characters>"
+        out.append(entry)
+    return out
+
+
+@then('the resource text contains "{needle:Q}"')
+def step_resource_text(context: Any, needle: str) -> None:
+    """Check that the text of the resource just read contains a text (case-sensitive).
+
+    Example: Then the resource text contains "PROD-123"
+    """
+    last, contents = _last_read(context)
+    wanted = text(context, needle)
+    if wanted in last.text:
+        return
+    binary = [c for c in contents if "blob" in c and "text" not in c]
+    raise ExpectationFailed(
+        f'The resource "{last.name}" does not contain "{wanted}"',
+        actual=last.text if last.text else _summary(contents),
+        tip="the resource is binary (blob contents): check it with \"Then the resource is binary\"."
+        if binary and not last.text
+        else None,
+    )
+
+
+@then('the resource MIME type is "{mime:Q}"')
+def step_resource_mime(context: Any, mime: str) -> None:
+    """Check the MIME type of the resource just read (every item of its contents).
+
+    Example: Then the resource MIME type is "application/json"
+    """
+    last, contents = _last_read(context)
+    wanted = text(context, mime)
+    actual = [c.get("mimeType") for c in contents]
+    if not contents or any(m != wanted for m in actual):
+        raise ExpectationFailed(
+            f'The resource "{last.name}" has another MIME type',
+            expected=wanted,
+            actual=(actual[0] if len(actual) == 1 else actual) if contents else "(no contents)",
+            tip="a missing mimeType is shown as null: the server did not declare one." if None in actual else None,
+        )
+
+
+@then("the resource is binary")
+def step_resource_binary(context: Any) -> None:
+    """Check that the resource just read is binary: every item of its contents is a base64 blob.
+
+    Example: Then the resource is binary
+    """
+    last, contents = _last_read(context)
+    bad = [c for c in contents if "blob" not in c]
+    if not contents or bad:
+        raise ExpectationFailed(
+            f'The resource "{last.name}" is not binary',
+            expected="blob contents (base64)",
+            actual=_summary(contents) if contents else "(no contents)",
+        )
+    for item in contents:
+        try:
+            base64.b64decode(str(item["blob"]), validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise ExpectationFailed(
+                f'The resource "{last.name}" has a blob that is not valid base64',
+                actual=f"{exc}: {str(item['blob'])[:80]}",
+            ) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# subscriptions
+
+
+@when('I subscribe to the resource "{uri:Q}"')
+def step_subscribe(context: Any, uri: str) -> None:
+    """Ask for updates of one resource (resources/subscribe, or a listen stream on 2026-07-28).
+
+    Example: When I subscribe to the resource "shop://catalog"
+    """
+    st = state(context)
+    session = current_session(context)
+    wanted = text(context, uri)
+    if not capability(session, "resources", "subscribe"):
+        raise ExpectationFailed(
+            f'The server "{session.name}" does not support resource subscriptions',
+            expected="the capability resources.subscribe = true",
+            actual=advertised(session),
+            tip='check it with "Then the server does not support resource subscriptions" instead.',
+        )
+    if session.is_legacy:
+        outcome = session.request(types.SubscribeRequest(params=types.SubscribeRequestParams(uri=wanted)))
+        st.last_request = outcome
+        if outcome.ok or rejection_checked_later(context):
+            return
+        session.check(outcome)
+        return
+    from mcp_bdd.listen import ListenFailed, open_stream
+
+    try:
+        stream = open_stream(session, uris=[wanted])
+    except ListenFailed as exc:
+        raise ExpectationFailed(
+            f'Subscribing to "{wanted}" on "{session.name}" failed: the subscriptions/listen stream did not open',
+            actual=str(exc),
+            exchange=session.transcript.tail(3, session.name),
+            tip=f"protocol {session.protocol_version} delivers resource updates only on listen streams; "
+            'with protocol = "legacy" the step sends resources/subscribe instead.',
+        ) from None
+    if not stream.honors_uri(wanted):
+        raise ExpectationFailed(
+            f'The server "{session.name}" did not accept a subscription to "{wanted}"',
+            expected=f"resourceSubscriptions including {wanted}",
+            actual=stream.honored,
+        )

@@ -1,0 +1,88 @@
+"""Write a throwaway behave project (config + features, wired as config.md says) and run it.
+
+Meta-tests assert on what a user would see: the pass/fail counts behave prints, the failure
+text, and that no server process outlives the run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+    def counts(self, what: str = "scenarios") -> dict[str, int]:
+        """{"passed": n, "failed": n, "error": n, "skipped": n} from behave's summary line."""
+        line = re.search(
+            rf"^(\d+) {what.rstrip('s')}s? passed, (\d+) failed(?:, (\d+) error)?, (\d+) skipped",
+            self.stdout,
+            re.M,
+        )
+        assert line, f"no {what} summary in output:\n{self.output[-3000:]}"
+        passed, failed, error, skipped = line.groups()
+        return {
+            "passed": int(passed),
+            "failed": int(failed),
+            "error": int(error or 0),
+            "skipped": int(skipped),
+        }
+
+
+def make_project(root: Path, config: str, features: dict[str, str]) -> Path:
+    (root / "steps").mkdir(parents=True, exist_ok=True)
+    (root / "features").mkdir(exist_ok=True)
+    (root / "environment.py").write_text("from mcp_bdd.environment import *  # noqa: F401,F403\n")
+    (root / "steps" / "mcp_steps.py").write_text("from mcp_bdd.steps import *  # noqa: F401,F403\n")
+    (root / "mcp-bdd.toml").write_text(textwrap.dedent(config))
+    for name, body in features.items():
+        path = root / "features" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(body))
+    return root
+
+
+def behave_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    env.pop("CI", None)
+    return env
+
+
+def run_behave(root: Path, *args: str, timeout: float = 120) -> Run:
+    proc = subprocess.run(
+        [sys.executable, "-m", "behave", "--no-color", "features/", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=behave_env(),
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def python_cmd(module: str) -> str:
+    """A TOML array literal running `python -m module` with this interpreter."""
+    return f'["{sys.executable}", "-m", "{module}"]'
+
+
+SHOP = f"""
+[servers.shop]
+app = "demo.shop:create_server"
+cwd = "{REPO}"
+"""

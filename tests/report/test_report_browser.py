@@ -1,0 +1,153 @@
+"""The report in a real browser (headless Chromium via selenium): search, tag filter, status
+filter, transcripts drawn on demand, deep links, print — and no script from a server ever runs.
+
+Skipped with a reason when Chromium or its driver is missing (CI installs Debian's `chromium`
+and `chromium-driver`). Set MCP_BDD_SCREENSHOT=path to also save a screenshot of the page.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_helpers import SampleRun
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+DRIVER = shutil.which("chromedriver")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if CHROMIUM is None or DRIVER is None:
+        pytest.skip("headless Chromium not installed (apt-get install chromium chromium-driver)")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="mcp-bdd-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+    ]
+    for flag in [*flags, f"--user-data-dir={profile}", "--window-size=1440,1000"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def _wait(predicate: Callable[[], Any], timeout: float = 5.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.05)
+
+
+def _visible_scenarios(driver: Any) -> list[str]:
+    script = (
+        "return [...document.querySelectorAll('[data-scenario]')]"
+        ".filter(e => !e.closest('[hidden]')).map(e => e.id)"
+    )
+    return list(driver.execute_script(script))
+
+
+def _pwned(driver: Any) -> Any:
+    return driver.execute_script("return [window.__pwned, document.title]")
+
+
+def _type(driver: Any, element_id: str, text: str) -> None:
+    element = driver.find_element("id", element_id)
+    element.clear()
+    element.send_keys(text)
+
+
+def test_report_in_a_real_browser(browser: Any, sample_run: SampleRun) -> None:
+    browser.get(sample_run.html.as_uri())
+    assert _pwned(browser) == [None, "Shop <MCP> server"]
+    everything = _visible_scenarios(browser)
+    assert len(everything) == 14
+
+    # search by text (step text counts)
+    _type(browser, "q", "juggle")
+    assert _wait(lambda: _visible_scenarios(browser) == ["tools-calculator--a-step-nobody-has-written-yet"])
+    assert "Showing 1 of 14 scenarios." in browser.find_element("id", "shown").text
+    browser.find_element("id", "clear").click()
+    assert _wait(lambda: len(_visible_scenarios(browser)) == 14)
+
+    # tag expressions: inherited feature tags and outline tags count
+    _type(browser, "tagexpr", "@tools and not @slow")
+    assert _wait(lambda: len(_visible_scenarios(browser)) == 6)
+    _type(browser, "tagexpr", "@slow or @smoke")
+    assert _wait(lambda: len(_visible_scenarios(browser)) == 3)
+    _type(browser, "tagexpr", "@slow and")
+    assert _wait(lambda: "ends too early" in browser.find_element("id", "tag-error").text)
+    browser.find_element("id", "clear").click()
+    assert _wait(lambda: len(_visible_scenarios(browser)) == 14)
+
+    # status filter
+    browser.find_element("css selector", '[data-outcome="failed"]').click()
+    assert _wait(lambda: len(_visible_scenarios(browser)) == 2), _visible_scenarios(browser)
+    failed = _visible_scenarios(browser)
+    assert all("wrong-total" in i or "multiplying-4" in i for i in failed), failed
+    hidden_feature = browser.execute_script("return document.getElementById('resources-catalog').hidden")
+    assert hidden_feature is True  # a feature with no match is hidden as a whole
+    browser.find_element("id", "clear").click()
+    assert _wait(lambda: len(_visible_scenarios(browser)) == 14)
+
+    # expand the hostile transcript: drawn as text, nothing runs, svg never shown
+    evidence = browser.find_elements(
+        "css selector", "#resources-catalog--echoing-b-hostile-b-markup details.evidence"
+    )
+    target = evidence[-1]
+    browser.execute_script("arguments[0].scrollIntoView()", target)
+    target.find_element("tag name", "summary").click()
+    pre_texts = _wait(lambda: [p.text for p in target.find_elements("tag name", "pre")])
+    assert any("<script>window.__pwned=1" in t for t in pre_texts)
+    assert target.find_elements("tag name", "script") == [] and target.find_elements("tag name", "img") == []
+    assert _pwned(browser) == [None, "Shop <MCP> server"]
+
+    # images: a safe PNG from a tool result becomes an <img> with a data: URL
+    adding = browser.find_elements("css selector", "#tools-calculator--adding-two-numbers details.evidence")[
+        1
+    ]
+    browser.execute_script("arguments[0].open = true", adding)
+    srcs = _wait(lambda: [i.get_attribute("src") for i in adding.find_elements("tag name", "img")])
+    assert srcs and all(s.startswith("data:image/png;base64,") for s in srcs)
+
+    # deep link to a collapsed outline row opens it
+    row = "tools-calculator--multiplying-a-by-b--multiplying-2-by-3-1-1-small-numbers"
+    assert browser.execute_script("return document.getElementById(arguments[0]).open", row) is False
+    browser.get(f"{sample_run.html.as_uri()}#{row}")
+    assert _wait(lambda: browser.execute_script("return document.getElementById(arguments[0]).open", row))
+
+    # print expands everything (and draws every transcript)
+    browser.execute_script("window.dispatchEvent(new Event('beforeprint'))")
+    closed = browser.execute_script("return document.querySelectorAll('details:not([open])').length")
+    drawn = browser.execute_script(
+        "return document.querySelectorAll('details[data-ev]:not([data-drawn])').length"
+    )
+    assert (closed, drawn) == (0, 0)
+    assert _pwned(browser) == [None, "Shop <MCP> server"]
+
+    shot = os.environ.get("MCP_BDD_SCREENSHOT")
+    if shot:
+        browser.execute_script("window.dispatchEvent(new Event('afterprint')); window.scrollTo(0, 0)")
+        Path(shot).parent.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(shot)

@@ -1,0 +1,393 @@
+"""Meta-tests: a temporary user project, behave in a subprocess, assertions on what users see."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from behave_project import REPO, SHOP, behave_env, make_project, python_cmd, run_behave
+
+pytestmark = pytest.mark.usefixtures("no_leftover_processes")
+
+
+def test_passing_and_failing_scenarios_are_counted_and_explained(tmp_path: Path) -> None:
+    root = make_project(
+        tmp_path,
+        SHOP,
+        {
+            "calc.feature": """
+        Feature: calculator
+          Scenario: adds
+            Given the MCP server "shop" is running
+            When I call the tool "add" with:
+              | a | b |
+              | 2 | 3 |
+            Then the tool call succeeds
+            And the result at "$.result" is 5
+            And the result is:
+              \"\"\"json
+              {"result": "#integer"}
+              \"\"\"
+
+          Scenario: wrong expectation
+            Given the MCP server "shop" is running
+            When I call the tool "add" with:
+              | a | b |
+              | 2 | 3 |
+            Then the result at "$.result" is 6
+
+          Scenario: unknown tool
+            Given the MCP server "shop" is running
+            When I call the tool "ad"
+            Then the tool call succeeds
+        """
+        },
+    )
+    run = run_behave(root)
+    assert run.counts() == {"passed": 1, "failed": 2, "error": 0, "skipped": 0}
+    assert "Unexpected value at $.result" in run.stdout
+    assert "Expected:" in run.stdout and "6" in run.stdout and "Actual:" in run.stdout
+    assert "tools/call" in run.stdout  # the MCP exchange is quoted
+    assert 'Did you mean "add"?' in run.stdout
+    assert run.returncode == 1
+
+
+def test_same_features_run_over_every_transport(tmp_path: Path) -> None:
+    root = make_project(
+        tmp_path,
+        SHOP,
+        {
+            "t.feature": """
+        Feature: transports
+          Scenario: a round trip
+            Given the MCP server "shop" is running
+            When I call the tool "echo" with:
+              | text  |
+              | hello |
+            Then the result text is "hello"
+        """
+        },
+    )
+    for transport in ("in-memory", "stdio", "streamable-http", "sse"):
+        run = run_behave(root, "-D", f"transport={transport}")
+        assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, (
+            transport,
+            run.output[-2000:],
+        )
+
+
+def test_unknown_config_key_fails_before_any_scenario(tmp_path: Path) -> None:
+    root = make_project(
+        tmp_path,
+        SHOP + "timout = 3\n",
+        {
+            "a.feature": """
+        Feature: x
+          Scenario: y
+            Given the MCP server "shop" is running
+        """
+        },
+    )
+    run = run_behave(root)
+    assert run.returncode != 0
+    assert 'unknown key "timout"' in run.output and 'Did you mean "timeout"?' in run.output
+    assert "mcp-bdd.toml" in run.output
+
+
+def test_server_key_of_the_wrong_kind_is_named(tmp_path: Path) -> None:
+    root = make_project(
+        tmp_path,
+        '[servers.x]\ncommand = ["true"]\nheaders = { A = "b" }\n',
+        {
+            "a.feature": """
+        Feature: x
+          Scenario: y
+            Given the MCP server "x" is running
+        """
+        },
+    )
+    run = run_behave(root)
+    assert "`headers` only applies to `url` servers" in run.output
+
+
+def test_usage_errors_say_where_and_what_to_do(tmp_path: Path) -> None:
+    root = make_project(
+        tmp_path,
+        SHOP,
+        {
+            "u.feature": """
+        Feature: usage errors
+          Scenario: unknown server
+            Given the MCP server "shpo" is running
+
+          Scenario: malformed JSON
+            Given the MCP server "shop" is running
+            When I call the tool "add" with arguments:
+              \"\"\"json
+              {"a": 1,
+               "b": }
+              \"\"\"
+
+          Scenario: unknown variable
+            Given the MCP server "shop" is running
+            Given the variable "user" is "alice"
+            When I call the tool "echo" with:
+              | text      |
+              | ${usr}    |
+
+          Scenario: table that does not fit the schema
+            Given the MCP server "shop" is running
+            When I call the tool "add" with:
+              | a   | c |
+              | one | 2 |
+
+          Scenario: bad type in the table
+            Given the MCP server "shop" is running
+            When I call the tool "add" with:
+              | a   | b |
+              | one | 2 |
+
+          Scenario: undefined step
+            Given the MCP server "shop" is running
+            When I cal the tool "add"
+        """
+        },
+    )
+    run = run_behave(root)
+    out = run.output
+    assert 'Unknown server "shpo". Did you mean "shop"?' in out
+    assert "Malformed JSON in the doc string at line 2, column" in out
+    assert 'unknown variable "${usr}". Did you mean "user"?' in out
+    assert 'has no argument "c"' in out
+    assert 'The argument "a" expects integer' in out
+    assert "features/u.feature:" in out  # where
+    assert "Traceback" not in run.stdout  # our errors replace Python tracebacks
+    assert "Closest phrases of the step vocabulary" in out
+    assert 'I call the tool "{tool:Q}"' in out
+
+
+def test_a_server_that_cannot_start_fails_its_scenario_and_the_next_runs(tmp_path: Path) -> None:
+    config = (
+        SHOP
+        + f"""
+        [servers.broken]
+        command = {python_cmd("demo.broken")}
+        cwd = "{REPO}"
+        startup_timeout = 5
+    """
+    )
+    root = make_project(
+        tmp_path,
+        config,
+        {
+            "s.feature": """
+        Feature: start failures
+          Scenario: broken
+            Given the MCP server "broken" is running
+
+          Scenario: connect is recorded
+            When I connect to the MCP server "broken"
+            Then the connection fails with an error mentioning "boom"
+
+          Scenario: healthy
+            Given the MCP server "shop" is running
+            When I call the tool "add" with:
+              | a | b |
+              | 1 | 1 |
+            Then the tool call succeeds
+        """
+        },
+    )
+    started = time.monotonic()
+    run = run_behave(root)
+    assert time.monotonic() - started < 30
+    assert run.counts() == {"passed": 2, "failed": 0, "error": 1, "skipped": 0}, run.output[-3000:]
+    assert "demo.broken" in run.stdout  # the command
+    assert "Exit code: 3" in run.stdout
+    assert "boom: database unreachable" in run.stdout  # its stderr
+
+
+def test_hung_server_fails_at_startup_timeout(tmp_path: Path) -> None:
+    config = f"""
+        [servers.hang]
+        command = {python_cmd("demo.hang")}
+        cwd = "{REPO}"
+        startup_timeout = 1.5
+    """
+    root = make_project(
+        tmp_path,
+        config,
+        {
+            "h.feature": """
+        Feature: hang
+          Scenario: hangs
+            Given the MCP server "hang" is running
+        """
+        },
+    )
+    started = time.monotonic()
+    run = run_behave(root)
+    assert time.monotonic() - started < 20
+    assert run.counts()["error"] == 1
+    assert "did not complete the MCP handshake within startup_timeout = 1.5 s" in run.stdout
+
+
+def test_hung_request_fails_at_timeout_naming_method_and_time(tmp_path: Path) -> None:
+    root = make_project(
+        tmp_path,
+        SHOP + "timeout = 1\n",
+        {
+            "t.feature": """
+        Feature: slow
+          Scenario: too slow
+            Given the MCP server "shop" is running over stdio
+            When I call the tool "slow" with:
+              | seconds |
+              | 30      |
+            Then the tool call succeeds
+            # the session is still usable and closes cleanly afterwards
+          Scenario: times out on purpose
+            Given the MCP server "shop" is running
+            When I call the tool "slow" with a timeout of 0.2 seconds with:
+              | seconds |
+              | 5       |
+            Then the tool call times out
+            And the server still responds
+        """
+        },
+    )
+    started = time.monotonic()
+    run = run_behave(root)
+    assert time.monotonic() - started < 40
+    assert run.counts() == {"passed": 1, "failed": 1, "error": 0, "skipped": 0}, run.output[-3000:]
+    assert "tools/call timed out after 1.0" in run.stdout
+
+
+def test_crash_mid_call_fails_clearly(tmp_path: Path) -> None:
+    config = f"""
+        [servers.crash]
+        command = {python_cmd("demo.crash")}
+        cwd = "{REPO}"
+        timeout = 5
+    """
+    root = make_project(
+        tmp_path,
+        config,
+        {
+            "c.feature": """
+        Feature: crash
+          Scenario: crash
+            Given the MCP server "crash" is running
+            When I call the tool "hello"
+            Then the tool call succeeds
+            When I call the tool "crash"
+            Then the tool call succeeds
+        """
+        },
+    )
+    run = run_behave(root)
+    assert run.counts()["failed"] == 1
+    assert "crash: exiting mid-call" in run.stdout or "Connection closed" in run.stdout
+
+
+def test_sigint_mid_run_leaves_no_server(tmp_path: Path) -> None:
+    root = make_project(
+        tmp_path,
+        SHOP,
+        {
+            "s.feature": """
+        Feature: interrupted
+          Scenario: long
+            Given the MCP server "shop" is running over stdio
+            When I call the tool "slow" with:
+              | seconds |
+              | 8       |
+        """
+        },
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "behave", "features/"],
+        cwd=root,
+        env=behave_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    time.sleep(4)  # the stdio server is up and the call is in flight
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=30)
+    assert proc.returncode != 0
+
+
+def test_sigterm_mid_run_leaves_no_server(tmp_path: Path) -> None:
+    root = make_project(
+        tmp_path,
+        SHOP,
+        {
+            "s.feature": """
+        Feature: terminated
+          Scenario: long
+            Given the MCP server "shop" is running over streamable HTTP
+            When I call the tool "slow" with:
+              | seconds |
+              | 8       |
+        """
+        },
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "behave", "features/"],
+        cwd=root,
+        env=behave_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    time.sleep(4)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+
+
+@pytest.mark.realworld
+def test_mcp_server_time_from_pypi_over_stdio(tmp_path: Path) -> None:
+    exe = shutil.which("mcp-server-time", path=str(Path(sys.executable).parent))
+    assert exe, "mcp-server-time is installed by the dev extra"
+    root = make_project(
+        tmp_path,
+        f'[servers.time]\ncommand = ["{exe}", "--local-timezone", "UTC"]\n',
+        {
+            "t.feature": """
+        Feature: time
+          Scenario: current time in a zone
+            Given the MCP server "time" is running
+            When I list the tools
+            Then the tools include:
+              | name             |
+              | get_current_time |
+              | convert_time     |
+            And the tool "get_current_time" requires the arguments:
+              | name     |
+              | timezone |
+            When I call the tool "get_current_time" with:
+              | timezone      |
+              | Europe/Warsaw |
+            Then the tool call succeeds
+            And the result at "$.timezone" is "Europe/Warsaw"
+            And the result contains:
+              \"\"\"json
+              {"datetime": "#datetime", "is_dst": "#boolean"}
+              \"\"\"
+
+          Scenario: an unknown zone is an error
+            Given the MCP server "time" is running
+            When I call the tool "get_current_time" with:
+              | timezone |
+              | Mars/Olympus |
+            Then the tool call fails with an error mentioning "timezone"
+        """
+        },
+    )
+    run = run_behave(root)
+    assert run.counts() == {"passed": 2, "failed": 0, "error": 0, "skipped": 0}, run.output[-3000:]
