@@ -1,0 +1,120 @@
+"""Overhead of mcp-bdd over the raw SDK client, measured in one run.
+
+Baseline: a plain `mcp.Client` script doing, per "scenario", open a session, call `add`, check
+the result, close. mcp-bdd: the same as Gherkin scenarios (server step, call step, two Then
+steps) run by `behave` in a subprocess. Printed:
+  - per tool-call step: mcp-bdd's "When I call the tool" step duration minus the raw call time
+  - per scenario: mcp-bdd's wall time per scenario (minus behave's fixed start-up, measured with
+    a 1-scenario run) minus the raw open+call+close time
+Targets (design.md): <= +0.5 ms per call step in-memory; session open/close <= 5 ms per scenario.
+
+    python benchmarks/steps_overhead.py [--scenarios 200] [--stdio-scenarios 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_server import create_server  # noqa: E402
+
+
+async def raw(n: int, transport: str) -> tuple[float, float]:
+    """(mean seconds per scenario, mean seconds per call) for the raw SDK client."""
+    per_scenario, per_call = [], []
+    for i in range(n):
+        t0 = time.perf_counter()
+        if transport == "in-memory":
+            target: object = create_server()
+        else:
+            target = StdioServerParameters(command=sys.executable, args=[str(HERE / "bench_server.py")])
+        async with Client(target, cache=None) as client:  # type: ignore[arg-type]
+            t1 = time.perf_counter()
+            result = await client.call_tool("add", {"a": i, "b": 1})
+            per_call.append(time.perf_counter() - t1)
+            assert result.structured_content == {"result": i + 1}
+        per_scenario.append(time.perf_counter() - t0)
+    return statistics.mean(per_scenario), statistics.mean(per_call)
+
+
+def project(root: Path, n: int, transport: str) -> None:
+    (root / "features").mkdir(parents=True, exist_ok=True)
+    (root / "steps").mkdir(exist_ok=True)
+    (root / "environment.py").write_text("from mcp_bdd.environment import *  # noqa: F401,F403\n")
+    (root / "steps" / "mcp_steps.py").write_text("from mcp_bdd.steps import *  # noqa: F401,F403\n")
+    (root / "mcp-bdd.toml").write_text(
+        f'transport = "{transport}"\n[servers.bench]\napp = "bench_server:create_server"\ncwd = "{HERE}"\n'
+    )
+    scenarios = "\n".join(
+        textwrap.dedent(f"""
+          Scenario: add {i}
+            Given the MCP server "bench" is running
+            When I call the tool "add" with:
+              | a   | b |
+              | {i} | 1 |
+            Then the tool call succeeds
+            And the result at "$.result" is {i + 1}
+        """)
+        for i in range(n)
+    )
+    (root / "features" / "bench.feature").write_text("Feature: bench\n" + textwrap.indent(scenarios, "  "))
+
+
+def run_behave(root: Path) -> tuple[float, list[dict[str, object]]]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent)])}
+    out = root / "out.json"
+    t0 = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "behave", "-f", "json", "-o", str(out), "--no-summary", "features/"],
+        cwd=root, env=env, check=True, capture_output=True,
+    )
+    wall = time.perf_counter() - t0
+    return wall, json.loads(out.read_text())
+
+
+def bdd(n: int, transport: str) -> tuple[float, float]:
+    """(mean seconds per scenario beyond behave's start-up, mean call-step seconds)."""
+    with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as many:
+        project(Path(one), 1, transport)
+        project(Path(many), n, transport)
+        wall_one, _ = run_behave(Path(one))
+        wall_many, data = run_behave(Path(many))
+    steps = [s for f in data for el in f["elements"] for s in el["steps"] if s["name"].startswith("I call the tool")]
+    assert all(s["result"]["status"] == "passed" for s in steps), "benchmark scenarios must pass"
+    call = statistics.mean(float(s["result"]["duration"]) for s in steps)
+    return (wall_many - wall_one) / (n - 1), call
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scenarios", type=int, default=200)
+    parser.add_argument("--stdio-scenarios", type=int, default=10)
+    args = parser.parse_args()
+    print(f"{'transport':<10} {'n':>4} {'raw/scen':>10} {'bdd/scen':>10} {'Δ/scen':>9} "
+          f"{'raw call':>9} {'bdd step':>9} {'Δ/step':>8} {'ratio':>6}")
+    for transport, n in (("in-memory", args.scenarios), ("stdio", args.stdio_scenarios)):
+        raw_scen, raw_call = anyio.run(raw, n, transport)
+        bdd_scen, bdd_call = bdd(n, transport)
+        print(
+            f"{transport:<10} {n:>4} {raw_scen * 1e3:>8.2f}ms {bdd_scen * 1e3:>8.2f}ms "
+            f"{(bdd_scen - raw_scen) * 1e3:>+7.2f}ms {raw_call * 1e3:>7.3f}ms {bdd_call * 1e3:>7.3f}ms "
+            f"{(bdd_call - raw_call) * 1e3:>+6.3f}ms {bdd_scen / raw_scen:>5.2f}x"
+        )
+    print("Targets: Δ/step <= +0.5 ms in-memory; in-memory session open/close (Δ/scen) <= 5 ms.")
+
+
+if __name__ == "__main__":
+    main()
