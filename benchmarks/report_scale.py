@@ -38,12 +38,7 @@ def _png(width: int, height: int) -> str:
         return len(data).to_bytes(4, "big") + tag + data + zlib.crc32(tag + data).to_bytes(4, "big")
 
     header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])
-    png = (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(raw))
-        + chunk(b"IEND", b"")
-    )
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
     return base64.b64encode(png).decode()
 
 
@@ -108,9 +103,7 @@ def synthetic_run(scenarios: int, steps: int) -> Run:
                         location=f"features/cap{f // 200}/f{f}.feature:{10 + n}",
                         status=status,
                         duration=0.002,
-                        error_message="ASSERT FAILED: Expected total 12, got 11"
-                        if status == "failed"
-                        else None,
+                        error_message="ASSERT FAILED: Expected total 12, got 11" if status == "failed" else None,
                         evidence=Evidence(exchanges=parsed),
                     )
                 )
@@ -147,15 +140,12 @@ def synthetic_run(scenarios: int, steps: int) -> Run:
             "protocol": "2026-07-28",
             "transport": "stdio",
             "tools": [
-                {"name": f"tool_{i}", "description": f"Tool {i}", "inputSchema": {"type": "object"}}
-                for i in range(25)
+                {"name": f"tool_{i}", "description": f"Tool {i}", "inputSchema": {"type": "object"}} for i in range(25)
             ],
         }
     )
     glossary = tuple(
-        StepDef(
-            step_type="given", pattern=f"phrase {i}", location=f"steps/s.py:{i}", doc="Does it.\n\nGiven it"
-        )
+        StepDef(step_type="given", pattern=f"phrase {i}", location=f"steps/s.py:{i}", doc="Does it.\n\nGiven it")
         for i in range(60)
     )
     return Run(

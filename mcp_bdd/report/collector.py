@@ -105,9 +105,7 @@ class _Acc:
     attachments: list[Attachment] = field(default_factory=list)
 
     def freeze(self) -> Evidence:
-        return Evidence(
-            exchanges=tuple(self.exchanges), stderr=tuple(self.stderr), attachments=tuple(self.attachments)
-        )
+        return Evidence(exchanges=tuple(self.exchanges), stderr=tuple(self.stderr), attachments=tuple(self.attachments))
 
 
 _NO_EVIDENCE = _Acc()

@@ -116,9 +116,7 @@ class _Server:
             for kind, records, key in catalog:
                 for item in _names(records, key):
                     self.items[(kind, item)] = _Acc(kind, item, True)
-            self.templates = [
-                (template_regex(t), t) for t in _names(surface.resource_templates, "uriTemplate")
-            ]
+            self.templates = [(template_regex(t), t) for t in _names(surface.resource_templates, "uriTemplate")]
 
     def slot(self, kind: ItemKind, target: str) -> _Acc:
         acc = self.items.get((kind, target))

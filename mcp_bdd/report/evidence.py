@@ -146,9 +146,7 @@ def exchange_from_json(item: Any, limit: int = PAYLOAD_LIMIT) -> Exchange:
     kind = str(item.get("kind", "info"))
     method = str(item.get("method", ""))
     raw = item.get("payload")
-    is_error = kind == "error" or (
-        kind == "response" and isinstance(raw, dict) and raw.get("isError") is True
-    )
+    is_error = kind == "error" or (kind == "response" and isinstance(raw, dict) and raw.get("isError") is True)
     images: list[Image] = []
     payload = mask_secrets(_extract_images(raw, images))
     text = json.dumps(payload, ensure_ascii=False, default=str, separators=(",", ":"))

@@ -17,6 +17,7 @@ from mcp_bdd.report.model import StepDef
 __all__ = ["from_registry", "split_doc"]
 
 
+_LABEL = re.compile(r"^\s*(?:e\.g\.|Examples?:)\s*(?=(?:Given|When|Then|And|But)\b)", re.IGNORECASE)
 _GHERKIN = re.compile(r"^\s*(Given|When|Then|And|But|\*|Scenario|Example|Feature|Background|Rule)\b")
 
 
@@ -29,6 +30,8 @@ def split_doc(doc: str) -> tuple[str, str]:
             break
     else:
         summary, example = lines, []
+    # "Example: Given ..." labels the example; the label is not part of the Gherkin.
+    example = [_LABEL.sub("", line) for line in example]
     return " ".join(" ".join(summary).split()), "\n".join(example).strip("\n")
 
 

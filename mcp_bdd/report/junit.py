@@ -26,9 +26,7 @@ __all__ = ["junit_xml", "write_junit"]
 
 # XML 1.0 cannot carry most control characters, and server output may contain anything.
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_EXCEPTION = re.compile(
-    r"^(?:ERROR: )?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failed|Timeout)\w*)\b", re.M
-)
+_EXCEPTION = re.compile(r"^(?:ERROR: )?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failed|Timeout)\w*)\b", re.M)
 
 
 def _clean(text: str) -> str:
@@ -119,17 +117,13 @@ def _hook_case(name: str, classname: str, location: str, message: str, counts: d
     return case
 
 
-def _cases(
-    children: Iterable[Scenario | Outline | Rule], classname: str, counts: dict[str, int]
-) -> list[ET.Element]:
+def _cases(children: Iterable[Scenario | Outline | Rule], classname: str, counts: dict[str, int]) -> list[ET.Element]:
     cases: list[ET.Element] = []
     for child in children:
         if isinstance(child, Rule):
             rule_class = f"{classname}.{child.name}"
             if child.error_message:
-                cases.append(
-                    _hook_case("(Rule hooks)", rule_class, child.location, child.error_message, counts)
-                )
+                cases.append(_hook_case("(Rule hooks)", rule_class, child.location, child.error_message, counts))
             cases.extend(_cases(child.children, rule_class, counts))
         elif isinstance(child, Outline):
             cases.extend(_testcase(s, classname, counts) for s in child.scenarios)
@@ -143,9 +137,7 @@ def _suite(feature: Feature, stamp: str) -> tuple[ET.Element, dict[str, int]]:
     classname = _dotted(feature.filename)
     cases = []
     if feature.error_message:
-        cases.append(
-            _hook_case("(Feature hooks)", classname, feature.location, feature.error_message, counts)
-        )
+        cases.append(_hook_case("(Feature hooks)", classname, feature.location, feature.error_message, counts))
     cases.extend(_cases(feature.children, classname, counts))
     suite = ET.Element("testsuite")
     suite.set("name", _clean(feature.name or classname))

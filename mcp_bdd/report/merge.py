@@ -39,15 +39,10 @@ def load_runs(paths: list[Path]) -> list[Run]:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-bdd report merge",
-        description="Merge run files (living-doc.json) into one living-documentation report, "
-        "a column per run.",
+        description="Merge run files (living-doc.json) into one living-documentation report, a column per run.",
     )
-    parser.add_argument(
-        "runs", nargs="+", type=Path, metavar="RUN.json", help="run files written by the formatter"
-    )
-    parser.add_argument(
-        "-o", "--output", type=Path, default=Path("reports/merged.html"), help="HTML file to write"
-    )
+    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN.json", help="run files written by the formatter")
+    parser.add_argument("-o", "--output", type=Path, default=Path("reports/merged.html"), help="HTML file to write")
     parser.add_argument("--title", help="page title (default: the first run's)")
     return parser
 

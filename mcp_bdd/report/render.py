@@ -127,8 +127,7 @@ def _pretty(value: Any, indent: int, width: int) -> str:
     pad = " " * (indent + 2)
     if isinstance(value, dict):
         lines = [
-            f"{pad}{json.dumps(str(k), ensure_ascii=False)}: {_pretty(v, indent + 2, width)}"
-            for k, v in value.items()
+            f"{pad}{json.dumps(str(k), ensure_ascii=False)}: {_pretty(v, indent + 2, width)}" for k, v in value.items()
         ]
         return "{\n" + ",\n".join(lines) + "\n" + " " * indent + "}"
     lines = [pad + _pretty(v, indent + 2, width) for v in value]
@@ -206,9 +205,7 @@ def donut(counts: dict[Outcome, int]) -> list[dict[str, Any]]:
     for name in OUTCOMES:
         if total and counts[name]:
             share = counts[name] * 100 / total
-            segments.append(
-                {"outcome": name, "share": share, "offset": 25 - offset, "colour": OUTCOME_COLOURS[name]}
-            )
+            segments.append({"outcome": name, "share": share, "offset": 25 - offset, "colour": OUTCOME_COLOURS[name]})
             offset += share
     return segments
 

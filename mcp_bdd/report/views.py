@@ -130,9 +130,7 @@ class ScenarioView:
     def disagreement(self) -> str:
         """E.g. "passed on stdio · failed on http" (runs that did not have it are left out)."""
         return " · ".join(
-            f"{r.status.replace('_', ' ')} on {label}"
-            for label, r in zip(self.labels, self.results, strict=True)
-            if r
+            f"{r.status.replace('_', ' ')} on {label}" for label, r in zip(self.labels, self.results, strict=True) if r
         )
 
     @property
@@ -325,9 +323,7 @@ class GlossaryEntry:
 
     @property
     def id(self) -> str:
-        return (
-            "step-" + "".join(c if c.isalnum() else "-" for c in f"{self.step_type}-{self.pattern}").lower()
-        )
+        return "step-" + "".join(c if c.isalnum() else "-" for c in f"{self.step_type}-{self.pattern}").lower()
 
 
 @dataclass
@@ -387,8 +383,7 @@ class ReportView:
     def index(self) -> list[dict[str, Any]]:
         """The search/filter index the page's script reads (embedded as JSON)."""
         return [
-            {"id": s.id, "tags": list(s.tags), "outcome": s.outcome, "text": s.search_text()}
-            for s in self.scenarios
+            {"id": s.id, "tags": list(s.tags), "outcome": s.outcome, "text": s.search_text()} for s in self.scenarios
         ]
 
 
@@ -598,8 +593,7 @@ def build_report(runs: Sequence[Run], title: str | None = None) -> ReportView:
         capabilities.setdefault(key, CapabilityView(key, capability_title(key), [])).features.append(view)
     all_features = [f for r in runs for f in r.features]
     run_views = [
-        RunView(r.label, r, _counts(s.status for f in r.features for s in walk_scenarios(f.children)))
-        for r in runs
+        RunView(r.label, r, _counts(s.status for f in r.features for s in walk_scenarios(f.children))) for r in runs
     ]
     return ReportView(
         title=title or runs[0].title,

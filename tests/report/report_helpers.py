@@ -70,9 +70,7 @@ def make_sample_run(root: Path, label: str = "stdio", *extra: str) -> SampleRun:
     return SampleRun(project, html, data, proc)
 
 
-def exchange(
-    seq: int, kind: str, method: str, payload: Any, related: int | None = None, **kw: Any
-) -> Exchange:
+def exchange(seq: int, kind: str, method: str, payload: Any, related: int | None = None, **kw: Any) -> Exchange:
     target = None
     if kind == "request" and isinstance(payload, dict):
         target = payload.get("name") or payload.get("uri")

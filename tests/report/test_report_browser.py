@@ -62,8 +62,7 @@ def _wait(predicate: Callable[[], Any], timeout: float = 5.0) -> Any:
 
 def _visible_scenarios(driver: Any) -> list[str]:
     script = (
-        "return [...document.querySelectorAll('[data-scenario]')]"
-        ".filter(e => !e.closest('[hidden]')).map(e => e.id)"
+        "return [...document.querySelectorAll('[data-scenario]')].filter(e => !e.closest('[hidden]')).map(e => e.id)"
     )
     return list(driver.execute_script(script))
 
@@ -112,9 +111,7 @@ def test_report_in_a_real_browser(browser: Any, sample_run: SampleRun) -> None:
     assert _wait(lambda: len(_visible_scenarios(browser)) == 14)
 
     # expand the hostile transcript: drawn as text, nothing runs, svg never shown
-    evidence = browser.find_elements(
-        "css selector", "#resources-catalog--echoing-b-hostile-b-markup details.evidence"
-    )
+    evidence = browser.find_elements("css selector", "#resources-catalog--echoing-b-hostile-b-markup details.evidence")
     target = evidence[-1]
     browser.execute_script("arguments[0].scrollIntoView()", target)
     target.find_element("tag name", "summary").click()
@@ -124,9 +121,7 @@ def test_report_in_a_real_browser(browser: Any, sample_run: SampleRun) -> None:
     assert _pwned(browser) == [None, "Shop <MCP> server"]
 
     # images: a safe PNG from a tool result becomes an <img> with a data: URL
-    adding = browser.find_elements("css selector", "#tools-calculator--adding-two-numbers details.evidence")[
-        1
-    ]
+    adding = browser.find_elements("css selector", "#tools-calculator--adding-two-numbers details.evidence")[1]
     browser.execute_script("arguments[0].open = true", adding)
     srcs = _wait(lambda: [i.get_attribute("src") for i in adding.find_elements("tag name", "img")])
     assert srcs and all(s.startswith("data:image/png;base64,") for s in srcs)
@@ -140,9 +135,7 @@ def test_report_in_a_real_browser(browser: Any, sample_run: SampleRun) -> None:
     # print expands everything (and draws every transcript)
     browser.execute_script("window.dispatchEvent(new Event('beforeprint'))")
     closed = browser.execute_script("return document.querySelectorAll('details:not([open])').length")
-    drawn = browser.execute_script(
-        "return document.querySelectorAll('details[data-ev]:not([data-drawn])').length"
-    )
+    drawn = browser.execute_script("return document.querySelectorAll('details[data-ev]:not([data-drawn])').length")
     assert (closed, drawn) == (0, 0)
     assert _pwned(browser) == [None, "Shop <MCP> server"]
 

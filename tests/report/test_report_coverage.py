@@ -60,6 +60,4 @@ def test_uri_templates() -> None:
     assert template_regex("shop://items/{id}").fullmatch("shop://items/42")
     assert not template_regex("shop://items/{id}").fullmatch("shop://items/42/more")
     assert template_regex("file:///{+path}").fullmatch("file:///a/b/c.txt")
-    assert template_regex("a.b://{x}").fullmatch("a.b://1") and not template_regex("a.b://{x}").fullmatch(
-        "aXb://1"
-    )
+    assert template_regex("a.b://{x}").fullmatch("a.b://1") and not template_regex("a.b://{x}").fullmatch("aXb://1")

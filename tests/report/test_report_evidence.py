@@ -33,9 +33,7 @@ def test_a_real_transcript_record_parses() -> None:
 
 def test_payloads_over_the_limit_are_cut_with_their_full_size_kept() -> None:
     big = {"contents": [{"uri": "x://y", "text": "a" * 50_000}]}
-    x = exchange_from_json(
-        {"seq": 1, "kind": "response", "server": "s", "method": "resources/read", "payload": big}
-    )
+    x = exchange_from_json({"seq": 1, "kind": "response", "server": "s", "method": "resources/read", "payload": big})
     assert x.truncated and x.payload is None
     assert x.preview is not None and len(x.preview) == 20_000
     assert x.size > 50_000
@@ -108,9 +106,7 @@ def test_server_info_secrets_masked_on_parse() -> None:
 
 
 def test_stderr_and_junk_attachments() -> None:
-    tail = parse_attachment(
-        STDERR_MIME, json.dumps({"server": "shop", "text": "boom PASSWORD=hunter2"}).encode()
-    )
+    tail = parse_attachment(STDERR_MIME, json.dumps({"server": "shop", "text": "boom PASSWORD=hunter2"}).encode())
     assert isinstance(tail, StderrTail) and "hunter2" not in tail.text
     junk = parse_attachment(TRANSCRIPT_MIME, b"{not json")
     assert isinstance(junk, Attachment) and junk.text is not None and "unreadable" in junk.text

@@ -57,15 +57,11 @@ def test_structure_rules_outlines_backgrounds(sample_run: SampleRun) -> None:
     outline, rule = calc.children[3], calc.children[4]
     assert outline.kind == "outline" and outline.examples[0].table.rows == (("2", "3", "6"), ("4", "5", "21"))
     assert [s.example.row for s in outline.scenarios if s.example] == [1, 2]
-    assert rule.kind == "rule" and rule.description == (
-        "A divisor of zero must give a tool error, never a crash.",
-    )
+    assert rule.kind == "rule" and rule.description == ("A divisor of zero must give a tool error, never a crash.",)
     ids = [s.id for s in walk_scenarios(calc.children)]
     assert len(ids) == len(set(ids))  # same-named scenarios in two Rules get distinct anchors
     broken = next(f for f in run.features if f.name.startswith("Prompts"))
-    assert broken.status == "hook_error" and "prompts fixture could not be created" in (
-        broken.error_message or ""
-    )
+    assert broken.status == "hook_error" and "prompts fixture could not be created" in (broken.error_message or "")
 
 
 def test_steps_carry_status_duration_evidence_and_definition(sample_run: SampleRun) -> None:
@@ -102,18 +98,13 @@ def test_server_surface_glossary_and_coverage(sample_run: SampleRun) -> None:
     assert shop.extra["env"] == {"SHOP_DB": "/tmp/shop.db", "API_TOKEN": MASK}
     assert [t["name"] for t in shop.tools or ()] == ["add", "multiply", "divide", "echo", "refund"]
     phrases = {d.pattern: d for d in run.glossary}
-    assert phrases['the "{server}" server is running'].doc.startswith(
-        "Start the named server for this scenario."
-    )
+    assert phrases['the "{server}" server is running'].doc.startswith("Start the named server for this scenario.")
     assert phrases['the "{server}" server is running'].uses >= 10
     assert phrases["a step that is still pending"].uses == 1
     [cov] = sample_run.data["coverage"]
     items = {(i["kind"], i["name"]): i for i in cov["items"]}
     assert items[("tool", "divide")]["error_calls"] == 1 and items[("tool", "refund")]["calls"] == 0
-    assert (
-        items[("prompt", "missing")]["in_catalog"] is False
-        and items[("prompt", "missing")]["error_calls"] == 1
-    )
+    assert items[("prompt", "missing")]["in_catalog"] is False and items[("prompt", "missing")]["error_calls"] == 1
 
 
 def test_html_is_one_self_contained_page(sample_run: SampleRun) -> None:

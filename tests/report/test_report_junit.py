@@ -28,9 +28,7 @@ def test_behave_junit_is_wrong_with_rules_and_hooks(tmp_path: Path) -> None:
     calc = ET.parse(project / "junit" / "TESTS-tools.calculator.xml").getroot()
     names = [(c.get("classname"), c.get("name")) for c in _cases(calc)]
     assert len(names) != len(set(names))  # two Rules' "Dividing normally" are indistinguishable
-    assert (
-        float(calc.get("time", 0)) < sum(float(c.get("time", 0)) for c in _cases(calc)) - 1e-9
-    )  # Rules left out
+    assert float(calc.get("time", 0)) < sum(float(c.get("time", 0)) for c in _cases(calc)) - 1e-9  # Rules left out
     undefined = next(c for c in _cases(calc) if c.get("name") == "A step nobody has written yet")
     assert undefined.find("error") is not None and undefined.find("error").get("type") == "NoneType"  # type: ignore[union-attr]
     broken = ET.parse(project / "junit" / "TESTS-prompts.broken.xml").getroot()

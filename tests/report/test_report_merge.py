@@ -36,9 +36,7 @@ def test_merge_shows_runs_side_by_side(sample_run: SampleRun, http_run: SampleRu
     assert [r.status for r in agreed.results if r] == ["passed", "passed"] and not agreed.inconsistent
 
 
-def test_merge_disambiguates_equal_labels_and_reports_bad_files(
-    sample_run: SampleRun, tmp_path: Path
-) -> None:
+def test_merge_disambiguates_equal_labels_and_reports_bad_files(sample_run: SampleRun, tmp_path: Path) -> None:
     a = sample_run.html.with_suffix(".json")
     copy = tmp_path / "again.json"
     copy.write_text(a.read_text(encoding="utf-8"), encoding="utf-8")

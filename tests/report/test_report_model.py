@@ -49,3 +49,16 @@ def test_json_round_trip_keeps_rules_outlines_and_evidence() -> None:
 def test_load_run_refuses_other_json() -> None:
     with pytest.raises(ValueError, match="not an mcp-bdd run file"):
         load_run([{"keyword": "Feature"}])  # behave's own json output
+
+
+def test_the_report_imports_neither_the_sdk_nor_the_steps() -> None:
+    """Layering: the report reads attachments; it never needs the MCP SDK or the step library."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, mcp_bdd.report, mcp_bdd.report.merge\n"
+        "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'mcp_bdd.steps'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

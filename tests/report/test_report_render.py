@@ -43,12 +43,8 @@ def _evil_run() -> str:
         instructions=EVIL,
         tools=({"name": EVIL, "description": EVIL},),
     )
-    glossary = (
-        StepDef(step_type="given", pattern=EVIL, location="steps/a.py:1", doc=f"{EVIL}\n\nGiven {EVIL}"),
-    )
-    return render_html(
-        [run(feature("f", s, name=EVIL, description=(EVIL,)), servers=(surface,), glossary=glossary)]
-    )
+    glossary = (StepDef(step_type="given", pattern=EVIL, location="steps/a.py:1", doc=f"{EVIL}\n\nGiven {EVIL}"),)
+    return render_html([run(feature("f", s, name=EVIL, description=(EVIL,)), servers=(surface,), glossary=glossary)])
 
 
 def test_untrusted_text_never_becomes_markup() -> None:
@@ -107,9 +103,7 @@ def test_outline_examples_table_links_each_row_to_its_result() -> None:
     rows = (("2", "3"), ("4", "5"))
     s1 = scenario("f--o--r1", name="mul 2 3", example=ExampleRef(examples=1, row=1))
     s2 = scenario("f--o--r2", name="mul 4 5", status="failed", example=ExampleRef(examples=1, row=2))
-    examples = Examples(
-        keyword="Examples", name="small", location="f:9", table=Table(headings=("a", "b"), rows=rows)
-    )
+    examples = Examples(keyword="Examples", name="small", location="f:9", table=Table(headings=("a", "b"), rows=rows))
     o = Outline(id="f--o", name="mul <a> <b>", keyword="Scenario Outline", location="f:3", status="failed",
                 examples=(examples,), scenarios=(s1, s2))  # fmt: skip
     html = render_html([run(feature("f", o))])
@@ -150,4 +144,5 @@ def test_step_docstrings_split_into_summary_and_example() -> None:
         "Call a tool with arguments.",
         'When I call "add"',
     )
+    assert split_doc('Stub it.\n\nExample: Given the fake "p" responds') == ("Stub it.", 'Given the fake "p" responds')
     assert split_doc("") == ("", "")

@@ -22,14 +22,23 @@
     client_response: "→!", fake: "⟂", info: "·" };
   var SAFE_IMAGES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
-  /* Same layout as the server side: small values on one line, big ones broken up. */
+  /* Same layout as the server side: small values on one line ("a": 1, "b": 2), big ones broken up. */
+  function flat(value) {
+    if (value === null || typeof value !== "object") {
+      var json = JSON.stringify(value);
+      return json === undefined ? String(value) : json;
+    }
+    if (Array.isArray(value)) { return "[" + value.map(flat).join(", ") + "]"; }
+    return "{" + Object.keys(value).map(function (k) { return JSON.stringify(k) + ": " + flat(value[k]); })
+      .join(", ") + "}";
+  }
+
   function pretty(value, indent) {
     indent = indent || 0;
-    var flat = JSON.stringify(value);
-    if (flat === undefined) { return String(value); }
+    var one = flat(value);
     var isObject = value !== null && typeof value === "object";
     var keys = isObject ? Object.keys(value) : [];
-    if (indent + flat.length <= 88 || !isObject || keys.length === 0) { return flat; }
+    if (indent + one.length <= 88 || !isObject || keys.length === 0) { return one; }
     var pad = " ".repeat(indent + 2), end = "\n" + " ".repeat(indent);
     if (Array.isArray(value)) {
       return "[\n" + value.map(function (v) { return pad + pretty(v, indent + 2); }).join(",\n") + end + "]";
