@@ -196,6 +196,8 @@ class Config(_Model):
     timeout: Annotated[float, Field(gt=0)] = 10.0
     startup_timeout: Annotated[float, Field(gt=0)] = 20.0
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
+    #: fork `app` servers from a pre-imported process instead of a cold `python -m mcp_bdd.serve`
+    pool: bool = True
     #: name -> kind of fakes referenced by placeholders (http | database | workspace | a user fake)
     fakes: dict[str, str] = Field(default_factory=dict)
     source: str = "(defaults)"
@@ -300,7 +302,7 @@ def load_config(
         source = source or "(given)"
     raw = dict(raw)
     for key, value in (userdata or {}).items():
-        if key in {"transport", "protocol", "server", "scope", "timeout", "startup_timeout"}:
+        if key in {"transport", "protocol", "server", "scope", "timeout", "startup_timeout", "pool"}:
             raw[key] = value
     return parse_config(raw, source=source, root=root)
 

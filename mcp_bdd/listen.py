@@ -188,7 +188,7 @@ async def _hold(
             ended = "timed out"
         except SubscriptionLost as exc:
             ended = f"the stream was lost ({exc})"
-        except Exception as exc:  # noqa: BLE001 - reported to the step (before the ack) or the transcript
+        except Exception as exc:  # reported to the step (before the ack) or the transcript
             cause = f"{type(exc).__name__}: {exc}"
             if not started:
                 task_status.started((None, cause))
@@ -196,6 +196,4 @@ async def _hold(
             ended = cause
     if ended is not None and not scope.cancel_called:
         stream.ended = ended
-        session.transcript.record(
-            "info", session.name, "subscriptions/listen", {"ended": ended}, related=request_seq
-        )
+        session.transcript.record("info", session.name, "subscriptions/listen", {"ended": ended}, related=request_seq)

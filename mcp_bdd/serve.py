@@ -21,30 +21,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transport", default="stdio", choices=["stdio", "streamable-http", "sse"])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--zygote", type=int, metavar="FD", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.zygote is not None:
+        from mcp_bdd.zygote import run_zygote
+
+        return run_zygote(args.app, args.zygote)
 
     sys.path.insert(0, os.getcwd())
+    from mcp_bdd.servers import load_app
+
+    return serve_object(load_app(args.app, os.getcwd()), args.transport, args.host, args.port, spec=args.app)
+
+
+def serve_object(obj: Any, transport: str, host: str, port: int, spec: str = "") -> int:
+    """Run a server object (or call a factory first) on one transport until it is stopped."""
     from mcp.server import Server
     from mcp.server.mcpserver import MCPServer
 
-    from mcp_bdd.servers import load_app
-
-    obj: Any = load_app(args.app, os.getcwd())
     if not isinstance(obj, MCPServer | Server) and callable(obj):
         obj = obj()
     if isinstance(obj, MCPServer):
-        if args.transport == "stdio":
+        if transport == "stdio":
             obj.run("stdio")
-        elif args.transport == "streamable-http":
-            obj.run("streamable-http", host=args.host, port=args.port)
+        elif transport == "streamable-http":
+            obj.run("streamable-http", host=host, port=port)
         else:
-            obj.run("sse", host=args.host, port=args.port)
+            obj.run("sse", host=host, port=port)
         return 0
     if isinstance(obj, Server):
-        if args.transport != "stdio":
+        if transport != "stdio":
             print(
-                f"mcp_bdd.serve: a low-level Server runs over stdio only here; wrap it in MCPServer for "
-                f"{args.transport}.",
+                f"mcp_bdd.serve: a low-level Server runs over stdio only here; wrap it in MCPServer for {transport}.",
                 file=sys.stderr,
             )
             return 2
@@ -57,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
 
         anyio.run(run)
         return 0
-    print(f'mcp_bdd.serve: "{args.app}" is not an MCP server object or factory.', file=sys.stderr)
+    print(f'mcp_bdd.serve: "{spec}" is not an MCP server object or factory.', file=sys.stderr)
     return 2
 
 

@@ -18,6 +18,7 @@ import atexit
 import contextlib
 import importlib
 import inspect
+import json
 import os
 import signal
 import socket
@@ -25,15 +26,15 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 import mcp_types as types
-from anyio.streams.text import TextReceiveStream
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
@@ -71,9 +72,7 @@ def load_app(spec: str, root: str) -> Any:
             names = [n for n in dir(module) if not n.startswith("_")]
             from mcp_bdd.errors import did_you_mean
 
-            raise ServerStartError(
-                f'"{module_name}" has no attribute "{attr}". {did_you_mean(attr, names, "name")}'
-            )
+            raise ServerStartError(f'"{module_name}" has no attribute "{attr}". {did_you_mean(attr, names, "name")}')
         obj = getattr(obj, part)
     return obj
 
@@ -115,9 +114,13 @@ class ServerHandle:
     headers: dict[str, str] = field(default_factory=dict)
     portal: Any = None
     started_at: float = field(default_factory=time.monotonic)
+    zygote: Zygote | None = None
+    zpid: int | None = None  # a child forked by the zygote (not ours to wait for: the zygote reaps it)
 
     @property
     def returncode(self) -> int | None:
+        if self.zygote is not None and self.zpid is not None:
+            return self.zygote.status(self.zpid)
         if self.process is not None:
             return self.process.poll()
         if self.aprocess is not None:
@@ -126,6 +129,8 @@ class ServerHandle:
 
     @property
     def pid(self) -> int | None:
+        if self.zpid is not None:
+            return self.zpid
         if self.process is not None:
             return self.process.pid
         if self.aprocess is not None:
@@ -164,7 +169,7 @@ class ServerHandle:
             self._reap()
             return
         _kill_group(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 2.0
+        deadline = time.monotonic() + (0.5 if self.zygote is not None else 2.0)
         while time.monotonic() < deadline and self.returncode is None:
             self._reap()
             time.sleep(0.01)
@@ -187,11 +192,16 @@ def _kill_group(pid: int, sig: signal.Signals) -> None:
 
 
 def reap_all() -> None:
-    """Kill every server still alive (SIGINT/SIGTERM handler, atexit)."""
+    """Kill every server still alive (SIGINT/SIGTERM handler, atexit), then the zygotes."""
     with _LIVE_LOCK:
         handles = list(_LIVE)
+        zygotes = list(_ZYGOTES)
+        _ZYGOTES.clear()
+        _ZYGOTE_BY_KEY.clear()
     for handle in handles:
         handle.stop()
+    for zygote in zygotes:
+        zygote.close()
 
 
 atexit.register(reap_all)
@@ -201,6 +211,117 @@ def _register(handle: ServerHandle) -> ServerHandle:
     with _LIVE_LOCK:
         _LIVE.add(handle)
     return handle
+
+
+# ---------------------------------------------------------------------------------------------
+# the zygote: fork a fresh server per scenario instead of paying Python's start-up each time
+
+
+class Zygote:
+    """Client side of `mcp_bdd.zygote`: one pre-imported process per (app, cwd, environment)."""
+
+    def __init__(self, spec: str, cwd: str, env: dict[str, str], logdir: Path) -> None:
+        ours, theirs = socket.socketpair()
+        self.spec = spec
+        self.stderr_path = logdir / f"zygote-{time.monotonic_ns()}.stderr.log"
+        self._lock = threading.Lock()
+        self._buffer = b""
+        self.sock = ours
+        with self.stderr_path.open("wb") as err:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "mcp_bdd.serve", spec, "--zygote", str(theirs.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=err,
+                stderr=err,
+                cwd=cwd,
+                env=env,
+                pass_fds=[theirs.fileno()],
+                start_new_session=True,
+            )
+        theirs.close()
+        with _LIVE_LOCK:
+            _ZYGOTES.append(self)
+
+    def _ask(self, request: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
+        with self._lock:
+            data = json.dumps(request).encode()
+            if fds:
+                socket.send_fds(self.sock, [data], fds)
+            else:
+                self.sock.sendall(data)
+            while b"\n" not in self._buffer:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    raise ServerStartError(
+                        f"The pre-imported server process for {self.spec} exited (code {self.process.poll()}).\n"
+                        + "\n".join("    " + line for line in _tail(self.stderr_path).splitlines())
+                    )
+                self._buffer += chunk
+            line, _, self._buffer = self._buffer.partition(b"\n")
+            answer: dict[str, Any] = json.loads(line)
+            return answer
+
+    def fork(self, env: dict[str, str], transport: str, port: int, stderr_path: Path) -> tuple[int, int, int]:
+        """A forked server: (pid, fd to write its stdin, fd to read its stdout); -1 fds for HTTP."""
+        err = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            if transport == "stdio":
+                child_in, our_in = os.pipe()
+                our_out, child_out = os.pipe()
+                try:
+                    answer = self._ask(
+                        {"op": "spawn", "env": env, "transport": transport, "port": port}, [child_in, child_out, err]
+                    )
+                finally:
+                    os.close(child_in)
+                    os.close(child_out)
+                return int(answer["pid"]), our_in, our_out
+            null = os.open(os.devnull, os.O_RDWR)
+            try:
+                answer = self._ask({"op": "spawn", "env": env, "transport": transport, "port": port}, [null, err, err])
+            finally:
+                os.close(null)
+            return int(answer["pid"]), -1, -1
+        finally:
+            os.close(err)
+
+    def status(self, pid: int) -> int | None:
+        if self.process.poll() is not None:
+            return -1
+        try:
+            code = self._ask({"op": "status", "pid": pid}).get("returncode")
+        except (OSError, ServerStartError):
+            return -1
+        return None if code is None else int(code)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()  # EOF: the zygote kills its children and exits
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=3)
+        if self.process.poll() is None:
+            _kill_group(self.process.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=3)
+
+
+_ZYGOTES: list[Zygote] = []
+_ZYGOTE_BY_KEY: dict[tuple[str, str, str], Zygote] = {}
+
+
+def _zygote_for(spec: str, cwd: str, env: dict[str, str], logdir: Path) -> Zygote:
+    key = (spec, cwd, json.dumps(env, sort_keys=True))
+    zygote = _ZYGOTE_BY_KEY.get(key)
+    if zygote is None or zygote.process.poll() is not None:
+        zygote = _ZYGOTE_BY_KEY[key] = Zygote(spec, cwd, env, logdir)
+    return zygote
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_bytes()[-16384:].decode("utf-8", "replace").splitlines()[-lines:])
+    except OSError:
+        return ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,24 +400,42 @@ def start_server(
             cwd_raw = cfg.cwd
         cwd = str(Path(root, interpolate(cwd_raw, extra))) if cwd_raw else root
     shown_env = mask_secrets(env)
-    display = " ".join(argv) + (
-        "  (env: " + ", ".join(f"{k}={v}" for k, v in shown_env.items()) + ")" if env else ""
-    )
+    display = " ".join(argv) + ("  (env: " + ", ".join(f"{k}={v}" for k, v in shown_env.items()) + ")" if env else "")
     full_env = {**os.environ, **env}
+    if isinstance(cfg, AppServer) and config.pool:
+        # Fork from a pre-imported process: same code path as `python -m mcp_bdd.serve`, minus the imports.
+        base = {**os.environ, "PYTHONPATH": env["PYTHONPATH"]}
+        zygote = _zygote_for(cfg.app, cwd, base, logdir)
+        scenario_env = {k: v for k, v in env.items() if k != "PYTHONPATH"}
+        zpid, stdin_fd, stdout_fd = zygote.fork(scenario_env, transport, port, stderr_path)
+        handle = _register(
+            ServerHandle(
+                name,
+                transport,
+                None,
+                display + "  (forked from a pre-imported process; pool = false to start cold)",
+                stderr_path=stderr_path,
+                url=url,
+                zygote=zygote,
+                zpid=zpid,
+            )
+        )
+        if transport == "stdio":
+            handle.target = FdTransport(stdin_fd, stdout_fd, handle)
+        else:
+            assert url is not None
+            _wait_for_port(handle, port, startup_timeout)
+        return handle
     if transport == "stdio":
         aprocess = _spawn_async(portal, argv, full_env, cwd, stderr_path, name, display)
         handle = _register(
-            ServerHandle(
-                name, transport, None, display, stderr_path=stderr_path, aprocess=aprocess, portal=portal
-            )
+            ServerHandle(name, transport, None, display, stderr_path=stderr_path, aprocess=aprocess, portal=portal)
         )
         handle.target = ProcessTransport(aprocess)
         return handle
     assert url is not None
     process = _spawn(argv, full_env, cwd, stderr_path, name, display)
-    handle = _register(
-        ServerHandle(name, transport, None, display, stderr_path=stderr_path, process=process, url=url)
-    )
+    handle = _register(ServerHandle(name, transport, None, display, stderr_path=stderr_path, process=process, url=url))
     _wait_for_port(handle, port or _port_of(url), startup_timeout)
     return handle
 
@@ -396,7 +535,7 @@ class ProcessTransport(contextlib.AbstractAsyncContextManager[TransportStreams])
     """Newline-delimited JSON-RPC over the pipes of a process we spawned ourselves.
 
     Unlike `stdio_client`, the process exists before the transport does: that is what lets a
-    start failure report the exit code, and what lets the next server be spawned ahead of time.
+    start failure report the exit code, and what lets a server be forked ahead of time.
     Shutdown follows the MCP spec: close stdin, wait, then kill the process group.
     """
 
@@ -405,7 +544,66 @@ class ProcessTransport(contextlib.AbstractAsyncContextManager[TransportStreams])
         self._cm: contextlib.AbstractAsyncContextManager[TransportStreams] | None = None
 
     async def __aenter__(self) -> TransportStreams:
-        self._cm = _process_streams(self.process)
+        process = self.process
+        assert process.stdout is not None and process.stdin is not None
+        stdout, stdin = process.stdout, process.stdin
+
+        async def stop() -> None:
+            await _stop_process(process)
+
+        self._cm = _pipe_streams(stdout.receive, stdin.send, stop)
+        return await self._cm.__aenter__()
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        assert self._cm is not None
+        return await self._cm.__aexit__(*exc)
+
+
+class FdTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
+    """The same over raw pipe fds, for a server forked by the zygote (not our child process)."""
+
+    def __init__(self, stdin_fd: int, stdout_fd: int, handle: ServerHandle) -> None:
+        self.stdin_fd, self.stdout_fd, self.handle = stdin_fd, stdout_fd, handle
+        os.set_blocking(stdin_fd, False)
+        os.set_blocking(stdout_fd, False)
+        self._cm: contextlib.AbstractAsyncContextManager[TransportStreams] | None = None
+
+    async def receive(self) -> bytes:
+        while True:
+            try:
+                data = os.read(self.stdout_fd, 65536)
+            except BlockingIOError:
+                await anyio.wait_readable(self.stdout_fd)
+                continue
+            except OSError as exc:
+                raise anyio.EndOfStream from exc
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+    async def send(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self.stdin_fd, view) :]
+            except BlockingIOError:
+                await anyio.wait_writable(self.stdin_fd)
+            except OSError as exc:
+                raise anyio.BrokenResourceError from exc
+
+    async def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.stdin_fd)  # EOF on its stdin: the spec's polite shutdown
+        handle = self.handle
+        with anyio.move_on_after(1.0):
+            while handle.returncode is None:
+                await anyio.sleep(0.01)
+        await anyio.to_thread.run_sync(handle.stop)
+        with contextlib.suppress(OSError):
+            os.close(self.stdout_fd)
+
+    async def __aenter__(self) -> TransportStreams:
+        self._cm = _pipe_streams(self.receive, self.send, self.stop)
         return await self._cm.__aenter__()
 
     async def __aexit__(self, *exc: Any) -> bool | None:
@@ -414,20 +612,23 @@ class ProcessTransport(contextlib.AbstractAsyncContextManager[TransportStreams])
 
 
 @contextlib.asynccontextmanager
-async def _process_streams(process: anyio.abc.Process) -> AsyncIterator[TransportStreams]:
+async def _pipe_streams(
+    receive: Callable[[], Awaitable[bytes]],
+    send: Callable[[bytes], Awaitable[None]],
+    stop: Callable[[], Awaitable[None]],
+) -> AsyncIterator[TransportStreams]:
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
-    assert process.stdout is not None and process.stdin is not None
-    stdout, stdin = process.stdout, process.stdin
 
     async def reader() -> None:
-        buffer = ""
+        buffer = b""
         async with read_writer:
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
-                async for chunk in TextReceiveStream(stdout, errors="replace"):
-                    lines = (buffer + chunk).split("\n")
+                while True:
+                    lines = (buffer + await receive()).split(b"\n")
                     buffer = lines.pop()
-                    for line in lines:
+                    for raw in lines:
+                        line = raw.decode("utf-8", "replace")
                         if not line.strip():
                             continue
                         try:
@@ -435,9 +636,7 @@ async def _process_streams(process: anyio.abc.Process) -> AsyncIterator[Transpor
                                 types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                             )
                         except ValueError as exc:
-                            message = ValueError(
-                                f"the server wrote a line that is not JSON-RPC: {line[:300]!r} ({exc})"
-                            )
+                            message = ValueError(f"the server wrote a non-JSON-RPC line: {line[:300]!r} ({exc})")
                         await read_writer.send(message)
 
     async def writer() -> None:
@@ -445,7 +644,7 @@ async def _process_streams(process: anyio.abc.Process) -> AsyncIterator[Transpor
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
                 async for item in write_reader:
                     data = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-                    await stdin.send(data.encode())
+                    await send(data.encode())
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(reader)
@@ -454,7 +653,7 @@ async def _process_streams(process: anyio.abc.Process) -> AsyncIterator[Transpor
             yield read_stream, write_stream
         finally:
             with anyio.CancelScope(shield=True):
-                await _stop_process(process)
+                await stop()
             tg.cancel_scope.cancel()
             for stream in (read_stream, write_stream):
                 await stream.aclose()

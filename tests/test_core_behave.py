@@ -73,8 +73,9 @@ def test_same_features_run_over_every_transport(tmp_path: Path) -> None:
         """
         },
     )
-    for transport in ("in-memory", "stdio", "streamable-http", "sse"):
-        run = run_behave(root, "-D", f"transport={transport}")
+    legs = [("in-memory", "true"), ("stdio", "true"), ("stdio", "false"), ("streamable-http", "true"), ("sse", "false")]
+    for transport, pool in legs:
+        run = run_behave(root, "-D", f"transport={transport}", "-D", f"pool={pool}")
         assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, (
             transport,
             run.output[-2000:],
@@ -391,3 +392,43 @@ def test_mcp_server_time_from_pypi_over_stdio(tmp_path: Path) -> None:
     )
     run = run_behave(root)
     assert run.counts() == {"passed": 2, "failed": 0, "error": 0, "skipped": 0}, run.output[-3000:]
+
+
+def test_every_scenario_gets_a_fresh_forked_server(tmp_path: Path) -> None:
+    """The zygote pool forks a new process per scenario: state never leaks between scenarios."""
+    server = tmp_path / "counter_server.py"
+    server.write_text(
+        "import os\n"
+        "from mcp.server.mcpserver import MCPServer\n"
+        "def create_server():\n"
+        "    server = MCPServer('counter')\n"
+        "    calls = []\n"
+        "    @server.tool()\n"
+        "    def bump() -> dict:\n"
+        "        calls.append(1)\n"
+        "        return {'calls': len(calls), 'pid': os.getpid(), 'tag': os.environ.get('TAG')}\n"
+        "    return server\n"
+    )
+    scenario = """
+          Scenario: first call in a fresh server {n}
+            Given the MCP server "counter" is running
+            When I call the tool "bump"
+            And I call the tool "bump"
+            Then the result at "$.calls" is 2
+            And the result at "$.tag" is "t-{n}"
+            When I remember the result at "$.pid" as "pid"
+    """
+    config = (
+        f'[servers.counter]\napp = "counter_server:create_server"\ncwd = "{tmp_path}"\nenv = {{ TAG = "t-${{n}}" }}\n'
+    )
+    # the per-scenario env value comes from a scenario variable set before the server step
+    body = "Feature: isolation\n"
+    for i in range(3):
+        body += scenario.replace("{n}", str(i)).replace(
+            "            Given the MCP server",
+            f'            Given the variable "n" is "{i}"\n            Given the MCP server',
+        )
+    features = {"c.feature": body}
+    root = make_project(tmp_path / "project", config, features)
+    run = run_behave(root, "-D", "transport=stdio")
+    assert run.counts() == {"passed": 3, "failed": 0, "error": 0, "skipped": 0}, run.output[-3000:]

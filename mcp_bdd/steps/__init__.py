@@ -11,18 +11,14 @@ from __future__ import annotations
 
 from mcp_bdd.steps import (  # noqa: F401 - imported for their step registrations
     _common,
+    client,
     fakes,
     notifications,
+    prompts,
     resources,
     results,
     servers,
     tools,
 )
-
-# TEMPORARY while these modules are being written
-import contextlib  # noqa: E402
-
-with contextlib.suppress(ImportError):
-    from mcp_bdd.steps import client, prompts  # noqa: F401
 
 __all__: list[str] = []

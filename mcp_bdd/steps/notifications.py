@@ -10,6 +10,7 @@ notification may be processed just after the response it preceded.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -49,9 +50,40 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 GRACE_SECONDS = 1.0
 
 
-def _arrived(session: Session) -> str:
+class _View:
+    """The part of a session's timeline that belongs to the running scenario.
+
+    A scenario-scoped session is the scenario's own. A feature- or run-scoped one carries the
+    notifications of earlier scenarios too: those that arrived before this scenario's first
+    exchange are left out, so a count or a "within" never passes on an earlier scenario's events.
+    """
+
+    def __init__(self, context: Any, session: Session) -> None:
+        self.timeline = session.timeline
+        self.old: set[int] = set()
+        st = state(context)
+        if any(s is session for s, _ in st.runtime.long_lived.values()):
+            first = st.transcript.items[:1]
+            started = time.monotonic() - (time.time() - first[0].at) if first else time.monotonic()
+            self.old = {id(p) for (t, _, p, _) in list(self.timeline.items) if t < started}
+
+    def of(self, method: str) -> list[dict[str, Any]]:
+        return [p for p in self.timeline.of(method) if id(p) not in self.old]
+
+    def wait_for(self, predicate: Callable[[str, dict[str, Any]], bool], timeout: float) -> bool:
+        return self.timeline.wait_for(lambda m, p: id(p) not in self.old and predicate(m, p), timeout)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for _, method, params, _ in list(self.timeline.items):
+            if id(params) not in self.old:
+                out[method] = out.get(method, 0) + 1
+        return out
+
+
+def _arrived(view: _View) -> str:
     """What the session received, as "2 × log message, 5 × progress" (for failure messages)."""
-    counts = session.timeline.counts()
+    counts = view.counts()
     if not counts:
         return "no notifications at all"
     return ", ".join(f"{n} × {_NAMES.get(method, method)}" for method, n in sorted(counts.items()))
@@ -94,12 +126,13 @@ def _wait(
     if seconds < 0:
         raise UsageError(f"{state(context).location}: a wait cannot be negative (got {seconds:g} s).")
     note = _listen_note(session, method)
-    if session.timeline.wait_for(lambda m, p: m == method and (predicate is None or predicate(p)), seconds):
+    view = _View(context, session)
+    if view.wait_for(lambda m, p: m == method and (predicate is None or predicate(p)), seconds):
         return
     raise ExpectationFailed(
         title,
         expected=f"a {_NAMES.get(method, method)} notification ({method}) within {seconds:g} s",
-        actual=f"arrived instead: {_arrived(session)}",
+        actual=f"arrived instead: {_arrived(view)}",
         exchange=session.transcript.tail(5, session.name),
         tip=" ".join(part for part in (note, tip) if part) or None,
     )
@@ -120,18 +153,26 @@ def step_receive(context: Any, kind: str, seconds: float) -> None:
 
     Example: Then I receive a "tools list changed" notification within 2 seconds
     """
-    session = current_session(context)
     name = text(context, kind)
     if name not in KINDS:
-        raise UsageError(f'{state(context).location}: unknown notification kind "{name}". {did_you_mean(name, KINDS, "kind")}.')
+        raise UsageError(
+            f'{state(context).location}: unknown notification kind "{name}". {did_you_mean(name, KINDS, "kind")}.'
+        )
+    session = current_session(context)
     method = KINDS[name]
     tip = None
     if method == "notifications/message":
         tip = _log_tip(session)
     elif method == "notifications/resources/updated":
         tip = 'updates come only for subscribed resources ("When I subscribe to the resource "<uri>"").'
-    _wait(context, session, method, seconds, f'No "{name}" notification from "{session.name}" within {seconds:g} s',
-          tip=tip)
+    _wait(
+        context,
+        session,
+        method,
+        seconds,
+        f'No "{name}" notification from "{session.name}" within {seconds:g} s',
+        tip=tip,
+    )
 
 
 @then('I receive an update for the resource "{uri:Q}" within {seconds:Num} seconds')
@@ -143,13 +184,24 @@ def step_resource_update(context: Any, uri: str, seconds: float) -> None:
     session = current_session(context)
     wanted = text(context, uri)
     method = KINDS["resource updated"]
-    others = sorted({str(p.get("uri")) for p in session.timeline.of(method)} - {wanted})
-    tip = f"updates arrived for other resources: {others}." if others else (
-        'updates come only for subscribed resources: add "When I subscribe to the resource '
-        f'"{wanted}"" before the change.'
+    others = sorted({str(p.get("uri")) for p in _View(context, session).of(method)} - {wanted})
+    tip = (
+        f"updates arrived for other resources: {others}."
+        if others
+        else (
+            'updates come only for subscribed resources: add "When I subscribe to the resource '
+            f'"{wanted}"" before the change.'
+        )
     )
-    _wait(context, session, method, seconds, f'No update for the resource "{wanted}" within {seconds:g} s',
-          predicate=lambda p: p.get("uri") == wanted, tip=tip)
+    _wait(
+        context,
+        session,
+        method,
+        seconds,
+        f'No update for the resource "{wanted}" within {seconds:g} s',
+        predicate=lambda p: p.get("uri") == wanted,
+        tip=tip,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,6 +222,28 @@ def step_log_level(context: Any, level: str) -> None:
     for session in st.sessions.values():
         if session.connected:
             session.set_log_level(wanted)
+            if not session.is_legacy:
+                _stamp_log_level(session, wanted)
+
+
+def _stamp_log_level(session: Session, level: str) -> None:
+    """2026-07-28: opt every later request in to log messages of `level` and above.
+
+    The SDK stamps the log level it was given at connect into each request's `_meta` (a closure
+    built once), so a level chosen after connecting is layered over that stamp. `setdefault`
+    keeps a request's own explicit level, and lets the newest layer win over older ones.
+    """
+    import mcp_types as types
+
+    assert session.client is not None
+    low = session.client.session
+    inner = low._stamp  # no public way to change the opt-in of a live session
+
+    def stamp(data: dict[str, Any], opts: Any) -> None:
+        data.setdefault("params", {}).setdefault("_meta", {}).setdefault(types.LOG_LEVEL_META_KEY, level)
+        inner(data, opts)
+
+    low._stamp = stamp
 
 
 def _log_text(params: dict[str, Any]) -> str:
@@ -196,9 +270,10 @@ def step_logged(context: Any, level: str, needle: str) -> None:
     def matches(m: str, p: dict[str, Any]) -> bool:
         return m == method and p.get("level") == wanted_level and wanted in _log_text(p)
 
-    if session.timeline.wait_for(matches, GRACE_SECONDS):
+    view = _View(context, session)
+    if view.wait_for(matches, GRACE_SECONDS):
         return
-    logged = [f"[{p.get('level')}] {_log_text(p)[:200]}" for p in session.timeline.of(method)]
+    logged = [f"[{p.get('level')}] {_log_text(p)[:200]}" for p in view.of(method)]
     raise ExpectationFailed(
         f'The server "{session.name}" logged no "{wanted_level}" message containing "{wanted}"',
         expected=f'a "{wanted_level}" log message containing "{wanted}"',
@@ -216,8 +291,11 @@ def step_logged(context: Any, level: str, needle: str) -> None:
 # progress
 
 
-def _progress(session: Session) -> list[dict[str, Any]]:
-    return session.timeline.of(KINDS["progress"])
+def _describe_progress(params: dict[str, Any]) -> str:
+    total = params.get("total")
+    done = f"{params.get('progress')}/{total}" if total is not None else f"{params.get('progress')}"
+    message = f" {params['message']!r}" if params.get("message") else ""
+    return f"request #{params.get('request')}: {done}{message}"
 
 
 @then("I received at least {n:Int} progress notifications")
@@ -228,16 +306,17 @@ def step_progress_count(context: Any, n: int) -> None:
     """
     session = current_session(context)
     method = KINDS["progress"]
-    if len(_progress(session)) >= n:
+    view = _View(context, session)
+    if len(view.of(method)) >= n:
         return
     # Re-counting inside the predicate is fine: the timeline's condition holds a re-entrant lock.
-    if session.timeline.wait_for(lambda m, p: m == method and len(_progress(session)) >= n, GRACE_SECONDS):
+    if view.wait_for(lambda m, p: m == method and len(view.of(method)) >= n, GRACE_SECONDS):
         return
-    got = _progress(session)
+    got = view.of(method)
     raise ExpectationFailed(
         f"Only {len(got)} progress notification(s) arrived",
         expected=f"at least {n}",
-        actual=[{k: v for k, v in p.items() if k != "request"} for p in got] or "no progress notifications",
+        actual=[_describe_progress(p) for p in got] or "no progress notifications",
         tip="every tool call carries a progress token; the server reports progress with ctx.report_progress().",
     )
 
@@ -249,13 +328,13 @@ def step_progress_monotonic(context: Any) -> None:
     Example: Then the progress never decreased
     """
     session = current_session(context)
-    got = _progress(session)
+    view = _View(context, session)
+    got = view.of(KINDS["progress"])
     if not got:
         raise ExpectationFailed(
             f'No progress notifications arrived from "{session.name}", so there is no progress to check',
-            actual=f"arrived instead: {_arrived(session)}",
-            tip='call a tool that reports progress first (and check "I received at least <n> progress '
-            'notifications").',
+            actual=f"arrived instead: {_arrived(view)}",
+            tip='call a tool that reports progress first (and check "I received at least <n> progress notifications").',
         )
     by_request: dict[Any, list[float]] = {}
     for p in got:

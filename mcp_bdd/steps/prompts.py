@@ -37,14 +37,14 @@ def _prompt_list(session: Session) -> list[dict[str, Any]]:
 def _prompt_named(session: Session, name: str) -> dict[str, Any] | None:
     try:
         return next((p for p in _prompt_list(session) if p.get("name") == name), None)
-    except Exception:  # noqa: BLE001 - a hint only: the get itself tells what the server thinks
+    except Exception:  # a hint only: the get itself tells what the server thinks
         return None
 
 
 def _prompt_names(session: Session) -> list[str]:
     try:
         return [str(p.get("name")) for p in _prompt_list(session)]
-    except Exception:  # noqa: BLE001 - a hint only
+    except Exception:  # a hint only
         return []
 
 
@@ -102,16 +102,18 @@ def _get(context: Any, name: str, arguments: dict[str, Any] | None) -> None:
 
 
 def _get_failure(session: Session, name: str, outcome: Outcome) -> ExpectationFailed:
+    exchange = session.transcript.tail(4, session.name)  # before the listing made for the hint
     prompt = _prompt_named(session, name)
     if prompt is None:
         details = "  " + did_you_mean(name, _prompt_names(session), "prompt")
     else:
-        details = f'  The prompt "{name}" takes: {_signature(prompt)}; the request sent: {outcome.params.get("arguments") or {}}'
+        sent = outcome.params.get("arguments") or {}
+        details = f'  The prompt "{name}" takes: {_signature(prompt)}; the request sent: {sent}'
     return ExpectationFailed(
         f'Getting the prompt "{name}" from "{session.name}" failed',
         actual=outcome.describe(),
         details=details,
-        exchange=session.transcript.tail(4, session.name),
+        exchange=exchange,
         tip='to check the rejection itself, follow with "Then the request is rejected with error code <code>".',
     )
 
@@ -145,7 +147,7 @@ def step_get_prompt_with(context: Any, name: str) -> None:
             if arg not in known:
                 raise UsageError(
                     f'{st.location}: the prompt "{wanted}" has no argument "{arg}". '
-                    f'{did_you_mean(arg, known, "argument")}.'
+                    f"{did_you_mean(arg, known, 'argument')}."
                 )
     _get(context, wanted, {k: str(v) for k, v in args.items()})
 
@@ -159,7 +161,9 @@ def _last_prompt(context: Any) -> tuple[LastResult, list[dict[str, Any]]]:
             session = st.sessions.get(outcome.server)
             if session is not None:
                 raise _get_failure(session, str(outcome.params.get("name")), outcome)
-        raise UsageError(f'{st.location}: no prompt was got yet in this scenario (use "When I get the prompt "<name>"").')
+        raise UsageError(
+            f'{st.location}: no prompt was got yet in this scenario (use "When I get the prompt "<name>"").'
+        )
     return last, [m for m in (last.raw.get("messages") or []) if isinstance(m, dict)]
 
 
@@ -263,9 +267,7 @@ def step_complete_prompt(context: Any, arg: str, name: str, value: str) -> None:
     _complete(context, ref, text(context, arg), text(context, value), f'the prompt "{prompt}"')
 
 
-@when(
-    'I ask for completions of the argument "{arg:Q}" of the resource template "{template:Q}" with "{value:Q}"'
-)
+@when('I ask for completions of the argument "{arg:Q}" of the resource template "{template:Q}" with "{value:Q}"')
 def step_complete_template(context: Any, arg: str, template: str, value: str) -> None:
     """Ask the server to complete a variable of a resource template from a partial value.
 
@@ -290,5 +292,5 @@ def step_completions_include(context: Any, value: str) -> None:
         raise ExpectationFailed(
             f'The completions do not include "{wanted}"',
             actual=st.completions or "(no values)",
-            tip="completions are usually filtered by the partial value: check what you typed after \"with\".",
+            tip='completions are usually filtered by the partial value: check what you typed after "with".',
         )

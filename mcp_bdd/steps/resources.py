@@ -71,11 +71,15 @@ def resource_uris(session: Session) -> tuple[list[str], list[str]]:
     uris: list[str] = []
     templates: list[str] = []
     try:
-        uris = [str(r.get("uri")) for r in (session.resources if session.resources is not None else
-                                             session.list_all("resources"))]
-        templates = [str(t.get("uriTemplate")) for t in (session.templates if session.templates is not None else
-                                                         session.list_all("templates"))]
-    except Exception:  # noqa: BLE001 - only a hint for a failure message
+        uris = [
+            str(r.get("uri"))
+            for r in (session.resources if session.resources is not None else session.list_all("resources"))
+        ]
+        templates = [
+            str(t.get("uriTemplate"))
+            for t in (session.templates if session.templates is not None else session.list_all("templates"))
+        ]
+    except Exception:  # only a hint for a failure message
         pass
     return uris, templates
 
@@ -158,6 +162,7 @@ def _read(context: Any, uri: str, server: str | None) -> None:
 
 
 def _read_failure(session: Session, uri: str, outcome: Outcome) -> ExpectationFailed:
+    exchange = session.transcript.tail(4, session.name)  # before the listings made for the hint
     uris, templates = resource_uris(session)
     known = uri in uris
     details = "" if known else "  " + did_you_mean(uri, uris, "resource")
@@ -167,7 +172,7 @@ def _read_failure(session: Session, uri: str, outcome: Outcome) -> ExpectationFa
         f'Reading the resource "{uri}" from "{session.name}" failed',
         actual=outcome.describe(),
         details=details or None,
-        exchange=session.transcript.tail(4, session.name),
+        exchange=exchange,
         tip='to check the rejection itself, follow with "Then the request is rejected with error code <code>".',
     )
 
@@ -232,7 +237,7 @@ def step_resource_text(context: Any, needle: str) -> None:
     raise ExpectationFailed(
         f'The resource "{last.name}" does not contain "{wanted}"',
         actual=last.text if last.text else _summary(contents),
-        tip="the resource is binary (blob contents): check it with \"Then the resource is binary\"."
+        tip='the resource is binary (blob contents): check it with "Then the resource is binary".'
         if binary and not last.text
         else None,
     )

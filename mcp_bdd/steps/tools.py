@@ -397,7 +397,7 @@ def _last_call(context: Any) -> Outcome:
 def _unknown_tool_hint(context: Any, outcome: Outcome) -> str | None:
     name = outcome.params.get("name")
     session = state(context).sessions.get(outcome.server)
-    if session is None or not isinstance(name, str):
+    if outcome.method != "tools/call" or session is None or not isinstance(name, str):
         return None
     names = [str(t.get("name")) for t in session.tool_list()]
     if name in names:

@@ -1,0 +1,76 @@
+"""Per-scenario isolation cost on a Python stdio (and HTTP) server: cold spawn vs the zygote pool.
+
+Every scenario gets a fresh server process either way. Cold: `python -m mcp_bdd.serve` per
+scenario (~1.5 s of imports). Pool (default): a fork of a pre-imported process. Printed: wall
+time per scenario beyond behave's fixed start-up (a 1-scenario run), and the ratio.
+Target (design.md): <= 0.3 s of wall time per scenario on a Python stdio server.
+
+    python benchmarks/isolation.py [--scenarios 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def project(root: Path, n: int) -> None:
+    (root / "features").mkdir(parents=True, exist_ok=True)
+    (root / "steps").mkdir(exist_ok=True)
+    (root / "environment.py").write_text("from mcp_bdd.environment import *  # noqa: F401,F403\n")
+    (root / "steps" / "mcp_steps.py").write_text("from mcp_bdd.steps import *  # noqa: F401,F403\n")
+    (root / "mcp-bdd.toml").write_text(f'[servers.bench]\napp = "bench_server:create_server"\ncwd = "{HERE}"\n')
+    body = "".join(
+        textwrap.dedent(f"""
+          Scenario: add {i}
+            Given the MCP server "bench" is running
+            When I call the tool "add" with:
+              | a   | b |
+              | {i} | 1 |
+            Then the result at "$.result" is {i + 1}
+        """)
+        for i in range(n)
+    )
+    (root / "features" / "bench.feature").write_text("Feature: bench\n" + textwrap.indent(body, "  "))
+
+
+def wall(root: Path, *args: str) -> float:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent)])}
+    t0 = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "behave", "--format", "null", "features/", *args],
+        cwd=root,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scenarios", type=int, default=30)
+    n = parser.parse_args().scenarios
+    print(f"{'transport':<16} {'cold s/scen':>12} {'pool s/scen':>12} {'speed-up':>9}")
+    with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as many:
+        project(Path(one), 1)
+        project(Path(many), n)
+        for transport in ("stdio", "streamable-http"):
+            per = {}
+            for pool in ("false", "true"):
+                args = ("-D", f"transport={transport}", "-D", f"pool={pool}")
+                per[pool] = (wall(Path(many), *args) - wall(Path(one), *args)) / (n - 1)
+            print(f"{transport:<16} {per['false']:>11.3f}s {per['true']:>11.3f}s {per['false'] / per['true']:>8.1f}x")
+    print("Target: <= 0.3 s per scenario on a Python stdio server (every scenario gets a fresh process).")
+
+
+if __name__ == "__main__":
+    main()

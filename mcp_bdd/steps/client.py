@@ -1,0 +1,220 @@
+"""The client's side: how the test client answers server-to-client requests, and what it was asked.
+
+The "Given the client ..." steps shape the capabilities the client declares when it connects
+(sampling, elicitation, roots), so they must come before the server step of the scenario; the
+client declares exactly what the scenario asks for, and nothing more. A scripted elicitation
+answer that does not fit the schema the server sends fails the scenario at that request, naming
+the field and the type it expects.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import parse  # type: ignore[import-untyped, unused-ignore]
+from behave import given as _given  # type: ignore[import-untyped, unused-ignore]
+from behave import register_type  # type: ignore[import-untyped, unused-ignore]
+from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
+
+from mcp_bdd.errors import ExpectationFailed, UsageError
+from mcp_bdd.session import Session
+from mcp_bdd.steps._common import current_session, state, table_rows, text
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+# Typed views of behave's decorators (behave ships no type information).
+given: Callable[[str], Callable[[_F], _F]] = _given
+then: Callable[[str], Callable[[_F], _F]] = _then
+
+__all__: list[str] = []
+
+
+def _times(word: str) -> str:
+    return word
+
+
+# "1 time" and "2 times" are one phrase.
+register_type(ClientTimes=parse.with_pattern(r"times?")(_times))
+
+
+def _before_connecting(context: Any, what: str) -> None:
+    st = state(context)
+    if st.sessions:
+        names = ", ".join(f'"{n}"' for n in st.sessions)
+        raise UsageError(
+            f"{st.location}: {what} shapes the capabilities the client declares when it connects, but the "
+            f"session with {names} is already open. Move this step above the server step "
+            '("Given the MCP server "<name>" is running"), or into the Background before it.'
+        )
+
+
+@given('the client answers sampling requests with "{reply:Q}"')
+def step_sampling(context: Any, reply: str) -> None:
+    """Declare sampling and answer every sampling/createMessage request with a fixed text.
+
+    Example: Given the client answers sampling requests with "A short summary."
+    """
+    _before_connecting(context, "answering sampling requests")
+    state(context).persona.sampling_text = text(context, reply)
+
+
+@given("the client accepts elicitation requests with:")
+def step_elicitation_accept(context: Any) -> None:
+    """Declare elicitation and accept every request with these values (coerced by the request's schema).
+
+    Example:
+        Given the client accepts elicitation requests with:
+          | confirm | reason          |
+          | true    | customer asked  |
+    """
+    st = state(context)
+    _before_connecting(context, "accepting elicitation requests")
+    headings, rows = table_rows(context)
+    if len(rows) != 1:
+        raise UsageError(
+            f"{st.location}: the elicitation table needs one row of values under its heading row of field names "
+            f"(got {len(rows)}). Example:\n      | confirm | reason         |\n      | true    | customer asked |"
+        )
+    st.persona.elicitation = "accept"
+    st.persona.elicitation_values = {h: v for h, v in zip(headings, rows[0], strict=True) if v != ""}
+
+
+@given("the client declines elicitation requests")
+def step_elicitation_decline(context: Any) -> None:
+    """Declare elicitation and decline every request (the user said no).
+
+    Example: Given the client declines elicitation requests
+    """
+    _before_connecting(context, "declining elicitation requests")
+    state(context).persona.elicitation = "decline"
+
+
+@given("the client cancels elicitation requests")
+def step_elicitation_cancel(context: Any) -> None:
+    """Declare elicitation and cancel every request (the user dismissed it).
+
+    Example: Given the client cancels elicitation requests
+    """
+    _before_connecting(context, "cancelling elicitation requests")
+    state(context).persona.elicitation = "cancel"
+
+
+@given("the client exposes the roots:")
+def step_roots(context: Any) -> None:
+    """Declare roots and answer roots/list with these folders (table: | uri | name |, name optional).
+
+    Example:
+        Given the client exposes the roots:
+          | uri             | name |
+          | file:///srv/app | app  |
+    """
+    st = state(context)
+    _before_connecting(context, "exposing roots")
+    headings, rows = table_rows(context)
+    if headings not in (["uri", "name"], ["uri"]):
+        raise UsageError(
+            f"{st.location}: the roots table has the headings | uri | name | (name optional), got {headings}."
+        )
+    roots: list[tuple[str, str | None]] = []
+    for row in rows:
+        uri = row[0]
+        if "://" not in uri:
+            raise UsageError(f'{st.location}: the root "{uri}" is not a URI; write it as file:///path/to/folder.')
+        name = row[1] if len(row) > 1 and row[1] != "" else None
+        roots.append((uri, name))
+    st.persona.roots = roots
+
+
+# ---------------------------------------------------------------------------------------------
+# what the server asked
+
+
+def _declared(session: Session, what: str) -> str | None:
+    persona = session.persona
+    declared = {
+        "sampling": persona.sampling_text is not None,
+        "elicitation": persona.elicitation is not None,
+    }[what]
+    if declared:
+        return None
+    step = (
+        'Given the client answers sampling requests with "<text>"'
+        if what == "sampling"
+        else "Given the client accepts elicitation requests with:"
+    )
+    return f'the client did not declare {what}, so the server cannot ask for it: add "{step}" before the server step.'
+
+
+@then("the server requested sampling {n:Int} {unit:ClientTimes}")
+def step_sampling_count(context: Any, n: int, unit: str) -> None:
+    """Check how many sampling requests the server sent in this session.
+
+    Example: Then the server requested sampling 1 time
+    """
+    session = current_session(context)
+    session.raise_problems()
+    got = session.sampling_requests
+    if len(got) != n:
+        raise ExpectationFailed(
+            f'The server "{session.name}" requested sampling {len(got)} time(s), not {n}',
+            expected=n,
+            actual=len(got),
+            tip=_declared(session, "sampling"),
+        )
+
+
+def _sampling_text(request: dict[str, Any]) -> str:
+    parts: list[str] = []
+    if request.get("systemPrompt"):
+        parts.append(str(request["systemPrompt"]))
+    for message in request.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        blocks = content if isinstance(content, list) else [content]
+        for block in blocks:
+            if isinstance(block, dict) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+    return "\n".join(parts)
+
+
+@then('the last sampling request contains "{needle:Q}"')
+def step_sampling_contains(context: Any, needle: str) -> None:
+    """Check the text of the last sampling request (its messages and system prompt).
+
+    Example: Then the last sampling request contains "Summarize order"
+    """
+    session = current_session(context)
+    session.raise_problems()
+    wanted = text(context, needle)
+    if not session.sampling_requests:
+        raise ExpectationFailed(
+            f'The server "{session.name}" made no sampling request',
+            expected=f'a sampling request containing "{wanted}"',
+            tip=_declared(session, "sampling"),
+        )
+    last = session.sampling_requests[-1]
+    body = _sampling_text(last)
+    if wanted not in body and wanted not in json.dumps(last, ensure_ascii=False):
+        raise ExpectationFailed(
+            f'The last sampling request does not contain "{wanted}"',
+            actual=body or last,
+        )
+
+
+@then('the server requested elicitation with a message containing "{needle:Q}"')
+def step_elicitation_message(context: Any, needle: str) -> None:
+    """Check that one of the server's elicitation requests had a message containing a text.
+
+    Example: Then the server requested elicitation with a message containing "Delete the account"
+    """
+    session = current_session(context)
+    session.raise_problems()
+    wanted = text(context, needle)
+    messages = [str(r.get("message", "")) for r in session.elicitation_requests]
+    if not any(wanted in m for m in messages):
+        raise ExpectationFailed(
+            f'The server "{session.name}" requested no elicitation with a message containing "{wanted}"',
+            actual=messages or "no elicitation requests",
+            tip=_declared(session, "elicitation"),
+        )

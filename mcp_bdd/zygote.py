@@ -1,0 +1,110 @@
+"""A pre-imported Python process that forks one fresh server process per scenario.
+
+Why: a Python stdio server costs ~1.5 s to start here, nearly all of it `import mcp` and the
+app's own imports. Per-scenario isolation at that price makes a 100-scenario stdio suite take
+minutes. The zygote imports once; each scenario gets a *forked* child — a real separate
+process with fresh state, speaking real JSON-RPC bytes over real pipes (stdio) or a real port
+(HTTP/SSE) — for a few milliseconds. The factory runs in the child, after the scenario's
+environment (fakes, ${port}) is applied, exactly as in a cold start.
+
+Protocol (over a socketpair; fds travel with SCM_RIGHTS):
+    → {"op": "spawn", "env": {...}, "transport": "stdio", "port": 0} + fds [stdin, stdout, stderr]
+    ← {"pid": 1234}            or {"error": "..."}
+    → {"op": "status", "pid": 1234}
+    ← {"returncode": 0|null}
+EOF is the end: the zygote kills its children and exits, so nothing outlives the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import sys
+from typing import Any
+
+__all__ = ["run_zygote"]
+
+
+def run_zygote(spec: str, control_fd: int) -> int:
+    sys.path.insert(0, os.getcwd())
+    # Import everything a child will need before forking: that is the whole point.
+    import anyio  # noqa: F401
+    from mcp.server import Server  # noqa: F401
+    from mcp.server.mcpserver import MCPServer  # noqa: F401
+
+    from mcp_bdd.servers import load_app
+
+    load_app(spec, os.getcwd())
+    sock = socket.socket(fileno=control_fd)
+    sock.settimeout(0.2)
+    children: dict[int, int | None] = {}
+
+    def reap() -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            children[pid] = os.waitstatus_to_exitcode(status)
+
+    def reply(data: dict[str, Any]) -> None:
+        sock.sendall(json.dumps(data).encode() + b"\n")
+
+    try:
+        while True:
+            reap()
+            try:
+                msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 3)
+            except TimeoutError:
+                continue
+            if not msg:
+                break
+            request = json.loads(msg)
+            if request["op"] == "status":
+                reap()
+                reply({"returncode": children.get(request["pid"])})
+                continue
+            pid = os.fork()
+            if pid == 0:  # the child: becomes the server
+                _child(spec, request, fds, sock)
+            for fd in fds:
+                os.close(fd)
+            children[pid] = None
+            reply({"pid": pid})
+    finally:
+        for pid, code in children.items():
+            if code is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
+        reap()
+    return 0
+
+
+def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.socket) -> None:
+    code = 1
+    try:
+        os.setsid()  # its own process group, killed as a unit like a cold-started server
+        sock.close()
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        os.environ.update(request.get("env") or {})
+        from mcp_bdd.serve import serve_object
+        from mcp_bdd.servers import load_app
+
+        serve_object(load_app(spec, os.getcwd()), request["transport"], "127.0.0.1", int(request.get("port") or 0))
+        code = 0
+    except BaseException as exc:  # noqa: BLE001 - the child must never return into the zygote loop
+        with contextlib.suppress(Exception):
+            print(f"mcp_bdd zygote child: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        os._exit(code)
