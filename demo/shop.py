@@ -34,6 +34,7 @@ import os
 import re
 import sqlite3
 import struct
+import threading
 import uuid
 import warnings
 import weakref
@@ -253,6 +254,9 @@ class _Store:
             self._memory = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
             self._memory.row_factory = sqlite3.Row
         self._ready = False
+        # Sync tools run in worker threads: concurrent first calls must not prepare the schema twice
+        # (found by features/accounts/users.feature "Five sign-ups at once").
+        self._prepare_lock = threading.Lock()
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -264,8 +268,10 @@ class _Store:
             db.row_factory = sqlite3.Row
         try:
             if not self._ready:
-                self._prepare(db)
-                self._ready = True
+                with self._prepare_lock:
+                    if not self._ready:
+                        self._prepare(db)
+                        self._ready = True
             yield db
         finally:
             if db is not self._memory:

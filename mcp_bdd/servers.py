@@ -341,7 +341,7 @@ def start_server(
 ) -> ServerHandle:
     """Start `name` for `transport` (or point at it, for url servers)."""
     if transport not in cfg.transports():
-        raise UsageError(
+        raise ServerStartError(
             f'The server "{name}" cannot be run over {transport}: it can serve {", ".join(cfg.transports())}. '
             + _how_to_add(cfg, transport)
         )

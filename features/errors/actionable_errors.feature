@@ -10,7 +10,7 @@ Feature: Errors an assistant can act on
 
   Rule: Every business error names the next step
 
-    Scenario Outline: <situation>
+    Scenario Outline: The shop explains what to do when <situation>
       When I call the tool "<tool>" with arguments:
         """json
         <arguments>
@@ -20,14 +20,14 @@ Feature: Errors an assistant can act on
 
       Examples:
         | situation                          | tool         | arguments                                    | advice                                          |
-        | Asking about an unknown product    | check_stock  | {"product_id": "PROD-999"}                   | Call list_products to see valid product ids     |
-        | Ordering an unknown product        | create_order | {"product_id": "PROD-999", "quantity": 1}    | Call list_products to see valid product ids     |
-        | Ordering a sold-out product        | create_order | {"product_id": "PROD-456", "quantity": 1}    | Choose another product                          |
-        | Ordering more than is in stock     | create_order | {"product_id": "PROD-789", "quantity": 4}    | Order at most 3                                 |
-        | Looking up an unknown order        | get_order    | {"order_id": "ORD-00000000"}                 | Use the id returned by create_order             |
-        | Paying an unknown order            | pay_order    | {"order_id": "ORD-00000000"}                 | it looks like ORD-1A2B3C4D                      |
-        | Cancelling an unknown order        | cancel_order | {"order_id": "ORD-00000000"}                 | does not exist                                  |
-        | Importing far too many products    | import_catalog | {"count": 5000}                            | count must be between 0 and 1000                |
+        | asking about an unknown product    | check_stock  | {"product_id": "PROD-999"}                   | Call list_products to see valid product ids     |
+        | ordering an unknown product        | create_order | {"product_id": "PROD-999", "quantity": 1}    | Call list_products to see valid product ids     |
+        | ordering a sold-out product        | create_order | {"product_id": "PROD-456", "quantity": 1}    | Choose another product                          |
+        | ordering more than is in stock     | create_order | {"product_id": "PROD-789", "quantity": 4}    | Order at most 3                                 |
+        | looking up an unknown order        | get_order    | {"order_id": "ORD-00000000"}                 | Use the id returned by create_order             |
+        | paying an unknown order            | pay_order    | {"order_id": "ORD-00000000"}                 | it looks like ORD-1A2B3C4D                      |
+        | cancelling an unknown order        | cancel_order | {"order_id": "ORD-00000000"}                 | does not exist                                  |
+        | importing far too many products    | import_catalog | {"count": 5000}                            | count must be between 0 and 1000                |
 
   Rule: Mistakes in the call itself are reported, not swallowed
 

@@ -19,11 +19,17 @@ Feature: Clients that speak the 2025-11-25 protocol
       When I ping the server
       Then the server still responds
 
-    Scenario: Tools work the same as on the current protocol
-      When I call the tool "add" with:
-        | a | b |
-        | 2 | 2 |
-      Then the result at "$.result" is 4
+    Scenario Outline: Checking the stock of <product> works as on the current protocol
+      When I call the tool "check_stock" with:
+        | product_id |
+        | <product>  |
+      Then the tool call succeeds
+      And the result at "$.quantity" is <quantity>
+
+      Examples:
+        | product  | quantity |
+        | PROD-123 | 10       |
+        | PROD-456 | 0        |
 
   Rule: Subscribers hear about changes to a resource
 

@@ -62,6 +62,28 @@ Feature: Reading the shop's resources
       When I read the resource "shop://docs/orders"
       Then the resource text contains "# Orders"
 
+  Rule: Subscribers hear when the catalogue changes
+
+    @orders
+    Scenario: An order updates the catalogue for its subscribers
+      When I subscribe to the resource "shop://catalog"
+      And I call the tool "create_order" with:
+        | product_id | quantity |
+        | PROD-789   | 1        |
+      Then I receive an update for the resource "shop://catalog" within 2 seconds
+
+    @orders
+    Scenario: A cancellation updates the catalogue too
+      When I call the tool "create_order" with:
+        | product_id | quantity |
+        | PROD-789   | 1        |
+      And I remember the result at "$.id" as "order"
+      And I subscribe to the resource "shop://catalog"
+      And I call the tool "cancel_order" with:
+        | order_id |
+        | ${order} |
+      Then I receive a "resource updated" notification within 2 seconds
+
   Rule: Reading something that does not exist is refused
 
     @errors

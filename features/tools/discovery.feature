@@ -59,7 +59,7 @@ Feature: Discovering the shop's tools
       Then the tool "list_products" requires the arguments:
         | name |
 
-    Scenario Outline: The argument "<argument>" of "<tool>" is a <type>
+    Scenario Outline: The argument "<argument>" of "<tool>" is of type <type>
       Then the tool "<tool>" argument "<argument>" is of type "<type>"
 
       Examples:

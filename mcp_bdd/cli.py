@@ -1,0 +1,411 @@
+"""`mcp-bdd`: init, scaffold, run (the transport x protocol matrix), probe, steps, report merge.
+
+Exit codes are stable, whatever the subcommand:
+
+    0  all passed / healthy and unchanged
+    1  scenarios failed / the probed surface changed
+    2  usage or configuration error (a bad flag, an unknown transport, a file that would be overwritten)
+    3  a server could not be started or reached
+  130  interrupted (Ctrl-C / SIGTERM); `run` still writes the partial report
+
+Errors are one clear message on stderr, never a traceback (MCP_BDD_DEBUG=1 shows it).
+Heavy imports (mcp, behave) happen inside the subcommands, so `--help` is instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "main"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_UNREACHABLE = 3
+EXIT_INTERRUPTED = 130
+
+_EXIT_CODES = """\
+exit codes:
+  0  all passed (probe: healthy and unchanged)
+  1  scenarios failed (probe: the surface changed)
+  2  usage or configuration error
+  3  a server could not be started or reached
+"""
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=32)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcp-bdd",
+        description="Behaviour-driven acceptance tests for MCP servers: one spec, every transport.",
+        epilog=_EXIT_CODES + "\nSee `mcp-bdd <command> --help`.",
+        formatter_class=_Formatter,
+        allow_abbrev=False,
+    )
+    from mcp_bdd import __version__
+
+    parser.add_argument("--version", action="version", version=f"mcp-bdd {__version__}")
+    sub = parser.add_subparsers(dest="cmd", metavar="<command>")
+
+    def add(name: str, help_text: str, description: str) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name,
+            help=help_text,
+            description=description,
+            epilog=_EXIT_CODES,
+            formatter_class=_Formatter,
+            allow_abbrev=False,
+        )
+
+    init = add(
+        "init",
+        "wire mcp-bdd into the project in the current folder",
+        "Write features/example.feature, steps/mcp_steps.py, environment.py, the [tool.mcp-bdd]\n"
+        "configuration (appended to pyproject.toml, else mcp-bdd.toml) and a GitHub Actions workflow\n"
+        "(.github/workflows/mcp-bdd.yml). Asks nothing: without a flag it looks for a Python MCP server\n"
+        "here (a create_server() factory, or x = MCPServer(...) / FastMCP(...)); finding none, it writes\n"
+        "example_server.py so that `behave features/` passes at once. Never overwrites without --force.",
+    )
+    how = init.add_mutually_exclusive_group()
+    how.add_argument(
+        "--command",
+        metavar="CMD",
+        help='a stdio server to start, e.g. "mcp-server-time --local-timezone UTC"',
+    )
+    how.add_argument("--url", metavar="URL", help="a server that is already running (never started)")
+    how.add_argument(
+        "--app", metavar="MODULE:ATTR", help="a Python server object or factory, e.g. myserver:create_server"
+    )
+    init.add_argument("--force", action="store_true", help="overwrite files that exist")
+
+    scaffold = add(
+        "scaffold",
+        "write starter features from a live server's tools, resources and prompts",
+        "Connect to a configured server and write a .feature file per tool (its required arguments as a\n"
+        "table of placeholder values), per resource (read + MIME type) and per prompt (get with its\n"
+        "arguments). Scenarios a human must finish are tagged @wip. Never overwrites without --force.",
+    )
+    scaffold.add_argument(
+        "--server", metavar="NAME", help="the configured server (default: the default server)"
+    )
+    scaffold.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        default=Path("features/generated"),
+        help="where to write (default: features/generated)",
+    )
+    scaffold.add_argument(
+        "--transport", metavar="T", help="connect over this transport (default: as configured)"
+    )
+    scaffold.add_argument("--force", action="store_true", help="overwrite files that exist")
+
+    run = add(
+        "run",
+        "run behave once per transport x protocol leg and merge the reports",
+        "Run the features once per matrix leg (transport x protocol) in behave worker processes and\n"
+        "merge every leg into one living-documentation report (a column per leg) plus one JUnit file.\n"
+        "Other arguments go to behave:\n"
+        "  mcp-bdd run --transport in-memory,stdio -- --tags @smoke features/\n"
+        "Exit code: the worst over the legs.",
+    )
+    run.add_argument(
+        "--transport",
+        action="append",
+        metavar="LIST",
+        help="comma-separated transports (in-memory, stdio, streamable-http, sse, or all); "
+        "default: as configured",
+    )
+    run.add_argument(
+        "--protocol",
+        action="append",
+        metavar="LIST",
+        help="comma-separated protocols (auto, legacy, 2026-07-28, or all); default: as configured",
+    )
+    run.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=1,
+        metavar="N",
+        help="split each leg's feature files across N behave processes (at most N run at once)",
+    )
+    run.add_argument(
+        "--shard", metavar="K/N", help="run only shard K of N of the feature files (deterministic)"
+    )
+    run.add_argument(
+        "--report",
+        type=Path,
+        default=Path("reports/living-doc.html"),
+        metavar="PATH",
+        help="the merged HTML report (default: reports/living-doc.html)",
+    )
+    run.add_argument(
+        "--junit", type=Path, metavar="PATH", help="the JUnit file (default: junit.xml beside the report)"
+    )
+    run.add_argument("--title", help="the report's title")
+
+    probe = add(
+        "probe",
+        "smoke-check a server: identity, protocol, tool-surface hash, baseline diff",
+        "Connect, list tools (and resources / prompts when supported) and print who answered, the\n"
+        "protocol and a SHA-256 of the tool surface. With --baseline, compare with a saved surface.\n\n"
+        "  mcp-bdd probe https://mcp.example.com/mcp --baseline surface.json\n"
+        "  mcp-bdd probe -- mcp-server-time --local-timezone UTC\n"
+        "  mcp-bdd probe --server shop --save-baseline surface.json",
+    )
+    probe.add_argument("target", nargs="*", metavar="URL | -- COMMAND ARGS", help="what to probe")
+    probe.add_argument("--server", metavar="NAME", help="a server of the project's configuration")
+    probe.add_argument("--transport", metavar="T", help="transport for --server (default: as configured)")
+    probe.add_argument("--protocol", metavar="P", help="auto (default), legacy or 2026-07-28")
+    probe.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="connect and request timeout (default 10)"
+    )
+    probe.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an HTTP header for a URL (repeatable)",
+    )
+    probe.add_argument("--baseline", type=Path, metavar="FILE", help="compare with this saved surface")
+    probe.add_argument("--save-baseline", type=Path, metavar="FILE", help="save the surface seen now")
+    probe.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    steps = add(
+        "steps",
+        "print the step vocabulary with its documentation",
+        "Print every step phrase of mcp_bdd.steps (and with --project, of ./steps/*.py), grouped by module.",
+    )
+    steps.add_argument("--markdown", action="store_true", help="print Markdown (for docs)")
+    steps.add_argument("--project", action="store_true", help="also load the project's steps/*.py")
+
+    report = add(
+        "report", "work with living-documentation reports", "Report tools: `mcp-bdd report merge --help`."
+    )
+    report_sub = report.add_subparsers(dest="report_command", metavar="<command>")
+    report_sub.add_parser(
+        "merge", help="merge run files (living-doc.json) into one report, a column per run", add_help=False
+    )
+    return parser
+
+
+def _report_merge(argv: Sequence[str]) -> int:
+    from mcp_bdd.report.merge import main as merge_main
+
+    code = merge_main(list(argv))
+    return EXIT_OK if code == 0 else EXIT_USAGE
+
+
+def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.ArgumentParser) -> int:
+    command = args.cmd
+    if command != "run" and extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if command == "init":
+        from mcp_bdd.scaffold import init
+
+        return init(Path.cwd(), command=args.command, url=args.url, app=args.app, force=args.force)
+    if command == "scaffold":
+        from mcp_bdd.scaffold import scaffold
+
+        return scaffold(server=args.server, out_dir=args.out, force=args.force, transport=args.transport)
+    if command == "run":
+        from mcp_bdd.matrix import RunOptions, run_matrix
+
+        return run_matrix(
+            RunOptions(
+                transports=args.transport or [],
+                protocols=args.protocol or [],
+                jobs=args.jobs,
+                shard=args.shard,
+                report=args.report,
+                junit=args.junit,
+                title=args.title,
+                behave_args=extra,
+            )
+        )
+    if command == "probe":
+        from mcp_bdd.probe import ProbeOptions, probe
+
+        if not args.target and not args.server:
+            parser.error("probe needs a URL, -- COMMAND ARGS, or --server NAME")
+        return probe(
+            ProbeOptions(
+                target=list(args.target),
+                server=args.server,
+                transport=args.transport,
+                protocol=args.protocol,
+                timeout=args.timeout,
+                headers=list(args.header),
+                baseline=args.baseline,
+                save_baseline=args.save_baseline,
+                as_json=args.json,
+            )
+        )
+    if command == "steps":
+        return print_steps(markdown=args.markdown, project=args.project)
+    if command == "report":
+        print(
+            "mcp-bdd report: say what to do: `mcp-bdd report merge a.json b.json -o out.html`",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    parser.print_help()
+    return EXIT_USAGE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args_list[:2] == ["report", "merge"]:
+            return _report_merge(args_list[2:])
+        parser = _parser()
+        try:
+            args, extra = parser.parse_known_args(args_list)
+        except SystemExit as exc:  # --help (0) and usage errors (2)
+            return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        if args.cmd == "run" and "--" in args_list:
+            extra = _behave_args(args_list)
+        try:
+            return _dispatch(args, extra, parser)
+        except SystemExit as exc:
+            return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    except KeyboardInterrupt:
+        print("\nmcp-bdd: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `mcp-bdd steps | head`: the reader left; not an error of ours
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as exc:
+        return _report_error(exc)
+
+
+def _behave_args(argv: list[str]) -> list[str]:
+    """With `--`, everything after it goes to behave verbatim (our options come before it)."""
+    index = argv.index("--")
+    before = argv[:index]
+    known = {"--transport", "--protocol", "--jobs", "-j", "--shard", "--report", "--junit", "--title"}
+    passthrough: list[str] = []
+    i = 1  # skip "run"
+    while i < len(before):
+        arg = before[i]
+        name = arg.split("=", 1)[0]
+        if name in known:
+            i += 1 if "=" in arg else 2
+            continue
+        passthrough.append(arg)
+        i += 1
+    return passthrough + argv[index + 1 :]
+
+
+def _report_error(exc: BaseException) -> int:
+    from mcp_bdd.errors import ConfigError, McpBddError, RequestTimeout, ServerStartError, UsageError
+
+    if os.environ.get("MCP_BDD_DEBUG"):
+        traceback.print_exception(exc)
+    if isinstance(exc, ServerStartError | RequestTimeout):
+        print(f"mcp-bdd: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    if isinstance(exc, ConfigError):
+        print(f"mcp-bdd: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if isinstance(exc, UsageError | McpBddError):
+        print(f"mcp-bdd: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if isinstance(exc, OSError):
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"mcp-bdd: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return EXIT_USAGE
+    print(
+        f"mcp-bdd: internal error: {type(exc).__name__}: {exc}\n"
+        "  Please report it; set MCP_BDD_DEBUG=1 to see the traceback.",
+        file=sys.stderr,
+    )
+    return EXIT_USAGE
+
+
+# ---------------------------------------------------------------------------------------------
+# mcp-bdd steps
+
+
+def print_steps(*, markdown: bool, project: bool, out: TextIO | None = None) -> int:
+    """The step catalog from behave's registry, grouped by the module that defines each step."""
+    import inspect
+    import runpy
+
+    from behave import step_registry
+
+    import mcp_bdd.steps  # noqa: F401 - registers the vocabulary
+
+    stream = out or sys.stdout
+    if project:
+        steps_dir = Path.cwd() / "steps"
+        if not steps_dir.is_dir():
+            print(f"mcp-bdd: error: --project: no steps/ folder in {Path.cwd()}", file=sys.stderr)
+            return EXIT_USAGE
+        for file in sorted(steps_dir.glob("*.py")):
+            runpy.run_path(str(file), run_name=f"steps.{file.stem}")
+    groups: dict[str, list[tuple[str, str, str, str]]] = {}
+    for step_type in ("given", "when", "then", "step"):
+        for matcher in step_registry.registry.steps.get(step_type, []):
+            func = matcher.func
+            module = str(getattr(func, "__module__", "?"))
+            doc = inspect.getdoc(func) or ""
+            line = int(getattr(getattr(func, "__code__", None), "co_firstlineno", 0))
+            groups.setdefault(module, []).append(
+                (f"{line:06d}", step_type.capitalize(), str(matcher.pattern), doc)
+            )
+    for module in sorted(groups):
+        entries = sorted(groups[module])
+        if markdown:
+            print(f"## `{module}`\n", file=stream)
+            for _, keyword, pattern, doc in entries:
+                summary, example = _split_doc(doc)
+                print(f"- **{keyword}** `{pattern}`", file=stream)
+                if summary:
+                    print("", file=stream)
+                    for text in summary.splitlines():
+                        print(f"  {text}".rstrip(), file=stream)
+                if example:
+                    print("\n  ```gherkin", file=stream)
+                    for text in example.splitlines():
+                        print(f"  {text}".rstrip(), file=stream)
+                    print("  ```", file=stream)
+                print("", file=stream)
+        else:
+            print(module, file=stream)
+            for _, keyword, pattern, doc in entries:
+                print(f"  {keyword} {pattern}", file=stream)
+                for text in doc.splitlines():
+                    print(f"      {text}".rstrip(), file=stream)
+            print(file=stream)
+    return EXIT_OK
+
+
+def _split_doc(doc: str) -> tuple[str, str]:
+    """(summary, Gherkin example) of a step docstring ("... Example: Given ..." by convention)."""
+    import textwrap
+
+    lines = doc.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip().startswith("Example:"):
+            first = line.strip()[len("Example:") :].strip()
+            rest = textwrap.dedent("\n".join(lines[i + 1 :])).strip("\n")
+            example = "\n".join(x for x in (first, rest) if x)
+            return "\n".join(lines[:i]).strip(), example
+    return doc.strip(), ""
+
+
+if __name__ == "__main__":
+    sys.exit(main())

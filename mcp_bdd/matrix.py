@@ -1,0 +1,731 @@
+"""`mcp-bdd run`: one spec, every transport — behave once per matrix leg, in worker processes.
+
+A *leg* is one (transport, protocol) pair. Each leg runs `python -m behave -D transport=...
+-D protocol=...` in worker subprocesses (`--jobs N` splits the feature files of a leg across N
+workers); every worker writes its run model (living-doc.json) through the report formatter,
+and at the end the legs are merged into one report with a column per leg plus one JUnit file.
+
+Why subprocesses: each behave process has its own servers, fakes and ports, so workers never
+share state; and a worker can be stopped as a whole (its process group) on Ctrl-C.
+
+Files (next to the report, `reports/` by default):
+
+    reports/living-doc.html              the merged report (a column per leg)
+    reports/junit.xml                    every leg's testsuites in one JUnit file
+    reports/living-doc.legs/<leg>.json   each leg's run model (its jobs combined)
+    reports/living-doc.legs/<leg>/job-<i>.{html,json,log}   what each worker wrote
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from mcp_bdd.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
+from mcp_bdd.errors import UsageError
+
+__all__ = [
+    "Leg",
+    "assign_jobs",
+    "feature_units",
+    "parse_shard",
+    "plan_legs",
+    "run_matrix",
+    "select_shard",
+    "split_behave_args",
+]
+
+RUN_MARKER = ".mcp-bdd-run"
+_SCENARIO_LINE = re.compile(r"^\s*(Scenario|Scenario Outline|Scenario Template|Example)\s*:", re.M)
+_LINE_SUFFIX = re.compile(r"^(?P<file>.+\.feature)(?::\d+)+$")
+_GRACE_INT = 8.0  # seconds a worker gets after SIGINT to finish its hooks and write its report
+_GRACE_TERM = 3.0
+
+
+# ---------------------------------------------------------------------------------------------
+# planning: legs, feature files, shards, jobs
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One cell of the matrix. `None` means "as configured" (no -D override is passed)."""
+
+    transport: str | None
+    protocol: str | None
+    label: str
+    slug: str
+
+    def defines(self) -> list[str]:
+        out: list[str] = []
+        if self.transport is not None:
+            out += ["-D", f"transport={self.transport}"]
+        if self.protocol is not None:
+            out += ["-D", f"protocol={self.protocol}"]
+        return out
+
+
+def _split_list(values: Sequence[str] | None) -> list[str]:
+    out: list[str] = []
+    for value in values or []:
+        out.extend(v.strip() for v in value.split(",") if v.strip())
+    return out
+
+
+def plan_legs(transports: Sequence[str] | None, protocols: Sequence[str] | None, config: Any) -> list[Leg]:
+    """The matrix: transports x protocols, validated (a ConfigError lists the valid values)."""
+    from mcp_bdd.config import PROTOCOLS, TRANSPORTS, normalize_protocol, normalize_transport
+
+    t_raw = _split_list(transports)
+    p_raw = _split_list(protocols)
+    t_list: list[str | None] = []
+    for value in t_raw:
+        names = list(TRANSPORTS) if value.lower() == "all" else [normalize_transport(value, "--transport")]
+        t_list += [n for n in names if n not in t_list]
+    p_list: list[str | None] = []
+    for value in p_raw:
+        names = list(PROTOCOLS) if value.lower() == "all" else [normalize_protocol(value, "--protocol")]
+        p_list += [n for n in names if n not in p_list]
+    if not t_list:
+        t_list = [None]
+    if not p_list:
+        p_list = [None]
+    legs = []
+    for transport in t_list:
+        for protocol in p_list:
+            # Without --transport each server runs over its own configured transport: say so.
+            configured = "transport" in getattr(config, "model_fields_set", ())
+            shown_t = transport or (str(config.transport) if configured else "default")
+            label = shown_t if protocol is None else f"{shown_t}/{protocol}"
+            slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-") or "run"
+            legs.append(Leg(transport, protocol, label, slug))
+    return legs
+
+
+def _value_options() -> tuple[set[str], set[str]]:
+    """behave's options that take a value (so that value is not mistaken for a feature path)."""
+    try:
+        from behave.configuration import OPTIONS
+    except ImportError:  # pragma: no cover - behave is a dependency
+        return set(), set()
+    takes: set[str] = set()
+    optional: set[str] = set()
+    for fixed, keywords in OPTIONS:
+        if not fixed:
+            continue
+        action = keywords.get("action")
+        if action not in (None, "store", "append"):
+            continue
+        (optional if keywords.get("nargs") == "?" else takes).update(fixed)
+    return takes, optional
+
+
+def split_behave_args(args: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(options, paths): behave options pass through to every worker; paths are split among them."""
+    takes, optional = _value_options()
+    options: list[str] = []
+    paths: list[str] = []
+    i = 0
+    items = list(args)
+    while i < len(items):
+        arg = items[i]
+        if arg == "--":
+            paths += items[i + 1 :]
+            break
+        if arg.startswith("-") and arg != "-":
+            options.append(arg)
+            name = arg.split("=", 1)[0]
+            if "=" not in arg and i + 1 < len(items):
+                nxt = items[i + 1]
+                if name in takes or (name in optional and nxt in ("auto", "always", "never", "on", "off")):
+                    options.append(nxt)
+                    i += 1
+        else:
+            paths.append(arg)
+        i += 1
+    return options, paths
+
+
+def feature_units(paths: Sequence[str], root: Path) -> list[str]:
+    """Feature files named by `paths` (folders searched recursively), relative, sorted, unique.
+
+    `file.feature:12` (a scenario by line) is kept as a unit of its own. The stable sort is what
+    makes shards and job splits the same on every machine.
+    """
+    found: set[str] = set()
+    for raw in paths or ["features"]:
+        match = _LINE_SUFFIX.match(raw)
+        candidate = Path(match.group("file") if match else raw)
+        full = candidate if candidate.is_absolute() else root / candidate
+        if full.is_dir():
+            for file in full.rglob("*.feature"):
+                if file.is_file() and not any(part.startswith(".") for part in file.relative_to(full).parts):
+                    found.add(_rel(file, root))
+        elif full.is_file():
+            found.add(_rel(full, root) + (raw[len(match.group("file")) :] if match else ""))
+        else:
+            raise UsageError(f'No such feature file or folder: "{raw}" (looked in {root}).')
+    return sorted(found)
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match:
+        raise UsageError(f'--shard "{text}" is not K/N (e.g. --shard 2/4: the second of four shards).')
+    k, n = int(match.group(1)), int(match.group(2))
+    if n < 1 or not 1 <= k <= n:
+        raise UsageError(f"--shard {k}/{n}: K must be between 1 and N (N >= 1).")
+    return k, n
+
+
+def select_shard(units: Sequence[str], k: int, n: int) -> list[str]:
+    """Shard K of N (1-based): the units whose position in the sorted list is K-1 modulo N."""
+    ordered = sorted(units)
+    return [u for i, u in enumerate(ordered) if i % n == k - 1]
+
+
+def _weight(unit: str, root: Path) -> int:
+    if _LINE_SUFFIX.match(unit):
+        return 1
+    try:
+        text = (root / unit).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return 1
+    return max(1, len(_SCENARIO_LINE.findall(text)))
+
+
+def assign_jobs(units: Sequence[str], jobs: int, root: Path) -> list[list[str]]:
+    """Split units into at most `jobs` groups of similar scenario counts (deterministic LPT)."""
+    jobs = max(1, min(jobs, len(units)))
+    weighted = sorted(((_weight(u, root), u) for u in units), key=lambda wu: (-wu[0], wu[1]))
+    bins: list[list[str]] = [[] for _ in range(jobs)]
+    loads = [0] * jobs
+    for weight, unit in weighted:
+        target = min(range(jobs), key=lambda j: (loads[j], j))
+        bins[target].append(unit)
+        loads[target] += weight
+    return [sorted(b) for b in bins if b]
+
+
+# ---------------------------------------------------------------------------------------------
+# workers
+
+
+@dataclass
+class Job:
+    leg: Leg
+    index: int
+    count: int
+    units: list[str]
+    html: Path
+    json: Path
+    log: Path
+    argv: list[str]
+    process: subprocess.Popen[bytes] | None = None
+    started: float = 0.0
+    ended: float = 0.0
+    returncode: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.leg.label if self.count == 1 else f"{self.leg.label} {self.index}/{self.count}"
+
+
+def _worker_argv(
+    job_html: Path, job_json: Path, leg: Leg, options: list[str], units: list[str], title: str | None
+) -> list[str]:
+    # Our formatter first, so that its -o pairs with it whatever -f the user adds after it.
+    return [
+        sys.executable, "-m", "behave",
+        "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(job_html),
+        *leg.defines(),
+        "-D", f"mcp_bdd.label={leg.label}",
+        "-D", f"mcp_bdd.json={job_json}",
+        *(["-D", f"mcp_bdd.title={title}"] if title else []),
+        "--no-color",
+        "-f", "plain",  # to the job's log: what a human reads when a leg fails
+        *options,
+        *units,
+    ]  # fmt: skip
+
+
+def _start(job: Job, root: Path) -> None:
+    job.log.parent.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with job.log.open("wb") as log:
+        log.write(("$ " + " ".join(job.argv) + "\n").encode())
+        log.flush()
+        job.process = subprocess.Popen(
+            job.argv,
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: stopped as a whole, never by the terminal alone
+            preexec_fn=_default_signals,
+        )
+    job.started = time.monotonic()
+
+
+def _default_signals() -> None:
+    """In the worker, before exec: SIGINT must interrupt behave even if ours was ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _descendants(pid: int) -> list[int]:
+    """Child processes of `pid` (Linux /proc), so nothing is orphaned if the worker must be killed."""
+    children: dict[int, list[int]] = {}
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 2:
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def _stop_all(jobs: Sequence[Job]) -> None:
+    """SIGINT every running worker's group (behave stops, its hooks reap servers and the formatter
+    writes a partial report), then SIGTERM, then SIGKILL for whatever is left — descendants included."""
+    running = [j for j in jobs if j.process is not None and j.process.poll() is None]
+    known: dict[int, list[int]] = {}
+    for job in running:
+        assert job.process is not None
+        known[job.process.pid] = _descendants(job.process.pid)
+        _signal_group(job.process.pid, signal.SIGINT)
+    for sig, grace in ((signal.SIGTERM, _GRACE_INT), (signal.SIGKILL, _GRACE_TERM)):
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and any(
+            j.process is not None and j.process.poll() is None for j in running
+        ):
+            time.sleep(0.05)
+        for job in running:
+            assert job.process is not None
+            if job.process.poll() is None:
+                known[job.process.pid] = sorted(
+                    set(known[job.process.pid]) | set(_descendants(job.process.pid))
+                )
+                _signal_group(job.process.pid, sig)
+    for job in running:
+        assert job.process is not None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            job.process.wait(timeout=2)
+        for child in known.get(job.process.pid, []):
+            _signal_group(child, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(child, signal.SIGKILL)
+        job.returncode = job.process.returncode
+        job.ended = time.monotonic()
+
+
+class _Interrupted(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _interrupts() -> Iterator[None]:
+    """Ctrl-C and SIGTERM both end up as KeyboardInterrupt in the scheduling loop."""
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    def on_int(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    # Explicit handlers: a shell starts background jobs with SIGINT ignored, and Ctrl-C must still work.
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
+        signal.signal(signal.SIGINT, on_int)
+        signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            with contextlib.suppress(ValueError, TypeError):
+                signal.signal(sig, handler)
+
+
+def _schedule(jobs: list[Job], concurrency: int, root: Path, out: Any) -> bool:
+    """Run jobs, `concurrency` at a time. Returns False if interrupted."""
+    pending = list(jobs)
+    running: list[Job] = []
+    try:
+        with _interrupts():
+            while pending or running:
+                while pending and len(running) < concurrency:
+                    job = pending.pop(0)
+                    _start(job, root)
+                    running.append(job)
+                for job in list(running):
+                    assert job.process is not None
+                    code = job.process.poll()
+                    if code is not None:
+                        job.returncode = code
+                        job.ended = time.monotonic()
+                        running.remove(job)
+                        print(
+                            f"  finished {job.name}: exit {code} ({job.ended - job.started:.1f} s)", file=out
+                        )
+                time.sleep(0.05)
+    except KeyboardInterrupt:
+        print("\nmcp-bdd run: interrupted — stopping every worker ...", file=sys.stderr, flush=True)
+        previous = signal.getsignal(signal.SIGINT)
+        with contextlib.suppress(ValueError):
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the cleanup short
+        try:
+            _stop_all(jobs)  # all of them: one may have been started just as the signal came
+        finally:
+            with contextlib.suppress(ValueError, TypeError):
+                signal.signal(signal.SIGINT, previous)
+        for job in jobs:
+            if job.process is not None and job.returncode is None:
+                job.returncode = job.process.poll()
+                job.ended = job.ended or time.monotonic()
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# results
+
+
+@dataclass
+class LegResult:
+    leg: Leg
+    jobs: list[Job]
+    run: Any = None  # mcp_bdd.report.model.Run, the jobs combined
+    json_path: Path | None = None
+    counts: Counter[str] = field(default_factory=Counter)
+    severity: int = EXIT_OK
+    problems: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+
+def _combine_runs(runs: list[Any]) -> Any:
+    """The runs of one leg's jobs as one run (features sorted by file, step uses added up)."""
+    from mcp_bdd.report.model import StepDef, combine
+
+    if len(runs) == 1:
+        return runs[0]
+    features = sorted((f for r in runs for f in r.features), key=lambda f: f.filename)
+    servers: dict[str, Any] = {}
+    for run in runs:
+        for surface in run.servers:
+            have = servers.get(surface.server)
+            if have is None or (have.tools is None and surface.tools is not None):
+                servers[surface.server] = surface
+    glossary: dict[tuple[str, str, str], StepDef] = {}
+    for run in runs:
+        for entry in run.glossary:
+            key = (entry.step_type, entry.pattern, entry.location)
+            old = glossary.get(key)
+            glossary[key] = entry if old is None else replace(old, uses=old.uses + entry.uses)
+    started = [r.started_at for r in runs if r.started_at]
+    return replace(
+        runs[0],
+        features=tuple(features),
+        servers=tuple(servers.values()),
+        glossary=tuple(glossary.values()),
+        status=combine(r.status for r in runs),
+        started_at=min(started) if started else 0.0,
+        duration=max(r.duration for r in runs),
+    )
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def _tail(path: Path, lines: int = 12) -> str:
+    try:
+        data = path.read_bytes()[-8192:].decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join("      " + line for line in data.splitlines()[-lines:])
+
+
+def _analyse(result: LegResult, interrupted: bool) -> None:
+    import json
+
+    from mcp_bdd.report.model import load_run, walk_scenarios
+
+    runs = []
+    for job in result.jobs:
+        if job.json.is_file():
+            try:
+                runs.append(load_run(json.loads(job.json.read_text(encoding="utf-8"))))
+            except (OSError, ValueError) as exc:
+                result.problems.append(f"{job.name}: its run file {job.json} is unreadable ({exc}).")
+                result.severity = max(result.severity, EXIT_USAGE)
+            log_text = ""
+            with contextlib.suppress(OSError):
+                log_text = job.log.read_text(encoding="utf-8", errors="replace")
+            if "mcp-bdd configuration error" in log_text:
+                message = log_text.split("mcp-bdd configuration error:", 1)[1].strip().splitlines()[0]
+                result.problems.append(f"configuration error: {message}")
+                result.severity = max(result.severity, EXIT_USAGE)
+        elif not interrupted:
+            result.problems.append(
+                f"{job.name}: behave ended with exit code {job.returncode} without writing a report. "
+                f"Its output ({job.log}):\n{_tail(job.log)}"
+            )
+            result.severity = max(result.severity, EXIT_USAGE)
+    if not runs:
+        return
+    result.run = _combine_runs(runs)
+    unservable: Counter[str] = Counter()
+    start_failures: Counter[str] = Counter()
+    for feature in result.run.features:
+        if feature.error_message:
+            result.failures.append(
+                f"{feature.location}  {feature.name}: hook error: {_first_line(feature.error_message)}"
+            )
+            result.severity = max(result.severity, EXIT_FAILED)
+        for scenario in walk_scenarios(feature.children):
+            result.counts[scenario.status] += 1
+            if scenario.status in ("passed", "skipped", "untested"):
+                continue
+            messages = [s.error_message for s in scenario.steps if s.error_message]
+            if scenario.error_message:
+                messages.append(scenario.error_message)
+            message = messages[0] if messages else scenario.status
+            first = re.sub(
+                r"^(?:[\w.]+Error|ERROR|HOOK-ERROR[^:]*|ASSERT FAILED): ", "", _first_line(message)
+            )
+            if "cannot be run over" in message:
+                unservable[first] += 1
+            elif "ServerStartError" in message or ("RequestTimeout" in message and "startup" in message):
+                start_failures[first] += 1
+            else:
+                result.failures.append(
+                    f"{scenario.location}  {scenario.name}: {scenario.status}: {first[:300]}"
+                )
+                result.severity = max(result.severity, EXIT_FAILED)
+    for message, count in unservable.items():
+        result.problems.append(f"{message} ({count} scenario{'s' if count != 1 else ''} not run on this leg)")
+        result.severity = max(result.severity, EXIT_UNREACHABLE)
+    for message, count in start_failures.items():
+        result.problems.append(
+            f"server could not be started: {message} ({count} scenario{'s' if count != 1 else ''})"
+        )
+        result.severity = max(result.severity, EXIT_UNREACHABLE)
+    if (
+        result.severity == EXIT_OK
+        and any(j.returncode not in (0, None) for j in result.jobs)
+        and not interrupted
+    ):
+        result.severity = EXIT_FAILED
+        result.problems.append("behave reported a failure (see the job logs).")
+
+
+def _write_leg(result: LegResult, legs_dir: Path) -> None:
+    from mcp_bdd.report import write_run_json
+
+    if result.run is None:
+        return
+    run = replace(result.run, label=result.leg.label)
+    result.json_path = write_run_json(legs_dir / f"{result.leg.slug}.json", run)
+
+
+def _junit(results: list[LegResult], path: Path) -> Path | None:
+    """Every leg's testsuites in one file; suite names and classnames carry the leg."""
+    from mcp_bdd.report import junit_xml
+    from mcp_bdd.report.files import write_text
+
+    root = ET.Element("testsuites")
+    root.set("name", "mcp-bdd")
+    totals: Counter[str] = Counter()
+    seconds = 0.0
+    for result in results:
+        if result.run is None:
+            continue
+        leg_root = ET.fromstring(junit_xml(result.run).split("?>", 1)[-1])
+        for suite in leg_root.findall("testsuite"):
+            suite.set("name", f"[{result.leg.label}] {suite.get('name', '')}")
+            for case in suite.findall("testcase"):
+                case.set("classname", f"{result.leg.slug}.{case.get('classname', '')}")
+            for key in ("tests", "failures", "errors", "skipped"):
+                totals[key] += int(suite.get(key, "0"))
+            root.append(suite)
+        seconds += float(leg_root.get("time", "0") or 0)
+    if not len(root):
+        return None
+    for key in ("tests", "failures", "errors", "skipped"):
+        root.set(key, str(totals[key]))
+    root.set("time", f"{seconds:.6f}")
+    ET.indent(root)
+    return write_text(
+        path, '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    )
+
+
+def _merge_report(paths: list[Path], output: Path, title: str | None) -> int:
+    """Delegate to `mcp-bdd report merge` (mcp_bdd.report.merge.main)."""
+    from mcp_bdd.report.merge import main as merge_main
+
+    argv = [*map(str, paths), "-o", str(output)]
+    if title:
+        argv += ["--title", title]
+    return merge_main(argv)
+
+
+# ---------------------------------------------------------------------------------------------
+# the command
+
+
+@dataclass
+class RunOptions:
+    transports: list[str]
+    protocols: list[str]
+    jobs: int
+    shard: str | None
+    report: Path
+    junit: Path | None
+    title: str | None
+    behave_args: list[str]
+
+
+def _prepare_dir(path: Path) -> None:
+    """(Re)create a folder mcp-bdd owns; refuse to wipe one it did not create."""
+    if path.exists():
+        if not (path / RUN_MARKER).is_file():
+            raise UsageError(
+                f"{path} exists and was not written by mcp-bdd run; move it away or choose another --report."
+            )
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    (path / RUN_MARKER).write_text("written by `mcp-bdd run`; wiped at the start of every run\n")
+
+
+def run_matrix(options: RunOptions, out: Any = None) -> int:
+    from mcp_bdd.config import load_config
+
+    out = out or sys.stdout
+    root = Path.cwd()
+    config = load_config()  # a broken configuration stops here, before any worker starts
+    legs = plan_legs(options.transports, options.protocols, config)
+    if options.jobs < 1:
+        raise UsageError(f"--jobs {options.jobs}: give at least 1.")
+    behave_options, paths = split_behave_args(options.behave_args)
+    units = feature_units(paths, root)
+    if options.shard:
+        k, n = parse_shard(options.shard)
+        total = len(units)
+        units = select_shard(units, k, n)
+        digest = hashlib.sha256("\n".join(units).encode()).hexdigest()[:12]
+        print(f"shard {k}/{n}: {len(units)} of {total} feature files (selection {digest})", file=out)
+    if not units:
+        print("mcp-bdd run: no feature files to run (nothing selected).", file=out)
+        return EXIT_OK
+    report = options.report
+    legs_dir = report.parent / f"{report.stem}.legs"
+    _prepare_dir(legs_dir)
+    title = options.title
+    groups = assign_jobs(units, options.jobs, root)
+    jobs: list[Job] = []
+    for leg in legs:
+        for index, group in enumerate(groups, 1):
+            base = legs_dir / leg.slug / f"job-{index}"
+            html, json_path, log = (
+                base.with_suffix(".html"),
+                base.with_suffix(".json"),
+                base.with_suffix(".log"),
+            )
+            argv = _worker_argv(html, json_path, leg, behave_options, group, title)
+            jobs.append(Job(leg, index, len(groups), group, html, json_path, log, argv))
+    print(
+        f"mcp-bdd run: {len(legs)} leg(s) [{', '.join(leg.label for leg in legs)}] x {len(groups)} job(s), "
+        f"{len(units)} feature file(s), at most {options.jobs} worker(s) at a time",
+        file=out,
+        flush=True,
+    )
+    started = time.monotonic()
+    completed = _schedule(jobs, options.jobs, root, out)
+    results = [LegResult(leg, [j for j in jobs if j.leg is leg]) for leg in legs]
+    for result in results:
+        _analyse(result, interrupted=not completed)
+        _write_leg(result, legs_dir)
+    elapsed = time.monotonic() - started
+    print("", file=out)
+    for result in results:
+        _print_leg(result, out)
+    leg_files = [r.json_path for r in results if r.json_path is not None]
+    if leg_files:
+        _merge_report(leg_files, report, options.title)
+        junit_path = _junit(results, options.junit or report.parent / "junit.xml")
+        if junit_path is not None:
+            print(f"JUnit: {junit_path}", file=out)
+    else:
+        print("No leg wrote a report; nothing to merge.", file=out)
+    severity = max((r.severity for r in results), default=EXIT_OK)
+    if not completed:
+        print(f"Interrupted after {elapsed:.1f} s; the report holds what finished.", file=out)
+        return EXIT_INTERRUPTED
+    verdict = {
+        EXIT_OK: "all passed",
+        EXIT_FAILED: "scenarios failed",
+        EXIT_USAGE: "usage or configuration error",
+        EXIT_UNREACHABLE: "a server could not be started or reached",
+    }[severity]
+    print(f"mcp-bdd run: {verdict} ({elapsed:.1f} s) — exit {severity}", file=out)
+    return severity
+
+
+def _print_leg(result: LegResult, out: Any) -> None:
+    order = ["passed", "failed", "error", "hook_error", "undefined", "pending", "skipped", "untested"]
+    counts = ", ".join(f"{result.counts[s]} {s}" for s in order if result.counts.get(s))
+    seconds = max((j.ended - j.started for j in result.jobs if j.ended), default=0.0)
+    mark = "ok" if result.severity == EXIT_OK else "FAIL"
+    if result.run is None and not result.problems:
+        mark, counts = "--", "not run (interrupted)"
+    print(
+        f"[{mark}] {result.leg.label}: {counts or 'no scenarios'} "
+        f"({seconds:.1f} s, {len(result.jobs)} job(s))",
+        file=out,
+    )
+    for problem in result.problems:
+        print(f"    ! {problem}", file=out)
+    for line in result.failures[:15]:
+        print(f"    - {line}", file=out)
+    if len(result.failures) > 15:
+        print(f"    ... and {len(result.failures) - 15} more (see the report)", file=out)

@@ -1,0 +1,389 @@
+"""`mcp-bdd probe`: the post-deploy smoke check — connect, list, fingerprint, compare.
+
+    mcp-bdd probe https://mcp.example.com/mcp --baseline surface.json
+    mcp-bdd probe -- mcp-server-time --local-timezone UTC
+    mcp-bdd probe --server shop --save-baseline surface.json
+
+It connects (protocol `auto` unless told), lists tools (and resources, resource templates and
+prompts when the server declares them), prints who answered and a SHA-256 of the tool surface:
+the canonical JSON (sorted keys, no whitespace, tools sorted by name) of each tool's `name`,
+`description`, `inputSchema`, `outputSchema` and `annotations`. Absent and null fields are left
+out, so the hash is the same over every transport and both protocol eras.
+
+Exit: 0 healthy and unchanged, 1 the surface differs from the baseline, 2 usage, 3 unreachable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcp_bdd.cli import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE
+from mcp_bdd.errors import McpBddError, ServerStartError, UsageError
+
+__all__ = ["Surface", "compare", "open_session", "probe", "tools_hash"]
+
+BASELINE_SCHEMA = "mcp-bdd.probe/1"
+TOOL_FIELDS = ("name", "description", "inputSchema", "outputSchema", "annotations")
+
+
+# ---------------------------------------------------------------------------------------------
+# connecting to a configured (or ad-hoc) server, outside behave
+
+
+@contextlib.contextmanager
+def open_session(config: Any, name: str, transport: str | None = None) -> Iterator[Any]:
+    """A connected `Session` with server `name`, exactly as a scenario would get it.
+
+    Goes through the same Runtime as the behave hooks, so `${fake...}` placeholders, app
+    factories and transports behave identically; everything is torn down on exit.
+    """
+    from anyio.from_thread import start_blocking_portal
+
+    from mcp_bdd.fakes import Fakes
+    from mcp_bdd.runtime import Runtime
+    from mcp_bdd.servers import reap_all
+    from mcp_bdd.session import Persona
+    from mcp_bdd.state import ScenarioState
+    from mcp_bdd.transcript import Transcript
+
+    with start_blocking_portal() as portal:
+        runtime = Runtime(config, portal)
+        transcript = Transcript()
+        tmpdir = runtime.scenario_dir()
+        fakes = Fakes(portal=portal, transcript=transcript, tmpdir=tmpdir, declared=config.fakes)
+        state = ScenarioState(
+            config=config,
+            portal=portal,
+            runtime=runtime,
+            transcript=transcript,
+            fakes=fakes,
+            tmpdir=tmpdir,
+            persona=Persona(),
+        )
+        session = None
+        try:
+            session = runtime.open_session(state, name, transport=transport)
+            yield session
+        finally:
+            if session is not None:
+                session.close()
+            fakes.close()
+            runtime.close()
+            reap_all()
+
+
+def adhoc_config(
+    target: Sequence[str], *, timeout: float, protocol: str | None, headers: dict[str, str]
+) -> tuple[Any, str, str | None]:
+    """(config, server name, transport) for `probe URL` / `probe -- COMMAND ...`."""
+    from mcp_bdd.config import load_config
+
+    server: dict[str, Any]
+    transport: str | None = None
+    if len(target) == 1 and target[0].startswith(("http://", "https://")):
+        url = target[0]
+        server = {"url": url}
+        if headers:
+            server["headers"] = headers
+        transport = "sse" if url.rstrip("/").endswith("/sse") else "streamable-http"
+    else:
+        if headers:
+            raise UsageError("--header only applies to a URL.")
+        server = {"command": list(target)}
+    data: dict[str, Any] = {"servers": {"probe": server}, "timeout": timeout, "startup_timeout": timeout}
+    if protocol:
+        data["protocol"] = protocol
+    return load_config(data=data, source="(mcp-bdd probe)"), "probe", transport
+
+
+def configured(name: str | None, *, timeout: float | None, protocol: str | None) -> tuple[Any, str]:
+    """The project's configuration with `--timeout` / `--protocol` applied to the server probed."""
+    from mcp_bdd.config import load_config, normalize_protocol
+
+    config = load_config()
+    chosen = name or config.default_server()
+    if chosen is None:
+        known = ", ".join(config.servers) or f"none are configured in {config.source}"
+        raise UsageError(f"Say what to probe: a URL, -- COMMAND ARGS, or --server NAME (servers: {known}).")
+    cfg = config.server_named(chosen)
+    update: dict[str, Any] = {}
+    if timeout is not None:
+        update.update(timeout=timeout, startup_timeout=timeout)
+    if protocol:
+        update["protocol"] = normalize_protocol(protocol, "--protocol")
+    if update:
+        config = config.model_copy(
+            update={"servers": {**config.servers, chosen: cfg.model_copy(update=update)}}
+        )
+    return config, chosen
+
+
+# ---------------------------------------------------------------------------------------------
+# the surface and its fingerprint
+
+
+def canonical_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    return {k: tool[k] for k in TOOL_FIELDS if tool.get(k) is not None}
+
+
+def _canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def tools_hash(tools: Sequence[dict[str, Any]]) -> str:
+    """SHA-256 (hex) of the canonical JSON of the tools, sorted by name."""
+    canonical = sorted((canonical_tool(t) for t in tools), key=lambda t: str(t.get("name", "")))
+    return hashlib.sha256(_canonical_json(canonical).encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Surface:
+    name: str | None
+    version: str | None
+    protocol: str
+    transport: str
+    target: str
+    tools: dict[str, dict[str, Any]]
+    resources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    templates: dict[str, dict[str, Any]] = field(default_factory=dict)
+    prompts: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def sha256(self) -> str:
+        return tools_hash(list(self.tools.values()))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": BASELINE_SCHEMA,
+            "name": self.name,
+            "version": self.version,
+            "protocol": self.protocol,
+            "tools_sha256": self.sha256,
+            "tools": self.tools,
+            "resources": self.resources,
+            "resource_templates": self.templates,
+            "prompts": self.prompts,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> Surface:
+        if (
+            not isinstance(data, dict)
+            or data.get("schema") != BASELINE_SCHEMA
+            or not isinstance(data.get("tools"), dict)
+        ):
+            raise UsageError(f"{where} is not a probe baseline (written by `mcp-bdd probe --save-baseline`).")
+        return cls(
+            name=data.get("name"),
+            version=data.get("version"),
+            protocol=str(data.get("protocol", "")),
+            transport="",
+            target=where,
+            tools=data["tools"],
+            resources=data.get("resources") or {},
+            templates=data.get("resource_templates") or {},
+            prompts=data.get("prompts") or {},
+        )
+
+
+def _keep(item: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    return {k: item[k] for k in keys if item.get(k) is not None}
+
+
+def read_surface(session: Any) -> Surface:
+    client = session.client
+    caps = client.server_capabilities
+    info = client.server_info
+    tools = session.list_all("tools") if caps is None or caps.tools is not None else []
+    resources: list[dict[str, Any]] = []
+    templates: list[dict[str, Any]] = []
+    prompts: list[dict[str, Any]] = []
+    if caps is not None and caps.resources is not None:
+        resources = session.list_all("resources")
+        with contextlib.suppress(McpBddError, AssertionError):  # servers may not implement templates
+            templates = session.list_all("templates")
+    if caps is not None and caps.prompts is not None:
+        prompts = session.list_all("prompts")
+    return Surface(
+        name=info.name if info else None,
+        version=info.version if info else None,
+        protocol=str(client.protocol_version),
+        transport=session.handle.transport,
+        target=session.handle.display,
+        tools={str(t.get("name")): canonical_tool(t) for t in tools},
+        resources={str(r.get("uri")): _keep(r, ("uri", "name", "mimeType")) for r in resources},
+        templates={
+            str(t.get("uriTemplate")): _keep(t, ("uriTemplate", "name", "mimeType")) for t in templates
+        },
+        prompts={str(p.get("name")): _keep(p, ("name", "description", "arguments")) for p in prompts},
+    )
+
+
+@dataclass
+class Changes:
+    lines: list[str] = field(default_factory=list)  # surface changes (exit 1)
+    notes: list[str] = field(default_factory=list)  # identity changes (informational)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.lines)
+
+
+def compare(baseline: Surface, now: Surface) -> Changes:
+    changes = Changes()
+    for kind, old, new in (
+        ("tool", baseline.tools, now.tools),
+        ("resource", baseline.resources, now.resources),
+        ("resource template", baseline.templates, now.templates),
+        ("prompt", baseline.prompts, now.prompts),
+    ):
+        for key in sorted(set(new) - set(old)):
+            changes.lines.append(f"+ {kind} added: {key}")
+        for key in sorted(set(old) - set(new)):
+            changes.lines.append(f"- {kind} removed: {key}")
+        for key in sorted(set(old) & set(new)):
+            if _canonical_json(old[key]) != _canonical_json(new[key]):
+                fields = sorted(
+                    k for k in set(old[key]) | set(new[key]) if old[key].get(k) != new[key].get(k)
+                )
+                changes.lines.append(f"~ {kind} changed: {key} ({', '.join(fields)})")
+    for what, old_value, new_value in (
+        ("name", baseline.name, now.name),
+        ("version", baseline.version, now.version),
+        ("protocol", baseline.protocol, now.protocol),
+    ):
+        if old_value != new_value:
+            changes.notes.append(f"{what}: {old_value} -> {new_value}")
+    return changes
+
+
+# ---------------------------------------------------------------------------------------------
+# the command
+
+
+@dataclass
+class ProbeOptions:
+    target: list[str]
+    server: str | None
+    transport: str | None
+    protocol: str | None
+    timeout: float | None
+    headers: list[str]
+    baseline: Path | None
+    save_baseline: Path | None
+    as_json: bool
+
+
+def _headers(values: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        name, sep, text = value.partition(":")
+        if not sep or not name.strip():
+            raise UsageError(f'--header "{value}" is not "Name: value".')
+        out[name.strip()] = text.strip()
+    return out
+
+
+def probe(options: ProbeOptions, out: Any = None) -> int:
+    from mcp_bdd.config import normalize_transport
+
+    out = out or sys.stdout
+    if options.target and options.server:
+        raise UsageError("Give either a URL / -- COMMAND or --server NAME, not both.")
+    baseline = None
+    if options.baseline is not None:
+        try:
+            data = json.loads(options.baseline.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise UsageError(f"Cannot read the baseline {options.baseline}: {exc.strerror or exc}.") from None
+        except ValueError as exc:
+            raise UsageError(f"The baseline {options.baseline} is not JSON: {exc}.") from None
+        baseline = Surface.from_json(data, str(options.baseline))
+    transport = normalize_transport(options.transport, "--transport") if options.transport else None
+    if options.target:
+        config, name, natural = adhoc_config(
+            options.target,
+            timeout=options.timeout or 10.0,
+            protocol=options.protocol,
+            headers=_headers(options.headers),
+        )
+        transport = transport or natural
+        shown = " ".join(options.target)
+    else:
+        config, name = configured(options.server, timeout=options.timeout, protocol=options.protocol)
+        shown = f"server {name}"
+    started = time.monotonic()
+    try:
+        with open_session(config, name, transport) as session:
+            surface = read_surface(session)
+    except ServerStartError as exc:
+        return _unreachable(options, shown, str(exc), time.monotonic() - started, out)
+    except (McpBddError, AssertionError) as exc:
+        if isinstance(exc, UsageError) and "cannot be run over" not in str(exc):
+            raise
+        return _unreachable(options, shown, str(exc), time.monotonic() - started, out)
+    elapsed = time.monotonic() - started
+    changes = compare(baseline, surface) if baseline is not None else Changes()
+    if options.save_baseline is not None:
+        from mcp_bdd.report.files import write_text
+
+        write_text(
+            options.save_baseline,
+            json.dumps(surface.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+        )
+    status = "changed" if changes.changed else "healthy"
+    if options.as_json:
+        print(json.dumps({
+            "status": status, "target": shown, "transport": surface.transport, "name": surface.name,
+            "version": surface.version, "protocol": surface.protocol, "tools_sha256": surface.sha256,
+            "tools": sorted(surface.tools), "resources": sorted(surface.resources),
+            "resource_templates": sorted(surface.templates), "prompts": sorted(surface.prompts),
+            "baseline": str(options.baseline) if options.baseline else None,
+            "changes": changes.lines, "notes": changes.notes, "elapsed_s": round(elapsed, 3),
+        }, indent=2, ensure_ascii=False), file=out)  # fmt: skip
+    else:
+        head = "CHANGED" if changes.changed else "healthy"
+        print(f"{head}: {surface.name or '(no name)'} {surface.version or ''}".rstrip(), file=out)
+        print(f"  target:    {surface.target}", file=out)
+        print(f"  protocol:  {surface.protocol} over {surface.transport}", file=out)
+        counts = f"{len(surface.tools)} tools"
+        if surface.resources or surface.templates:
+            counts += f", {len(surface.resources)} resources, {len(surface.templates)} resource templates"
+        if surface.prompts:
+            counts += f", {len(surface.prompts)} prompts"
+        print(f"  surface:   {counts}", file=out)
+        print(f"  tools sha256: {surface.sha256}", file=out)
+        if baseline is not None:
+            verdict = "changed" if changes.changed else "unchanged"
+            print(f"  baseline:  {verdict} against {options.baseline}", file=out)
+            for line in changes.lines:
+                print(f"    {line}", file=out)
+            for note in changes.notes:
+                print(f"    (note) {note}", file=out)
+        if options.save_baseline is not None:
+            print(f"  saved baseline: {options.save_baseline}", file=out)
+        print(f"  time:      {elapsed:.2f} s", file=out)
+    return EXIT_FAILED if changes.changed else EXIT_OK
+
+
+def _unreachable(options: ProbeOptions, shown: str, message: str, elapsed: float, out: Any) -> int:
+    if options.as_json:
+        print(
+            json.dumps(
+                {"status": "unreachable", "target": shown, "error": message, "elapsed_s": round(elapsed, 3)},
+                indent=2,
+                ensure_ascii=False,
+            ),
+            file=out,
+        )
+    else:
+        print(f"UNREACHABLE: {shown}\n  {message.strip()}\n  time: {elapsed:.2f} s", file=out)
+    return EXIT_UNREACHABLE
