@@ -24,7 +24,7 @@ demo: $(STAMP)
 	@echo "Living documentation: file://$(CURDIR)/reports/living-doc.html"
 
 test: $(STAMP) node_modules/.installed
-	$(BIN)/ruff check mcp_bdd tests demo
+	$(BIN)/ruff check mcp_bdd tests demo benchmarks
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 -q
 

@@ -79,7 +79,10 @@ def run_behave(root: Path) -> tuple[float, list[dict[str, object]]]:
     t0 = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "behave", "-f", "json", "-o", str(out), "--no-summary", "features/"],
-        cwd=root, env=env, check=True, capture_output=True,
+        cwd=root,
+        env=env,
+        check=True,
+        capture_output=True,
     )
     wall = time.perf_counter() - t0
     return wall, json.loads(out.read_text())
@@ -103,8 +106,10 @@ def main() -> None:
     parser.add_argument("--scenarios", type=int, default=200)
     parser.add_argument("--stdio-scenarios", type=int, default=10)
     args = parser.parse_args()
-    print(f"{'transport':<10} {'n':>4} {'raw/scen':>10} {'bdd/scen':>10} {'Δ/scen':>9} "
-          f"{'raw call':>9} {'bdd step':>9} {'Δ/step':>8} {'ratio':>6}")
+    print(
+        f"{'transport':<10} {'n':>4} {'raw/scen':>10} {'bdd/scen':>10} {'Δ/scen':>9} "
+        f"{'raw call':>9} {'bdd step':>9} {'Δ/step':>8} {'ratio':>6}"
+    )
     for transport, n in (("in-memory", args.scenarios), ("stdio", args.stdio_scenarios)):
         raw_scen, raw_call = anyio.run(raw, n, transport)
         bdd_scen, bdd_call = bdd(n, transport)

@@ -296,21 +296,15 @@ class _Store:
 
     @staticmethod
     def _prepare(db: sqlite3.Connection) -> None:
-        exists = db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'inventory'"
-        ).fetchone()
+        exists = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'inventory'").fetchone()
         if not exists:
-            db.execute(
-                "CREATE TABLE inventory (product_id TEXT PRIMARY KEY, quantity INTEGER NOT NULL, price REAL)"
-            )
+            db.execute("CREATE TABLE inventory (product_id TEXT PRIMARY KEY, quantity INTEGER NOT NULL, price REAL)")
             db.executemany("INSERT INTO inventory VALUES (?, ?, ?)", DEFAULT_CATALOGUE)
         db.execute(
             "CREATE TABLE IF NOT EXISTS orders (id TEXT PRIMARY KEY, product_id TEXT, quantity INTEGER,"
             " unit_price REAL, total REAL, status TEXT, customer_email TEXT, charge_id TEXT, created_at TEXT)"
         )
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS users (id TEXT PRIMARY KEY, email TEXT, name TEXT, created_at TEXT)"
-        )
+        db.execute("CREATE TABLE IF NOT EXISTS users (id TEXT PRIMARY KEY, email TEXT, name TEXT, created_at TEXT)")
 
     # ---- inventory
 
@@ -322,8 +316,7 @@ class _Store:
     def products(self) -> list[Product]:
         with self.read() as db:
             rows = db.execute(
-                f"SELECT CAST(product_id AS TEXT), quantity, {self._price_expr(db)}"
-                " FROM inventory ORDER BY rowid"
+                f"SELECT CAST(product_id AS TEXT), quantity, {self._price_expr(db)} FROM inventory ORDER BY rowid"
             ).fetchall()
         return [Product(product_id=r[0], quantity=int(r[1] or 0), price=r[2]) for r in rows]
 
@@ -350,9 +343,7 @@ class _Store:
                     (product_id, quantity, price),
                 )
             else:
-                db.execute(
-                    "INSERT INTO inventory (product_id, quantity) VALUES (?, ?)", (product_id, quantity)
-                )
+                db.execute("INSERT INTO inventory (product_id, quantity) VALUES (?, ?)", (product_id, quantity))
         else:
             db.execute(
                 "UPDATE inventory SET quantity = quantity + ? WHERE CAST(product_id AS TEXT) = ?",
@@ -363,9 +354,7 @@ class _Store:
 
     def create_order(self, product_id: str, quantity: int, customer_email: str | None) -> Order:
         if quantity < 1:
-            raise ToolError(
-                f"Quantity must be at least 1 (got {quantity}). Call create_order with quantity >= 1."
-            )
+            raise ToolError(f"Quantity must be at least 1 (got {quantity}). Call create_order with quantity >= 1.")
         with self.transaction() as db:
             found = self._product(db, product_id)
             if found is None:
@@ -401,8 +390,7 @@ class _Store:
         ).fetchone()
         if row is None:
             raise ToolError(
-                f"Order {order_id} does not exist. "
-                "Use the id returned by create_order (it looks like ORD-1A2B3C4D)."
+                f"Order {order_id} does not exist. Use the id returned by create_order (it looks like ORD-1A2B3C4D)."
             )
         return Order(
             id=row[0],
@@ -429,9 +417,7 @@ class _Store:
         with self.transaction() as db:
             order = self._order(db, order_id)
             if order.status == "cancelled":
-                raise ToolError(
-                    f"Order {order_id} is already cancelled; its stock was released then. Nothing to do."
-                )
+                raise ToolError(f"Order {order_id} is already cancelled; its stock was released then. Nothing to do.")
             db.execute("UPDATE orders SET status = 'cancelled' WHERE id = ?", (order_id,))
             db.execute(
                 "UPDATE inventory SET quantity = quantity + ? WHERE CAST(product_id AS TEXT) = ?",
@@ -456,16 +442,12 @@ class _Store:
                     "Call get_user with that id, or create the user with another email."
                 )
             user = User(id=str(uuid.uuid4()), email=email, name=name, created_at=_now())
-            db.execute(
-                "INSERT INTO users VALUES (?, ?, ?, ?)", (user.id, user.email, user.name, user.created_at)
-            )
+            db.execute("INSERT INTO users VALUES (?, ?, ?, ?)", (user.id, user.email, user.name, user.created_at))
             return user
 
     def user(self, user_id: str) -> User:
         with self.read() as db:
-            row = db.execute(
-                "SELECT id, email, name, created_at FROM users WHERE id = ?", (user_id,)
-            ).fetchone()
+            row = db.execute("SELECT id, email, name, created_at FROM users WHERE id = ?", (user_id,)).fetchone()
         if row is None:
             raise ToolError(f"User {user_id} does not exist. Use the id returned by create_user.")
         return User(id=row[0], email=row[1], name=row[2], created_at=row[3])
@@ -570,9 +552,7 @@ class _Subscriptions:
         self._by_uri.setdefault(str(params.uri), weakref.WeakSet()).add(_connection(ctx.session))
         return EmptyResult()
 
-    async def unsubscribe(
-        self, ctx: ServerRequestContext[Any], params: UnsubscribeRequestParams
-    ) -> EmptyResult:
+    async def unsubscribe(self, ctx: ServerRequestContext[Any], params: UnsubscribeRequestParams) -> EmptyResult:
         self._by_uri.get(str(params.uri), weakref.WeakSet()).discard(_connection(ctx.session))
         return EmptyResult()
 
@@ -651,9 +631,7 @@ def create_server() -> MCPServer:
         return store.stock(product_id)
 
     @server.tool(annotations=writes)
-    async def create_order(
-        product_id: str, quantity: int, ctx: Context, customer_email: str | None = None
-    ) -> Order:
+    async def create_order(product_id: str, quantity: int, ctx: Context, customer_email: str | None = None) -> Order:
         """Create a pending order for a product and reserve its stock.
 
         Fails when the product does not exist or not enough units are in stock. Pay the order
@@ -666,11 +644,7 @@ def create_server() -> MCPServer:
 
     pay_description = (
         "Pay a pending order through the payment provider; on success the order status becomes 'paid'."
-        + (
-            ""
-            if payments_url
-            else " (No payment provider is configured: payments are simulated and succeed.)"
-        )
+        + ("" if payments_url else " (No payment provider is configured: payments are simulated and succeed.)")
     )
 
     @server.tool(annotations=writes, description=pay_description)
@@ -679,9 +653,7 @@ def create_server() -> MCPServer:
         if order.status == "paid":
             return order
         if order.status == "cancelled":
-            raise ToolError(
-                f"Order {order_id} is cancelled and cannot be paid. Create a new order with create_order."
-            )
+            raise ToolError(f"Order {order_id} is cancelled and cannot be paid. Create a new order with create_order.")
         await _log(ctx, "debug", f"Charging {order.total} for order {order_id}")
         charge_id = await _charge(payments_url, order)
         await _log(ctx, "info", f"Order {order_id} paid (charge {charge_id})")
@@ -803,9 +775,7 @@ def create_server() -> MCPServer:
     def deletion_question(user_id: str, ctx: Context) -> Elicit[DeleteConfirmation]:
         user = store.user(user_id)
         _require_client_feature(ctx, "elicitation", "confirm_delete")
-        return Elicit(
-            f"Delete the account of {user.name} <{user.email}>? This cannot be undone.", DeleteConfirmation
-        )
+        return Elicit(f"Delete the account of {user.name} <{user.email}>? This cannot be undone.", DeleteConfirmation)
 
     @server.tool(annotations=destructive)
     def confirm_delete(
@@ -814,16 +784,12 @@ def create_server() -> MCPServer:
     ) -> ConfirmDeleteResult:
         """Ask the user to confirm (elicitation), then delete the account. This cannot be undone."""
         if answer.action != "accept":
-            action: Literal["declined", "cancelled"] = (
-                "declined" if answer.action == "decline" else "cancelled"
-            )
+            action: Literal["declined", "cancelled"] = "declined" if answer.action == "decline" else "cancelled"
             return ConfirmDeleteResult(action=action, confirm=None, reason=None, deleted=False)
         data = answer.data
         if data.confirm:
             store.delete_user(user_id)
-        return ConfirmDeleteResult(
-            action="accepted", confirm=data.confirm, reason=data.reason, deleted=data.confirm
-        )
+        return ConfirmDeleteResult(action="accepted", confirm=data.confirm, reason=data.reason, deleted=data.confirm)
 
     def roots_request(ctx: Context) -> ListRoots:
         _require_client_feature(ctx, "roots", "list_roots")
@@ -878,9 +844,7 @@ def create_server() -> MCPServer:
         """Draft a confirmation message for an order (a user request and the assistant's draft)."""
         order = store.order(order_id)
         return [
-            UserMessage(
-                f"Write a confirmation for order {order.id} ({order.quantity} x {order.product_id})."
-            ),
+            UserMessage(f"Write a confirmation for order {order.id} ({order.quantity} x {order.product_id})."),
             AssistantMessage(
                 f"Thank you for your order {order.id}: {order.quantity} x {order.product_id}, "
                 f"total {order.total}. Status: {order.status}."
@@ -900,17 +864,9 @@ def create_server() -> MCPServer:
     ) -> Completion | None:
         if isinstance(ref, PromptReference) and ref.name == "greeting" and argument.name == "name":
             candidates: tuple[str, ...] = GREETING_NAMES
-        elif (
-            isinstance(ref, ResourceTemplateReference)
-            and ref.uri == DOCS_TEMPLATE
-            and argument.name == "topic"
-        ):
+        elif isinstance(ref, ResourceTemplateReference) and ref.uri == DOCS_TEMPLATE and argument.name == "topic":
             candidates = DOC_TOPICS
-        elif (
-            isinstance(ref, PromptReference)
-            and ref.name == "order_confirmation"
-            and argument.name == "order_id"
-        ):
+        elif isinstance(ref, PromptReference) and ref.name == "order_confirmation" and argument.name == "order_id":
             with store.read() as db:
                 candidates = tuple(row[0] for row in db.execute("SELECT id FROM orders ORDER BY created_at"))
         else:

@@ -95,9 +95,7 @@ def _parser() -> argparse.ArgumentParser:
         "table of placeholder values), per resource (read + MIME type) and per prompt (get with its\n"
         "arguments). Scenarios a human must finish are tagged @wip. Never overwrites without --force.",
     )
-    scaffold.add_argument(
-        "--server", metavar="NAME", help="the configured server (default: the default server)"
-    )
+    scaffold.add_argument("--server", metavar="NAME", help="the configured server (default: the default server)")
     scaffold.add_argument(
         "--out",
         metavar="DIR",
@@ -105,9 +103,7 @@ def _parser() -> argparse.ArgumentParser:
         default=Path("features/generated"),
         help="where to write (default: features/generated)",
     )
-    scaffold.add_argument(
-        "--transport", metavar="T", help="connect over this transport (default: as configured)"
-    )
+    scaffold.add_argument("--transport", metavar="T", help="connect over this transport (default: as configured)")
     scaffold.add_argument("--force", action="store_true", help="overwrite files that exist")
 
     run = add(
@@ -123,8 +119,7 @@ def _parser() -> argparse.ArgumentParser:
         "--transport",
         action="append",
         metavar="LIST",
-        help="comma-separated transports (in-memory, stdio, streamable-http, sse, or all); "
-        "default: as configured",
+        help="comma-separated transports (in-memory, stdio, streamable-http, sse, or all); default: as configured",
     )
     run.add_argument(
         "--protocol",
@@ -140,9 +135,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="split each leg's feature files across N behave processes (at most N run at once)",
     )
-    run.add_argument(
-        "--shard", metavar="K/N", help="run only shard K of N of the feature files (deterministic)"
-    )
+    run.add_argument("--shard", metavar="K/N", help="run only shard K of N of the feature files (deterministic)")
     run.add_argument(
         "--report",
         type=Path,
@@ -150,9 +143,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="the merged HTML report (default: reports/living-doc.html)",
     )
-    run.add_argument(
-        "--junit", type=Path, metavar="PATH", help="the JUnit file (default: junit.xml beside the report)"
-    )
+    run.add_argument("--junit", type=Path, metavar="PATH", help="the JUnit file (default: junit.xml beside the report)")
     run.add_argument("--title", help="the report's title")
 
     probe = add(
@@ -168,9 +159,7 @@ def _parser() -> argparse.ArgumentParser:
     probe.add_argument("--server", metavar="NAME", help="a server of the project's configuration")
     probe.add_argument("--transport", metavar="T", help="transport for --server (default: as configured)")
     probe.add_argument("--protocol", metavar="P", help="auto (default), legacy or 2026-07-28")
-    probe.add_argument(
-        "--timeout", type=float, metavar="SECONDS", help="connect and request timeout (default 10)"
-    )
+    probe.add_argument("--timeout", type=float, metavar="SECONDS", help="connect and request timeout (default 10)")
     probe.add_argument(
         "--header",
         action="append",
@@ -190,9 +179,7 @@ def _parser() -> argparse.ArgumentParser:
     steps.add_argument("--markdown", action="store_true", help="print Markdown (for docs)")
     steps.add_argument("--project", action="store_true", help="also load the project's steps/*.py")
 
-    report = add(
-        "report", "work with living-documentation reports", "Report tools: `mcp-bdd report merge --help`."
-    )
+    report = add("report", "work with living-documentation reports", "Report tools: `mcp-bdd report merge --help`.")
     report_sub = report.add_subparsers(dest="report_command", metavar="<command>")
     report_sub.add_parser(
         "merge", help="merge run files (living-doc.json) into one report, a column per run", add_help=False
@@ -363,9 +350,7 @@ def print_steps(*, markdown: bool, project: bool, out: TextIO | None = None) -> 
             module = str(getattr(func, "__module__", "?"))
             doc = inspect.getdoc(func) or ""
             line = int(getattr(getattr(func, "__code__", None), "co_firstlineno", 0))
-            groups.setdefault(module, []).append(
-                (f"{line:06d}", step_type.capitalize(), str(matcher.pattern), doc)
-            )
+            groups.setdefault(module, []).append((f"{line:06d}", step_type.capitalize(), str(matcher.pattern), doc))
     for module in sorted(groups):
         entries = sorted(groups[module])
         if markdown:

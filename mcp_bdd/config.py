@@ -64,8 +64,7 @@ def normalize_transport(value: str, where: str = "transport") -> str:
     if key in _TRANSPORT_ALIASES:
         return _TRANSPORT_ALIASES[key]
     raise ConfigError(
-        f'{where}: unknown transport "{value}". Valid transports: {", ".join(TRANSPORTS)}.'
-        + _closest(key, TRANSPORTS)
+        f'{where}: unknown transport "{value}". Valid transports: {", ".join(TRANSPORTS)}.' + _closest(key, TRANSPORTS)
     )
 
 

@@ -100,9 +100,7 @@ def before_scenario(context: Any, scenario: Any) -> None:
         portal=runtime.portal,
         runtime=runtime,
         transcript=transcript,
-        fakes=Fakes(
-            portal=runtime.portal, transcript=transcript, tmpdir=tmpdir, declared=runtime.config.fakes
-        ),
+        fakes=Fakes(portal=runtime.portal, transcript=transcript, tmpdir=tmpdir, declared=runtime.config.fakes),
         tmpdir=tmpdir,
         persona=Persona(),
     )

@@ -174,9 +174,7 @@ def query_one(data: Any, path: str, *, what: str = "result", allow_empty: bool =
         return found
     raise ExpectationFailed(
         f"Nothing at path {path} in the {what}",
-        details=_explain_nothing(data, compiled, what)
-        + f"\n  The {what} (in full):\n"
-        + _indent(pretty(data)),
+        details=_explain_nothing(data, compiled, what) + f"\n  The {what} (in full):\n" + _indent(pretty(data)),
         tip="Paths are JSONPath (RFC 9535): names and indexes start at the root $, e.g. $.items[0].id.",
     )
 
@@ -202,9 +200,7 @@ def _explain_nothing(data: Any, compiled: jsonpath.JSONPath | jsonpath.CompoundJ
             if not isinstance(current, list):
                 return f"  {here} is {_a(_kind(current))}, so it has no index [{selector.index}]."
             if not -len(current) <= selector.index < len(current):
-                return (
-                    f"  The array at {here} has {_items(len(current))}; [{selector.index}] is out of range."
-                )
+                return f"  The array at {here} has {_items(len(current))}; [{selector.index}] is out of range."
             current, here = current[selector.index], _child(here, selector.index)
         else:
             break
@@ -349,9 +345,7 @@ def _marker_problem(marker: _Marker, value: Any) -> str | None:
             problem = None if _is_datetime(value) else "not an ISO 8601 date-time"
         else:
             assert marker.pattern is not None
-            problem = (
-                None if marker.pattern.fullmatch(value) else "the pattern does not match the whole string"
-            )
+            problem = None if marker.pattern.fullmatch(value) else "the pattern does not match the whole string"
     else:
         try:
             ok = bool(_CUSTOM_MARKERS[name](value))
@@ -522,9 +516,7 @@ def _compare_arrays_subset(expected: list[Any], actual: list[Any], path: str, ou
             continue
         want = expected[index]
         if not actual:
-            out.append(
-                Mismatch(path, want, actual, f"no item matches expected item [{index}]: the array is empty")
-            )
+            out.append(Mismatch(path, want, actual, f"no item matches expected item [{index}]: the array is empty"))
             continue
         if any(table[index]):
             used = ", ".join(_child(path, c) for c, ok in enumerate(table[index]) if ok)
@@ -641,9 +633,7 @@ def assert_matches(
 
 def _validator(schema: Any, what: str) -> jsonschema.protocols.Validator:
     if not isinstance(schema, Mapping | bool):
-        raise UsageError(
-            f"The schema for the {what} must be a JSON object (or true/false), not {_a(_kind(schema))}."
-        )
+        raise UsageError(f"The schema for the {what} must be a JSON object (or true/false), not {_a(_kind(schema))}.")
     if isinstance(schema, Mapping) and "$schema" in schema:
         # validator_for falls back to its default for an unknown $schema (with only a warning);
         # a sentinel default tells us, so a typo in $schema is a usage error, not a silent fallback.
@@ -689,9 +679,7 @@ def validate_schema(instance: Any, schema: Any, *, what: str = "result") -> list
     ]
 
 
-def assert_schema(
-    instance: Any, schema: Any, *, title: str, what: str = "result", exchange: str | None = None
-) -> None:
+def assert_schema(instance: Any, schema: Any, *, title: str, what: str = "result", exchange: str | None = None) -> None:
     """Raise ExpectationFailed(title) listing every schema error of `instance`, plus the value in full."""
     errors = validate_schema(instance, schema, what=what)
     if not errors:
@@ -774,9 +762,7 @@ def parse_json_docstring(text: str, *, where: str = "") -> Any:
         )
         raise UsageError(message) from None
     except _DuplicateKey as exc:
-        raise UsageError(
-            f'Malformed JSON in the doc string: the key "{exc.key}" appears twice.{location}'
-        ) from None
+        raise UsageError(f'Malformed JSON in the doc string: the key "{exc.key}" appears twice.{location}') from None
     except ValueError as exc:
         raise UsageError(f"Malformed JSON in the doc string: {exc}.{location}") from None
 

@@ -335,16 +335,12 @@ def _stop_all(jobs: Sequence[Job]) -> None:
         _signal_group(job.process.pid, signal.SIGINT)
     for sig, grace in ((signal.SIGTERM, _GRACE_INT), (signal.SIGKILL, _GRACE_TERM)):
         deadline = time.monotonic() + grace
-        while time.monotonic() < deadline and any(
-            j.process is not None and j.process.poll() is None for j in running
-        ):
+        while time.monotonic() < deadline and any(j.process is not None and j.process.poll() is None for j in running):
             time.sleep(0.05)
         for job in running:
             assert job.process is not None
             if job.process.poll() is None:
-                known[job.process.pid] = sorted(
-                    set(known[job.process.pid]) | set(_descendants(job.process.pid))
-                )
+                known[job.process.pid] = sorted(set(known[job.process.pid]) | set(_descendants(job.process.pid)))
                 _signal_group(job.process.pid, sig)
     for job in running:
         assert job.process is not None
@@ -403,9 +399,7 @@ def _schedule(jobs: list[Job], concurrency: int, root: Path, out: Any) -> bool:
                         job.returncode = code
                         job.ended = time.monotonic()
                         running.remove(job)
-                        print(
-                            f"  finished {job.name}: exit {code} ({job.ended - job.started:.1f} s)", file=out
-                        )
+                        print(f"  finished {job.name}: exit {code} ({job.ended - job.started:.1f} s)", file=out)
                 time.sleep(0.05)
     except KeyboardInterrupt:
         print("\nmcp-bdd run: interrupted — stopping every worker ...", file=sys.stderr, flush=True)
@@ -529,31 +523,21 @@ def _analyse(result: LegResult, interrupted: bool) -> None:
             if scenario.error_message:
                 messages.append(scenario.error_message)
             message = messages[0] if messages else scenario.status
-            first = re.sub(
-                r"^(?:[\w.]+Error|ERROR|HOOK-ERROR[^:]*|ASSERT FAILED): ", "", _first_line(message)
-            )
+            first = re.sub(r"^(?:[\w.]+Error|ERROR|HOOK-ERROR[^:]*|ASSERT FAILED): ", "", _first_line(message))
             if "cannot be run over" in message:
                 unservable[first] += 1
             elif "ServerStartError" in message or ("RequestTimeout" in message and "startup" in message):
                 start_failures[first] += 1
             else:
-                result.failures.append(
-                    f"{scenario.location}  {scenario.name}: {scenario.status}: {first[:300]}"
-                )
+                result.failures.append(f"{scenario.location}  {scenario.name}: {scenario.status}: {first[:300]}")
                 result.severity = max(result.severity, EXIT_FAILED)
     for message, count in unservable.items():
         result.problems.append(f"{message} ({count} scenario{'s' if count != 1 else ''} not run on this leg)")
         result.severity = max(result.severity, EXIT_UNREACHABLE)
     for message, count in start_failures.items():
-        result.problems.append(
-            f"server could not be started: {message} ({count} scenario{'s' if count != 1 else ''})"
-        )
+        result.problems.append(f"server could not be started: {message} ({count} scenario{'s' if count != 1 else ''})")
         result.severity = max(result.severity, EXIT_UNREACHABLE)
-    if (
-        result.severity == EXIT_OK
-        and any(j.returncode not in (0, None) for j in result.jobs)
-        and not interrupted
-    ):
+    if result.severity == EXIT_OK and any(j.returncode not in (0, None) for j in result.jobs) and not interrupted:
         result.severity = EXIT_FAILED
         result.problems.append("behave reported a failure (see the job logs).")
 
@@ -594,9 +578,7 @@ def _junit(results: list[LegResult], path: Path) -> Path | None:
         root.set(key, str(totals[key]))
     root.set("time", f"{seconds:.6f}")
     ET.indent(root)
-    return write_text(
-        path, '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-    )
+    return write_text(path, '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n")
 
 
 def _merge_report(paths: list[Path], output: Path, title: str | None) -> int:
@@ -719,8 +701,7 @@ def _print_leg(result: LegResult, out: Any) -> None:
     if result.run is None and not result.problems:
         mark, counts = "--", "not run (interrupted)"
     print(
-        f"[{mark}] {result.leg.label}: {counts or 'no scenarios'} "
-        f"({seconds:.1f} s, {len(result.jobs)} job(s))",
+        f"[{mark}] {result.leg.label}: {counts or 'no scenarios'} ({seconds:.1f} s, {len(result.jobs)} job(s))",
         file=out,
     )
     for problem in result.problems:

@@ -120,9 +120,7 @@ def configured(name: str | None, *, timeout: float | None, protocol: str | None)
     if protocol:
         update["protocol"] = normalize_protocol(protocol, "--protocol")
     if update:
-        config = config.model_copy(
-            update={"servers": {**config.servers, chosen: cfg.model_copy(update=update)}}
-        )
+        config = config.model_copy(update={"servers": {**config.servers, chosen: cfg.model_copy(update=update)}})
     return config, chosen
 
 
@@ -220,9 +218,7 @@ def read_surface(session: Any) -> Surface:
         target=session.handle.display,
         tools={str(t.get("name")): canonical_tool(t) for t in tools},
         resources={str(r.get("uri")): _keep(r, ("uri", "name", "mimeType")) for r in resources},
-        templates={
-            str(t.get("uriTemplate")): _keep(t, ("uriTemplate", "name", "mimeType")) for t in templates
-        },
+        templates={str(t.get("uriTemplate")): _keep(t, ("uriTemplate", "name", "mimeType")) for t in templates},
         prompts={str(p.get("name")): _keep(p, ("name", "description", "arguments")) for p in prompts},
     )
 
@@ -251,9 +247,7 @@ def compare(baseline: Surface, now: Surface) -> Changes:
             changes.lines.append(f"- {kind} removed: {key}")
         for key in sorted(set(old) & set(new)):
             if _canonical_json(old[key]) != _canonical_json(new[key]):
-                fields = sorted(
-                    k for k in set(old[key]) | set(new[key]) if old[key].get(k) != new[key].get(k)
-                )
+                fields = sorted(k for k in set(old[key]) | set(new[key]) if old[key].get(k) != new[key].get(k))
                 changes.lines.append(f"~ {kind} changed: {key} ({', '.join(fields)})")
     for what, old_value, new_value in (
         ("name", baseline.name, now.name),

@@ -244,13 +244,8 @@ def detect_server(root: Path) -> tuple[Candidate | None, list[Candidate]]:
         module = _module_name(rel)
         if module is None:
             continue
-        imports = {
-            (node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-        } | {
-            alias.name.split(".")[0]
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Import)
-            for alias in node.names
+        imports = {(node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)} | {
+            alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
         }
         if not imports & {"mcp", "fastmcp"}:
             continue
@@ -360,9 +355,7 @@ def choose_server(root: Path, command: str | None, url: str | None, app: str | N
         module, sep, attr = app.partition(":")
         if not sep or not module or not attr:
             raise UsageError(f'--app "{app}" is not "module:attribute" (e.g. "myserver.main:create_server").')
-        return ServerChoice(
-            _server_name(module), {"app": app}, f"--app {app}", transport="in-memory", python=True
-        )
+        return ServerChoice(_server_name(module), {"app": app}, f"--app {app}", transport="in-memory", python=True)
     best, _ = detect_server(root)
     if best is not None and best.path == f"{EXAMPLE_MODULE}.py" and _is_our_example(root):
         best = None  # our own example from an earlier `init`: keep choosing it, so a re-run changes nothing
@@ -379,8 +372,7 @@ def choose_server(root: Path, command: str | None, url: str | None, app: str | N
         return ServerChoice(
             _server_name(best.module),
             {"command": ["fastmcp", "run", f"{best.path}:{best.attr}"]},
-            f"found {best.attr} = FastMCP(...) in {best.path} "
-            "(the fastmcp package: run over stdio with `fastmcp run`)",
+            f"found {best.attr} = FastMCP(...) in {best.path} (the fastmcp package: run over stdio with `fastmcp run`)",
         )
     what = f"def {best.attr}()" if best.kind == "factory" else f"{best.attr} = {best.call}(...)"
     if best.path.startswith("src/"):
@@ -400,9 +392,7 @@ def config_text(choice: ServerChoice, prefix: str) -> str:
     lines.append("# mcp-bdd: which MCP servers the features talk to (written by `mcp-bdd init`)")
     lines.append(f"server = {_toml(choice.name)}")
     if choice.transport:
-        lines.append(
-            f"transport = {_toml(choice.transport)}        # in-memory | stdio | streamable-http | sse"
-        )
+        lines.append(f"transport = {_toml(choice.transport)}        # in-memory | stdio | streamable-http | sse")
     lines += ["", f"[{prefix}servers.{choice.name}]"]
     for key, value in choice.body.items():
         lines.append(f"{key} = {_toml(value)}")
@@ -468,9 +458,7 @@ jobs:
 """
 
 
-def init(
-    root: Path, *, command: str | None, url: str | None, app: str | None, force: bool, out: Any = None
-) -> int:
+def init(root: Path, *, command: str | None, url: str | None, app: str | None, force: bool, out: Any = None) -> int:
     out = out or sys.stdout
     choice = choose_server(root, command, url, app)
     plans: list[FilePlan] = []
@@ -574,9 +562,7 @@ def placeholder(schema: dict[str, Any], root_schema: dict[str, Any] | None = Non
         return [placeholder(items or {"type": "string"}, root_schema) for _ in range(count)]
     if kind == "object":
         props = schema.get("properties") or {}
-        return {
-            k: placeholder(v, root_schema) for k, v in props.items() if k in (schema.get("required") or [])
-        }
+        return {k: placeholder(v, root_schema) for k, v in props.items() if k in (schema.get("required") or [])}
     text = _FORMATS.get(str(schema.get("format", "")), "example")
     min_length = int(schema.get("minLength", 0) or 0)
     return text + "x" * max(0, min_length - len(text))
@@ -667,9 +653,7 @@ def tool_feature(server: str, tool: dict[str, Any]) -> str:
     if required:
         text += f'    And the tool "{name}" requires the arguments:\n'
         width = max(len("name"), *(len(_cell(r)) for r in required))
-        text += f"      | {'name'.ljust(width)} |\n" + "".join(
-            f"      | {_cell(r).ljust(width)} |\n" for r in required
-        )
+        text += f"      | {'name'.ljust(width)} |\n" + "".join(f"      | {_cell(r).ljust(width)} |\n" for r in required)
     for arg in required:
         kind = _resolve(props.get(arg) or {}, schema).get("type")
         if isinstance(kind, str):
@@ -752,12 +736,7 @@ def prompt_feature(server: str, prompt: dict[str, Any]) -> str:
     name = str(prompt.get("name"))
     args = [a for a in prompt.get("arguments") or [] if isinstance(a, dict) and a.get("name")]
     required = [str(a["name"]) for a in args if a.get("required")]
-    text = (
-        f'Feature: The prompt "{name}"\n'
-        + _description(prompt.get("description"))
-        + "\n"
-        + _background(server)
-    )
+    text = f'Feature: The prompt "{name}"\n' + _description(prompt.get("description")) + "\n" + _background(server)
     text += "  Scenario: The prompt is listed\n    When I list the prompts\n"
     text += f'    Then the prompts include "{name}"\n\n'
     text += "  @wip\n  Scenario: Getting the prompt\n"
@@ -781,9 +760,7 @@ def feature_files(server: str, surface: dict[str, Any], out_dir: Path) -> tuple[
         if not _quotable(name):
             skipped.append(f"tool {name!r}: its name cannot be quoted in a step")
             continue
-        files.append(
-            Generated(out_dir / "tools" / _file_name(name, used["tools"]), tool_feature(server, tool))
-        )
+        files.append(Generated(out_dir / "tools" / _file_name(name, used["tools"]), tool_feature(server, tool)))
     reads: dict[str, Any] = surface.get("reads") or {}
     for resource in sorted(surface.get("resources") or [], key=lambda r: str(r.get("uri"))):
         uri = str(resource.get("uri"))
@@ -810,9 +787,7 @@ def feature_files(server: str, surface: dict[str, Any], out_dir: Path) -> tuple[
         if not _quotable(name):
             skipped.append(f"prompt {name!r}: its name cannot be quoted in a step")
             continue
-        files.append(
-            Generated(out_dir / "prompts" / _file_name(name, used["prompts"]), prompt_feature(server, prompt))
-        )
+        files.append(Generated(out_dir / "prompts" / _file_name(name, used["prompts"]), prompt_feature(server, prompt)))
     return files, skipped
 
 
@@ -833,9 +808,7 @@ def _read_surface(session: Any) -> dict[str, Any]:
             surface["templates"] = []
         for resource in surface["resources"][:100]:
             uri = resource.get("uri")
-            outcome = session.request(
-                types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=uri))
-            )
+            outcome = session.request(types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=uri)))
             if outcome.ok:
                 surface["reads"][uri] = outcome.raw
     if caps is not None and caps.prompts is not None:
@@ -843,9 +816,7 @@ def _read_surface(session: Any) -> dict[str, Any]:
     return surface
 
 
-def scaffold(
-    *, server: str | None, out_dir: Path, force: bool, transport: str | None, out: Any = None
-) -> int:
+def scaffold(*, server: str | None, out_dir: Path, force: bool, transport: str | None, out: Any = None) -> int:
     from mcp_bdd.config import load_config, normalize_transport
     from mcp_bdd.probe import open_session
 

@@ -39,7 +39,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from mcp_bdd.config import AppServer, CommandServer, Config, ServerConfig, UrlServer, mask_secrets
-from mcp_bdd.errors import ServerStartError, UsageError
+from mcp_bdd.errors import ServerStartError
 
 __all__ = ["ServerHandle", "free_port", "load_app", "reap_all", "start_server"]
 

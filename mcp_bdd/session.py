@@ -98,9 +98,7 @@ class Outcome:
             return f"{self.method} was cancelled after {self.elapsed_ms / 1000:.2f} s"
         if self.error is not None:
             return f"JSON-RPC error {self.error.code}: {self.error.message}" + (
-                f" (data: {json.dumps(self.error.data, default=str)[:300]})"
-                if self.error.data is not None
-                else ""
+                f" (data: {json.dumps(self.error.data, default=str)[:300]})" if self.error.data is not None else ""
             )
         if self.exception is not None:
             return self.exception
@@ -305,9 +303,7 @@ class Session:
         assert self.handle.url is not None
         if self.handle.transport == "sse":
             return sse_client(self.handle.url, headers=self.handle.headers or None)
-        http = httpx2.AsyncClient(
-            headers=self.handle.headers or None, timeout=httpx2.Timeout(self.timeout, read=300)
-        )
+        http = httpx2.AsyncClient(headers=self.handle.headers or None, timeout=httpx2.Timeout(self.timeout, read=300))
         return streamable_http_client(self.handle.url, http_client=http)
 
     def _connect_failure(self, cause: BaseException, elapsed: float) -> str:
@@ -395,9 +391,7 @@ class Session:
             model="mcp-bdd-scripted",
             stop_reason="endTurn",
         )
-        self.transcript.record(
-            "client_response", self.name, "sampling/createMessage", _dump(result), related=req.seq
-        )
+        self.transcript.record("client_response", self.name, "sampling/createMessage", _dump(result), related=req.seq)
         return result
 
     async def _on_elicitation(self, ctx: ClientRequestContext, params: Any) -> Any:
@@ -419,9 +413,7 @@ class Session:
             result = types.ElicitResult(action="accept", content=content)
         else:
             result = types.ElicitResult(action=action)  # type: ignore[arg-type]
-        self.transcript.record(
-            "client_response", self.name, "elicitation/create", _dump(result), related=req.seq
-        )
+        self.transcript.record("client_response", self.name, "elicitation/create", _dump(result), related=req.seq)
         return result
 
     async def _on_roots(self, ctx: ClientRequestContext) -> Any:
@@ -465,19 +457,13 @@ class Session:
             if message is not None:
                 payload["message"] = message
             last_progress.append(value)
-            item = self.transcript.record(
-                "notification", self.name, "notifications/progress", payload, related=req.seq
-            )
+            item = self.transcript.record("notification", self.name, "notifications/progress", payload, related=req.seq)
             self.timeline.add("notifications/progress", {**payload, "request": req.seq}, item.seq)
 
         started = time.monotonic()
         try:
             scope_limit = cancel_after if cancel_after is not None else limit
-            with (
-                anyio.fail_after(scope_limit)
-                if cancel_after is None
-                else anyio.move_on_after(scope_limit) as scope
-            ):
+            with anyio.fail_after(scope_limit) if cancel_after is None else anyio.move_on_after(scope_limit) as scope:
                 outcome.raw = await session.send_request(
                     request, _RAW, progress_callback=cast(Any, on_progress) if progress else None
                 )
@@ -513,14 +499,10 @@ class Session:
                 err = {"message": f"cancelled by the client after {cancel_after:g} s"}
             else:
                 err = {"message": outcome.exception or "unknown failure"}
-            self.transcript.record(
-                "error", self.name, method, err, duration_ms=outcome.elapsed_ms, related=req.seq
-            )
+            self.transcript.record("error", self.name, method, err, duration_ms=outcome.elapsed_ms, related=req.seq)
         return outcome
 
-    async def _drive_input_required(
-        self, request: Any, raw: dict[str, Any], on_progress: Any
-    ) -> dict[str, Any]:
+    async def _drive_input_required(self, request: Any, raw: dict[str, Any], on_progress: Any) -> dict[str, Any]:
         """2026-07-28 input-required rounds: answer the embedded requests, then resend."""
         from mcp.client._input_required import run_input_required_driver
 

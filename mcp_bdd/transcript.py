@@ -93,9 +93,7 @@ class Transcript:
         related: int | None = None,
     ) -> Exchange:
         with self._lock:
-            item = Exchange(
-                len(self._items) + 1, kind, server, method, payload, time.time(), duration_ms, related
-            )
+            item = Exchange(len(self._items) + 1, kind, server, method, payload, time.time(), duration_ms, related)
             self._items.append(item)
             return item
 

@@ -101,7 +101,7 @@ def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.sock
 
         serve_object(load_app(spec, os.getcwd()), request["transport"], "127.0.0.1", int(request.get("port") or 0))
         code = 0
-    except BaseException as exc:  # noqa: BLE001 - the child must never return into the zygote loop
+    except BaseException as exc:
         with contextlib.suppress(Exception):
             print(f"mcp_bdd zygote child: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
     finally:

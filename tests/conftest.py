@@ -28,7 +28,11 @@ def no_leftover_processes() -> Iterator[None]:
             env = proc.info.get("environ") or {}
         except (psutil.AccessDenied, psutil.NoSuchProcess):
             continue
-        if env.get("MCP_BDD_TEST_MARKER") == marker and proc.pid != os.getpid() and proc.pid not in before:
-            if proc.status() != psutil.STATUS_ZOMBIE:
-                leftovers.append(f"{proc.pid}: {' '.join(proc.info.get('cmdline') or [])}")
+        ours = env.get("MCP_BDD_TEST_MARKER") == marker and proc.pid != os.getpid() and proc.pid not in before
+        try:
+            alive = proc.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            alive = False
+        if ours and alive:
+            leftovers.append(f"{proc.pid}: {' '.join(proc.info.get('cmdline') or [])}")
     assert not leftovers, "processes left behind:\n" + "\n".join(leftovers)

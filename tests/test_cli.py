@@ -100,9 +100,7 @@ def test_init_in_an_empty_folder_is_green_at_once(initialised: Path) -> None:
     for name in ("mcp-bdd.toml", "environment.py", "steps/mcp_steps.py", "features/example.feature",
                  "example_server.py", ".github/workflows/mcp-bdd.yml"):  # fmt: skip
         assert (initialised / name).is_file(), name
-    assert (
-        initialised / "environment.py"
-    ).read_text() == "from mcp_bdd.environment import *  # noqa: F401,F403\n"
+    assert (initialised / "environment.py").read_text() == "from mcp_bdd.environment import *  # noqa: F401,F403\n"
     assert 'app = "example_server:create_server"' in (initialised / "mcp-bdd.toml").read_text()
     run = behave(initialised, "features/")
     assert run.returncode == 0, run.stdout + run.stderr
@@ -199,9 +197,7 @@ def test_probe_healthy_changed_and_dead(tmp_path: Path) -> None:
     saved["tools"]["create_order"]["description"] = "an older description"
     saved["tools"]["retired_tool"] = {"name": "retired_tool"}
     (tmp_path / "old.json").write_text(json.dumps(saved))
-    changed = cli(
-        tmp_path, "probe", "--server", "shop", "--transport", "stdio", "--baseline", "old.json", "--json"
-    )
+    changed = cli(tmp_path, "probe", "--server", "shop", "--transport", "stdio", "--baseline", "old.json", "--json")
     assert changed.returncode == 1, changed.stdout + changed.stderr
     result = json.loads(changed.stdout)
     assert result["status"] == "changed" and result["transport"] == "stdio"
@@ -273,9 +269,7 @@ def test_run_reports_an_unservable_transport_once(tmp_path: Path, no_leftover_pr
     assert "(3 scenarios not run on this leg)" in done.stdout and "it can serve stdio" in done.stdout
 
 
-def test_ctrl_c_stops_every_worker_and_keeps_the_partial_report(
-    tmp_path: Path, no_leftover_processes: None
-) -> None:
+def test_ctrl_c_stops_every_worker_and_keeps_the_partial_report(tmp_path: Path, no_leftover_processes: None) -> None:
     (tmp_path / "nap_server.py").write_text(NAP_SERVER)
     (tmp_path / "mcp-bdd.toml").write_text('[servers.nap]\napp = "nap_server:create_server"\n')
     (tmp_path / "environment.py").write_text("from mcp_bdd.environment import *  # noqa: F401,F403\n")

@@ -74,11 +74,7 @@ def test_transport_a_server_cannot_serve_is_refused_with_what_it_can() -> None:
 
 def test_transport_spellings_and_fallback() -> None:
     config = parse(
-        {
-            "servers": {
-                "t": {"command": ["x"], "http": {"command": ["x"], "url": "http://127.0.0.1:${port}/mcp"}}
-            }
-        }
+        {"servers": {"t": {"command": ["x"], "http": {"command": ["x"], "url": "http://127.0.0.1:${port}/mcp"}}}}
     )
     # the implicit default (in-memory) falls back to what a command server can do
     assert config.transport_for("t") == "stdio"
@@ -128,7 +124,7 @@ def test_unknown_variable_lists_available_names() -> None:
 
 
 def test_missing_env_variable_is_explained() -> None:
-    with pytest.raises(UsageError, match='"NOPE_X" .* is not set'):
+    with pytest.raises(UsageError, match=r'"NOPE_X" .* is not set'):
         interpolate("${env.NOPE_X}", {}, environ={})
 
 

@@ -247,9 +247,7 @@ async def test_concurrent_orders_never_oversell() -> None:
         assert len(ids) == 3 and sum(r.is_error for r in results) == 2
 
 
-async def test_database_is_read_from_shop_db_at_factory_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_database_is_read_from_shop_db_at_factory_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db_path = tmp_path / "shop.db"
     with sqlite3.connect(db_path) as db:  # what a fake database step creates: no price column
         db.execute("CREATE TABLE inventory (product_id TEXT, quantity INTEGER)")
@@ -296,9 +294,7 @@ async def test_payment_provider_down_leaves_order_pending(
         )
         assert (await call_ok(client, "get_order", {"order_id": order["id"]}))["status"] == "pending"
         payments.status = 402
-        assert "rejected the charge (HTTP 402)" in await call_error(
-            client, "pay_order", {"order_id": order["id"]}
-        )
+        assert "rejected the charge (HTTP 402)" in await call_error(client, "pay_order", {"order_id": order["id"]})
 
 
 async def test_payment_provider_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -433,9 +429,7 @@ async def test_resources_prompts_and_completions(mode: str) -> None:
         resources = {str(r.uri): r.mime_type for r in (await client.list_resources()).resources}
         assert resources == {"shop://catalog": "application/json", "shop://logo.png": "image/png"}
         templates = (await client.list_resource_templates()).resource_templates
-        assert [(r.uri_template, r.mime_type) for r in templates] == [
-            ("shop://docs/{topic}", "text/markdown")
-        ]
+        assert [(r.uri_template, r.mime_type) for r in templates] == [("shop://docs/{topic}", "text/markdown")]
 
         catalog = (await client.read_resource("shop://catalog")).contents[0]
         assert isinstance(catalog, t.TextResourceContents) and catalog.mime_type == "application/json"
@@ -533,9 +527,7 @@ async def test_crash_server_dies_mid_call() -> None:
 
 
 def test_broken_server_fails_at_start() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "demo.broken"], cwd=ROOT, capture_output=True, text=True, timeout=10
-    )
+    done = subprocess.run([sys.executable, "-m", "demo.broken"], cwd=ROOT, capture_output=True, text=True, timeout=10)
     assert (done.returncode, done.stderr.strip(), done.stdout) == (3, "boom: database unreachable", "")
 
 

@@ -464,9 +464,7 @@ def test_user_fake_unknown_attribute_lists_what_it_has(fakes: Fakes) -> None:
 
 
 def test_declared_kinds(portal: BlockingPortal, transcript: Transcript, tmp_path: Path) -> None:
-    fakes = Fakes(
-        portal=portal, transcript=transcript, tmpdir=tmp_path, declared={"shop": "database", "odd": "hppt"}
-    )
+    fakes = Fakes(portal=portal, transcript=transcript, tmpdir=tmp_path, declared={"shop": "database", "odd": "hppt"})
     try:
         # Declared as a database, so ".url" means sqlite:///..., not an HTTP service.
         assert fakes.resolve("shop", "url").startswith("sqlite:///")
@@ -476,13 +474,9 @@ def test_declared_kinds(portal: BlockingPortal, transcript: Transcript, tmp_path
         assert fakes.close() == []
 
 
-def test_declared_kind_conflicts_with_a_step(
-    portal: BlockingPortal, transcript: Transcript, tmp_path: Path
-) -> None:
+def test_declared_kind_conflicts_with_a_step(portal: BlockingPortal, transcript: Transcript, tmp_path: Path) -> None:
     fakes = Fakes(portal=portal, transcript=transcript, tmpdir=tmp_path, declared={"shop": "database"})
-    with pytest.raises(
-        UsageError, match=r"declared as a database in \[tool.mcp-bdd.fakes\], but this step uses it"
-    ):
+    with pytest.raises(UsageError, match=r"declared as a database in \[tool.mcp-bdd.fakes\], but this step uses it"):
         fakes.get("shop", "http")
     assert fakes.close() == []
 
@@ -550,9 +544,7 @@ def test_inject_uses_existing_fakes_and_checks_kinds(fakes: Fakes) -> None:
 def test_inject_rejects_required_non_fakes(fakes: Fakes) -> None:
     def create_server(payments: FakeHttpService, api_key: str) -> None: ...
 
-    with pytest.raises(
-        UsageError, match='create_server\\(\\) needs the argument "api_key", which is not a fake'
-    ):
+    with pytest.raises(UsageError, match='create_server\\(\\) needs the argument "api_key", which is not a fake'):
         fakes.inject(create_server)
 
     def plain() -> None: ...

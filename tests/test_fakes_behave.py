@@ -225,7 +225,7 @@ Feature: Fake HTTP services
     Given the fake HTTP service "idle" responds to GET "/" with status 200
     Then the fake HTTP service "idle" received no requests
     And the fake HTTP service "idle" received 0 requests to "/"
-'''  # noqa: E501
+'''
 
 DATA_FEATURE = '''
 Feature: Fake database and workspace
@@ -392,8 +392,7 @@ def test_steps_are_catalogued_with_docstrings(tmp_path: Path) -> None:
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     for phrase in [
-        'Given the fake HTTP service "{name:FakeQ}" responds to {method:FakeMethod} "{path:FakeQ}" '
-        "with status",
+        'Given the fake HTTP service "{name:FakeQ}" responds to {method:FakeMethod} "{path:FakeQ}" with status',
         'Then the fake HTTP service "{name:FakeQ}" received {count:d} {noun:FakeRequests} to "{path:FakeQ}"',
         'Given the workspace contains the file "{path:FakeQ}" with:',
         'Then the table "{table:FakeQ}" of the fake database "{name:FakeQ}" has {count:d} {noun:FakeRows}',
@@ -473,9 +472,7 @@ Feature: Paying orders through a fake payment provider
 '''
 
 
-@pytest.mark.skipif(
-    not (ROOT / "mcp_bdd" / "environment.py").exists(), reason="mcp_bdd/environment.py not there yet"
-)
+@pytest.mark.skipif(not (ROOT / "mcp_bdd" / "environment.py").exists(), reason="mcp_bdd/environment.py not there yet")
 def test_real_wiring_with_the_demo_shop(tmp_path: Path) -> None:
     (tmp_path / "features").mkdir()
     (tmp_path / "steps").mkdir()

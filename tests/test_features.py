@@ -19,7 +19,11 @@ pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 def test_features_pass_on(transport: str) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "behave", "--no-color", "-f", "progress", "-D", f"transport={transport}", "features/"],
-        cwd=REPO, capture_output=True, text=True, timeout=900, env=behave_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=behave_env(),
     )
     run = Run(proc.returncode, proc.stdout, proc.stderr)
     counts = run.counts()

@@ -257,9 +257,7 @@ def test_marker_failure_reasons() -> None:
     ]
     assert compare({"k": "#integer"}, {"k": 2.5}, subset=False)[0].reason == "#integer: not a whole number"
     assert compare({"k": "#uuid"}, {"k": "x"}, subset=False)[0].reason == "#uuid: not a UUID"
-    assert compare({"k": "#datetime"}, {"k": "x"}, subset=False)[0].reason == (
-        "#datetime: not an ISO 8601 date-time"
-    )
+    assert compare({"k": "#datetime"}, {"k": "x"}, subset=False)[0].reason == ("#datetime: not an ISO 8601 date-time")
     assert compare({"k": "#regex a+"}, {"k": "ab"}, subset=False)[0].reason == (
         "#regex a+: the pattern does not match the whole string"
     )
@@ -274,9 +272,7 @@ def test_missing_key_with_marker_suggests_optional_form() -> None:
     assert compare({"k": "#string"}, {}, subset=False) == [
         Mismatch("$.k", "#string", ABSENT, 'missing key; "#string" requires it, "##string" would not')
     ]
-    assert compare({"k": "#present"}, {}, subset=False) == [
-        Mismatch("$.k", "#present", ABSENT, "missing key")
-    ]
+    assert compare({"k": "#present"}, {}, subset=False) == [Mismatch("$.k", "#present", ABSENT, "missing key")]
 
 
 def test_notpresent_inside_arrays_is_never_satisfied() -> None:
@@ -312,9 +308,7 @@ def test_regex_marker_matches_a_marker_looking_literal() -> None:
 def test_regex_marker_needs_a_valid_pattern() -> None:
     with pytest.raises(UsageError, match="needs a pattern after one space"):
         compare("#regex", "x", subset=False)
-    with pytest.raises(
-        UsageError, match=r'Invalid regular expression "\(a" at position 0: missing \), unterminated'
-    ):
+    with pytest.raises(UsageError, match=r'Invalid regular expression "\(a" at position 0: missing \), unterminated'):
         compare("#regex (a", "x", subset=False)
 
 
@@ -420,9 +414,7 @@ def test_whole_match_reports_reordering_once() -> None:
 
 
 def test_whole_match_objects_inside_arrays_must_not_have_extra_keys() -> None:
-    assert compare([{"a": 1}], [{"a": 1, "b": 2}], subset=False) == [
-        Mismatch("$[0].b", ABSENT, 2, "unexpected key")
-    ]
+    assert compare([{"a": 1}], [{"a": 1, "b": 2}], subset=False) == [Mismatch("$[0].b", ABSENT, 2, "unexpected key")]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -454,8 +446,7 @@ def test_subset_arrays_match_one_to_one() -> None:
             "$",
             1,
             [1, 2],
-            "no item left for expected item [1]: it matches only $[0], "
-            "which other expected items already use",
+            "no item left for expected item [1]: it matches only $[0], which other expected items already use",
         )
     ]
 
@@ -573,9 +564,7 @@ def test_validate_schema_lists_every_error_with_jsonpath() -> None:
 
 def test_validate_schema_defaults_to_2020_12_and_honours_dollar_schema() -> None:
     tuple_schema = {"prefixItems": [{"type": "integer"}], "items": False}
-    assert [m.reason for m in validate_schema([1, 2], tuple_schema)] == [
-        "Expected at most 1 item but found 1 extra: 2"
-    ]
+    assert [m.reason for m in validate_schema([1, 2], tuple_schema)] == ["Expected at most 1 item but found 1 extra: 2"]
     draft7 = {"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "integer"}]}
     assert validate_schema(["x"], draft7)[0].path == "$[0]"
 
@@ -600,9 +589,7 @@ def test_invalid_schema_is_a_usage_error() -> None:
 def test_assert_schema_lists_errors() -> None:
     assert_schema({"id": 1, "tags": []}, SCHEMA, title="unused")
     with pytest.raises(ExpectationFailed) as info:
-        assert_schema(
-            {"id": "1", "tags": [2]}, SCHEMA, title="The result does not match the schema", exchange="x"
-        )
+        assert_schema({"id": "1", "tags": [2]}, SCHEMA, title="The result does not match the schema", exchange="x")
     err = info.value
     assert err.title == "The result does not match the schema"
     text = str(err)

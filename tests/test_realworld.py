@@ -21,7 +21,11 @@ def run(*args: str) -> Run:
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     proc = subprocess.run(
         [sys.executable, "-m", "behave", "--no-color", "features/", *args],
-        cwd=SUITE, capture_output=True, text=True, timeout=600, env=env,
+        cwd=SUITE,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
     )
     return Run(proc.returncode, proc.stdout, proc.stderr)
 

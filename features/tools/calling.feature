@@ -91,7 +91,8 @@ Feature: Calling the shop's tools
       When I call the tool "slow" and cancel it after 0.2 seconds with:
         | seconds |
         | 5       |
-      Then the server still responds
+      Then the tool call is cancelled
+      And the server still responds
       When I call the tool "add" with:
         | a | b |
         | 1 | 1 |

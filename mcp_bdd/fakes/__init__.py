@@ -105,9 +105,7 @@ def fake(name: str) -> Callable[[F], F]:
             "as it appears in ${fake.<name>.<attr>}."
         )
     if name in BUILTIN_KINDS:
-        raise UsageError(
-            f'"{name}" is a built-in kind of fake ({", ".join(BUILTIN_KINDS)}); pick another name.'
-        )
+        raise UsageError(f'"{name}" is a built-in kind of fake ({", ".join(BUILTIN_KINDS)}); pick another name.')
 
     def register(func: F) -> F:
         if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):

@@ -261,9 +261,7 @@ class FakeHttpService:
                 extra = changes["headers"]
                 extra_pairs = list(extra.items()) if isinstance(extra, Mapping) else list(extra)
                 names = {k.lower() for k, _ in extra_pairs}
-                changes["headers"] = tuple(
-                    [(k, v) for k, v in old.headers if k.lower() not in names] + extra_pairs
-                )
+                changes["headers"] = tuple([(k, v) for k, v in old.headers if k.lower() not in names] + extra_pairs)
             new = replace(old, **changes)
             self._stubs[key] = new
             return new

@@ -33,9 +33,7 @@ class FakeWorkspace:
             )
         parts = PurePosixPath(relative.replace("\\", "/")).parts
         if ".." in parts:
-            raise UsageError(
-                f'"{relative}" leaves the workspace ("..") — name a file inside it, e.g. "data/x.txt".'
-            )
+            raise UsageError(f'"{relative}" leaves the workspace ("..") — name a file inside it, e.g. "data/x.txt".')
         target = self.path.joinpath(*parts)
         # A symlink planted inside the workspace must not lead out of it either.
         root = self.path.resolve()

@@ -146,17 +146,13 @@ def argument_table(
     for name in headings:
         if props and name not in props:
             raise UsageError(
-                f'{st.location}: the {kind} "{tool}" has no argument "{name}". {did_you_mean(name, props, "argument")}. '
+                f'{st.location}: the {kind} "{tool}" has no argument "{name}". '
+                f"{did_you_mean(name, props, 'argument')}. "
                 'To send unexpected arguments on purpose, use "with arguments:" and a JSON doc string.'
             )
     for name, cell in zip(headings, rows[0], strict=True):
         if cell == "":
             continue  # an empty cell leaves the argument out
-        if props and name not in props:
-            raise UsageError(
-                f'{st.location}: the {kind} "{tool}" has no argument "{name}". {did_you_mean(name, props, "argument")}. '
-                'To send unexpected arguments on purpose, use "with arguments:" and a JSON doc string.'
-            )
         if name in props:
             try:
                 args[name] = coerce_value(cell, props[name], field_name=name)

@@ -156,9 +156,7 @@ def step_http_status_headers(context: Any, name: str, method: str, path: str, st
           | Location | /new  |
     """
     headers = _header_pairs(context)
-    _fakes(context).http(_text(context, name)).stub(
-        method, _text(context, path), status=status, headers=headers
-    )
+    _fakes(context).http(_text(context, name)).stub(method, _text(context, path), status=status, headers=headers)
 
 
 @given(_SERVICE + ' responds to {method:FakeMethod} "{path:FakeQ}" with the headers:')
@@ -199,9 +197,7 @@ def step_http_drop(context: Any, name: str, method: str, path: str) -> None:
 # HTTP service: verification
 
 
-def _matching(
-    service: FakeHttpService, method: str | None, target: str, query: str = ""
-) -> list[ReceivedRequest]:
+def _matching(service: FakeHttpService, method: str | None, target: str, query: str = "") -> list[ReceivedRequest]:
     path, pairs = split_target(target)
     wanted = set(pairs) | set(parse_qsl(query, keep_blank_values=True))
     return [
@@ -320,14 +316,12 @@ def step_http_received_method(context: Any, name: str, method: str, path: str) -
     _expect_one(context, name, method, path, "", lambda r: True)
 
 
-@then(
-    _SERVICE + ' received a {method:FakeMethod} request to "{path:FakeQ}" with body containing "{text:FakeQ}"'
-)
+@then(_SERVICE + ' received a {method:FakeMethod} request to "{path:FakeQ}" with body containing "{text:FakeQ}"')
 def step_http_received_body(context: Any, name: str, method: str, path: str, text: str) -> None:
     """Check that a request with this method and path arrived whose body contains a text.
 
     Example: Then the fake HTTP service "payments" received a POST request to "/charges" with body containing "1999"
-    """  # noqa: E501
+    """
     needle = _text(context, text)
     _expect_one(context, name, method, path, f' with body containing "{needle}"', lambda r: needle in r.body)
 
@@ -337,12 +331,10 @@ def step_http_received_query(context: Any, name: str, path: str, query: str) -> 
     """Check that a request (any method) arrived at a path with these query parameters (others may follow).
 
     Example: Then the fake HTTP service "catalog" received a request to "/search" with query "q=shoes&limit=10"
-    """  # noqa: E501
+    """
     wanted = _text(context, query).lstrip("?")
     if not parse_qsl(wanted, keep_blank_values=True):
-        raise UsageError(
-            f'{_where(context)}"{wanted}" is not a query: write it as k=v, e.g. "q=shoes&limit=10".'
-        )
+        raise UsageError(f'{_where(context)}"{wanted}" is not a query: write it as k=v, e.g. "q=shoes&limit=10".')
     _expect_one(context, name, None, path, f' with query "{wanted}"', lambda r: True, query=wanted)
 
 
@@ -354,9 +346,7 @@ def step_http_received_method_query(context: Any, name: str, method: str, path: 
     """
     wanted = _text(context, query).lstrip("?")
     if not parse_qsl(wanted, keep_blank_values=True):
-        raise UsageError(
-            f'{_where(context)}"{wanted}" is not a query: write it as k=v, e.g. "q=shoes&limit=10".'
-        )
+        raise UsageError(f'{_where(context)}"{wanted}" is not a query: write it as k=v, e.g. "q=shoes&limit=10".')
     _expect_one(context, name, method, path, f' with query "{wanted}"', lambda r: True, query=wanted)
 
 
@@ -364,9 +354,7 @@ def step_http_received_method_query(context: Any, name: str, method: str, path: 
     _SERVICE + ' received a {method:FakeMethod} request to "{path:FakeQ}" with the header "{header:FakeQ}" '
     'set to "{value:FakeQ}"'
 )
-def step_http_received_header(
-    context: Any, name: str, method: str, path: str, header: str, value: str
-) -> None:
+def step_http_received_header(context: Any, name: str, method: str, path: str, header: str, value: str) -> None:
     """Check that a request arrived carrying a header with exactly this value (header names ignore case).
 
     Example: Then the fake HTTP service "payments" received a POST request to "/charges" with the header "Authorization" set to "Bearer ${env.PAY_TOKEN}"
@@ -398,13 +386,8 @@ def _expected_literal(context: Any, value: str) -> Any:
     return coerce_literal(_text(context, stripped))
 
 
-@then(
-    _SERVICE
-    + ' received a {method:FakeMethod} request to "{path:FakeQ}" whose body at "{jpath:FakeQ}" is {value}'
-)
-def step_http_received_body_at(
-    context: Any, name: str, method: str, path: str, jpath: str, value: str
-) -> None:
+@then(_SERVICE + ' received a {method:FakeMethod} request to "{path:FakeQ}" whose body at "{jpath:FakeQ}" is {value}')
+def step_http_received_body_at(context: Any, name: str, method: str, path: str, jpath: str, value: str) -> None:
     """Check that a request arrived whose JSON body holds a value at a JSONPath (fuzzy markers allowed).
 
     Example: Then the fake HTTP service "payments" received a POST request to "/charges" whose body at "$.amount" is 1999
@@ -434,7 +417,7 @@ def step_http_received_json(context: Any, name: str, method: str, path: str) -> 
           \"\"\"
           {"amount": 1999, "currency": "eur", "idempotency_key": "#uuid"}
           \"\"\"
-    """  # noqa: E501
+    """
     expected = parse_json_docstring(_doc(context), where=getattr(_state(context), "location", ""))
     service, target = _service(context, name), _text(context, path)
     candidates = _matching(service, check_method(method), target)
@@ -450,9 +433,7 @@ def step_http_received_json(context: Any, name: str, method: str, path: str) -> 
             best = (len(mismatches), mismatches)
     closest = ""
     if best is not None:
-        closest = "\n  Differences from the closest request:\n" + "\n".join(
-            _difference(m) for m in best[1][:_SHOWN]
-        )
+        closest = "\n  Differences from the closest request:\n" + "\n".join(_difference(m) for m in best[1][:_SHOWN])
     raise ExpectationFailed(
         f'The fake HTTP service "{service.name}" received no {method.upper()} request to "{target}" '
         "with a JSON body containing what was expected",
@@ -527,9 +508,7 @@ def _render_rows(columns: Sequence[str], rows: Sequence[dict[str, Any]] | Sequen
         cells = [row.get(c) for c in columns] if isinstance(row, dict) else list(row)
         grid.append(["" if v is None else str(v) for v in cells])
     widths = [max(len(r[i]) for r in grid) for i in range(len(columns))]
-    lines = [
-        "    | " + " | ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)) + " |" for r in grid
-    ]
+    lines = ["    | " + " | ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)) + " |" for r in grid]
     if len(rows) > _SHOWN:
         lines.append(f"    … and {len(rows) - _SHOWN} more rows")
     if not rows:
@@ -575,8 +554,7 @@ def step_db_contains(context: Any, table: str, name: str) -> None:
             unmatched.remove(hit)
     if missing:
         raise ExpectationFailed(
-            f'The table "{table}" of the fake database "{db.name}" lacks '
-            f"{_plural(len(missing), 'expected row')}",
+            f'The table "{table}" of the fake database "{db.name}" lacks {_plural(len(missing), "expected row")}',
             details="  Missing:\n"
             + _render_rows(headings, missing)
             + f"\n  The table holds ({_plural(len(actual), 'row')}):\n"

@@ -27,9 +27,7 @@ def _last(context: Any) -> LastResult:
                 actual=outcome.describe(),
                 exchange=st.transcript.tail(4),
             )
-        raise UsageError(
-            f"{st.location}: there is no result yet: call a tool, read a resource or get a prompt first."
-        )
+        raise UsageError(f"{st.location}: there is no result yet: call a tool, read a resource or get a prompt first.")
     return st.last
 
 
@@ -92,9 +90,7 @@ def step_result_is(context: Any) -> None:
           {"result": 8}
           \"\"\"
     """
-    matchers.assert_matches(
-        docstring_json(context), _last(context).value, subset=False, exchange=_exchange(context)
-    )
+    matchers.assert_matches(docstring_json(context), _last(context).value, subset=False, exchange=_exchange(context))
 
 
 @then("the result contains:")
@@ -107,9 +103,7 @@ def step_result_contains(context: Any) -> None:
           {"status": "#string"}
           \"\"\"
     """
-    matchers.assert_matches(
-        docstring_json(context), _last(context).value, subset=True, exchange=_exchange(context)
-    )
+    matchers.assert_matches(docstring_json(context), _last(context).value, subset=True, exchange=_exchange(context))
 
 
 def _at(context: Any, path: str) -> tuple[str, Any]:
@@ -205,9 +199,7 @@ def step_at_count(context: Any, path: str, n: int) -> None:
     value = matchers.query_one(_last(context).value, p, allow_empty=True)
     count = matchers.count_items(value, path=p)
     if count != n:
-        raise ExpectationFailed(
-            f"The value at {p} has {count} items, not {n}", path=p, expected=n, actual=value
-        )
+        raise ExpectationFailed(f"The value at {p} has {count} items, not {n}", path=p, expected=n, actual=value)
 
 
 @then("the result matches the schema:")
@@ -238,9 +230,7 @@ def step_output_schema(context: Any) -> None:
 
     last = _last(context)
     if last.kind != "tool":
-        raise UsageError(
-            f"{state(context).location}: the last result is a {last.kind} result, not a tool result."
-        )
+        raise UsageError(f"{state(context).location}: the last result is a {last.kind} result, not a tool result.")
     session = current_session(context, last.server)
     tool = session.tool_named(last.name) or {}
     schema = tool.get("outputSchema")
@@ -297,9 +287,7 @@ def step_resource_link(context: Any, uri: str) -> None:
         if b.get("type") in ("resource_link", "resource")
     ]
     if wanted not in uris:
-        raise ExpectationFailed(
-            f"No link to {wanted} in the result", expected=wanted, actual=uris or _blocks(context)
-        )
+        raise ExpectationFailed(f"No link to {wanted} in the result", expected=wanted, actual=uris or _blocks(context))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -314,7 +302,7 @@ def step_remember_at(context: Any, path: str, var: str) -> None:
     """
     import json
 
-    p, value = _at(context, path)
+    _, value = _at(context, path)
     state(context).variables[text(context, var)] = value if isinstance(value, str) else json.dumps(value)
 
 

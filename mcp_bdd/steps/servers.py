@@ -23,9 +23,7 @@ _CAPABILITIES = {
 }
 
 
-def ensure_server(
-    context: Any, name: str, *, transport: str | None = None, env: dict[str, str] | None = None
-) -> None:
+def ensure_server(context: Any, name: str, *, transport: str | None = None, env: dict[str, str] | None = None) -> None:
     """Start and connect `name` unless this scenario already has a session with it."""
     st = state(context)
     st.current_server = name
@@ -79,9 +77,7 @@ def step_server_running_env(context: Any, server: str) -> None:
     """
     headings, rows = table_rows(context)
     if headings != ["name", "value"]:
-        raise UsageError(
-            f"{state(context).location}: the environment table needs the headings | name | value |."
-        )
+        raise UsageError(f"{state(context).location}: the environment table needs the headings | name | value |.")
     ensure_server(context, text(context, server), env={r[0]: r[1] for r in rows})
 
 
@@ -134,7 +130,7 @@ def step_server_name(context: Any, expected: str) -> None:
 
     Example: Then the server name is "shop"
     """
-    session, info = _info(context)
+    _session, info = _info(context)
     actual = info.name if info else None
     if actual != text(context, expected):
         raise ExpectationFailed("Wrong server name", expected=text(context, expected), actual=actual)
@@ -146,7 +142,7 @@ def step_server_version(context: Any, expected: str) -> None:
 
     Example: Then the server version is "1.0.0"
     """
-    session, info = _info(context)
+    _session, info = _info(context)
     actual = info.version if info else None
     if actual != text(context, expected):
         raise ExpectationFailed("Wrong server version", expected=text(context, expected), actual=actual)

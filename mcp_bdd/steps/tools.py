@@ -103,9 +103,7 @@ def step_tool_list_excludes(context: Any, name: str) -> None:
     """
     session = current_session(context)
     if text(context, name) in _names(session):
-        raise ExpectationFailed(
-            f'The server offers the tool "{text(context, name)}"', actual=sorted(_names(session))
-        )
+        raise ExpectationFailed(f'The server offers the tool "{text(context, name)}"', actual=sorted(_names(session)))
 
 
 @then('the tool "{name:Q}" requires the arguments:')
@@ -121,9 +119,7 @@ def step_tool_requires(context: Any, name: str) -> None:
     actual = sorted((tool.get("inputSchema") or {}).get("required") or [])
     expected = sorted(column(context))
     if actual != expected:
-        raise ExpectationFailed(
-            f'The tool "{tool["name"]}" requires other arguments', expected=expected, actual=actual
-        )
+        raise ExpectationFailed(f'The tool "{tool["name"]}" requires other arguments', expected=expected, actual=actual)
 
 
 @then('the tool "{name:Q}" argument "{arg:Q}" is of type "{kind:Q}"')
@@ -187,9 +183,7 @@ def step_every_description(context: Any, n: int) -> None:
     """
     session = current_session(context)
     short = {
-        t["name"]: (t.get("description") or "")
-        for t in session.tool_list()
-        if len(t.get("description") or "") < n
+        t["name"]: (t.get("description") or "") for t in session.tool_list() if len(t.get("description") or "") < n
     }
     if short:
         raise ExpectationFailed(
@@ -388,9 +382,7 @@ def step_call_cancel(context: Any, tool: str, seconds: float) -> None:
 def _last_call(context: Any) -> Outcome:
     st = state(context)
     if st.last_call is None:
-        raise UsageError(
-            f'{st.location}: no tool was called yet in this scenario ("When I call the tool ...").'
-        )
+        raise UsageError(f'{st.location}: no tool was called yet in this scenario ("When I call the tool ...").')
     return st.last_call
 
 
@@ -534,6 +526,23 @@ def step_times_out(context: Any) -> None:
     outcome = _last_call(context)
     if not outcome.timed_out:
         _fail(context, "The tool call did not time out", outcome, "no answer within the timeout")
+
+
+@then("the tool call is cancelled")
+def step_cancelled(context: Any) -> None:
+    """Check that the last call was cancelled by the client before an answer came.
+
+    Example: Then the tool call is cancelled
+    """
+    outcome = _last_call(context)
+    if not outcome.cancelled:
+        _fail(
+            context,
+            "The tool call was not cancelled",
+            outcome,
+            "cancelled before the server answered",
+            tip="the server answered before the cancel point; cancel earlier or make the call slower.",
+        )
 
 
 @then("all {n:Int} calls succeed")

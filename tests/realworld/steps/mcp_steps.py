@@ -1,1 +1,1 @@
-from mcp_bdd.steps import *  # noqa: F401,F403
+from mcp_bdd.steps import *  # noqa: F403
