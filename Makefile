@@ -20,7 +20,7 @@ node_modules/.installed: package.json package-lock.json
 
 demo: $(STAMP)
 	@mkdir -p reports
-	$(BIN)/behave -f pretty -f mcp_bdd.report:LivingDocFormatter -o reports/living-doc.html features/
+	$(BIN)/behave -D "mcp_bdd.title=Demo shop MCP server" -f pretty -f mcp_bdd.report:LivingDocFormatter -o reports/living-doc.html features/
 	@echo "Living documentation: file://$(CURDIR)/reports/living-doc.html"
 
 test: $(STAMP) node_modules/.installed
