@@ -15,31 +15,16 @@ import os
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _project import add_scenarios, write_project  # noqa: E402
 
 
 def project(root: Path, n: int) -> None:
-    (root / "features").mkdir(parents=True, exist_ok=True)
-    (root / "steps").mkdir(exist_ok=True)
-    (root / "environment.py").write_text("from mcp_bdd.environment import *  # noqa: F401,F403\n")
-    (root / "steps" / "mcp_steps.py").write_text("from mcp_bdd.steps import *  # noqa: F401,F403\n")
-    (root / "mcp-bdd.toml").write_text(f'[servers.bench]\napp = "bench_server:create_server"\ncwd = "{HERE}"\n')
-    body = "".join(
-        textwrap.dedent(f"""
-          Scenario: add {i}
-            Given the MCP server "bench" is running
-            When I call the tool "add" with:
-              | a   | b |
-              | {i} | 1 |
-            Then the result at "$.result" is {i + 1}
-        """)
-        for i in range(n)
-    )
-    (root / "features" / "bench.feature").write_text("Feature: bench\n" + textwrap.indent(body, "  "))
+    write_project(root, add_scenarios(n))
 
 
 def wall(root: Path, *args: str) -> float:

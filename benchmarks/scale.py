@@ -15,35 +15,18 @@ import resource
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _project import add_scenarios, write_project  # noqa: E402
+
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent)])}
 
 
-def scenario(i: int) -> str:
-    return textwrap.dedent(f"""
-      Scenario: add {i}
-        Given the MCP server "bench" is running
-        When I call the tool "add" with:
-          | a   | b |
-          | {i} | 1 |
-        Then the tool call succeeds
-        And the result at "$.result" is {i + 1}
-    """)
-
-
 def bdd_project(root: Path, files: int, per_file: int, extra: str = "") -> None:
-    (root / "features").mkdir(parents=True, exist_ok=True)
-    (root / "steps").mkdir(exist_ok=True)
-    (root / "environment.py").write_text("from mcp_bdd.environment import *  # noqa: F401,F403\n")
-    (root / "steps" / "mcp_steps.py").write_text("from mcp_bdd.steps import *  # noqa: F401,F403\n")
-    (root / "mcp-bdd.toml").write_text(f'{extra}[servers.bench]\napp = "bench_server:create_server"\ncwd = "{HERE}"\n')
-    for f in range(files):
-        body = "".join(scenario(f * per_file + i) for i in range(per_file))
-        (root / "features" / f"bench_{f:02d}.feature").write_text(f"Feature: bench {f}\n" + textwrap.indent(body, "  "))
+    write_project(root, add_scenarios(files * per_file), files=files, extra_config=extra)
 
 
 def pytest_project(root: Path, n: int) -> None:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
+    "ARROWS",
     "SERVER_MIME",
     "STDERR_MIME",
     "TRANSCRIPT_MIME",
@@ -42,6 +43,19 @@ Kind = Literal[
 ]
 
 
+#: How each kind reads in failure messages and in the report: the direction of the message.
+ARROWS: dict[str, str] = {
+    "request": "→",
+    "response": "←",
+    "error": "✗",
+    "notification": "⇠",
+    "server_request": "⇠?",
+    "client_response": "→!",
+    "fake": "⟂",
+    "info": "·",
+}
+
+
 @dataclass(frozen=True)
 class Exchange:
     seq: int
@@ -54,19 +68,21 @@ class Exchange:
     related: int | None = None  # seq of the request this answers / belongs to
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # Not dataclasses.asdict: it deep-copies every payload, which costs more than the whole
+        # MCP call for an in-memory server. The payload is serialized right after, unchanged.
+        return {
+            "seq": self.seq,
+            "kind": self.kind,
+            "server": self.server,
+            "method": self.method,
+            "payload": self.payload,
+            "at": self.at,
+            "duration_ms": self.duration_ms,
+            "related": self.related,
+        }
 
     def summary(self, limit: int = 600) -> str:
-        arrow = {
-            "request": "→",
-            "response": "←",
-            "error": "✗",
-            "notification": "⇠",
-            "server_request": "⇠?",
-            "client_response": "→!",
-            "fake": "⟂",
-            "info": "·",
-        }[self.kind]
+        arrow = ARROWS[self.kind]
         body = json.dumps(self.payload, ensure_ascii=False, default=str)
         if len(body) > limit:
             body = f"{body[:limit]}… ({len(body)} chars)"

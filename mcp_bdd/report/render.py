@@ -27,6 +27,7 @@ from mcp_bdd.report.evidence import SAFE_IMAGE_MIMES
 from mcp_bdd.report.files import write_text
 from mcp_bdd.report.model import OUTCOMES, Exchange, Image, Outcome, Run, outcome
 from mcp_bdd.report.views import ReportView, build_report, pass_rate
+from mcp_bdd.transcript import ARROWS
 
 __all__ = [
     "CSP",
@@ -70,16 +71,7 @@ OUTCOME_COLOURS = {
     "skipped": "#8c959f",
     "untested": "#d0d7de",
 }
-_ARROWS = {
-    "request": "→",
-    "response": "←",
-    "error": "✗",
-    "notification": "⇠",
-    "server_request": "⇠?",
-    "client_response": "→!",
-    "fake": "⟂",
-    "info": "·",
-}
+_ARROWS = ARROWS
 
 
 def json_for_html(value: Any) -> Markup:
