@@ -200,6 +200,7 @@ class Session:
         self.sampling_requests: list[dict[str, Any]] = []
         self.elicitation_requests: list[dict[str, Any]] = []
         self.roots_requests = 0
+        self.unscripted: list[str] = []  # server requests the scenario did not script
         self.problems: list[str] = []  # usage errors raised inside callbacks, surfaced by the next step
         self.surface_dirty = True
         self._progress_tokens = itertools.count(1)
@@ -251,6 +252,7 @@ class Session:
             self.handle.stop()
             raise ServerStartError(self._connect_failure(cause, elapsed)) from None
         self._cm = future
+        self._record_unscripted_requests()
         info = client.server_info
         self.transcript.record(
             "info",
@@ -380,6 +382,46 @@ class Session:
         self.timeline.add(method, params, item.seq)
         if method.endswith("/list_changed"):
             self.surface_dirty = True
+
+    def _record_unscripted_requests(self) -> None:
+        """A server request the scenario did not script gets a clear error back, and is recorded.
+
+        The SDK answers undeclared sampling / elicitation / roots with a terse default; we answer
+        instead with what the scenario should declare, and the exchange shows in the transcript.
+        """
+        assert self.client is not None
+        low = self.client.session
+        original = low.dispatch_input_request
+        declared = {
+            "sampling/createMessage": (
+                "sampling",
+                self.persona.sampling_text is not None,
+                'Given the client answers sampling requests with "<text>"',
+            ),
+            "elicitation/create": (
+                "elicitation",
+                self.persona.elicitation is not None,
+                "Given the client accepts elicitation requests with:",
+            ),
+            "roots/list": ("roots", self.persona.roots is not None, "Given the client exposes the roots:"),
+        }
+
+        async def dispatch(ctx: ClientRequestContext, request: Any) -> Any:
+            method = str(getattr(request, "method", type(request).__name__))
+            what, scripted, phrase = declared.get(method, (method, False, ""))
+            if scripted:
+                return await original(ctx, request)
+            req = self.transcript.record("server_request", self.name, method, _dump(getattr(request, "params", None)))
+            self.unscripted.append(method)
+            error = types.ErrorData(
+                code=types.METHOD_NOT_FOUND,
+                message=f"The test client does not offer {what}: the scenario did not declare it"
+                + (f' ("{phrase}" before the server step).' if phrase else "."),
+            )
+            self.transcript.record("client_response", self.name, method, _dump(error), related=req.seq)
+            return error
+
+        low.dispatch_input_request = dispatch  # type: ignore[method-assign]
 
     async def _on_sampling(self, ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> Any:
         payload = _dump(params)
@@ -670,7 +712,7 @@ class Session:
             "resources": self.resources,
             "resource_templates": self.templates,
             "prompts": self.prompts,
-            "pages": dict(self.pages),
+            "listing pages": dict(self.pages),
         }
 
 

@@ -533,3 +533,36 @@ def test_listen_streams_end_with_the_session() -> None:
         assert session.on_close == []
         methods = [item.method for item in session.transcript.items]
         assert methods.count("subscriptions/listen") == 4  # two requests, two acknowledgments
+
+
+def test_an_unscripted_server_request_gets_a_clear_error_and_is_recorded(tmp_path: Path) -> None:
+    from behave_project import REPO as REPO_ROOT
+    from behave_project import make_project, run_behave
+
+    config = f"""
+        [servers.rude]
+        app = "tests.servers.rude:create_server"
+        cwd = "{REPO_ROOT}"
+        protocol = "legacy"
+    """
+    root = make_project(
+        tmp_path,
+        config,
+        {
+            "r.feature": """
+        Feature: unscripted
+          Scenario: the server asks for sampling the scenario did not declare
+            Given the MCP server "rude" is running
+            When I call the tool "ask_llm" with:
+              | question |
+              | 2+2?     |
+            Then the result text contains "the scenario did not declare it"
+            And the result text contains "Given the client answers sampling requests with"
+            And the server requested sampling 0 times
+    """
+        },
+    )
+    run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", "r.html", "-f", "plain")
+    assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.output[-3000:]
+    # the refused request is in the step's transcript (and so in the report)
+    assert "sampling/createMessage" in next(root.glob("*.json")).read_text()
