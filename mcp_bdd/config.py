@@ -352,6 +352,22 @@ def _parse_server(name: str, body: Any, source: str) -> ServerConfig:
         raise ConfigError(f"{where}: `{'` and `'.join(kinds)}` cannot be combined; keep exactly one.")
     kind = kinds[0]
     valid = _SERVER_KEYS[kind]
+    for section in ("http", "sse"):
+        endpoint = body.get(section)
+        if kind == "command" and isinstance(endpoint, Mapping):
+            allowed = tuple(Endpoint.model_fields)
+            for key in endpoint:
+                if key not in allowed:
+                    raise ConfigError(
+                        f'{where}.{section}: unknown key "{key}".{_closest(key, list(allowed))} '
+                        f"Valid keys here: {', '.join(allowed)}."
+                    )
+            missing = [k for k in ("command", "url") if k not in endpoint]
+            if missing:
+                raise ConfigError(
+                    f"{where}.{section}: needs {' and '.join(f'`{m}`' for m in missing)} to say how to start the "
+                    f'server for {section} and where it listens (e.g. url = "http://127.0.0.1:${{port}}/mcp").'
+                )
     for key in body:
         if key not in valid:
             other = [k for k, keys in _SERVER_KEYS.items() if key in keys]

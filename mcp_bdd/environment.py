@@ -11,6 +11,7 @@ fakes (a server may still talk to a fake while closing), then the scenario's tem
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -57,10 +58,8 @@ behave_model.traceback = _TracebackShim()
 
 
 def _on_signal(signum: int, frame: Any) -> None:
-    # Turn SIGTERM into the same path as Ctrl-C: behave stops, hooks and atexit reap the servers.
-    from mcp_bdd.servers import reap_all
-
-    reap_all()
+    # Turn SIGTERM into the same path as Ctrl-C: behave stops, after_all and atexit reap the
+    # servers. Reaping here could deadlock on a lock the interrupted code holds.
     raise KeyboardInterrupt(f"signal {signum}")
 
 
@@ -104,6 +103,7 @@ def before_scenario(context: Any, scenario: Any) -> None:
         tmpdir=tmpdir,
         persona=Persona(),
     )
+    runtime.lend_fakes_to(context.mcp.fakes)
     context._mcp_surfaces_sent = {}
 
 
@@ -182,7 +182,7 @@ def after_scenario(context: Any, scenario: Any) -> None:
 
 
 def _is_long_lived(context: Any, session: Any) -> bool:
-    return any(s is session for s, _ in context.mcp_runtime.long_lived.values())
+    return bool(context.mcp_runtime.is_long_lived(session))
 
 
 def after_feature(context: Any, feature: Any) -> None:
@@ -193,13 +193,20 @@ def after_feature(context: Any, feature: Any) -> None:
 
 def after_all(context: Any) -> None:
     runtime = getattr(context, "mcp_runtime", None)
+    runtime_portal = getattr(runtime, "portal", None)
     if runtime is not None:
         runtime.close()
         context.mcp_runtime = None
     portal_cm = getattr(context, "_mcp_portal_cm", None)
     if portal_cm is not None:
         context._mcp_portal_cm = None
-        portal_cm.__exit__(None, None, None)
+        # Cancel whatever is still running in the portal (a session whose scenario was interrupted):
+        # waiting for it would hang the end of the run.
+        if runtime_portal is not None:
+            with contextlib.suppress(Exception):
+                runtime_portal.call(runtime_portal.stop, True)
+        with contextlib.suppress(Exception):
+            portal_cm.__exit__(None, None, None)
     from mcp_bdd.servers import reap_all
 
     reap_all()

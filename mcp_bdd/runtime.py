@@ -2,8 +2,9 @@
 
 Scenario-scoped sessions belong to the scenario (`context.mcp.sessions`) and die with it;
 feature- and run-scoped ones are kept here, keyed by server, transport and protocol, and closed
-by `after_feature` / `after_all`. Fakes referenced by a long-lived server's configuration live as
-long as that server does (a Fakes object of the runtime's own).
+by `after_feature` / `after_all`. The fakes a long-lived server's configuration points at live as
+long as the server: the scenario that starts it lends them to the runtime, and every later
+scenario borrows them (with fresh stubs and records) before its first step runs.
 """
 
 from __future__ import annotations
@@ -11,16 +12,21 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mcp_bdd.config import Config, normalize_transport
-from mcp_bdd.errors import ServerStartError
 from mcp_bdd.servers import start_server
 from mcp_bdd.session import Persona, Session
-from mcp_bdd.transcript import Transcript
 
 __all__ = ["Runtime"]
+
+
+@dataclass
+class _LongLived:
+    session: Session
+    fakes: list[Any] = field(default_factory=list)  # lent fake entries, torn down with the session
 
 
 class Runtime:
@@ -29,9 +35,9 @@ class Runtime:
         self.portal = portal
         self.root = Path(tempfile.mkdtemp(prefix="mcp-bdd-"))
         self.logdir = self.root / "logs"
-        self.long_lived: dict[tuple[str, str, str, str], tuple[Session, Any]] = {}  # key -> (session, fakes)
+        self.long_lived: dict[tuple[str, str, str, str], _LongLived] = {}
         self.scenario_count = 0
-        #: servers that failed to start in this run, so the same failure is not re-tried for every scenario
+        #: servers that cannot serve a transport, so the same failure is not re-tried for every scenario
         self.start_failures: dict[tuple[str, str], str] = {}
 
     def scenario_dir(self) -> Path:
@@ -39,6 +45,14 @@ class Runtime:
         path = self.root / f"s{self.scenario_count}"
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+    def lend_fakes_to(self, fakes: Any) -> None:
+        """A new scenario sees the fakes of the long-lived servers that are still running."""
+        for item in self.long_lived.values():
+            fakes.borrow(item.fakes, fresh=True)
+
+    def is_long_lived(self, session: Session) -> bool:
+        return any(item.session is session for item in self.long_lived.values())
 
     def open_session(
         self,
@@ -62,29 +76,24 @@ class Runtime:
             scope = "scenario"  # the client's capabilities are the scenario's own
         key = (name, transport, protocol, scope)
         if scope != "scenario" and key in self.long_lived:
-            session, _ = self.long_lived[key]
-            if session.connected:
-                session.transcript = state.transcript
-                return session
-        fakes = state.fakes
-        transcript = state.transcript
-        if scope != "scenario":
-            from mcp_bdd.fakes import Fakes
+            item = self.long_lived[key]
+            if item.session.alive:
+                item.session.adopt_scenario(state.transcript, state.log_level)
+                return item.session
+            # it died (crash, connection lost): replace it rather than fail every later scenario
+            self.long_lived.pop(key)
+            item.session.close()
+            self._teardown(item.fakes)
+        used: list[str] = []
 
-            fakes = Fakes(
-                portal=self.portal,
-                transcript=transcript,
-                tmpdir=self.root / f"{scope}-{name}",
-                declared=config.fakes,
-            )
-            (self.root / f"{scope}-{name}").mkdir(parents=True, exist_ok=True)
+        def fake(fake_name: str, attr: str) -> str:
+            used.append(fake_name)
+            return str(state.fakes.resolve(fake_name, attr))
 
         def interp(text: str, extra: dict[str, str]) -> str:
             from mcp_bdd.variables import interpolate
 
-            return interpolate(
-                text, state.variables, fake=fakes.resolve, extra=extra, where=f'server "{name}" configuration'
-            )
+            return interpolate(text, state.variables, fake=fake, extra=extra, where=f'server "{name}" configuration')
 
         handle = start_server(
             name,
@@ -92,7 +101,7 @@ class Runtime:
             config,
             transport,
             interpolate=interp,
-            inject=fakes.inject,
+            inject=state.fakes.inject,
             logdir=self.logdir,
             portal=self.portal,
         )
@@ -100,29 +109,35 @@ class Runtime:
             name,
             handle,
             portal=self.portal,
-            transcript=transcript,
+            transcript=state.transcript,
             timeout=float(config.setting(name, "timeout")),
             startup_timeout=float(config.setting(name, "startup_timeout")),
             protocol=protocol,
             persona=persona,
             log_level=state.log_level,
         )
-        try:
-            session.open()
-        except ServerStartError:
-            if scope != "scenario":
-                fakes.close()
-            raise
+        session.open()  # closes the handle itself when it fails
         if scope != "scenario":
-            self.long_lived[key] = (session, fakes)
+            self.long_lived[key] = _LongLived(session, state.fakes.lend(used))
         return session
+
+    @staticmethod
+    def _teardown(entries: list[Any]) -> list[str]:
+        problems = []
+        for entry in reversed(entries):
+            if entry.teardown is not None:
+                try:
+                    entry.teardown()
+                except Exception as exc:
+                    problems.append(f'fake "{entry.name}": {type(exc).__name__}: {exc}')
+        return problems
 
     def close_scope(self, scope: str) -> list[str]:
         problems: list[str] = []
         for key in [k for k in self.long_lived if k[3] == scope or scope == "all"]:
-            session, fakes = self.long_lived.pop(key)
-            problems += session.close()
-            problems += fakes.close()
+            item = self.long_lived.pop(key)
+            problems += item.session.close()
+            problems += self._teardown(item.fakes)
         return problems
 
     def close(self) -> list[str]:
@@ -130,6 +145,3 @@ class Runtime:
         with contextlib.suppress(OSError):
             shutil.rmtree(self.root, ignore_errors=True)
         return problems
-
-    def transcript(self) -> Transcript:
-        return Transcript()

@@ -184,6 +184,20 @@ class ServerHandle:
         # anyio processes are reaped by the stdio transport's own shutdown (in the portal loop)
 
 
+def _die_with_parent() -> None:
+    """preexec_fn: the child gets SIGKILL if the thread that spawned it dies (even `kill -9` of behave).
+
+    Runs between fork and exec; only async-signal-safe work (one prctl call) is done here.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
 def _kill_group(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
@@ -227,41 +241,74 @@ class Zygote:
         self._lock = threading.Lock()
         self._buffer = b""
         self.sock = ours
-        with self.stderr_path.open("wb") as err:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "mcp_bdd.serve", spec, "--zygote", str(theirs.fileno())],
-                stdin=subprocess.DEVNULL,
-                stdout=err,
-                stderr=err,
-                cwd=cwd,
-                env=env,
-                pass_fds=[theirs.fileno()],
-                start_new_session=True,
-            )
-        theirs.close()
+        argv = [sys.executable, "-m", "mcp_bdd.serve", spec, "--zygote", str(theirs.fileno())]
+        try:
+            with self.stderr_path.open("wb") as err:
+                self.process = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=err,
+                    stderr=err,
+                    cwd=cwd,
+                    env=env,
+                    pass_fds=[theirs.fileno()],
+                    start_new_session=True,
+                    preexec_fn=_die_with_parent,
+                )
+        except OSError as exc:
+            ours.close()
+            raise ServerStartError(
+                f"Could not start the pre-imported server process for {spec} (cwd {cwd}): {exc.strerror or exc}.\n"
+                "  Tip: check `cwd` in the server's configuration, or set pool = false."
+            ) from exc
+        finally:
+            theirs.close()
         with _LIVE_LOCK:
             _ZYGOTES.append(self)
 
-    def _ask(self, request: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
+    def _ask(self, request: dict[str, Any], fds: list[int] | None = None, timeout: float = 30.0) -> dict[str, Any]:
+        """One request/answer over the control socket (length-prefixed JSON; fds ride along)."""
         with self._lock:
             data = json.dumps(request).encode()
-            if fds:
-                socket.send_fds(self.sock, [data], fds)
-            else:
-                self.sock.sendall(data)
-            while b"\n" not in self._buffer:
-                chunk = self.sock.recv(65536)
-                if not chunk:
-                    raise ServerStartError(
-                        f"The pre-imported server process for {self.spec} exited (code {self.process.poll()}).\n"
-                        + "\n".join("    " + line for line in _tail(self.stderr_path).splitlines())
-                    )
-                self._buffer += chunk
+            frame = len(data).to_bytes(4, "big") + data
+            try:
+                self.sock.settimeout(timeout)
+                if fds:
+                    socket.send_fds(self.sock, [frame], fds)
+                else:
+                    self.sock.sendall(frame)
+                while b"\n" not in self._buffer:
+                    chunk = self.sock.recv(65536)
+                    if not chunk:
+                        raise ConnectionResetError("the pre-imported process closed its control socket")
+                    self._buffer += chunk
+            except TimeoutError:
+                self.close()
+                raise ServerStartError(
+                    f"The pre-imported server process for {self.spec} did not answer within {timeout:g} s "
+                    "(importing the app takes too long, or it hangs at import).\n"
+                    + _indent(_tail(self.stderr_path))
+                    + "\n  Tip: raise `startup_timeout`, or set pool = false to start the server cold."
+                ) from None
+            except OSError as exc:
+                code = self.process.poll()
+                raise ServerStartError(
+                    f"The pre-imported server process for {self.spec} failed ({type(exc).__name__}); "
+                    f"exit code {code}. The app probably cannot be imported. Last lines of its stderr:\n"
+                    + _indent(_tail(self.stderr_path))
+                    + "\n  Tip: run `python -m mcp_bdd.serve "
+                    + self.spec
+                    + "` by hand in the server's cwd to see the error."
+                ) from None
             line, _, self._buffer = self._buffer.partition(b"\n")
             answer: dict[str, Any] = json.loads(line)
+            if "error" in answer:
+                raise ServerStartError(f"The pre-imported server process for {self.spec}: {answer['error']}")
             return answer
 
-    def fork(self, env: dict[str, str], transport: str, port: int, stderr_path: Path) -> tuple[int, int, int]:
+    def fork(
+        self, env: dict[str, str], transport: str, port: int, stderr_path: Path, timeout: float = 30.0
+    ) -> tuple[int, int, int]:
         """A forked server: (pid, fd to write its stdin, fd to read its stdout); -1 fds for HTTP."""
         err = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
@@ -270,15 +317,23 @@ class Zygote:
                 our_out, child_out = os.pipe()
                 try:
                     answer = self._ask(
-                        {"op": "spawn", "env": env, "transport": transport, "port": port}, [child_in, child_out, err]
+                        {"op": "spawn", "env": env, "transport": transport, "port": port},
+                        [child_in, child_out, err],
+                        timeout,
                     )
+                except BaseException:
+                    os.close(our_in)
+                    os.close(our_out)
+                    raise
                 finally:
                     os.close(child_in)
                     os.close(child_out)
                 return int(answer["pid"]), our_in, our_out
             null = os.open(os.devnull, os.O_RDWR)
             try:
-                answer = self._ask({"op": "spawn", "env": env, "transport": transport, "port": port}, [null, err, err])
+                answer = self._ask(
+                    {"op": "spawn", "env": env, "transport": transport, "port": port}, [null, err, err], timeout
+                )
             finally:
                 os.close(null)
             return int(answer["pid"]), -1, -1
@@ -315,6 +370,10 @@ def _zygote_for(spec: str, cwd: str, env: dict[str, str], logdir: Path) -> Zygot
     if zygote is None or zygote.process.poll() is not None:
         zygote = _ZYGOTE_BY_KEY[key] = Zygote(spec, cwd, env, logdir)
     return zygote
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines()) or "    (empty)"
 
 
 def _tail(path: Path, lines: int = 20) -> str:
@@ -407,7 +466,7 @@ def start_server(
         base = {**os.environ, "PYTHONPATH": env["PYTHONPATH"]}
         zygote = _zygote_for(cfg.app, cwd, base, logdir)
         scenario_env = {k: v for k, v in env.items() if k != "PYTHONPATH"}
-        zpid, stdin_fd, stdout_fd = zygote.fork(scenario_env, transport, port, stderr_path)
+        zpid, stdin_fd, stdout_fd = zygote.fork(scenario_env, transport, port, stderr_path, startup_timeout)
         handle = _register(
             ServerHandle(
                 name,
@@ -436,7 +495,7 @@ def start_server(
     assert url is not None
     process = _spawn(argv, full_env, cwd, stderr_path, name, display)
     handle = _register(ServerHandle(name, transport, None, display, stderr_path=stderr_path, process=process, url=url))
-    _wait_for_port(handle, port or _port_of(url), startup_timeout)
+    _wait_for_port(handle, _port_of(url), startup_timeout)
     return handle
 
 
@@ -472,6 +531,7 @@ def _spawn(
                 cwd=cwd,
                 env=env,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
         except OSError as exc:
             raise ServerStartError(_spawn_failed(name, display, exc)) from exc

@@ -141,6 +141,10 @@ class Timeline:
             self.items.append((time.monotonic(), method, params, related))
             self._cond.notify_all()
 
+    def clear(self) -> None:
+        with self._cond:
+            self.items.clear()
+
     def of(self, method: str) -> list[dict[str, Any]]:
         with self._cond:
             return [p for (_, m, p, _) in self.items if m == method]
@@ -201,6 +205,7 @@ class Session:
         self.elicitation_requests: list[dict[str, Any]] = []
         self.roots_requests = 0
         self.unscripted: list[str] = []  # server requests the scenario did not script
+        self._stamped_level: str | None = None
         self.problems: list[str] = []  # usage errors raised inside callbacks, surfaced by the next step
         self.surface_dirty = True
         self._progress_tokens = itertools.count(1)
@@ -252,6 +257,15 @@ class Session:
             self.handle.stop()
             raise ServerStartError(self._connect_failure(cause, elapsed)) from None
         self._cm = future
+        try:
+            self._after_connect(started)
+        except BaseException:
+            self.close()  # a session that could not be set up must not outlive its scenario
+            raise
+
+    def _after_connect(self, started: float) -> None:
+        assert self.client is not None
+        client = self.client
         self._record_unscripted_requests()
         info = client.server_info
         self.transcript.record(
@@ -348,6 +362,21 @@ class Session:
     @property
     def connected(self) -> bool:
         return self._cm is not None
+
+    @property
+    def alive(self) -> bool:
+        """Connected, the session's task still running, and (if we started one) its process too."""
+        return self._cm is not None and not self._cm.done() and self.handle.returncode is None
+
+    def adopt_scenario(self, transcript: Transcript, log_level: str | None) -> None:
+        """A feature/run-scoped session enters the next scenario: its records, its log level."""
+        self.transcript = transcript
+        self.surface_dirty = True  # so this scenario's report shows the server too
+        self.timeline.clear()
+        self.sampling_requests.clear()
+        self.elicitation_requests.clear()
+        if log_level is not None and log_level != self.log_level:
+            self.set_log_level(log_level)
 
     @property
     def protocol_version(self) -> str:
@@ -520,6 +549,11 @@ class Session:
         except MCPError as exc:
             if exc.code == types.REQUEST_TIMEOUT:
                 outcome.timed_out = True
+            elif exc.code == types.CONNECTION_CLOSED and exc.message == "Connection closed":
+                # Not an answer from the server: it went away (crashed, exited) mid-request.
+                outcome.exception = "the connection closed before an answer came (the server went away)\n" + (
+                    self.handle.describe_death()
+                )
             else:
                 outcome.error = exc.error
         except ValidationError as exc:
@@ -692,8 +726,31 @@ class Session:
             outcome = self.request(types.SetLevelRequest(params=types.SetLevelRequestParams(level=level)))  # type: ignore[arg-type]
             self.check(outcome)
         else:
-            # 2026-07-28: log messages are an opt-in stamped on each request's _meta
-            self.client.session._log_level = level  # type: ignore[assignment]
+            self._stamp_log_level(level)
+
+    def _stamp_log_level(self, level: str) -> None:
+        """2026-07-28: log messages are an opt-in stamped into each request's `_meta`.
+
+        The SDK builds that stamp once, at connect, from the level it was given; there is no
+        public way to change it on a live session. So the stamp is wrapped once, reading the
+        level chosen last; a request's own explicit level is kept (`setdefault`).
+        """
+        assert self.client is not None
+        self._stamped_level = level
+        low = self.client.session
+        if getattr(low, "_mcp_bdd_stamp", False):
+            return
+        inner = low._stamp
+
+        def stamp(data: dict[str, Any], opts: Any) -> None:
+            if self._stamped_level is not None:
+                data.setdefault("params", {}).setdefault("_meta", {}).setdefault(
+                    types.LOG_LEVEL_META_KEY, self._stamped_level
+                )
+            inner(data, opts)
+
+        low._stamp = stamp
+        low._mcp_bdd_stamp = True  # type: ignore[attr-defined]
 
     def surface(self) -> dict[str, Any]:
         """Identity and surface as seen so far, for the report's catalog and coverage map."""

@@ -47,10 +47,11 @@ def interpolate(
         if match.group(0) == "$${":
             return "${"
         name = match.group(1).strip()
-        if name in variables:
-            return variables[name]
+        # Built-ins of the context (${port}, ${i}) win over a scenario variable of the same name.
         if extra is not None and name in extra:
             return extra[name]
+        if name in variables:
+            return variables[name]
         if name == "uuid":
             return str(uuid.uuid4())
         if name.startswith("env."):

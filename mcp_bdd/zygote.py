@@ -7,7 +7,8 @@ process with fresh state, speaking real JSON-RPC bytes over real pipes (stdio) o
 (HTTP/SSE) — for a few milliseconds. The factory runs in the child, after the scenario's
 environment (fakes, ${port}) is applied, exactly as in a cold start.
 
-Protocol (over a socketpair; fds travel with SCM_RIGHTS):
+Protocol (over a socketpair; requests are 4-byte length-prefixed JSON, fds travel with
+SCM_RIGHTS; answers are JSON lines):
     → {"op": "spawn", "env": {...}, "transport": "stdio", "port": 0} + fds [stdin, stdout, stderr]
     ← {"pid": 1234}            or {"error": "..."}
     → {"op": "status", "pid": 1234}
@@ -55,16 +56,25 @@ def run_zygote(spec: str, control_fd: int) -> int:
     def reply(data: dict[str, Any]) -> None:
         sock.sendall(json.dumps(data).encode() + b"\n")
 
+    buffer = b""
+    pending_fds: list[int] = []
     try:
         while True:
             reap()
-            try:
-                msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 3)
-            except TimeoutError:
+            if len(buffer) < 4 or len(buffer) < 4 + int.from_bytes(buffer[:4], "big"):
+                try:
+                    msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 3)
+                except TimeoutError:
+                    continue
+                if not msg:
+                    break
+                buffer += msg
+                pending_fds += fds
                 continue
-            if not msg:
-                break
-            request = json.loads(msg)
+            size = int.from_bytes(buffer[:4], "big")
+            request = json.loads(buffer[4 : 4 + size])
+            buffer = buffer[4 + size :]
+            fds, pending_fds = pending_fds, []
             if request["op"] == "status":
                 reap()
                 reply({"returncode": children.get(request["pid"])})
@@ -89,6 +99,7 @@ def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.sock
     code = 1
     try:
         os.setsid()  # its own process group, killed as a unit like a cold-started server
+        _die_with_parent()
         sock.close()
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
@@ -96,6 +107,7 @@ def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.sock
             if fd > 2:
                 os.close(fd)
         os.environ.update(request.get("env") or {})
+        _forget_project_modules()
         from mcp_bdd.serve import serve_object
         from mcp_bdd.servers import load_app
 
@@ -108,3 +120,25 @@ def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.sock
         with contextlib.suppress(Exception):
             sys.stdout.flush()
         os._exit(code)
+
+
+def _die_with_parent() -> None:
+    """If the zygote dies (even SIGKILL), its servers die with it."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _forget_project_modules() -> None:
+    """Re-import the project's own modules in the child, after its environment is applied.
+
+    The zygote imported the app to pay for `mcp` and the dependencies once; but a module that
+    reads configuration at import time must see this scenario's environment, exactly as in a
+    cold start. Third-party packages (site-packages) and mcp_bdd itself stay imported.
+    """
+    root = os.getcwd() + os.sep
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None) or ""
+        if path.startswith(root) and "site-packages" not in path and not name.startswith("mcp_bdd"):
+            del sys.modules[name]

@@ -139,3 +139,15 @@ def test_fake_placeholders_go_through_the_callback() -> None:
     assert seen == [("payments", "url")]
     with pytest.raises(UsageError, match=r"\$\{fake.<name>.<attribute>\}"):
         interpolate("${fake.payments}", {}, fake=fake)
+
+
+def test_endpoint_keys_are_checked_with_suggestions() -> None:
+    with pytest.raises(ConfigError) as err:
+        parse({"servers": {"x": {"command": ["y"], "http": {"command": ["y"], "url": "u", "evn": {}}}}})
+    assert '[servers.x].http: unknown key "evn". Did you mean "env"?' in str(err.value)
+    with pytest.raises(ConfigError, match="needs `url`"):
+        parse({"servers": {"x": {"command": ["y"], "sse": {"command": ["y"]}}}})
+
+
+def test_context_built_ins_win_over_scenario_variables() -> None:
+    assert interpolate("${i}-${port}", {"i": "x", "port": "y"}, extra={"i": "3", "port": "8080"}) == "3-8080"

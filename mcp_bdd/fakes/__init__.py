@@ -23,8 +23,8 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -274,6 +274,34 @@ class Fakes:
             exc.add_note(f'(while setting up the fake "{name}" with {factory.__qualname__})')
             raise
         return _Entry(name, kind, obj, _finisher(name, result))
+
+    # -- sharing with feature/run-scoped servers -------------------------------------------------
+    def lend(self, names: Iterable[str]) -> list[_Entry]:
+        """Hand these fakes over to a longer-lived owner: this scenario will no longer tear them down.
+
+        A feature- or run-scoped server outlives the scenario that started it, and so must the fakes
+        its configuration points at (the server keeps calling that URL, that database file).
+        """
+        lent = []
+        for name in names:
+            entry = self._entries.get(name)
+            if entry is not None:
+                lent.append(entry)
+                self._entries[name] = replace(entry, teardown=None)
+        return lent
+
+    def borrow(self, entries: Iterable[_Entry], *, fresh: bool) -> None:
+        """Use a longer-lived owner's fakes under their names (never torn down by this scenario).
+
+        `fresh`: a new scenario starts with no stubs and no recorded requests, as if the fake were new.
+        """
+        for entry in entries:
+            obj = entry.obj
+            if hasattr(obj, "_transcript"):
+                obj._transcript = self._transcript  # their traffic belongs to the scenario that sees it
+            if fresh and hasattr(obj, "reset"):
+                obj.reset()
+            self._entries[entry.name] = replace(entry, teardown=None)
 
     # -- placeholders and dependency injection ---------------------------------------------------
     def resolve(self, name: str, attr: str) -> str:

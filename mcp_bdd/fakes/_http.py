@@ -266,6 +266,12 @@ class FakeHttpService:
             self._stubs[key] = new
             return new
 
+    def reset(self) -> None:
+        """Forget every stub and recorded request (a shared fake starting a new scenario)."""
+        with self._lock:
+            self._stubs.clear()
+            self._requests.clear()
+
     @property
     def stubs(self) -> list[Stub]:
         with self._lock:

@@ -85,9 +85,13 @@ def current_session(context: Any, server: str | None = None) -> Session:
         if st.connect_error is not None and name == st.current_server:
             raise UsageError(f'{st.location}: the connection to "{name}" failed earlier:\n{st.connect_error}')
         # Steps like "When I list the tools" may come first: start the server the scenario targets.
+        # Naming a server with `on "<server>"` must not make it the current one.
         from mcp_bdd.steps.servers import ensure_server
 
+        current = st.current_server
         ensure_server(context, name)
+        if server:
+            st.current_server = current
     return st.sessions[name]
 
 

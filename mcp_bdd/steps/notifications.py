@@ -62,7 +62,7 @@ class _View:
         self.timeline = session.timeline
         self.old: set[int] = set()
         st = state(context)
-        if any(s is session for s, _ in st.runtime.long_lived.values()):
+        if st.runtime.is_long_lived(session):
             first = st.transcript.items[:1]
             started = time.monotonic() - (time.time() - first[0].at) if first else time.monotonic()
             self.old = {id(p) for (t, _, p, _) in list(self.timeline.items) if t < started}
@@ -222,28 +222,6 @@ def step_log_level(context: Any, level: str) -> None:
     for session in st.sessions.values():
         if session.connected:
             session.set_log_level(wanted)
-            if not session.is_legacy:
-                _stamp_log_level(session, wanted)
-
-
-def _stamp_log_level(session: Session, level: str) -> None:
-    """2026-07-28: opt every later request in to log messages of `level` and above.
-
-    The SDK stamps the log level it was given at connect into each request's `_meta` (a closure
-    built once), so a level chosen after connecting is layered over that stamp. `setdefault`
-    keeps a request's own explicit level, and lets the newest layer win over older ones.
-    """
-    import mcp_types as types
-
-    assert session.client is not None
-    low = session.client.session
-    inner = low._stamp  # no public way to change the opt-in of a live session
-
-    def stamp(data: dict[str, Any], opts: Any) -> None:
-        data.setdefault("params", {}).setdefault("_meta", {}).setdefault(types.LOG_LEVEL_META_KEY, level)
-        inner(data, opts)
-
-    low._stamp = stamp
 
 
 def _log_text(params: dict[str, Any]) -> str:

@@ -391,7 +391,12 @@ def _unknown_tool_hint(context: Any, outcome: Outcome) -> str | None:
     session = state(context).sessions.get(outcome.server)
     if outcome.method != "tools/call" or session is None or not isinstance(name, str):
         return None
-    names = [str(t.get("name")) for t in session.tool_list()]
+    if session.tools is None and not outcome.ok:
+        return None  # never send more requests to a server that just failed (it may be gone or hung)
+    try:
+        names = [str(t.get("name")) for t in session.tool_list()]
+    except Exception:
+        return None
     if name in names:
         return None
     return f'the server has no tool "{name}". {did_you_mean(name, names, "tool")}'

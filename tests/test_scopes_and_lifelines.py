@@ -1,0 +1,177 @@
+"""Long-lived sessions, fakes shared with them, server targeting, and servers that must die with the run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from behave_project import REPO, SHOP, behave_env, make_project, python_cmd, run_behave
+
+pytestmark = pytest.mark.usefixtures("no_leftover_processes")
+
+PAY = """
+  Scenario: pays {n}
+    Given the fake HTTP service "payments" responds to POST "/charges" with status 201
+    When I call the tool "create_order" with:
+      | product_id | quantity |
+      | PROD-123   | 1        |
+    And I remember the result at "$.id" as "order"
+    And I call the tool "pay_order" with:
+      | order_id |
+      | ${{order}} |
+    Then the tool call succeeds
+    And the fake HTTP service "payments" received 1 request to "/charges"
+"""
+
+
+def test_feature_scoped_server_shares_its_fakes_with_every_scenario(tmp_path: Path) -> None:
+    config = SHOP + 'scope = "feature"\nenv = { PAYMENTS_URL = "${fake.payments.url}" }\n'
+    feature = 'Feature: shared\n  Background:\n    Given the MCP server "shop" is running\n'
+    feature += "".join(PAY.format(n=n) for n in range(3))
+    root = make_project(tmp_path, config, {"s.feature": feature})
+    for transport in ("in-memory", "stdio"):
+        run = run_behave(root, "-D", f"transport={transport}")
+        # each scenario sees exactly its own request: stubs and records are fresh per scenario
+        assert run.counts() == {"passed": 3, "failed": 0, "error": 0, "skipped": 0}, (transport, run.output[-3000:])
+
+
+def test_a_crashed_long_lived_server_is_restarted_for_the_next_scenario(tmp_path: Path) -> None:
+    config = f'scope = "feature"\n[servers.crash]\ncommand = {python_cmd("demo.crash")}\ncwd = "{REPO}"\n'
+    root = make_project(
+        tmp_path,
+        config,
+        {
+            "c.feature": """
+        Feature: crash
+          Scenario: crashes it
+            Given the MCP server "crash" is running
+            When I call the tool "crash"
+            Then the tool call fails with an error mentioning "server went away"
+
+          Scenario: a fresh one answers
+            Given the MCP server "crash" is running
+            When I call the tool "hello"
+            Then the tool call succeeds
+    """
+        },
+    )
+    run = run_behave(root)
+    assert run.counts() == {"passed": 2, "failed": 0, "error": 0, "skipped": 0}, run.output[-3000:]
+
+
+def test_naming_a_server_does_not_change_the_current_one(tmp_path: Path) -> None:
+    config = SHOP + f'[servers.other]\napp = "demo.shop:create_server"\ncwd = "{REPO}"\n'
+    root = make_project(
+        tmp_path,
+        'server = "shop"\n' + config,
+        {
+            "o.feature": """
+        Feature: targeting
+          Scenario: on another server, then back to the current one
+            Given the MCP server "shop" is running
+            When I call the tool "create_order" on "other" with:
+              | product_id | quantity |
+              | PROD-123   | 10       |
+            And I call the tool "check_stock" with:
+              | product_id |
+              | PROD-123   |
+            Then the result at "$.quantity" is 10
+    """
+        },
+    )
+    run = run_behave(root)
+    assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.output[-3000:]
+
+
+def test_a_failed_log_level_request_does_not_hang_the_run(tmp_path: Path) -> None:
+    config = f'[servers.time]\ncommand = ["{Path(sys.executable).parent / "mcp-server-time"}"]\nprotocol = "legacy"\n'
+    root = make_project(
+        tmp_path,
+        config,
+        {
+            "l.feature": """
+        Feature: no logging capability
+          Scenario: asks for logs from a server without logging
+            Given the log level is "debug"
+            And the MCP server "time" is running
+          Scenario: the next scenario runs
+            Given the MCP server "time" is running
+            When I list the tools
+            Then the tool list includes "get_current_time"
+    """
+        },
+    )
+    started = time.monotonic()
+    run = run_behave(root, timeout=60)
+    assert time.monotonic() - started < 45
+    assert run.counts()["passed"] == 1
+
+
+def test_module_level_configuration_sees_the_scenario_environment_with_the_pool(tmp_path: Path) -> None:
+    (tmp_path / "envserver.py").write_text(
+        "import os\n"
+        "from mcp.server.mcpserver import MCPServer\n"
+        "AT_IMPORT = os.environ.get('FLAVOUR', '-')\n"
+        "def create_server():\n"
+        "    server = MCPServer('env')\n"
+        "    @server.tool()\n"
+        "    def flavour() -> str:\n"
+        "        return AT_IMPORT\n"
+        "    return server\n"
+    )
+    config = f'[servers.env]\napp = "envserver:create_server"\ncwd = "{tmp_path}"\nenv = {{ FLAVOUR = "mint" }}\n'
+    root = make_project(
+        tmp_path / "p",
+        config,
+        {
+            "e.feature": """
+        Feature: env at import
+          Scenario: module-level configuration
+            Given the MCP server "env" is running
+            When I call the tool "flavour"
+            Then the result text is "mint"
+    """
+        },
+    )
+    for pool in ("true", "false"):
+        run = run_behave(root, "-D", "transport=stdio", "-D", f"pool={pool}")
+        assert run.counts()["passed"] == 1, (pool, run.output[-3000:])
+
+
+@pytest.mark.parametrize("pool", ["true", "false"])
+def test_servers_die_with_a_killed_run(tmp_path: Path, pool: str) -> None:
+    """kill -9 of behave runs no hook at all: the servers' lifeline (PDEATHSIG) must end them."""
+    root = make_project(
+        tmp_path,
+        SHOP,
+        {
+            "k.feature": """
+        Feature: killed
+          Scenario: long
+            Given the MCP server "shop" is running over streamable HTTP
+            When I call the tool "slow" with:
+              | seconds |
+              | 20      |
+    """
+        },
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "behave", "-D", f"pool={pool}", "features/"],
+        cwd=root,
+        env=behave_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(5)
+    servers = [p for p in psutil.Process(proc.pid).children(recursive=True)]
+    assert servers, "the server should be running by now"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    _gone, alive = psutil.wait_procs(servers, timeout=10)
+    assert not alive, [p.cmdline() for p in alive]
