@@ -206,6 +206,7 @@ class Session:
         self.roots_requests = 0
         self.unscripted: list[str] = []  # server requests the scenario did not script
         self._stamped_level: str | None = None
+        self._http_client: Any = None
         self.problems: list[str] = []  # usage errors raised inside callbacks, surfaced by the next step
         self.surface_dirty = True
         self._progress_tokens = itertools.count(1)
@@ -254,8 +255,9 @@ class Session:
                 {"message": f"{type(cause).__name__}: {cause}"},
                 duration_ms=elapsed * 1000,
             )
+            message = self._connect_failure(cause, elapsed)  # before stop(): the exit code is the server's own
             self.handle.stop()
-            raise ServerStartError(self._connect_failure(cause, elapsed)) from None
+            raise ServerStartError(message) from None
         self._cm = future
         try:
             self._after_connect(started)
@@ -320,6 +322,7 @@ class Session:
         if self.handle.transport == "sse":
             return sse_client(self.handle.url, headers=self.handle.headers or None)
         http = httpx2.AsyncClient(headers=self.handle.headers or None, timeout=httpx2.Timeout(self.timeout, read=300))
+        self._http_client = http  # the SDK does not close a client it is given: close() does
         return streamable_http_client(self.handle.url, http_client=http)
 
     def _connect_failure(self, cause: BaseException, elapsed: float) -> str:
@@ -356,6 +359,10 @@ class Session:
                 cause = unwrap(exc)
                 if not isinstance(cause, asyncio.CancelledError):
                     problems.append(f"closing the session with {self.name}: {type(cause).__name__}: {cause}")
+        if self._http_client is not None:
+            client, self._http_client = self._http_client, None
+            with contextlib.suppress(Exception):
+                self.portal.call(client.aclose)
         self.handle.stop()
         return problems
 
@@ -670,7 +677,9 @@ class Session:
             with contextlib.suppress(Exception):
                 listing = types.ListToolsResult.model_validate({"tools": items}, by_name=False)
                 assert self.client is not None
-                self.client.session._absorb_tool_listing(listing, complete=True)
+                low = self.client.session
+                # in the event loop's thread: the SDK's own handlers touch the same state
+                self.portal.call(lambda: low._absorb_tool_listing(listing, complete=True))
         elif kind == "resources":
             self.resources = items
         elif kind == "templates":
