@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import os
 import shutil
 import signal
@@ -74,12 +75,55 @@ def before_all(context: Any) -> None:
     except ConfigError as exc:
         print(f"\nmcp-bdd configuration error:\n  {exc}\n", file=sys.stderr)
         raise
+    runner = getattr(context, "_runner", None)
+    unknown = unknown_server_references(getattr(runner, "features", []) or [], config)
+    if unknown:
+        message = (
+            "Features name servers that are not configured (nothing was run):\n"
+            + "\n".join(unknown)
+            + f"\n  Configured servers: {', '.join(config.servers) or 'none'} (in {config.source})."
+        )
+        print(f"\nmcp-bdd configuration error:\n{message}\n", file=sys.stderr)
+        raise ConfigError(message)
     portal_cm = start_blocking_portal()
     portal = portal_cm.__enter__()
     context._mcp_portal_cm = portal_cm
     context.mcp_runtime = Runtime(config, portal)
     if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _on_signal)
+
+
+_SERVER_REFS = (
+    re.compile(r'^the MCP server "([^"]+)"'),
+    re.compile(r'^I connect to the MCP server "([^"]+)"'),
+    re.compile(r'^I (?:call the tool|read the resource) "[^"]*" on "([^"]+)"'),
+)
+
+
+def unknown_server_references(features: list[Any], config: Any) -> list[str]:
+    """Server names the features use that the configuration lacks, found before anything runs.
+
+    A typo in a server name would otherwise surface only when its scenario runs (after the slow
+    ones before it); names with `<placeholders>` or `${variables}` are left to run time.
+    """
+    from mcp_bdd.errors import did_you_mean
+
+    problems: list[str] = []
+    for feature in features:
+        for scenario in feature.walk_scenarios(with_outlines=False):
+            for step in scenario.all_steps:
+                for pattern in _SERVER_REFS:
+                    match = pattern.match(step.name)
+                    if not match:
+                        continue
+                    name = match.group(1)
+                    if "<" in name or "${" in name or name in config.servers:
+                        continue
+                    problems.append(
+                        f'  {step.location}: {step.keyword} {step.name}\n    unknown server "{name}". '
+                        f"{did_you_mean(name, config.servers, 'server')}."
+                    )
+    return sorted(set(problems))
 
 
 def before_feature(context: Any, feature: Any) -> None:

@@ -123,9 +123,6 @@ def test_usage_errors_say_where_and_what_to_do(tmp_path: Path) -> None:
         {
             "u.feature": """
         Feature: usage errors
-          Scenario: unknown server
-            Given the MCP server "shpo" is running
-
           Scenario: malformed JSON
             Given the MCP server "shop" is running
             When I call the tool "add" with arguments:
@@ -161,7 +158,6 @@ def test_usage_errors_say_where_and_what_to_do(tmp_path: Path) -> None:
     )
     run = run_behave(root)
     out = run.output
-    assert 'Unknown server "shpo". Did you mean "shop"?' in out
     assert "Malformed JSON in the doc string at line 2, column" in out
     assert 'unknown variable "${usr}". Did you mean "user"?' in out
     assert 'has no argument "c"' in out
@@ -432,3 +428,23 @@ def test_every_scenario_gets_a_fresh_forked_server(tmp_path: Path) -> None:
     root = make_project(tmp_path / "project", config, features)
     run = run_behave(root, "-D", "transport=stdio")
     assert run.counts() == {"passed": 3, "failed": 0, "error": 0, "skipped": 0}, run.output[-3000:]
+
+
+def test_unknown_server_names_fail_before_any_scenario_runs(tmp_path: Path) -> None:
+    root = make_project(tmp_path, SHOP, {"a.feature": """
+        Feature: typo
+          Scenario: fine
+            Given the MCP server "shop" is running
+          Scenario: typo
+            Given the MCP server "shpo" is running
+          Scenario Outline: placeholders are left to run time
+            Given the MCP server "<name>" is running
+            Examples:
+              | name |
+              | shop |
+    """})
+    run = run_behave(root)
+    assert run.returncode != 0
+    assert 'features/a.feature:6: Given the MCP server "shpo" is running' in run.output
+    assert 'unknown server "shpo". Did you mean "shop"?' in run.output
+    assert "1 scenario passed" not in run.stdout  # nothing ran
