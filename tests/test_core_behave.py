@@ -431,7 +431,11 @@ def test_every_scenario_gets_a_fresh_forked_server(tmp_path: Path) -> None:
 
 
 def test_unknown_server_names_fail_before_any_scenario_runs(tmp_path: Path) -> None:
-    root = make_project(tmp_path, SHOP, {"a.feature": """
+    root = make_project(
+        tmp_path,
+        SHOP,
+        {
+            "a.feature": """
         Feature: typo
           Scenario: fine
             Given the MCP server "shop" is running
@@ -442,7 +446,9 @@ def test_unknown_server_names_fail_before_any_scenario_runs(tmp_path: Path) -> N
             Examples:
               | name |
               | shop |
-    """})
+    """
+        },
+    )
     run = run_behave(root)
     assert run.returncode != 0
     assert 'features/a.feature:6: Given the MCP server "shpo" is running' in run.output
