@@ -23,8 +23,12 @@ sys.path.insert(0, str(HERE))
 from _project import add_scenarios, write_project  # noqa: E402
 
 
-def project(root: Path, n: int) -> None:
+def project(root: Path, n: int, command: bool = False) -> None:
     write_project(root, add_scenarios(n))
+    if command:  # the same server as an arbitrary executable: pre-started ahead, not forked
+        (root / "mcp-bdd.toml").write_text(
+            f'[servers.bench]\ncommand = ["{sys.executable}", "{HERE / "bench_server.py"}"]\n'
+        )
 
 
 def wall(root: Path, *args: str) -> float:
@@ -54,6 +58,15 @@ def main() -> None:
                 args = ("-D", f"transport={transport}", "-D", f"pool={pool}")
                 per[pool] = (wall(Path(many), *args) - wall(Path(one), *args)) / (n - 1)
             print(f"{transport:<16} {per['false']:>11.3f}s {per['true']:>11.3f}s {per['false'] / per['true']:>8.1f}x")
+    with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as many:
+        project(Path(one), 1, command=True)
+        project(Path(many), n, command=True)
+        per = {}
+        for pool in ("false", "true"):
+            args = ("-D", f"pool={pool}")
+            per[pool] = (wall(Path(many), *args) - wall(Path(one), *args)) / (n - 1)
+        label = "stdio (command)"
+        print(f"{label:<16} {per['false']:>11.3f}s {per['true']:>11.3f}s {per['false'] / per['true']:>8.1f}x")
     print("Target: <= 0.3 s per scenario on a Python stdio server (every scenario gets a fresh process).")
 
 

@@ -212,6 +212,7 @@ def reap_all() -> None:
         zygotes = list(_ZYGOTES)
         _ZYGOTES.clear()
         _ZYGOTE_BY_KEY.clear()
+        _WARM.clear()
     for handle in handles:
         handle.stop()
     for zygote in zygotes:
@@ -486,16 +487,52 @@ def start_server(
             _wait_for_port(handle, port, startup_timeout)
         return handle
     if transport == "stdio":
-        aprocess = _spawn_async(portal, argv, full_env, cwd, stderr_path, name, display)
-        handle = _register(
-            ServerHandle(name, transport, None, display, stderr_path=stderr_path, aprocess=aprocess, portal=portal)
-        )
-        handle.target = ProcessTransport(aprocess)
-        return handle
+        if not (isinstance(cfg, CommandServer) and config.pool and not _varies_per_start(cfg)):
+            return _spawn_stdio(portal, argv, full_env, cwd, stderr_path, name, display)
+        # A command server (any executable) cannot be forked from a zygote; instead the next ones
+        # are started while the current scenario runs, so their start-up overlaps the run.
+        key = (name, tuple(argv), tuple(sorted(env.items())), cwd)
+        with _LIVE_LOCK:
+            queue = _WARM.setdefault(key, [])
+        ready: ServerHandle | None = None
+        while queue and ready is None:
+            candidate = queue.pop(0)
+            if candidate.returncode is None:
+                ready = candidate
+            else:
+                candidate.stop()
+        if ready is None:
+            ready = _spawn_stdio(portal, argv, full_env, cwd, stderr_path, name, display)
+        while len(queue) < WARM_DEPTH:
+            warm_path = logdir / f"{name}-{transport}-{time.monotonic_ns()}.stderr.log"
+            queue.append(_spawn_stdio(portal, argv, full_env, cwd, warm_path, name, display))
+        return ready
     assert url is not None
     process = _spawn(argv, full_env, cwd, stderr_path, name, display)
     handle = _register(ServerHandle(name, transport, None, display, stderr_path=stderr_path, process=process, url=url))
     _wait_for_port(handle, _port_of(url), startup_timeout)
+    return handle
+
+
+#: how many command-server processes are kept starting ahead of the scenarios that will use them
+WARM_DEPTH = 2
+_WARM: dict[tuple[Any, ...], list[ServerHandle]] = {}
+
+
+def _varies_per_start(cfg: CommandServer) -> bool:
+    """Whether a start depends on the scenario (fakes, variables, ${port}): then nothing is pre-started."""
+    values = [*cfg.command, *cfg.env.values(), cfg.cwd or ""]
+    return any("${" in v.replace("${env.", "") for v in values)
+
+
+def _spawn_stdio(
+    portal: Any, argv: list[str], env: dict[str, str], cwd: str, stderr_path: Path, name: str, display: str
+) -> ServerHandle:
+    aprocess = _spawn_async(portal, argv, env, cwd, stderr_path, name, display)
+    handle = _register(
+        ServerHandle(name, "stdio", None, display, stderr_path=stderr_path, aprocess=aprocess, portal=portal)
+    )
+    handle.target = ProcessTransport(aprocess)
     return handle
 
 
