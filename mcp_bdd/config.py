@@ -108,6 +108,7 @@ class _Overrides(_Model):
     scope: Scope | None = None
     timeout: Annotated[float, Field(gt=0)] | None = None
     startup_timeout: Annotated[float, Field(gt=0)] | None = None
+    prestart: Annotated[int, Field(ge=0, le=8)] | None = None
 
     @field_validator("transport")
     @classmethod
@@ -197,6 +198,9 @@ class Config(_Model):
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
     #: fork `app` servers from a pre-imported process instead of a cold `python -m mcp_bdd.serve`
     pool: bool = True
+    #: start this many `command` stdio servers ahead of the scenarios that will use them (0 = off:
+    #: a server with a fixed port or a lock file cannot run several copies at once)
+    prestart: Annotated[int, Field(ge=0, le=8)] = 0
     #: name -> kind of fakes referenced by placeholders (http | database | workspace | a user fake)
     fakes: dict[str, str] = Field(default_factory=dict)
     source: str = "(defaults)"
@@ -301,7 +305,7 @@ def load_config(
         source = source or "(given)"
     raw = dict(raw)
     for key, value in (userdata or {}).items():
-        if key in {"transport", "protocol", "server", "scope", "timeout", "startup_timeout", "pool"}:
+        if key in {"transport", "protocol", "server", "scope", "timeout", "startup_timeout", "pool", "prestart"}:
             raw[key] = value
     return parse_config(raw, source=source, root=root)
 

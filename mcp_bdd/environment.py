@@ -76,7 +76,7 @@ def before_all(context: Any) -> None:
         print(f"\nmcp-bdd configuration error:\n  {exc}\n", file=sys.stderr)
         raise
     runner = getattr(context, "_runner", None)
-    unknown = unknown_server_references(getattr(runner, "features", []) or [], config)
+    unknown = unknown_server_references(getattr(runner, "features", []) or [], config, context.config)
     if unknown:
         message = (
             "Features name servers that are not configured (nothing was run):\n"
@@ -100,7 +100,7 @@ _SERVER_REFS = (
 )
 
 
-def unknown_server_references(features: list[Any], config: Any) -> list[str]:
+def unknown_server_references(features: list[Any], config: Any, run_config: Any = None) -> list[str]:
     """Server names the features use that the configuration lacks, found before anything runs.
 
     A typo in a server name would otherwise surface only when its scenario runs (after the slow
@@ -111,6 +111,8 @@ def unknown_server_references(features: list[Any], config: Any) -> list[str]:
     problems: list[str] = []
     for feature in features:
         for scenario in feature.walk_scenarios(with_outlines=False):
+            if run_config is not None and not _will_run(scenario, run_config):
+                continue  # excluded by --tags / --name: its servers do not matter for this run
             for step in scenario.all_steps:
                 for pattern in _SERVER_REFS:
                     match = pattern.match(step.name)
@@ -124,6 +126,13 @@ def unknown_server_references(features: list[Any], config: Any) -> list[str]:
                         f"{did_you_mean(name, config.servers, 'server')}."
                     )
     return sorted(set(problems))
+
+
+def _will_run(scenario: Any, run_config: Any) -> bool:
+    try:
+        return bool(scenario.should_run(run_config))
+    except Exception:
+        return True
 
 
 def before_feature(context: Any, feature: Any) -> None:
@@ -219,7 +228,8 @@ def after_scenario(context: Any, scenario: Any) -> None:
             problems += session.close()
     state.sessions.clear()
     problems += state.fakes.close()
-    shutil.rmtree(state.tmpdir, ignore_errors=True)
+    if not state.keeps_files:  # else removed with the run's directory
+        shutil.rmtree(state.tmpdir, ignore_errors=True)
     if problems and os.environ.get("MCP_BDD_DEBUG"):
         print("mcp-bdd teardown: " + "; ".join(problems), file=sys.stderr)
     context.mcp = None

@@ -80,9 +80,11 @@ class Runtime:
             if item.session.alive:
                 item.session.adopt_scenario(state.transcript, state.log_level)
                 return item.session
-            # it died (crash, connection lost): replace it rather than fail every later scenario
+            # it died (crash, connection lost): replace it rather than fail every later scenario;
+            # its fakes go with it, and this scenario gets new ones under the same names
             self.long_lived.pop(key)
             item.session.close()
+            state.fakes.forget(entry.name for entry in item.fakes)
             self._teardown(item.fakes)
         used: list[str] = []
 
@@ -95,13 +97,18 @@ class Runtime:
 
             return interpolate(text, state.variables, fake=fake, extra=extra, where=f'server "{name}" configuration')
 
+        def inject(factory: Any) -> dict[str, Any]:
+            kwargs: dict[str, Any] = state.fakes.inject(factory)
+            used.extend(kwargs)  # parameters of an app factory are named after the fakes they get
+            return kwargs
+
         handle = start_server(
             name,
             cfg,
             config,
             transport,
             interpolate=interp,
-            inject=state.fakes.inject,
+            inject=inject,
             logdir=self.logdir,
             portal=self.portal,
         )
@@ -119,6 +126,7 @@ class Runtime:
         session.open()  # closes the handle itself when it fails
         if scope != "scenario":
             self.long_lived[key] = _LongLived(session, state.fakes.lend(used))
+            state.keeps_files = True  # the lent fakes' files live in this scenario's directory
         return session
 
     @staticmethod
@@ -142,6 +150,9 @@ class Runtime:
 
     def close(self) -> list[str]:
         problems = self.close_scope("all")
+        from mcp_bdd.servers import discard_prestarted
+
+        discard_prestarted(self.portal)  # while the event loop still runs, so their pipes close cleanly
         with contextlib.suppress(OSError):
             shutil.rmtree(self.root, ignore_errors=True)
         return problems

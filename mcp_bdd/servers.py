@@ -487,7 +487,13 @@ def start_server(
             _wait_for_port(handle, port, startup_timeout)
         return handle
     if transport == "stdio":
-        if not (isinstance(cfg, CommandServer) and config.pool and not _varies_per_start(cfg)):
+        depth = int(config.setting(name, "prestart") or 0)
+        if not (
+            isinstance(cfg, CommandServer)
+            and depth > 0
+            and config.setting(name, "scope") == "scenario"
+            and not _varies_per_start(cfg)
+        ):
             return _spawn_stdio(portal, argv, full_env, cwd, stderr_path, name, display)
         # A command server (any executable) cannot be forked from a zygote; instead the next ones
         # are started while the current scenario runs, so their start-up overlaps the run.
@@ -500,10 +506,10 @@ def start_server(
             if candidate.returncode is None:
                 ready = candidate
             else:
-                candidate.stop()
+                _discard(candidate, portal)
         if ready is None:
             ready = _spawn_stdio(portal, argv, full_env, cwd, stderr_path, name, display)
-        while len(queue) < WARM_DEPTH:
+        while len(queue) < depth:
             warm_path = logdir / f"{name}-{transport}-{time.monotonic_ns()}.stderr.log"
             queue.append(_spawn_stdio(portal, argv, full_env, cwd, warm_path, name, display))
         return ready
@@ -514,9 +520,28 @@ def start_server(
     return handle
 
 
-#: how many command-server processes are kept starting ahead of the scenarios that will use them
-WARM_DEPTH = 2
+#: command-server processes started ahead of the scenarios that will use them (`prestart = N`)
 _WARM: dict[tuple[Any, ...], list[ServerHandle]] = {}
+
+
+def _discard(handle: ServerHandle, portal: Any) -> None:
+    """Stop a process we started but never connected to, closing its pipes in the event loop."""
+    with _LIVE_LOCK:
+        _LIVE.discard(handle)
+    if handle.aprocess is not None:
+        with contextlib.suppress(Exception):
+            portal.call(_stop_process, handle.aprocess)
+    handle.stop()
+
+
+def discard_prestarted(portal: Any) -> None:
+    """End every pre-started server (end of the run), while the portal's event loop still runs."""
+    with _LIVE_LOCK:
+        queues = list(_WARM.values())
+        _WARM.clear()
+    for queue in queues:
+        for handle in queue:
+            _discard(handle, portal)
 
 
 def _varies_per_start(cfg: CommandServer) -> bool:

@@ -257,6 +257,10 @@ class Session:
             )
             message = self._connect_failure(cause, elapsed)  # before stop(): the exit code is the server's own
             self.handle.stop()
+            if self._http_client is not None:
+                client, self._http_client = self._http_client, None
+                with contextlib.suppress(Exception):
+                    self.portal.call(client.aclose)
             raise ServerStartError(message) from None
         self._cm = future
         try:
@@ -384,6 +388,9 @@ class Session:
         self.elicitation_requests.clear()
         if log_level is not None and log_level != self.log_level:
             self.set_log_level(log_level)
+        elif log_level is None and self._stamped_level is not None:
+            self._stamped_level = None  # the previous scenario's opt-in must not carry over
+            self.log_level = None
 
     @property
     def protocol_version(self) -> str:

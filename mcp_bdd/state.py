@@ -51,6 +51,8 @@ class ScenarioState:
     connect_error: str | None = None
     log_level: str | None = None
     completions: list[str] | None = None
+    #: set when this scenario lent fakes to a long-lived server: their files must outlive it
+    keeps_files: bool = False
     location: str = ""  # "features/x.feature:12" of the running step, for messages
     step_text: str = ""
 

@@ -175,3 +175,62 @@ def test_servers_die_with_a_killed_run(tmp_path: Path, pool: str) -> None:
     proc.wait(timeout=10)
     _gone, alive = psutil.wait_procs(servers, timeout=10)
     assert not alive, [p.cmdline() for p in alive]
+
+
+def test_a_shared_fake_database_outlives_the_scenario_that_created_it(tmp_path: Path) -> None:
+    config = SHOP + 'scope = "feature"\nenv = { SHOP_DB = "${fake.shop.path}" }\n'
+    scenario = """
+  Scenario: seeded {n}
+    Given the MCP server "shop" is running
+    And the table "inventory" of the fake database "shop" contains:
+      | product_id | quantity | price |
+      | PROD-{n}   | {n}      | 1.0   |
+    When I call the tool "check_stock" with:
+      | product_id |
+      | PROD-{n}   |
+    Then the result at "$.quantity" is {n}
+"""
+    feature = "Feature: shared db\n" + "".join(scenario.format(n=n) for n in (1, 2, 3))
+    root = make_project(tmp_path, config, {"d.feature": feature})
+    run = run_behave(root)
+    assert run.counts() == {"passed": 3, "failed": 0, "error": 0, "skipped": 0}, run.output[-3000:]
+
+
+def test_the_server_name_check_ignores_scenarios_excluded_by_tags(tmp_path: Path) -> None:
+    root = make_project(
+        tmp_path,
+        SHOP,
+        {
+            "t.feature": """
+        Feature: tags
+          Scenario: runs
+            Given the MCP server "shop" is running
+          @wip
+          Scenario: not yet configured
+            Given the MCP server "payments-v2" is running
+    """
+        },
+    )
+    run = run_behave(root, "--tags", "not @wip")
+    assert run.counts()["passed"] == 1, run.output[-3000:]
+    assert "payments-v2" not in run.stderr
+
+
+def test_prestarted_command_servers_are_used_and_cleaned_up(tmp_path: Path) -> None:
+    config = f'prestart = 2\n[servers.time]\ncommand = ["{Path(sys.executable).parent / "mcp-server-time"}"]\n'
+    scenario = """
+  Scenario: call {n}
+    Given the MCP server "time" is running
+    When I call the tool "get_current_time" with:
+      | timezone |
+      | UTC      |
+    Then the tool call succeeds
+"""
+    root = make_project(
+        tmp_path, config, {"p.feature": "Feature: prestart\n" + "".join(scenario.format(n=n) for n in range(4))}
+    )
+    started = time.monotonic()
+    run = run_behave(root)
+    assert run.counts() == {"passed": 4, "failed": 0, "error": 0, "skipped": 0}, run.output[-3000:]
+    assert "Event loop is closed" not in run.output
+    assert time.monotonic() - started < 40

@@ -290,6 +290,11 @@ class Fakes:
                 self._entries[name] = replace(entry, teardown=None)
         return lent
 
+    def forget(self, names: Iterable[str]) -> None:
+        """Drop these names (borrowed fakes whose owner is gone): the next reference creates new ones."""
+        for name in names:
+            self._entries.pop(name, None)
+
     def borrow(self, entries: Iterable[_Entry], *, fresh: bool) -> None:
         """Use a longer-lived owner's fakes under their names (never torn down by this scenario).
 
