@@ -198,6 +198,16 @@ def _die_with_parent() -> None:
         pass
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _kill_group(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
@@ -717,8 +727,10 @@ class FdTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         with contextlib.suppress(OSError):
             os.close(self.stdin_fd)  # EOF on its stdin: the spec's polite shutdown
         handle = self.handle
+        # Poll with a signal-0 probe, not handle.returncode: that asks the zygote over its socket,
+        # which would block the event loop while another thread waits on a spawn.
         with anyio.move_on_after(1.0):
-            while handle.returncode is None:
+            while handle.zpid is not None and _pid_alive(handle.zpid):
                 await anyio.sleep(0.01)
         await anyio.to_thread.run_sync(handle.stop)
         with contextlib.suppress(OSError):
