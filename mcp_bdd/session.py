@@ -130,7 +130,11 @@ def result_text(raw: dict[str, Any]) -> str:
 
 
 class Timeline:
-    """Notifications with arrival times; `wait_for` wakes on arrival instead of sleeping."""
+    """Notifications with arrival times; `wait_for` wakes on arrival instead of sleeping.
+
+    It holds one scenario's notifications: a feature/run-scoped session clears it when the next
+    scenario adopts the session (`Session.adopt_scenario`), so no step sees an earlier scenario's.
+    """
 
     def __init__(self) -> None:
         self._cond = threading.Condition()

@@ -10,7 +10,6 @@ notification may be processed just after the response it preceded.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -18,7 +17,7 @@ from behave import given as _given  # type: ignore[import-untyped, unused-ignore
 from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
 
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
-from mcp_bdd.session import Session
+from mcp_bdd.session import Session, Timeline
 from mcp_bdd.steps._common import current_session, state, text
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -50,38 +49,7 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 GRACE_SECONDS = 1.0
 
 
-class _View:
-    """The part of a session's timeline that belongs to the running scenario.
-
-    A scenario-scoped session is the scenario's own. A feature- or run-scoped one carries the
-    notifications of earlier scenarios too: those that arrived before this scenario's first
-    exchange are left out, so a count or a "within" never passes on an earlier scenario's events.
-    """
-
-    def __init__(self, context: Any, session: Session) -> None:
-        self.timeline = session.timeline
-        self.old: set[int] = set()
-        st = state(context)
-        if st.runtime.is_long_lived(session):
-            first = st.transcript.items[:1]
-            started = time.monotonic() - (time.time() - first[0].at) if first else time.monotonic()
-            self.old = {id(p) for (t, _, p, _) in list(self.timeline.items) if t < started}
-
-    def of(self, method: str) -> list[dict[str, Any]]:
-        return [p for p in self.timeline.of(method) if id(p) not in self.old]
-
-    def wait_for(self, predicate: Callable[[str, dict[str, Any]], bool], timeout: float) -> bool:
-        return self.timeline.wait_for(lambda m, p: id(p) not in self.old and predicate(m, p), timeout)
-
-    def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for _, method, params, _ in list(self.timeline.items):
-            if id(params) not in self.old:
-                out[method] = out.get(method, 0) + 1
-        return out
-
-
-def _arrived(view: _View) -> str:
+def _arrived(view: Timeline) -> str:
     """What the session received, as "2 × log message, 5 × progress" (for failure messages)."""
     counts = view.counts()
     if not counts:
@@ -126,7 +94,7 @@ def _wait(
     if seconds < 0:
         raise UsageError(f"{state(context).location}: a wait cannot be negative (got {seconds:g} s).")
     note = _listen_note(session, method)
-    view = _View(context, session)
+    view = session.timeline
     if view.wait_for(lambda m, p: m == method and (predicate is None or predicate(p)), seconds):
         return
     raise ExpectationFailed(
@@ -184,7 +152,7 @@ def step_resource_update(context: Any, uri: str, seconds: float) -> None:
     session = current_session(context)
     wanted = text(context, uri)
     method = KINDS["resource updated"]
-    others = sorted({str(p.get("uri")) for p in _View(context, session).of(method)} - {wanted})
+    others = sorted({str(p.get("uri")) for p in session.timeline.of(method)} - {wanted})
     tip = (
         f"updates arrived for other resources: {others}."
         if others
@@ -248,7 +216,7 @@ def step_logged(context: Any, level: str, needle: str) -> None:
     def matches(m: str, p: dict[str, Any]) -> bool:
         return m == method and p.get("level") == wanted_level and wanted in _log_text(p)
 
-    view = _View(context, session)
+    view = session.timeline
     if view.wait_for(matches, GRACE_SECONDS):
         return
     logged = [f"[{p.get('level')}] {_log_text(p)[:200]}" for p in view.of(method)]
@@ -284,7 +252,7 @@ def step_progress_count(context: Any, n: int) -> None:
     """
     session = current_session(context)
     method = KINDS["progress"]
-    view = _View(context, session)
+    view = session.timeline
     if len(view.of(method)) >= n:
         return
     # Re-counting inside the predicate is fine: the timeline's condition holds a re-entrant lock.
@@ -306,7 +274,7 @@ def step_progress_monotonic(context: Any) -> None:
     Example: Then the progress never decreased
     """
     session = current_session(context)
-    view = _View(context, session)
+    view = session.timeline
     got = view.of(KINDS["progress"])
     if not got:
         raise ExpectationFailed(
