@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_bdd.config import Config, normalize_transport
+from mcp_bdd.fakes import teardown
 from mcp_bdd.servers import start_server
 from mcp_bdd.session import Persona, Session
 
@@ -85,7 +86,7 @@ class Runtime:
             self.long_lived.pop(key)
             item.session.close()
             state.fakes.forget(entry.name for entry in item.fakes)
-            self._teardown(item.fakes)
+            teardown(item.fakes)
         used: list[str] = []
 
         def fake(fake_name: str, attr: str) -> str:
@@ -129,23 +130,12 @@ class Runtime:
             state.keeps_files = True  # the lent fakes' files live in this scenario's directory
         return session
 
-    @staticmethod
-    def _teardown(entries: list[Any]) -> list[str]:
-        problems = []
-        for entry in reversed(entries):
-            if entry.teardown is not None:
-                try:
-                    entry.teardown()
-                except Exception as exc:
-                    problems.append(f'fake "{entry.name}": {type(exc).__name__}: {exc}')
-        return problems
-
     def close_scope(self, scope: str) -> list[str]:
         problems: list[str] = []
         for key in [k for k in self.long_lived if k[3] == scope or scope == "all"]:
             item = self.long_lived.pop(key)
             problems += item.session.close()
-            problems += self._teardown(item.fakes)
+            problems += teardown(item.fakes)
         return problems
 
     def close(self) -> list[str]:

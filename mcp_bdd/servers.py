@@ -138,13 +138,7 @@ class ServerHandle:
         return None
 
     def stderr_tail(self, lines: int = 20) -> str:
-        if self.stderr_path is None or not self.stderr_path.exists():
-            return ""
-        try:
-            data = self.stderr_path.read_bytes()[-16384:].decode("utf-8", "replace")
-        except OSError:
-            return ""
-        return "\n".join(data.splitlines()[-lines:])
+        return "" if self.stderr_path is None else _tail(self.stderr_path, lines)
 
     def describe_death(self) -> str:
         """Command, exit code and stderr tail: what a user needs when a server fails."""

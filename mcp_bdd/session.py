@@ -261,10 +261,7 @@ class Session:
             )
             message = self._connect_failure(cause, elapsed)  # before stop(): the exit code is the server's own
             self.handle.stop()
-            if self._http_client is not None:
-                client, self._http_client = self._http_client, None
-                with contextlib.suppress(Exception):
-                    self.portal.call(client.aclose)
+            self._close_http_client()
             raise ServerStartError(message) from None
         self._cm = future
         try:
@@ -321,6 +318,13 @@ class Session:
         elif error is not None and not isinstance(unwrap(error), asyncio.CancelledError):
             raise error
 
+    def _close_http_client(self) -> None:
+        """The SDK does not close an httpx client it is given; we do, in the event loop."""
+        if self._http_client is not None:
+            client, self._http_client = self._http_client, None
+            with contextlib.suppress(Exception):
+                self.portal.call(client.aclose)
+
     def _http_target(self) -> Any:
         import httpx2
         from mcp.client.sse import sse_client
@@ -367,10 +371,7 @@ class Session:
                 cause = unwrap(exc)
                 if not isinstance(cause, asyncio.CancelledError):
                     problems.append(f"closing the session with {self.name}: {type(cause).__name__}: {cause}")
-        if self._http_client is not None:
-            client, self._http_client = self._http_client, None
-            with contextlib.suppress(Exception):
-                self.portal.call(client.aclose)
+        self._close_http_client()
         self.handle.stop()
         return problems
 

@@ -376,16 +376,26 @@ class Fakes:
         an HTTP fake's URL must stop before the HTTP fake does).
         """
         self._closed = True
-        problems: list[str] = []
-        while self._entries:
-            name, entry = self._entries.popitem()
-            if entry.teardown is None:
-                continue
-            try:
-                entry.teardown()
-            except Exception as exc:  # teardown must go on; the problem is reported
-                problems.append(f'fake "{name}" ({_label(entry.kind)}): {type(exc).__name__}: {exc}')
-        return problems
+        entries = list(self._entries.values())
+        self._entries.clear()
+        return teardown(entries)
+
+
+def teardown(entries: Iterable[_Entry]) -> list[str]:
+    """Tear fakes down in reverse order; never raises; returns the problems as text.
+
+    Shared by a scenario's `Fakes.close` and the runtime, which owns the fakes lent to
+    feature/run-scoped servers.
+    """
+    problems: list[str] = []
+    for entry in reversed(list(entries)):
+        if entry.teardown is None:
+            continue
+        try:
+            entry.teardown()
+        except Exception as exc:  # teardown must go on; the problem is reported
+            problems.append(f'fake "{entry.name}" ({_label(entry.kind)}): {type(exc).__name__}: {exc}')
+    return problems
 
 
 def _finisher(name: str, gen: Generator[Any, Any, Any]) -> Callable[[], None]:
