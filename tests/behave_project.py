@@ -76,6 +76,17 @@ def run_behave(root: Path, *args: str, timeout: float = 120) -> Run:
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
+def start_behave(root: Path, *args: str) -> subprocess.Popen[bytes]:
+    """behave running in the background (for tests that interrupt or kill it mid-run)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "behave", *args, "features/"],
+        cwd=root,
+        env=behave_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 def python_cmd(module: str) -> str:
     """A TOML array literal running `python -m module` with this interpreter."""
     return f'["{sys.executable}", "-m", "{module}"]'

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from behave_project import REPO, SHOP, behave_env, make_project, python_cmd, run_behave
+from behave_project import REPO, SHOP, make_project, python_cmd, run_behave, start_behave
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
@@ -292,59 +291,32 @@ def test_crash_mid_call_fails_clearly(tmp_path: Path) -> None:
     assert "crash: exiting mid-call" in run.stdout or "Connection closed" in run.stdout
 
 
-def test_sigint_mid_run_leaves_no_server(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("signum", "transport"),
+    [(signal.SIGINT, "stdio"), (signal.SIGTERM, "streamable HTTP")],
+    ids=["sigint-stdio", "sigterm-http"],
+)
+def test_a_signal_mid_run_leaves_no_server(tmp_path: Path, signum: signal.Signals, transport: str) -> None:
     root = make_project(
         tmp_path,
         SHOP,
         {
-            "s.feature": """
+            "s.feature": f"""
         Feature: interrupted
           Scenario: long
-            Given the MCP server "shop" is running over stdio
+            Given the MCP server "shop" is running over {transport}
             When I call the tool "slow" with:
               | seconds |
               | 8       |
         """
         },
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "behave", "features/"],
-        cwd=root,
-        env=behave_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    time.sleep(4)  # the stdio server is up and the call is in flight
-    proc.send_signal(signal.SIGINT)
+    proc = start_behave(root)
+    time.sleep(4)  # the server is up and the call is in flight
+    proc.send_signal(signum)
     proc.wait(timeout=30)
-    assert proc.returncode != 0
-
-
-def test_sigterm_mid_run_leaves_no_server(tmp_path: Path) -> None:
-    root = make_project(
-        tmp_path,
-        SHOP,
-        {
-            "s.feature": """
-        Feature: terminated
-          Scenario: long
-            Given the MCP server "shop" is running over streamable HTTP
-            When I call the tool "slow" with:
-              | seconds |
-              | 8       |
-        """
-        },
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "behave", "features/"],
-        cwd=root,
-        env=behave_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    time.sleep(4)
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=30)
+    if signum == signal.SIGINT:
+        assert proc.returncode != 0
 
 
 @pytest.mark.realworld

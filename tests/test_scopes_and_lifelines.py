@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
-from behave_project import REPO, SHOP, behave_env, make_project, python_cmd, run_behave
+from behave_project import REPO, SHOP, make_project, python_cmd, run_behave, start_behave
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
@@ -161,13 +160,7 @@ def test_servers_die_with_a_killed_run(tmp_path: Path, pool: str) -> None:
     """
         },
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "behave", "-D", f"pool={pool}", "features/"],
-        cwd=root,
-        env=behave_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = start_behave(root, "-D", f"pool={pool}")
     time.sleep(5)
     servers = [p for p in psutil.Process(proc.pid).children(recursive=True)]
     assert servers, "the server should be running by now"
