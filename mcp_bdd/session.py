@@ -701,8 +701,18 @@ class Session:
         self.surface_dirty = True
         return items
 
+    def listing(self, kind: str) -> list[dict[str, Any]]:
+        """The last listing of `kind` (tools, resources, templates, prompts), fetched if none was taken yet."""
+        cached = {
+            "tools": self.tools,
+            "resources": self.resources,
+            "templates": self.templates,
+            "prompts": self.prompts,
+        }[kind]
+        return cached if cached is not None else self.list_all(kind)
+
     def tool_list(self) -> list[dict[str, Any]]:
-        return self.tools if self.tools is not None else self.list_all("tools")
+        return self.listing("tools")
 
     def tool_named(self, name: str) -> dict[str, Any] | None:
         for tool in self.tool_list():

@@ -31,7 +31,7 @@ __all__: list[str] = []
 
 
 def _prompt_list(session: Session) -> list[dict[str, Any]]:
-    return session.prompts if session.prompts is not None else session.list_all("prompts")
+    return session.listing("prompts")
 
 
 def _prompt_named(session: Session, name: str) -> dict[str, Any] | None:

@@ -71,14 +71,8 @@ def resource_uris(session: Session) -> tuple[list[str], list[str]]:
     uris: list[str] = []
     templates: list[str] = []
     try:
-        uris = [
-            str(r.get("uri"))
-            for r in (session.resources if session.resources is not None else session.list_all("resources"))
-        ]
-        templates = [
-            str(t.get("uriTemplate"))
-            for t in (session.templates if session.templates is not None else session.list_all("templates"))
-        ]
+        uris = [str(r.get("uri")) for r in session.listing("resources")]
+        templates = [str(t.get("uriTemplate")) for t in session.listing("templates")]
     except Exception:  # only a hint for a failure message
         pass
     return uris, templates
@@ -105,7 +99,7 @@ def step_resources_include(context: Any, uri: str) -> None:
     """
     session = current_session(context)
     wanted = text(context, uri)
-    listed = session.resources if session.resources is not None else session.list_all("resources")
+    listed = session.listing("resources")
     uris = [str(r.get("uri")) for r in listed]
     if wanted not in uris:
         raise ExpectationFailed(
@@ -135,7 +129,7 @@ def step_templates_include(context: Any, template: str) -> None:
     """
     session = current_session(context)
     wanted = text(context, template)
-    listed = session.templates if session.templates is not None else session.list_all("templates")
+    listed = session.listing("templates")
     templates = [str(t.get("uriTemplate")) for t in listed]
     if wanted not in templates:
         raise ExpectationFailed(
