@@ -22,13 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "main"]
+from mcp_bdd.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_UNREACHABLE = 3
-EXIT_INTERRUPTED = 130
+__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "main"]
 
 _EXIT_CODES = """\
 exit codes:
@@ -36,6 +32,7 @@ exit codes:
   1  scenarios failed (probe: the surface changed)
   2  usage or configuration error
   3  a server could not be started or reached
+  5  nothing ran: no feature file, or no scenario matched the paths and tags
 """
 
 
@@ -297,19 +294,17 @@ def _behave_args(argv: list[str]) -> list[str]:
 
 
 def _report_error(exc: BaseException) -> int:
-    from mcp_bdd.errors import ConfigError, McpBddError, RequestTimeout, ServerStartError, UsageError
+    from mcp_bdd.errors import ConfigError, McpBddError, RequestTimeout, ServerStartError
 
     if os.environ.get("MCP_BDD_DEBUG"):
         traceback.print_exception(exc)
     if isinstance(exc, ServerStartError | RequestTimeout):
         print(f"mcp-bdd: {exc}", file=sys.stderr)
-        return EXIT_UNREACHABLE
-    if isinstance(exc, ConfigError):
-        print(f"mcp-bdd: configuration error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if isinstance(exc, UsageError | McpBddError):
-        print(f"mcp-bdd: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_UNREACHABLE  # for probe/scaffold a timeout means the server cannot be reached
+    if isinstance(exc, McpBddError):
+        label = "configuration error" if isinstance(exc, ConfigError) else "error"
+        print(f"mcp-bdd: {label}: {exc}", file=sys.stderr)
+        return exc.exit_code
     if isinstance(exc, OSError):
         where = f" ({exc.filename})" if exc.filename else ""
         print(f"mcp-bdd: error: {exc.strerror or exc}{where}", file=sys.stderr)

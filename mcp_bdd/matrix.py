@@ -35,8 +35,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from mcp_bdd.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
-from mcp_bdd.errors import UsageError
+from mcp_bdd.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, UsageError
 
 __all__ = [
     "Leg",
@@ -519,14 +518,14 @@ def _analyse(result: LegResult, interrupted: bool) -> None:
             result.counts[scenario.status] += 1
             if scenario.status in ("passed", "skipped", "untested"):
                 continue
-            messages = [s.error_message for s in scenario.steps if s.error_message]
+            failed = [(s.error_message, s.error_kind) for s in scenario.steps if s.error_message]
             if scenario.error_message:
-                messages.append(scenario.error_message)
-            message = messages[0] if messages else scenario.status
+                failed.append((scenario.error_message, scenario.error_kind))
+            message, kind = failed[0] if failed else (scenario.status, None)
             first = re.sub(r"^(?:[\w.]+Error|ERROR|HOOK-ERROR[^:]*|ASSERT FAILED): ", "", _first_line(message))
-            if "cannot be run over" in message:
+            if kind == "not-served":
                 unservable[first] += 1
-            elif "ServerStartError" in message or ("RequestTimeout" in message and "startup" in message):
+            elif kind == "setup":
                 start_failures[first] += 1
             else:
                 result.failures.append(f"{scenario.location}  {scenario.name}: {scenario.status}: {first[:300]}")

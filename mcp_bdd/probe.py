@@ -25,8 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcp_bdd.cli import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE
-from mcp_bdd.errors import McpBddError, ServerStartError, UsageError
+from mcp_bdd.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, McpBddError, ServerStartError, UsageError
 
 __all__ = ["Surface", "compare", "open_session", "probe", "tools_hash"]
 
@@ -321,7 +320,7 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
     except ServerStartError as exc:
         return _unreachable(options, shown, str(exc), time.monotonic() - started, out)
     except (McpBddError, AssertionError) as exc:
-        if isinstance(exc, UsageError) and "cannot be run over" not in str(exc):
+        if isinstance(exc, UsageError):
             raise
         return _unreachable(options, shown, str(exc), time.monotonic() - started, out)
     elapsed = time.monotonic() - started

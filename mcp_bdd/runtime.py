@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_bdd.config import Config, normalize_transport
+from mcp_bdd.errors import TransportNotServed
 from mcp_bdd.fakes import teardown
 from mcp_bdd.servers import start_server
 from mcp_bdd.session import Persona, Session
@@ -39,7 +40,7 @@ class Runtime:
         self.long_lived: dict[tuple[str, str, str, str], _LongLived] = {}
         self.scenario_count = 0
         #: servers that cannot serve a transport, so the same failure is not re-tried for every scenario
-        self.start_failures: dict[tuple[str, str], str] = {}
+        self.start_failures: dict[tuple[str, str], TransportNotServed] = {}
 
     def scenario_dir(self) -> Path:
         self.scenario_count += 1

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcp_bdd.cli import EXIT_OK
-from mcp_bdd.errors import UsageError
+from mcp_bdd.errors import EXIT_OK, UsageError
 
 __all__ = ["Candidate", "FilePlan", "detect_server", "feature_files", "init", "placeholder", "scaffold"]
 

@@ -39,7 +39,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from mcp_bdd.config import AppServer, CommandServer, Config, ServerConfig, UrlServer, mask_secrets
-from mcp_bdd.errors import ServerStartError
+from mcp_bdd.errors import ServerStartError, TransportNotServed
 
 __all__ = ["ServerHandle", "free_port", "load_app", "reap_all", "start_server"]
 
@@ -405,7 +405,7 @@ def start_server(
 ) -> ServerHandle:
     """Start `name` for `transport` (or point at it, for url servers)."""
     if transport not in cfg.transports():
-        raise ServerStartError(
+        raise TransportNotServed(
             f'The server "{name}" cannot be run over {transport}: it can serve {", ".join(cfg.transports())}. '
             + _how_to_add(cfg, transport)
         )

@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_bdd.errors import kind_of
 from mcp_bdd.report.evidence import PAYLOAD_LIMIT, mask_text, merge_surfaces, parse_attachment
 from mcp_bdd.report.model import (
     Attachment,
@@ -160,6 +161,14 @@ def _background(background: Any) -> Background | None:
 def _error(item: Any) -> str | None:
     message = getattr(item, "error_message", None)
     return mask_text(str(message)) if message else None
+
+
+def _step_kind(step: Any, status: str) -> str | None:
+    if status in ("passed", "skipped", "untested"):
+        return None
+    if status in ("undefined", "pending"):
+        return "usage"
+    return kind_of(getattr(step, "exception", None)) or "error"
 
 
 class RunCollector:
@@ -380,6 +389,7 @@ class RunCollector:
             tags=_tags(scenario.tags),
             steps=steps,
             error_message=_error(scenario) if scenario.hook_failed else None,
+            error_kind=kind_of(scenario.exception) if scenario.hook_failed else None,
             evidence=self._scenario_evidence.get(key, _NO_EVIDENCE).freeze(),
             example=example,
         )
@@ -403,6 +413,7 @@ class RunCollector:
             text=None if step.text is None else str(step.text),
             table=_table(step.table),
             error_message=error if status not in ("passed", "skipped") else None,
+            error_kind=_step_kind(step, status),
             background=background,
             definition=self._definitions.get(id(step)),
             evidence=self._step_evidence.get(id(step), _NO_EVIDENCE).freeze(),

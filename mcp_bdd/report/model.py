@@ -201,6 +201,7 @@ class Step:
     text: str | None = None
     table: Table | None = None
     error_message: str | None = None
+    error_kind: str | None = None  # failure category (mcp_bdd.errors.KINDS), from the exception's type
     background: bool = False
     definition: str | None = None  # location of the step definition that matched
     evidence: Evidence = field(default_factory=Evidence)
@@ -235,6 +236,7 @@ class Scenario:
     tags: tuple[str, ...] = ()
     steps: tuple[Step, ...] = ()
     error_message: str | None = None  # hook errors
+    error_kind: str | None = None  # the hook error's category (mcp_bdd.errors.KINDS)
     evidence: Evidence = field(default_factory=Evidence)  # attached outside any step (hooks)
     example: ExampleRef | None = None
 

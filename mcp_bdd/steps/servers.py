@@ -7,7 +7,7 @@ from typing import Any
 from behave import given, then, when
 
 from mcp_bdd.config import normalize_transport
-from mcp_bdd.errors import ExpectationFailed, ServerStartError, UsageError
+from mcp_bdd.errors import ExpectationFailed, ServerStartError, TransportNotServed, UsageError
 from mcp_bdd.steps._common import current_session, state, table_rows, text
 
 _CAPABILITIES = {
@@ -39,12 +39,11 @@ def ensure_server(context: Any, name: str, *, transport: str | None = None, env:
     key = (name, transport or "")
     failed = st.runtime.start_failures.get(key)
     if failed is not None:
-        raise ServerStartError(f"{failed}\n  (This failure happened earlier in the run; not retried.)")
+        raise type(failed)(f"{failed}\n  (This failure happened earlier in the run; not retried.)")
     try:
         st.sessions[name] = st.runtime.open_session(st, name, transport=transport, env_overrides=env)
-    except ServerStartError as exc:
-        if "cannot be run over" in str(exc):
-            st.runtime.start_failures[key] = str(exc)
+    except TransportNotServed as exc:
+        st.runtime.start_failures[key] = exc  # the configuration cannot change mid-run: do not try again
         raise
 
 
