@@ -86,7 +86,7 @@ def session_open_close(n: int = 300) -> tuple[float, float]:
     """(raw Client enter+exit, mcp-bdd Session.open+close) in seconds, medians, same portal and server."""
     from anyio.from_thread import start_blocking_portal
 
-    from mcp_bdd.servers import ServerHandle
+    from mcp_bdd.servers import InMemoryServer
     from mcp_bdd.session import Session
     from mcp_bdd.transcript import Transcript
 
@@ -101,7 +101,7 @@ def session_open_close(n: int = 300) -> tuple[float, float]:
             portal.call(go)
 
         def bdd_once() -> None:
-            handle = ServerHandle("bench", "in-memory", server, "bench")
+            handle = InMemoryServer("bench", server, "bench")
             session = Session(
                 "bench", handle, portal=portal, transcript=Transcript(), timeout=10, startup_timeout=10, protocol="auto"
             )

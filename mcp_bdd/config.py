@@ -30,7 +30,6 @@ __all__ = [
     "ServerConfig",
     "UrlServer",
     "load_config",
-    "mask_secrets",
     "normalize_protocol",
     "normalize_transport",
 ]
@@ -54,8 +53,6 @@ _TRANSPORT_ALIASES = {
     "sse": "sse",
 }
 _PROTOCOL_ALIASES = {"auto": "auto", "legacy": "legacy", "2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
-
-SECRET_MARKERS = ("TOKEN", "SECRET", "KEY", "PASSWORD", "AUTHORIZATION", "COOKIE")
 
 
 def normalize_transport(value: str, where: str = "transport") -> str:
@@ -83,15 +80,6 @@ def _closest(word: str, choices: tuple[str, ...] | list[str]) -> str:
     return f' Did you mean "{close[0]}"?' if close else ""
 
 
-def mask_secrets(values: Mapping[str, str], *, all_values: bool = False) -> dict[str, str]:
-    """Mask values whose names look secret (TOKEN, SECRET, KEY, PASSWORD ...); `all_values` masks every one."""
-    out: dict[str, str] = {}
-    for name, value in values.items():
-        secret = all_values or any(marker in name.upper() for marker in SECRET_MARKERS)
-        out[name] = "****" if secret and value else value
-    return out
-
-
 def _argv(value: str | list[str]) -> list[str]:
     return shlex.split(value) if isinstance(value, str) else list(value)
 
@@ -109,6 +97,7 @@ class _Overrides(_Model):
     timeout: Annotated[float, Field(gt=0)] | None = None
     startup_timeout: Annotated[float, Field(gt=0)] | None = None
     prestart: Annotated[int, Field(ge=0, le=8)] | None = None
+    max_message_bytes: Annotated[int, Field(ge=1024)] | None = None
 
     @field_validator("transport")
     @classmethod
@@ -182,7 +171,10 @@ class UrlServer(_Overrides):
     headers: dict[str, str] = Field(default_factory=dict)
 
     def transports(self) -> tuple[str, ...]:
-        return ("sse",) if self.transport == "sse" else ("streamable-http", "sse")
+        """A URL implies HTTP: SSE when configured so or when the path ends in /sse, else streamable HTTP."""
+        if self.transport == "sse" or self.url.rstrip("/").endswith("/sse"):
+            return ("sse",)
+        return ("streamable-http", "sse")
 
 
 ServerConfig = AppServer | CommandServer | UrlServer
@@ -201,6 +193,8 @@ class Config(_Model):
     #: start this many `command` stdio servers ahead of the scenarios that will use them (0 = off:
     #: a server with a fixed port or a lock file cannot run several copies at once)
     prestart: Annotated[int, Field(ge=0, le=8)] = 0
+    #: the longest JSON-RPC line accepted over stdio; a longer one fails its request (bounded memory)
+    max_message_bytes: Annotated[int, Field(ge=1024)] = 128 * 1024 * 1024
     #: name -> kind of fakes referenced by placeholders (http | database | workspace | a user fake)
     fakes: dict[str, str] = Field(default_factory=dict)
     source: str = "(defaults)"
@@ -240,6 +234,9 @@ class Config(_Model):
         cfg = self.servers[name]
         if cfg.transport is not None:
             return cfg.transport
+        if isinstance(cfg, UrlServer):
+            # nothing is started for a URL: the run's transport (stdio, in-memory) cannot apply to it
+            return self.transport if self.transport in cfg.transports() else cfg.transports()[0]
         if self.transport in cfg.transports() or "transport" in self.model_fields_set:
             return self.transport
         return cfg.transports()[0]
@@ -251,6 +248,10 @@ class Config(_Model):
 
 
 _TOP_KEYS = tuple(k for k in Config.model_fields if k not in {"source", "root"})
+#: top-level keys a `-D key=value` may override for one run
+_USERDATA_KEYS = frozenset(
+    {"transport", "protocol", "server", "scope", "timeout", "startup_timeout", "pool", "prestart", "max_message_bytes"}
+)
 _SERVER_KEYS = {
     "app": tuple(k for k in AppServer.model_fields if k != "kind"),
     "command": tuple(k for k in CommandServer.model_fields if k != "kind"),
@@ -305,7 +306,7 @@ def load_config(
         source = source or "(given)"
     raw = dict(raw)
     for key, value in (userdata or {}).items():
-        if key in {"transport", "protocol", "server", "scope", "timeout", "startup_timeout", "pool", "prestart"}:
+        if key in _USERDATA_KEYS:
             raw[key] = value
     return parse_config(raw, source=source, root=root)
 

@@ -24,7 +24,7 @@ from typing import Any
 import behave.model as behave_model
 
 from mcp_bdd.config import load_config
-from mcp_bdd.errors import ConfigError, McpBddError
+from mcp_bdd.errors import ConfigError, McpBddError, NothingSelected
 from mcp_bdd.transcript import SERVER_MIME, STDERR_MIME, TRANSCRIPT_MIME, Transcript
 
 __all__ = [
@@ -187,7 +187,7 @@ def after_step(context: Any, step: Any) -> None:
     status = getattr(step.status, "name", str(step.status))
     if status in ("failed", "error"):
         for session in sessions:
-            tail = session.handle.stderr_tail(30)
+            tail = session.server.stderr_tail(30)
             if tail:
                 context.attach(STDERR_MIME, json.dumps({"server": session.name, "text": tail}).encode())
 
@@ -247,6 +247,40 @@ def after_feature(context: Any, feature: Any) -> None:
 
 def after_all(context: Any) -> None:
     runtime = getattr(context, "mcp_runtime", None)
+    try:
+        _close_run(context, runtime)
+    finally:
+        from mcp_bdd.servers import reap_all
+
+        reap_all()
+    if runtime is not None and runtime.scenario_count == 0 and not _aborted(context):
+        _nothing_ran(context)
+
+
+def _aborted(context: Any) -> bool:
+    runner = getattr(context, "_runner", None)
+    return bool(getattr(runner, "aborted", False))
+
+
+def _nothing_ran(context: Any) -> None:
+    """A run that tested nothing is not green: behave exits non-zero (opt out: -D mcp_bdd.allow_empty=true)."""
+    userdata = context.config.userdata
+    if str(userdata.get("mcp_bdd.allow_empty", "")).lower() in ("1", "true", "yes"):
+        return
+    paths = " ".join(str(p) for p in (context.config.paths or [])) or "features/"
+    tags = " ".join(str(t) for t in (getattr(context.config, "tags", None) or []))
+    message = (
+        f"No scenario ran (paths: {paths}"
+        + (f"; tags: {tags}" if tags else "")
+        + "): nothing was tested, and that is not a pass.\n"
+        "  Tip: check --tags / --name and the paths; feature files end in .feature. "
+        "(-D mcp_bdd.allow_empty=true accepts an empty run.)"
+    )
+    print(f"\nmcp-bdd: {message}\n", file=sys.stderr)
+    raise NothingSelected(message)
+
+
+def _close_run(context: Any, runtime: Any) -> None:
     runtime_portal = getattr(runtime, "portal", None)
     if runtime is not None:
         runtime.close()
@@ -261,6 +295,3 @@ def after_all(context: Any) -> None:
                 runtime_portal.call(runtime_portal.stop, True)
         with contextlib.suppress(Exception):
             portal_cm.__exit__(None, None, None)
-    from mcp_bdd.servers import reap_all
-
-    reap_all()

@@ -27,6 +27,8 @@ import json
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
+from mcp_bdd.secrets import mask
+
 __all__ = [
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
@@ -106,6 +108,11 @@ class McpBddError(Exception):
 
     kind: ClassVar[str] = "usage"
     exit_code: ClassVar[int] = EXIT_USAGE
+
+    def __str__(self) -> str:
+        # Every way a failure is shown (behave's console, the report, JUnit, `mcp-bdd` on stderr)
+        # goes through str(): a message quoting what a server sent may quote a secret.
+        return mask(super().__str__())
 
 
 class ConfigError(McpBddError):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import re
 import shutil
@@ -35,7 +36,17 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from mcp_bdd.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, UsageError
+from mcp_bdd._lifelines import die_with_parent
+from mcp_bdd.errors import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_NOTHING_RAN,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    NothingSelected,
+    UsageError,
+)
 
 __all__ = [
     "Leg",
@@ -261,6 +272,7 @@ def _worker_argv(
         "-D", f"mcp_bdd.label={leg.label}",
         "-D", f"mcp_bdd.json={job_json}",
         *(["-D", f"mcp_bdd.title={title}"] if title else []),
+        "-D", "mcp_bdd.allow_empty=true",  # a job whose share a tag filter empties is fine; the run checks the total
         "--no-color",
         "-f", "plain",  # to the job's log: what a human reads when a leg fails
         *options,
@@ -288,9 +300,11 @@ def _start(job: Job, root: Path) -> None:
 
 
 def _default_signals() -> None:
-    """In the worker, before exec: SIGINT must interrupt behave even if ours was ignored."""
+    """In the worker, before exec: SIGINT must interrupt behave even if ours was ignored, and the
+    worker dies with `mcp-bdd run` (even `kill -9` of it); its lifeline then ends its servers."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent()
 
 
 def _descendants(pid: int) -> list[int]:
@@ -636,8 +650,13 @@ def run_matrix(options: RunOptions, out: Any = None) -> int:
         digest = hashlib.sha256("\n".join(units).encode()).hexdigest()[:12]
         print(f"shard {k}/{n}: {len(units)} of {total} feature files (selection {digest})", file=out)
     if not units:
-        print("mcp-bdd run: no feature files to run (nothing selected).", file=out)
-        return EXIT_OK
+        where = " ".join(paths) or "features/"
+        raise NothingSelected(
+            f"no feature files to run under {where}"
+            + (f" in shard {options.shard}" if options.shard else "")
+            + ": nothing was tested, and that is not a pass.\n"
+            "  Tip: check the paths you gave (feature files end in .feature)."
+        )
     report = options.report
     legs_dir = report.parent / f"{report.stem}.legs"
     _prepare_dir(legs_dir)
@@ -682,7 +701,19 @@ def run_matrix(options: RunOptions, out: Any = None) -> int:
     if not completed:
         print(f"Interrupted after {elapsed:.1f} s; the report holds what finished.", file=out)
         return EXIT_INTERRUPTED
+    ran = sum(n for r in results for status, n in r.counts.items() if status not in ("skipped", "untested"))
+    if ran == 0 and severity in (EXIT_OK, EXIT_FAILED):
+        tags = [v for flag, v in itertools.pairwise(behave_options) if flag in ("--tags", "-t")]
+        print(
+            f"mcp-bdd run: no scenario ran in {len(units)} feature file(s)"
+            + (f" with the tags {' '.join(tags)}" if tags else "")
+            + ": nothing was tested, and that is not a pass.\n"
+            "  Tip: check --tags / --name, or the paths you gave.",
+            file=out,
+        )
+        severity = EXIT_NOTHING_RAN
     verdict = {
+        EXIT_NOTHING_RAN: "nothing ran",
         EXIT_OK: "all passed",
         EXIT_FAILED: "scenarios failed",
         EXIT_USAGE: "usage or configuration error",

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from mcp_bdd.config import Config, normalize_transport
-from mcp_bdd.errors import TransportNotServed
+from mcp_bdd.errors import TransportNotServed, UsageError
 from mcp_bdd.fakes import teardown
-from mcp_bdd.servers import start_server
+from mcp_bdd.servers import discard_prestarted, start_server
 from mcp_bdd.session import Persona, Session
 
 __all__ = ["Runtime"]
@@ -55,6 +55,36 @@ class Runtime:
 
     def is_long_lived(self, session: Session) -> bool:
         return any(item.session is session for item in self.long_lived.values())
+
+    def ensure_session(
+        self,
+        state: Any,
+        name: str,
+        *,
+        transport: str | None = None,
+        env_overrides: dict[str, str] | None = None,
+    ) -> Session:
+        """The scenario's session with `name`, opened unless it has one (one session per server)."""
+        if name in state.sessions:
+            session: Session = state.sessions[name]
+            wanted = normalize_transport(transport) if transport else None
+            if wanted is not None and session.server.transport != wanted:
+                raise UsageError(
+                    f'{state.location}: the server "{name}" already runs over {session.server.transport} in this '
+                    "scenario; one scenario keeps one session per server."
+                )
+            return session
+        key = (name, transport or "")
+        failed = self.start_failures.get(key)
+        if failed is not None:
+            raise type(failed)(f"{failed}\n  (This failure happened earlier in the run; not retried.)")
+        try:
+            opened = self.open_session(state, name, transport=transport, env_overrides=env_overrides)
+        except TransportNotServed as exc:
+            self.start_failures[key] = exc  # the configuration cannot change mid-run: do not try again
+            raise
+        state.sessions[name] = opened
+        return opened
 
     def open_session(
         self,
@@ -104,19 +134,10 @@ class Runtime:
             used.extend(kwargs)  # parameters of an app factory are named after the fakes they get
             return kwargs
 
-        handle = start_server(
-            name,
-            cfg,
-            config,
-            transport,
-            interpolate=interp,
-            inject=inject,
-            logdir=self.logdir,
-            portal=self.portal,
-        )
+        server = start_server(name, cfg, config, transport, interpolate=interp, inject=inject, logdir=self.logdir)
         session = Session(
             name,
-            handle,
+            server,
             portal=self.portal,
             transcript=state.transcript,
             timeout=float(config.setting(name, "timeout")),
@@ -141,9 +162,7 @@ class Runtime:
 
     def close(self) -> list[str]:
         problems = self.close_scope("all")
-        from mcp_bdd.servers import discard_prestarted
-
-        discard_prestarted(self.portal)  # while the event loop still runs, so their pipes close cleanly
+        discard_prestarted()
         with contextlib.suppress(OSError):
             shutil.rmtree(self.root, ignore_errors=True)
         return problems

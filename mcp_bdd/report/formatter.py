@@ -24,12 +24,13 @@ from behave.formatter.base import Formatter  # type: ignore[import-untyped, unus
 
 from mcp_bdd.report.collector import RunCollector
 from mcp_bdd.report.coverage import compute_coverage, coverage_json
-from mcp_bdd.report.evidence import MASK, PAYLOAD_LIMIT, is_secret_name
+from mcp_bdd.report.evidence import PAYLOAD_LIMIT
 from mcp_bdd.report.files import write_text
 from mcp_bdd.report.glossary import from_registry
 from mcp_bdd.report.junit import write_junit
 from mcp_bdd.report.model import Run, dump_run
 from mcp_bdd.report.render import write_html
+from mcp_bdd.secrets import MASK, is_secret_name
 
 __all__ = ["DEFAULT_HTML", "DEFAULT_JUNIT", "JUnitFormatter", "LivingDocFormatter", "write_run_json"]
 

@@ -67,6 +67,13 @@ def text(context: Any, value: str, extra: dict[str, str] | None = None) -> str:
     return state(context).interpolate(value, extra)
 
 
+def ensure_server(context: Any, name: str, *, transport: str | None = None, env: dict[str, str] | None = None) -> None:
+    """Make `name` the scenario's current server, started and connected unless it already is."""
+    st = state(context)
+    st.current_server = name
+    st.runtime.ensure_session(st, name, transport=transport, env_overrides=env)
+
+
 def current_session(context: Any, server: str | None = None) -> Session:
     """The session a step targets: `on "<server>"`, else the scenario's current server."""
     st = state(context)
@@ -86,8 +93,6 @@ def current_session(context: Any, server: str | None = None) -> Session:
             raise UsageError(f'{st.location}: the connection to "{name}" failed earlier:\n{st.connect_error}')
         # Steps like "When I list the tools" may come first: start the server the scenario targets.
         # Naming a server with `on "<server>"` must not make it the current one.
-        from mcp_bdd.steps.servers import ensure_server
-
         current = st.current_server
         ensure_server(context, name)
         if server:

@@ -61,7 +61,7 @@ def _listen_note(session: Session, method: str) -> str | None:
     """On 2026-07-28, make sure a listen stream delivers `method`; say what was missing if not."""
     if session.is_legacy or method not in _STREAM_KIND:
         return None
-    from mcp_bdd.listen import ListenFailed, covers, listening, open_stream
+    from mcp_bdd.session import ListenFailed, covers, listening, open_stream
 
     kind = _STREAM_KIND[method]
     if covers(session, kind):

@@ -306,7 +306,7 @@ def step_subscribe(context: Any, uri: str) -> None:
             return
         session.check(outcome)
         return
-    from mcp_bdd.listen import ListenFailed, open_stream
+    from mcp_bdd.session import ListenFailed, open_stream
 
     try:
         stream = open_stream(session, uris=[wanted])

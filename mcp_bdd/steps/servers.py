@@ -6,9 +6,8 @@ from typing import Any
 
 from behave import given, then, when
 
-from mcp_bdd.config import normalize_transport
-from mcp_bdd.errors import ExpectationFailed, ServerStartError, TransportNotServed, UsageError
-from mcp_bdd.steps._common import current_session, state, table_rows, text
+from mcp_bdd.errors import ExpectationFailed, ServerStartError, UsageError
+from mcp_bdd.steps._common import current_session, ensure_server, state, table_rows, text
 
 _CAPABILITIES = {
     "tools": ("tools", None),
@@ -21,30 +20,6 @@ _CAPABILITIES = {
     "resources list changes": ("resources", "listChanged"),
     "prompts list changes": ("prompts", "listChanged"),
 }
-
-
-def ensure_server(context: Any, name: str, *, transport: str | None = None, env: dict[str, str] | None = None) -> None:
-    """Start and connect `name` unless this scenario already has a session with it."""
-    st = state(context)
-    st.current_server = name
-    if name in st.sessions:
-        session = st.sessions[name]
-        wanted = normalize_transport(transport) if transport else None
-        if wanted is not None and session.handle.transport != wanted:
-            raise UsageError(
-                f'{st.location}: the server "{name}" already runs over {session.handle.transport} in this scenario; '
-                "one scenario keeps one session per server."
-            )
-        return
-    key = (name, transport or "")
-    failed = st.runtime.start_failures.get(key)
-    if failed is not None:
-        raise type(failed)(f"{failed}\n  (This failure happened earlier in the run; not retried.)")
-    try:
-        st.sessions[name] = st.runtime.open_session(st, name, transport=transport, env_overrides=env)
-    except TransportNotServed as exc:
-        st.runtime.start_failures[key] = exc  # the configuration cannot change mid-run: do not try again
-        raise
 
 
 @given('the MCP server "{server:Q}" is running')

@@ -557,6 +557,11 @@ def step_all_succeed(context: Any, n: int) -> None:
     Example: Then all 10 calls succeed
     """
     calls = state(context).last_calls
+    if not calls:
+        raise ExpectationFailed(
+            f"No calls were made, so none can have succeeded (the step expects {n})",
+            tip='make the calls first, e.g. "When I call the tool "<name>" 10 times concurrently with:"',
+        )
     bad = [(i + 1, c.describe()) for i, c in enumerate(calls) if not c.ok or c.is_error_result]
     if len(calls) != n or bad:
         raise ExpectationFailed(
@@ -596,7 +601,7 @@ def step_still_responds(context: Any) -> None:
         raise ExpectationFailed(
             f'The server "{session.name}" no longer responds',
             actual=outcome.describe(),
-            details=session.handle.describe_death(),
+            details=session.server.describe_death(),
         )
 
 

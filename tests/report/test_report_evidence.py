@@ -6,15 +6,13 @@ import base64
 import json
 
 from mcp_bdd.report.evidence import (
-    MASK,
     exchange_from_json,
-    mask_secrets,
-    mask_text,
     merge_surfaces,
     parse_attachment,
     surface_from_json,
 )
 from mcp_bdd.report.model import Attachment, ServerSurface, StderrTail
+from mcp_bdd.secrets import MASK
 from mcp_bdd.transcript import SERVER_MIME, STDERR_MIME, TRANSCRIPT_MIME, Transcript
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 30).decode()
@@ -66,28 +64,6 @@ def test_a_big_screenshot_survives_the_payload_cut() -> None:
     payload = {"content": [{"type": "image", "data": image, "mimeType": "image/png"}]}
     x = exchange_from_json({"seq": 1, "kind": "response", "method": "tools/call", "payload": payload})
     assert not x.truncated and len(x.images) == 1
-
-
-def test_secrets_are_masked_in_env_headers_and_server_info_but_schemas_stay() -> None:
-    value = {
-        "env": {"API_TOKEN": "t0k", "HOME": "/root", "db_password": "pw"},
-        "headers": {"Authorization": "Bearer abc", "Accept": "json"},
-        "arguments": {"api_key": "visible-in-transcripts"},
-        "inputSchema": {"properties": {"api_key": {"type": "string"}}},
-    }
-    masked = mask_secrets(value)
-    assert masked["env"] == {"API_TOKEN": MASK, "HOME": "/root", "db_password": MASK}
-    assert masked["headers"] == {"Authorization": MASK, "Accept": "json"}
-    assert masked["arguments"]["api_key"] == "visible-in-transcripts"
-    assert masked["inputSchema"] == value["inputSchema"]
-    assert mask_secrets(value, any_key=True)["arguments"]["api_key"] == MASK
-
-
-def test_secrets_are_masked_in_free_text() -> None:
-    text = "start API_TOKEN=abc123 and Authorization: Bearer xyz; SECRET_KEY: k, user=bob"
-    masked = mask_text(text)
-    assert "abc123" not in masked and "xyz" not in masked and " k," not in masked
-    assert "user=bob" in masked and f"API_TOKEN={MASK}" in masked
 
 
 def test_server_surfaces_merge_with_non_null_winning() -> None:

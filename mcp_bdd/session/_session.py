@@ -1,12 +1,16 @@
-"""A synchronous facade over the async SDK client, recording every exchange.
+"""`Session`: the synchronous facade over the async SDK client that the steps drive.
 
 Why synchronous: behave runs each `async def` step in a new task, and an MCP session opened in
-one task cannot be closed in another. So steps stay synchronous and every session is entered
-and exited through the run's one anyio blocking portal (`portal.wrap_async_context_manager`).
+one task cannot be closed in another. So steps stay synchronous and every session is owned by one
+task in the run's anyio blocking portal (`_lifetime`), entered and exited there.
 
-Why raw requests: a testing tool must see what the server sent. `tools/call` goes through
+Why raw requests: a testing tool must see what the server sent. Requests go through
 `ClientSession.send_request(..., TypeAdapter(dict))` so the SDK's own output-schema validation
-cannot hide a bad result; steps validate `structuredContent` themselves when asked.
+cannot hide a bad result; steps validate `structuredContent` themselves when asked. Every
+request and what came back is recorded in the scenario's transcript (`_send`).
+
+Composed parts: `ClientSide` (the persona's server-to-client handlers), `Timeline`
+(notifications), `_listen` (2026-07-28 listen streams); private SDK internals only via `mcp_bdd._sdk`.
 """
 
 from __future__ import annotations
@@ -14,171 +18,48 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import math
-import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import anyio
+import anyio.to_thread
 import mcp_types as types
 from mcp import Client
-from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
-from mcp_bdd.errors import ExpectationFailed, RequestTimeout, ServerStartError, UsageError
-from mcp_bdd.servers import ServerHandle
+from mcp_bdd._sdk import absorb_tool_listing, restamp_log_level, run_input_required
+from mcp_bdd.errors import (
+    ExpectationFailed,
+    ProtocolViolation,
+    RequestTimeout,
+    ServerErrorResponse,
+    ServerStartError,
+    UsageError,
+)
+from mcp_bdd.servers import RunningServer
+from mcp_bdd.session._listen import listen_for_changes
+from mcp_bdd.session._outcome import Outcome, dump, is_protocol_violation, unwrap
+from mcp_bdd.session._persona import ClientSide, Persona
+from mcp_bdd.session._timeline import Timeline
 from mcp_bdd.transcript import Transcript
 
-__all__ = ["Outcome", "Persona", "Session", "Timeline", "unwrap"]
+__all__ = ["Session"]
 
 _RAW: Any = TypeAdapter(dict[str, Any])
 T = TypeVar("T")
 _MAX_PAGES = 1000
 
 
-def unwrap(exc: BaseException) -> BaseException:
-    """Connect failures arrive wrapped in ExceptionGroups: dig out the real cause."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
-        exc = (inner or list(exc.exceptions))[0]
-    return exc
-
-
-def _dump(model: Any) -> Any:
-    if hasattr(model, "model_dump"):
-        return model.model_dump(by_alias=True, mode="json", exclude_none=True)
-    return model
-
-
-@dataclass
-class Persona:
-    """How the client answers server-to-client requests, declared before the server step."""
-
-    sampling_text: str | None = None
-    elicitation: str | None = None  # "accept" | "decline" | "cancel"
-    elicitation_values: dict[str, str] = field(default_factory=dict)
-    roots: list[tuple[str, str | None]] | None = None
-
-    def empty(self) -> bool:
-        return self.sampling_text is None and self.elicitation is None and self.roots is None
-
-
-@dataclass
-class Outcome:
-    """What one request produced: a raw result, or an error, or a timeout / cancellation."""
-
-    method: str
-    params: dict[str, Any]
-    raw: dict[str, Any] | None = None
-    error: types.ErrorData | None = None
-    timed_out: bool = False
-    cancelled: bool = False
-    elapsed_ms: float = 0.0
-    seq: int = 0  # the request's transcript seq
-    server: str = ""
-    exception: str | None = None  # a client-side failure (invalid result shape, connection lost)
-
-    @property
-    def ok(self) -> bool:
-        return self.raw is not None and self.error is None and not self.timed_out and not self.cancelled
-
-    @property
-    def is_error_result(self) -> bool:
-        return self.raw is not None and bool(self.raw.get("isError"))
-
-    def describe(self) -> str:
-        """What actually happened, for failure messages."""
-        if self.timed_out:
-            return f"{self.method} timed out after {self.elapsed_ms / 1000:.2f} s"
-        if self.cancelled:
-            return f"{self.method} was cancelled after {self.elapsed_ms / 1000:.2f} s"
-        if self.error is not None:
-            return f"JSON-RPC error {self.error.code}: {self.error.message}" + (
-                f" (data: {json.dumps(self.error.data, default=str)[:300]})" if self.error.data is not None else ""
-            )
-        if self.exception is not None:
-            return self.exception
-        if self.raw is not None and self.method == "tools/call":
-            text = result_text(self.raw)
-            flag = "isError: true" if self.is_error_result else "isError: false"
-            return f"{flag}, text: {text[:1500]!r}" + (
-                f", structuredContent: {json.dumps(self.raw['structuredContent'])[:800]}"
-                if "structuredContent" in self.raw
-                else ""
-            )
-        return json.dumps(self.raw, default=str)[:1500]
-
-
-def result_text(raw: dict[str, Any]) -> str:
-    """The concatenated text content of a tool/prompt result (or text of resource contents)."""
-    parts: list[str] = []
-    for block in raw.get("content", []) or []:
-        if isinstance(block, dict) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-    for item in raw.get("contents", []) or []:
-        if isinstance(item, dict) and "text" in item:
-            parts.append(str(item["text"]))
-    for message in raw.get("messages", []) or []:
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, dict) and content.get("type") == "text":
-            parts.append(str(content.get("text", "")))
-    return "".join(parts)
-
-
-class Timeline:
-    """Notifications with arrival times; `wait_for` wakes on arrival instead of sleeping.
-
-    It holds one scenario's notifications: a feature/run-scoped session clears it when the next
-    scenario adopts the session (`Session.adopt_scenario`), so no step sees an earlier scenario's.
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self.items: list[tuple[float, str, dict[str, Any], int | None]] = []  # (t, method, params, related)
-
-    def add(self, method: str, params: dict[str, Any], related: int | None = None) -> None:
-        with self._cond:
-            self.items.append((time.monotonic(), method, params, related))
-            self._cond.notify_all()
-
-    def clear(self) -> None:
-        with self._cond:
-            self.items.clear()
-
-    def of(self, method: str) -> list[dict[str, Any]]:
-        with self._cond:
-            return [p for (_, m, p, _) in self.items if m == method]
-
-    def wait_for(self, predicate: Callable[[str, dict[str, Any]], bool], timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                if any(predicate(m, p) for (_, m, p, _) in self.items):
-                    return True
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.wait(left)
-
-    def counts(self) -> dict[str, int]:
-        with self._cond:
-            out: dict[str, int] = {}
-            for _, m, _, _ in self.items:
-                out[m] = out.get(m, 0) + 1
-            return out
-
-
-class Session:
+class Session(ClientSide):
     """One open MCP session with one server, driven from synchronous behave steps."""
 
     def __init__(
         self,
         name: str,
-        handle: ServerHandle,
+        server: RunningServer,
         *,
         portal: Any,
         transcript: Transcript,
@@ -189,7 +70,7 @@ class Session:
         log_level: str | None = None,
     ) -> None:
         self.name = name
-        self.handle = handle
+        self.server = server
         self.portal = portal
         self.transcript = transcript
         self.timeout = timeout
@@ -213,6 +94,7 @@ class Session:
         self._http_client: Any = None
         self.problems: list[str] = []  # usage errors raised inside callbacks, surfaced by the next step
         self.surface_dirty = True
+        self.lost = False  # the connection closed under a request: the server went away
         self._progress_tokens = itertools.count(1)
         # -- mcp_bdd.listen hook (2026-07-28 subscriptions/listen streams) -------------------------------
         self.on_close: list[Callable[[], None]] = []  # run by close() first, newest first; must not raise
@@ -226,7 +108,7 @@ class Session:
     def open(self) -> None:
         """Connect (handshake or discover) within `startup_timeout`; failures name the cause."""
         client = Client(
-            self.handle.target if self.handle.url is None else self._http_target(),
+            self.server.target() if self.server.url is None else self._http_target(),
             mode=self.protocol,
             cache=None,
             # A callback is passed only when the scenario declared it: the client then advertises
@@ -243,7 +125,7 @@ class Session:
             "info",
             self.name,
             "connect",
-            {"transport": self.handle.transport, "protocol": self.protocol, "server": self.handle.display},
+            {"transport": self.server.transport, "protocol": self.protocol, "server": self.server.display},
         )
         try:
             future, error = self.portal.start_task(self._lifetime, client)
@@ -259,10 +141,13 @@ class Session:
                 {"message": f"{type(cause).__name__}: {cause}"},
                 duration_ms=elapsed * 1000,
             )
+            self.server.settle()
             message = self._connect_failure(cause, elapsed)  # before stop(): the exit code is the server's own
-            self.handle.stop()
+            self.server.stop()
             self._close_http_client()
-            raise ServerStartError(message) from None
+            bad_output = self.server.evidence is not None and self.server.evidence.bad_lines > 0
+            error = ProtocolViolation if is_protocol_violation(cause) or bad_output else ServerStartError
+            raise error(message) from None
         self._cm = future
         try:
             self._after_connect(started)
@@ -281,15 +166,13 @@ class Session:
             "connected",
             {
                 "protocol": client.protocol_version,
-                "server_info": _dump(info) if info else None,
-                "capabilities": _dump(client.server_capabilities),
+                "server_info": dump(info) if info else None,
+                "capabilities": dump(client.server_capabilities),
             },
             duration_ms=(time.monotonic() - started) * 1000,
         )
         # -- mcp_bdd.listen hook: on 2026-07-28 change notifications flow only on listen streams --------
         if not self.is_legacy:
-            from mcp_bdd.listen import listen_for_changes
-
             listen_for_changes(self)
         # -- end mcp_bdd.listen hook ----------------------------------------------------------------------
         if self.log_level is not None and self.is_legacy:
@@ -330,27 +213,29 @@ class Session:
         from mcp.client.sse import sse_client
         from mcp.client.streamable_http import streamable_http_client
 
-        assert self.handle.url is not None
-        if self.handle.transport == "sse":
-            return sse_client(self.handle.url, headers=self.handle.headers or None)
-        http = httpx2.AsyncClient(headers=self.handle.headers or None, timeout=httpx2.Timeout(self.timeout, read=300))
+        assert self.server.url is not None
+        if self.server.transport == "sse":
+            return sse_client(self.server.url, headers=self.server.headers or None)
+        http = httpx2.AsyncClient(headers=self.server.headers or None, timeout=httpx2.Timeout(self.timeout, read=300))
         self._http_client = http  # the SDK does not close a client it is given: close() does
-        return streamable_http_client(self.handle.url, http_client=http)
+        return streamable_http_client(self.server.url, http_client=http)
 
     def _connect_failure(self, cause: BaseException, elapsed: float) -> str:
         text = str(cause) or type(cause).__name__
-        if isinstance(cause, TimeoutError):
+        if isinstance(cause, MCPError) and is_protocol_violation(cause):
+            what = f"broke the protocol during the handshake ({cause.message})"
+        elif isinstance(cause, TimeoutError):
             what = f"did not complete the MCP handshake within startup_timeout = {self.startup_timeout:g} s"
         elif isinstance(cause, MCPError):
             what = f"closed the connection during the handshake ({cause.code}: {cause.message})"
         else:
             what = f"could not be connected to: {type(cause).__name__}: {text}"
         tip = "check the server's stderr above; run the command by hand to see it start."
-        if self.handle.url and self.handle.process is None:
+        if not self.server.started:
             tip = "is the server running at that URL? Check `url` and `headers` in your configuration."
         return (
             f'The MCP server "{self.name}" {what} (after {elapsed:.2f} s).\n'
-            + self.handle.describe_death()
+            + self.server.describe_death()
             + f"\n  Tip: {tip}"
         )
 
@@ -372,7 +257,7 @@ class Session:
                 if not isinstance(cause, asyncio.CancelledError):
                     problems.append(f"closing the session with {self.name}: {type(cause).__name__}: {cause}")
         self._close_http_client()
-        self.handle.stop()
+        self.server.stop()
         return problems
 
     @property
@@ -382,7 +267,7 @@ class Session:
     @property
     def alive(self) -> bool:
         """Connected, the session's task still running, and (if we started one) its process too."""
-        return self._cm is not None and not self._cm.done() and self.handle.returncode is None
+        return not self.lost and self._cm is not None and not self._cm.done() and self.server.returncode is None
 
     def adopt_scenario(self, transcript: Transcript, log_level: str | None) -> None:
         """A feature/run-scoped session enters the next scenario: its records, its log level."""
@@ -423,96 +308,13 @@ class Session:
             self.transcript.record("error", self.name, "transport", {"message": str(message)})
             return
         method = getattr(message, "method", type(message).__name__)
-        params = _dump(getattr(message, "params", None)) or {}
+        params = dump(getattr(message, "params", None)) or {}
         if method == "notifications/progress":
             return  # recorded by the request's progress callback, with the request it belongs to
         item = self.transcript.record("notification", self.name, method, params)
         self.timeline.add(method, params, item.seq)
         if method.endswith("/list_changed"):
             self.surface_dirty = True
-
-    def _record_unscripted_requests(self) -> None:
-        """A server request the scenario did not script gets a clear error back, and is recorded.
-
-        The SDK answers undeclared sampling / elicitation / roots with a terse default; we answer
-        instead with what the scenario should declare, and the exchange shows in the transcript.
-        """
-        assert self.client is not None
-        low = self.client.session
-        original = low.dispatch_input_request
-        declared = {
-            "sampling/createMessage": (
-                "sampling",
-                self.persona.sampling_text is not None,
-                'Given the client answers sampling requests with "<text>"',
-            ),
-            "elicitation/create": (
-                "elicitation",
-                self.persona.elicitation is not None,
-                "Given the client accepts elicitation requests with:",
-            ),
-            "roots/list": ("roots", self.persona.roots is not None, "Given the client exposes the roots:"),
-        }
-
-        async def dispatch(ctx: ClientRequestContext, request: Any) -> Any:
-            method = str(getattr(request, "method", type(request).__name__))
-            what, scripted, phrase = declared.get(method, (method, False, ""))
-            if scripted:
-                return await original(ctx, request)
-            req = self.transcript.record("server_request", self.name, method, _dump(getattr(request, "params", None)))
-            self.unscripted.append(method)
-            error = types.ErrorData(
-                code=types.METHOD_NOT_FOUND,
-                message=f"The test client does not offer {what}: the scenario did not declare it"
-                + (f' ("{phrase}" before the server step).' if phrase else "."),
-            )
-            self.transcript.record("client_response", self.name, method, _dump(error), related=req.seq)
-            return error
-
-        low.dispatch_input_request = dispatch  # type: ignore[method-assign]
-
-    async def _on_sampling(self, ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> Any:
-        payload = _dump(params)
-        self.sampling_requests.append(payload)
-        req = self.transcript.record("server_request", self.name, "sampling/createMessage", payload)
-        result = types.CreateMessageResult(
-            role="assistant",
-            content=types.TextContent(type="text", text=self.persona.sampling_text or ""),
-            model="mcp-bdd-scripted",
-            stop_reason="endTurn",
-        )
-        self.transcript.record("client_response", self.name, "sampling/createMessage", _dump(result), related=req.seq)
-        return result
-
-    async def _on_elicitation(self, ctx: ClientRequestContext, params: Any) -> Any:
-        payload = _dump(params)
-        self.elicitation_requests.append(payload)
-        req = self.transcript.record("server_request", self.name, "elicitation/create", payload)
-        action = self.persona.elicitation or "decline"
-        if action == "accept":
-            schema = payload.get("requestedSchema") or {}
-            try:
-                content = coerce_elicitation(self.persona.elicitation_values, schema)
-            except UsageError as exc:
-                self.problems.append(str(exc))
-                error = types.ErrorData(code=types.INVALID_PARAMS, message=str(exc))
-                self.transcript.record(
-                    "client_response", self.name, "elicitation/create", _dump(error), related=req.seq
-                )
-                return error
-            result = types.ElicitResult(action="accept", content=content)
-        else:
-            result = types.ElicitResult(action=action)  # type: ignore[arg-type]
-        self.transcript.record("client_response", self.name, "elicitation/create", _dump(result), related=req.seq)
-        return result
-
-    async def _on_roots(self, ctx: ClientRequestContext) -> Any:
-        self.roots_requests += 1
-        req = self.transcript.record("server_request", self.name, "roots/list", {})
-        roots = [types.Root(uri=uri, name=name) for uri, name in (self.persona.roots or [])]  # type: ignore[arg-type]
-        result = types.ListRootsResult(roots=roots)
-        self.transcript.record("client_response", self.name, "roots/list", _dump(result), related=req.seq)
-        return result
 
     # -- requests ----------------------------------------------------------------------------------
     def _run(self, fn: Callable[[], Awaitable[T]]) -> T:
@@ -570,9 +372,14 @@ class Session:
                 outcome.timed_out = True
             elif exc.code == types.CONNECTION_CLOSED and exc.message == "Connection closed":
                 # Not an answer from the server: it went away (crashed, exited) mid-request.
+                self.lost = True  # a long-lived session must not be handed to the next scenario
+                await anyio.to_thread.run_sync(self.server.settle)
                 outcome.exception = "the connection closed before an answer came (the server went away)\n" + (
-                    self.handle.describe_death()
+                    self.server.describe_death()
                 )
+            elif is_protocol_violation(exc):
+                outcome.protocol_violation = True
+                outcome.exception = f"{exc.message}\n{self.server.describe_death()}"
             else:
                 outcome.error = exc.error
         except ValidationError as exc:
@@ -587,7 +394,7 @@ class Session:
         else:
             err: dict[str, Any]
             if outcome.error is not None:
-                err = _dump(outcome.error)
+                err = dump(outcome.error)
             elif outcome.timed_out:
                 err = {"message": f"no answer within {limit:g} s (timed out)"}
             elif outcome.cancelled:
@@ -599,26 +406,14 @@ class Session:
 
     async def _drive_input_required(self, request: Any, raw: dict[str, Any], on_progress: Any) -> dict[str, Any]:
         """2026-07-28 input-required rounds: answer the embedded requests, then resend."""
-        from mcp.client._input_required import run_input_required_driver
-
         assert self.client is not None
-        session = self.client.session
-        first = types.InputRequiredResult.model_validate(raw, by_name=False)
+        low = self.client.session
 
-        async def dispatch(key: str, inner: Any) -> Any:
-            ctx = ClientRequestContext(session=session, request_id=key, meta=None)
-            return await session.dispatch_input_request(ctx, inner)
-
-        async def retry(responses: Any, state: str | None) -> Any:
-            params = request.params.model_copy(update={"input_responses": responses, "request_state": state})
-            again = request.model_copy(update={"params": params})
-            result = await session.send_request(again, _RAW, progress_callback=on_progress)
-            if result.get("resultType") == "input_required":
-                return types.InputRequiredResult.model_validate(result, by_name=False)
+        async def send(again: Any) -> dict[str, Any]:
+            result: dict[str, Any] = await low.send_request(again, _RAW, progress_callback=on_progress)
             return result
 
-        final: dict[str, Any] = await run_input_required_driver(first, dispatch=dispatch, retry=retry)
-        return final
+        return await run_input_required(low, request, raw, send)
 
     def request(self, request: Any, **kw: Any) -> Outcome:
         return self._run(lambda: self._send(request, **kw))
@@ -632,16 +427,21 @@ class Session:
             raise RequestTimeout(
                 f'{outcome.method} to "{self.name}" got no answer within {outcome.elapsed_ms / 1000:.2f} s '
                 f"(timeout = {self.timeout:g} s).\n"
-                + self.handle.describe_death()
+                + self.server.describe_death()
                 + "\n  Tip: raise `timeout` in [tool.mcp-bdd] (or -D timeout=30) if the server is just slow."
             )
-        raise ExpectationFailed(
+        if outcome.protocol_violation:
+            raise ProtocolViolation(
+                f'{outcome.method} to "{self.name}" got an answer that breaks the protocol: {outcome.exception}\n'
+                "  Tip: fix the server's output; the lines above show what it sent instead of one JSON-RPC message."
+            )
+        raise ServerErrorResponse(
             f'{outcome.method} to "{self.name}" failed',
             actual=outcome.describe(),
             exchange=self.transcript.tail(4, self.name),
             tip="the server rejected the request; see the error above."
             if outcome.error is not None
-            else "the server may have crashed: see its stderr.\n" + self.handle.describe_death(),
+            else "the server may have crashed: see its stderr.\n" + self.server.describe_death(),
         )
 
     def raise_problems(self) -> None:
@@ -687,11 +487,10 @@ class Session:
         if kind == "tools":
             self.tools = items
             with contextlib.suppress(Exception):
-                listing = types.ListToolsResult.model_validate({"tools": items}, by_name=False)
                 assert self.client is not None
                 low = self.client.session
                 # in the event loop's thread: the SDK's own handlers touch the same state
-                self.portal.call(lambda: low._absorb_tool_listing(listing, complete=True))
+                self.portal.call(lambda: absorb_tool_listing(low, items))
         elif kind == "resources":
             self.resources = items
         elif kind == "templates":
@@ -760,28 +559,10 @@ class Session:
             self._stamp_log_level(level)
 
     def _stamp_log_level(self, level: str) -> None:
-        """2026-07-28: log messages are an opt-in stamped into each request's `_meta`.
-
-        The SDK builds that stamp once, at connect, from the level it was given; there is no
-        public way to change it on a live session. So the stamp is wrapped once, reading the
-        level chosen last; a request's own explicit level is kept (`setdefault`).
-        """
+        """2026-07-28: log messages are an opt-in stamped into each request's `_meta`, read at each request."""
         assert self.client is not None
         self._stamped_level = level
-        low = self.client.session
-        if getattr(low, "_mcp_bdd_stamp", False):
-            return
-        inner = low._stamp
-
-        def stamp(data: dict[str, Any], opts: Any) -> None:
-            if self._stamped_level is not None:
-                data.setdefault("params", {}).setdefault("_meta", {}).setdefault(
-                    types.LOG_LEVEL_META_KEY, self._stamped_level
-                )
-            inner(data, opts)
-
-        low._stamp = stamp
-        low._mcp_bdd_stamp = True  # type: ignore[attr-defined]
+        restamp_log_level(self.client.session, lambda: self._stamped_level)
 
     def surface(self) -> dict[str, Any]:
         """Identity and surface as seen so far, for the report's catalog and coverage map."""
@@ -792,9 +573,9 @@ class Session:
             "name": info.name if info else None,
             "version": info.version if info else None,
             "protocol": self.client.protocol_version,
-            "transport": self.handle.transport,
-            "command": self.handle.display,
-            "capabilities": _dump(self.client.server_capabilities),
+            "transport": self.server.transport,
+            "command": self.server.display,
+            "capabilities": dump(self.client.server_capabilities),
             "instructions": self.client.instructions,
             "tools": self.tools,
             "resources": self.resources,
@@ -802,72 +583,3 @@ class Session:
             "prompts": self.prompts,
             "listing pages": dict(self.pages),
         }
-
-
-def coerce_elicitation(values: dict[str, str], schema: dict[str, Any]) -> dict[str, Any]:
-    """Coerce scripted answers by the schema the server sent; a misfit names field and expectation."""
-    props: dict[str, Any] = schema.get("properties") or {}
-    out: dict[str, Any] = {}
-    for key, text in values.items():
-        if key not in props:
-            from mcp_bdd.errors import did_you_mean
-
-            raise UsageError(
-                f'The server asked for elicitation fields it names {sorted(props)}, but the scenario answers "{key}". '
-                f"{did_you_mean(key, props, 'field')}."
-            )
-        out[key] = coerce_value(text, props[key], field_name=key, what="elicitation field")
-    missing = [k for k in schema.get("required", []) if k not in out]
-    if missing:
-        raise UsageError(
-            f"The server's elicitation requires {missing}, which the scenario does not answer. "
-            'Add them to the table of "Given the client accepts elicitation requests with:".'
-        )
-    return out
-
-
-def coerce_value(text: str, prop: dict[str, Any], *, field_name: str, what: str = "argument") -> Any:
-    """Turn a table cell into the JSON type a schema property asks for."""
-    kinds = prop.get("type")
-    if kinds is None and "anyOf" in prop:
-        kinds = [p.get("type") for p in prop["anyOf"] if isinstance(p, dict) and p.get("type")]
-    if isinstance(kinds, str):
-        kinds = [kinds]
-    kinds = list(kinds or [])
-    stripped = text.strip()
-    if "null" in kinds and stripped == "null":
-        return None
-    for kind in kinds:
-        if kind == "integer":
-            with contextlib.suppress(ValueError):
-                return int(stripped)
-        elif kind == "number":
-            with contextlib.suppress(ValueError):
-                number = float(stripped)
-                return (
-                    int(number)
-                    if number.is_integer() and "." not in stripped and "e" not in stripped.lower()
-                    else number
-                )
-        elif kind == "boolean":
-            if stripped.lower() in ("true", "false", "yes", "no"):
-                return stripped.lower() in ("true", "yes")
-        elif kind in ("array", "object"):
-            try:
-                value = json.loads(stripped)
-            except ValueError:
-                if kind == "array" and prop.get("items", {}).get("type") == "string":
-                    return [part.strip() for part in stripped.split(",") if part.strip()]
-                continue
-            if isinstance(value, list if kind == "array" else dict):
-                return value
-        elif kind == "string":
-            return text
-    if not kinds or "string" in kinds:
-        return text
-    raise UsageError(
-        f'The {what} "{field_name}" expects {" or ".join(kinds)}'
-        + (f" ({prop['description']})" if prop.get("description") else "")
-        + f", but the table says {text!r}. Write a value of that type"
-        + (" (JSON for arrays and objects)." if {"array", "object"} & set(kinds) else ".")
-    )

@@ -25,12 +25,25 @@ import weakref
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 
-if TYPE_CHECKING:
-    from mcp_bdd.session import Session
+from mcp_bdd.transcript import Transcript
+
+
+class Session(Protocol):
+    """What a listen stream needs of its session (a Protocol: no import of the session facade)."""
+
+    name: str
+    client: Any
+    portal: Any
+    timeout: float
+    transcript: Transcript
+    on_close: list[Any]
+
+    @property
+    def connected(self) -> bool: ...
 
 __all__ = ["ListenFailed", "Listening", "Stream", "covers", "listen_for_changes", "listening", "open_stream"]
 

@@ -1,0 +1,25 @@
+"""PR_SET_PDEATHSIG: a process we start dies when the thread that started it dies.
+
+Kept in a module of its own (stdlib only) because the `mcp-bdd run` parent, the zygote and the
+server spawner all need it, and the first two must not import `mcp` to get it.
+"""
+
+from __future__ import annotations
+
+import signal
+
+__all__ = ["die_with_parent"]
+
+
+def die_with_parent() -> None:
+    """preexec_fn (or a forked child): SIGKILL when the spawning thread dies, even on `kill -9` of it.
+
+    Runs between fork and exec: only one async-signal-safe prctl call. Linux only; elsewhere the
+    run's lifeline process (servers/_lifeline.py) is what ends the servers.
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass

@@ -1,0 +1,87 @@
+"""Every use of the `mcp` SDK's private internals, in one place, so an SDK upgrade touches one file.
+
+Why each is needed (mcp 2.3):
+- `TransportStreams` (mcp.client._transport): the stream pair a custom transport yields to
+  `Client`; our stdio transport (servers/_pipes.py) is one.
+- `ClientSession.dispatch_input_request`: the one door every server-to-client request
+  (sampling, elicitation, roots) comes through; wrapping it answers requests the scenario did
+  not script with a clear error, and records them.
+- `ClientSession._absorb_tool_listing`: the SDK validates `structuredContent` against the
+  output schemas of the tools it has *listed itself*; a listing we paged through ourselves is
+  handed to it so its view matches ours.
+- `ClientSession._stamp`: on 2026-07-28 the log level is stamped into each request's `_meta` at
+  connect time, with no public way to change it on a live session.
+- `run_input_required_driver` (mcp.client._input_required): 2026-07-28 input-required rounds for
+  requests sent with `send_request` (the SDK drives them only for its own typed calls).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.client._input_required import run_input_required_driver
+from mcp.client._transport import TransportStreams
+from mcp.client.session import ClientRequestContext
+
+__all__ = [
+    "ClientRequestContext",
+    "TransportStreams",
+    "absorb_tool_listing",
+    "intercept_input_requests",
+    "restamp_log_level",
+    "run_input_required",
+]
+
+Dispatch = Callable[[ClientRequestContext, Any], Awaitable[Any]]
+
+
+def intercept_input_requests(low: Any, wrap: Callable[[Dispatch], Dispatch]) -> Dispatch:
+    """Replace the session's server-to-client request door with `wrap(original)`; returns the original."""
+    original: Dispatch = low.dispatch_input_request
+    low.dispatch_input_request = wrap(original)
+    return original
+
+
+def absorb_tool_listing(low: Any, tools: list[dict[str, Any]]) -> None:
+    """Tell the SDK about tools we listed ourselves (call in the event loop's thread)."""
+    listing = types.ListToolsResult.model_validate({"tools": tools}, by_name=False)
+    low._absorb_tool_listing(listing, complete=True)
+
+
+def restamp_log_level(low: Any, level: Callable[[], str | None]) -> None:
+    """Stamp `level()` (read at each request) into every request's `_meta`; a request's own wins."""
+    if getattr(low, "_mcp_bdd_stamp", False):
+        return
+    inner = low._stamp
+
+    def stamp(data: dict[str, Any], opts: Any) -> None:
+        chosen = level()
+        if chosen is not None:
+            data.setdefault("params", {}).setdefault("_meta", {}).setdefault(types.LOG_LEVEL_META_KEY, chosen)
+        inner(data, opts)
+
+    low._stamp = stamp
+    low._mcp_bdd_stamp = True
+
+
+async def run_input_required(
+    low: Any, request: Any, first_raw: dict[str, Any], send: Callable[[Any], Awaitable[dict[str, Any]]]
+) -> dict[str, Any]:
+    """Answer the embedded requests of an input-required result and resend until a final result."""
+    first = types.InputRequiredResult.model_validate(first_raw, by_name=False)
+
+    async def dispatch(key: str, inner: Any) -> Any:
+        ctx = ClientRequestContext(session=low, request_id=key, meta=None)
+        return await low.dispatch_input_request(ctx, inner)
+
+    async def retry(responses: Any, state: str | None) -> Any:
+        params = request.params.model_copy(update={"input_responses": responses, "request_state": state})
+        result = await send(request.model_copy(update={"params": params}))
+        if result.get("resultType") == "input_required":
+            return types.InputRequiredResult.model_validate(result, by_name=False)
+        return result
+
+    final: dict[str, Any] = await run_input_required_driver(first, dispatch=dispatch, retry=retry)
+    return final

@@ -1,0 +1,115 @@
+"""One secret policy: which names are secret, which values are, and the one function that masks them.
+
+Why one module: 0.1 had two lists of secret-looking names (config's and the report's) that had
+already diverged, and neither knew the *values*: a server started with `API_TOKEN=abc123` that
+echoed `abc123` in a tool result or on stderr put it in the console, the HTML, the JSON and the
+JUnit. Now:
+
+- a name is secret when it contains TOKEN, SECRET, KEY, PASSWORD, PASSWD, COOKIE, CREDENTIAL or
+  AUTH (so AUTHORIZATION too) — `is_secret_name`;
+- every value mcp-bdd passes to a server under such a name (its `env`, every `headers` value,
+  and tokens the fakes issue) is registered with `remember()` when the server starts;
+- `mask()` (text) and `mask_data()` (JSON-like data) replace registered values anywhere, and
+  `NAME=value` / `NAME: value` pairs with a secret NAME, by `****`. They are applied where
+  evidence is recorded or printed: transcripts, stderr tails, failure messages (console, HTML,
+  JSON, JUnit), the configuration display.
+Pure: no behave, no mcp.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["MASK", "is_secret_name", "mask", "mask_data", "mask_mapping", "remember", "remember_mapping"]
+
+MASK = "****"
+#: shorter values are not masked by value (masking "1" or "yes" everywhere would garble evidence)
+MIN_VALUE_LENGTH = 5
+
+_NAME = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTH", re.IGNORECASE)
+_SCOPES = frozenset({"env", "headers", "environment", "environ"})
+# NAME=value / NAME: value in free text (stderr, error messages) where NAME looks secret. Narrower
+# than _NAME: "Author: Jane" in a log line is not a credential.
+_TEXT_NAME = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTHORIZATION", re.IGNORECASE)
+_ASSIGN = re.compile(
+    r"(?P<name>\b[\w.-]*(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTHORIZATION)[\w.-]*)"
+    r"(?P<sep>\s*[=:]\s*)"
+    r"(?P<value>(?:Bearer\s+|Basic\s+)?[^\s,;'\"]+)",
+    re.IGNORECASE,
+)
+_SCHEME = re.compile(r"^(?:Bearer|Basic|Token)\s+", re.IGNORECASE)
+
+_values: set[str] = set()
+_pattern: re.Pattern[str] | None = None
+_lock = threading.Lock()
+
+
+def is_secret_name(name: str) -> bool:
+    return bool(_NAME.search(name))
+
+
+def remember(value: str) -> None:
+    """Mask this value wherever it shows from now on (and its token, for `Bearer <token>`)."""
+    global _pattern
+    candidates = {value, _SCHEME.sub("", value)}
+    with _lock:
+        new = {v for v in candidates if len(v) >= MIN_VALUE_LENGTH} - _values
+        if not new:
+            return
+        _values.update(new)
+        # longest first, so a value that contains another is masked whole
+        _pattern = re.compile("|".join(re.escape(v) for v in sorted(_values, key=len, reverse=True)))
+
+
+def remember_mapping(values: Mapping[str, str], *, all_values: bool = False) -> None:
+    """Remember the values of secret-named entries (every entry with `all_values`, e.g. headers)."""
+    for name, value in values.items():
+        if value and (all_values or is_secret_name(name)):
+            remember(value)
+
+
+def mask(text: str) -> str:
+    """Free text (stderr, messages): remembered values and `SECRET_NAME=value` pairs become `****`."""
+    text = _mask_values(text)
+    return _ASSIGN.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", text) if _TEXT_NAME.search(text) else text
+
+
+def _mask_values(text: str) -> str:
+    pattern = _pattern
+    return pattern.sub(MASK, text) if pattern is not None and pattern.search(text) else text
+
+
+def mask_mapping(values: Mapping[str, str], *, all_values: bool = False) -> dict[str, str]:
+    """For display: secret-named values (every value with `all_values`) become `****`."""
+    return {k: MASK if v and (all_values or is_secret_name(k)) else mask(v) for k, v in values.items()}
+
+
+def mask_data(value: Any, *, secret_scope: bool = False, any_key: bool = False) -> Any:
+    """`value` with secrets masked; the same object when there was nothing to mask (no copy).
+
+    String values are masked by remembered value everywhere (a result's prose is not searched for
+    `NAME: value` pairs: that would garble evidence). Inside `env`/`headers` mappings
+    (`secret_scope`) — and with `any_key`, in every mapping — a string under a secret-looking
+    key is masked whole; a dict under such a key (a JSON schema property called `api_key`) stays.
+    """
+    if isinstance(value, str):
+        return _mask_values(value)
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        changed = not isinstance(value, dict)
+        for key, item in value.items():
+            name = str(key)
+            if isinstance(item, str) and item and (secret_scope or any_key) and is_secret_name(name):
+                new: Any = MASK
+            else:
+                new = mask_data(item, secret_scope=name.lower() in _SCOPES, any_key=any_key)
+            changed = changed or new is not item or name is not key
+            out[name] = new
+        return out if changed else value
+    if isinstance(value, list | tuple):
+        items = [mask_data(item, secret_scope=secret_scope, any_key=any_key) for item in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    return value

@@ -1,0 +1,37 @@
+"""Start and stop the servers under test: one class per way a server comes to life.
+
+    start_server(...) -> RunningServer      resolve → bring to life → wait until connectable
+    RunningServer.stop()                    the one teardown path of its process (see _process)
+    reap_all()                              end of run / SIGINT / SIGTERM / atexit: stop everything
+
+- `in-memory`: an `app` object (MCPServer / low-level Server, or a factory returning one) in the
+  test process; the SDK client talks to it directly.
+- `stdio`: a process we spawn (or the zygote forks) speaking JSON-RPC over pipes through our own
+  linear, bounded framing (`_framing`, `_pipes`).
+- `streamable-http` / `sse`: a process on a free loopback port (`${port}`), ready when the port
+  accepts connections.
+- `url`: nothing is started.
+
+Every process dies with the test process (PR_SET_PDEATHSIG) and with its session on every exit
+path, grandchildren included (the run's lifeline, `_lifeline.py`).
+"""
+
+from __future__ import annotations
+
+from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
+from mcp_bdd.servers._framing import PROTOCOL_MARK
+from mcp_bdd.servers._process import free_port, reap_all
+from mcp_bdd.servers._start import discard_prestarted, start_server
+
+__all__ = [
+    "PROTOCOL_MARK",
+    "HttpServer",
+    "InMemoryServer",
+    "RemoteServer",
+    "RunningServer",
+    "StdioServer",
+    "discard_prestarted",
+    "free_port",
+    "reap_all",
+    "start_server",
+]

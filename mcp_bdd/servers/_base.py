@@ -1,0 +1,145 @@
+"""The server classes: one per way a server comes to life, behind one small base.
+
+    RunningServer                 name, transport, display; target(); stop(); describe_death()
+    ├── InMemoryServer            a Python server object in the test process (no OS process)
+    ├── StdioServer               a process speaking JSON-RPC on its stdin/stdout (PipeTransport)
+    ├── HttpServer                a process serving streamable HTTP or SSE on a free loopback port
+    └── RemoteServer              an already-running URL: connected to, never started
+
+A process-backed server holds one `ServerProcess` — cold-spawned (`ChildProcess`) or forked by
+the zygote (`ForkedProcess`) — which is the one owner of that OS process and the one way it is
+stopped. The session never touches processes: it asks its server to `stop()`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from mcp_bdd.secrets import mask
+from mcp_bdd.servers._framing import StdoutEvidence
+from mcp_bdd.servers._pipes import PipeTransport
+from mcp_bdd.servers._process import ServerProcess, wait_exit
+
+__all__ = ["HttpServer", "InMemoryServer", "RemoteServer", "RunningServer", "StdioServer", "tail"]
+
+_TAIL_BYTES = 16384
+
+
+def tail(path: Path, lines: int = 20) -> str:
+    """The last `lines` lines of a log file, reading at most its last 16 KiB (a server may write GBs)."""
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - _TAIL_BYTES))
+            data = fh.read(_TAIL_BYTES)
+    except OSError:
+        return ""
+    return mask("\n".join(data.decode("utf-8", "replace").splitlines()[-lines:]))
+
+
+class RunningServer:
+    """One started (or reachable) server, ready for a client to connect."""
+
+    url: str | None = None
+    headers: dict[str, str]
+    process: ServerProcess | None = None
+    stderr_path: Path | None = None
+    evidence: StdoutEvidence | None = None
+
+    def __init__(self, name: str, transport: str, display: str) -> None:
+        self.name = name
+        self.transport = transport
+        self.display = display
+        self.headers = {}
+
+    def target(self) -> Any:
+        """What `mcp.Client` is given: a server object or a transport (None: connect to `url`)."""
+        return None
+
+    @property
+    def pid(self) -> int | None:
+        return None if self.process is None else self.process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self.process is None else self.process.returncode
+
+    @property
+    def started(self) -> bool:
+        """Whether mcp-bdd started it (False for a URL: its failures are not ours to explain)."""
+        return self.process is not None
+
+    def stop(self) -> None:
+        """Stop it and everything it started. Idempotent, never raises."""
+        if self.process is not None:
+            self.process.stop()
+
+    def settle(self, timeout: float = 1.0) -> None:
+        """Give a process that just closed its end of the connection the time to exit, so its
+        exit code can be quoted (EOF on its stdout comes before its exit status)."""
+        if self.process is not None and not self.process.stopped:
+            wait_exit(self.process.pid, timeout)
+
+    def stderr_tail(self, lines: int = 20) -> str:
+        return "" if self.stderr_path is None else tail(self.stderr_path, lines)
+
+    def describe_death(self) -> str:
+        """Command, exit code, what it wrote instead of JSON-RPC, stderr tail: what a failure needs."""
+        parts = [f"  Server:    {self.name} over {self.transport}", f"  Started:   {self.display}"]
+        code = self.returncode
+        if code is not None:
+            parts.append(f"  Exit code: {code}")
+        if self.evidence is not None and self.evidence.bad_lines:
+            parts.extend("  " + line for line in mask(self.evidence.describe()).splitlines())
+        text = self.stderr_tail()
+        if text:
+            parts.append("  Last lines of its stderr:")
+            parts.extend("    " + line for line in text.splitlines())
+        elif self.stderr_path is not None:
+            parts.append("  Its stderr was empty.")
+        return "\n".join(parts)
+
+
+class InMemoryServer(RunningServer):
+    def __init__(self, name: str, obj: Any, display: str) -> None:
+        super().__init__(name, "in-memory", display)
+        self.obj = obj
+
+    def target(self) -> Any:
+        return self.obj
+
+
+class StdioServer(RunningServer):
+    def __init__(
+        self, name: str, process: ServerProcess, pipes: tuple[int, int], display: str, stderr_path: Path, max_line: int
+    ) -> None:
+        super().__init__(name, "stdio", display)
+        self.process = process
+        self.stderr_path = stderr_path
+        self.evidence = StdoutEvidence()
+        self.transport_ = PipeTransport(pipes[0], pipes[1], self.evidence, max_line)
+
+    def target(self) -> Any:
+        return self.transport_
+
+    def stop(self) -> None:
+        assert self.process is not None
+        self.process.stop(close_stdin=self.transport_.close_stdin)
+        self.transport_.close()
+
+
+class HttpServer(RunningServer):
+    def __init__(self, name: str, transport: str, process: ServerProcess, url: str, display: str, stderr_path: Path):
+        super().__init__(name, transport, display)
+        self.process = process
+        self.url = url
+        self.stderr_path = stderr_path
+
+
+class RemoteServer(RunningServer):
+    def __init__(self, name: str, transport: str, url: str, headers: dict[str, str]) -> None:
+        super().__init__(name, transport, f"{url} (already running)")
+        self.url = url
+        self.headers = headers

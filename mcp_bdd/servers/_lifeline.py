@@ -1,0 +1,69 @@
+"""The run's lifeline: a tiny watchdog that kills the run's server sessions if the run dies.
+
+Run as a script (`python -I .../_lifeline.py`), not as part of the package: it must start in
+milliseconds and import nothing of mcp_bdd or mcp. The test process writes `+SID` / `-SID` lines
+on its stdin as it starts and stops servers. EOF on stdin means the test process is gone —
+finished normally (nothing is left registered) or killed, even with `kill -9`, which no handler
+in the test process can see. Then every process of every registered session (the server, and
+the helpers *it* started: `sh -c`, `npx`, `uv run` wrappers, daemons that left its process
+group but not its session) gets SIGKILL.
+
+Why a separate process: PR_SET_PDEATHSIG reaches only the direct child; a server's own children
+are beyond it, and they are exactly what a wrapper command leaves behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+
+
+def session_members(sids: set[int]) -> list[int]:
+    """Every process (but this one) whose session id is in `sids`: a server and all it started."""
+    members: list[int] = []
+    me = os.getpid()
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else _ps_pids():
+        if not str(entry).isdigit() or int(entry) == me:
+            continue
+        try:
+            if os.getsid(int(entry)) in sids:
+                members.append(int(entry))
+        except OSError:
+            continue
+    return members
+
+
+def _ps_pids() -> list[str]:  # systems without /proc (macOS)
+    import subprocess
+
+    out = subprocess.run(["ps", "-A", "-o", "pid="], capture_output=True, text=True, check=False).stdout
+    return out.split()
+
+
+def main() -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the test process; we act on EOF
+    sids: set[int] = set()
+    for raw in sys.stdin.buffer:
+        line = raw.strip()
+        if line[:1] == b"+" and line[1:].isdigit():
+            sids.add(int(line[1:]))
+        elif line[:1] == b"-" and line[1:].isdigit():
+            sids.discard(int(line[1:]))
+    kill_sessions(sids)
+    return 0
+
+
+def kill_sessions(sids: set[int]) -> int:
+    """SIGKILL every process of these sessions; how many there were."""
+    killed = 0
+    for pid in session_members(sids) if sids else []:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+    return killed
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,128 @@
+"""JSON-RPC over a pair of pipe fds: the stdio transport of every server process we start.
+
+Why our own transport and not the SDK's `stdio_client`: the process exists before the transport
+does (cold-spawned, pre-started or forked by the zygote), so a start failure can quote its exit
+code and stderr, and a server can be started ahead of time. The framing is `_framing`'s: linear,
+bounded, and it names what a server wrote instead of JSON-RPC. Closing the transport only closes
+our ends of the pipes (EOF on the server's stdin); stopping the process is `ServerProcess.stop`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+from mcp.shared.message import SessionMessage
+
+from mcp_bdd._sdk import TransportStreams
+from mcp_bdd.servers._framing import LineSplitter, LineTooLong, StdoutEvidence, decode_line, too_long
+
+__all__ = ["PipeTransport"]
+
+_CHUNK = 1 << 20
+_F_SETPIPE_SZ = 1031  # Linux: a 1 MiB pipe means 16x fewer wake-ups for a large result
+
+
+class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
+    """Newline-delimited JSON-RPC over `write_fd` (the server's stdin) and `read_fd` (its stdout)."""
+
+    def __init__(self, write_fd: int, read_fd: int, evidence: StdoutEvidence, max_line: int) -> None:
+        self.write_fd, self.read_fd = write_fd, read_fd
+        self.evidence = evidence
+        self.max_line = max_line
+        os.set_blocking(write_fd, False)
+        os.set_blocking(read_fd, False)
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(read_fd, _F_SETPIPE_SZ, _CHUNK)
+        self._cm: contextlib.AbstractAsyncContextManager[TransportStreams] | None = None
+
+    def close_stdin(self) -> None:
+        """EOF on the server's stdin; idempotent (the transport's exit and the process stop both call it)."""
+        fd, self.write_fd = self.write_fd, -1
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def close(self) -> None:
+        self.close_stdin()
+        fd, self.read_fd = self.read_fd, -1
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    async def _receive(self) -> bytes:
+        while True:
+            if self.read_fd < 0:
+                raise anyio.EndOfStream
+            try:
+                data = os.read(self.read_fd, _CHUNK)
+            except BlockingIOError:
+                await anyio.wait_readable(self.read_fd)
+                continue
+            except OSError as exc:
+                raise anyio.EndOfStream from exc
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+    async def _send(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            if self.write_fd < 0:
+                raise anyio.BrokenResourceError
+            try:
+                view = view[os.write(self.write_fd, view) :]
+            except BlockingIOError:
+                await anyio.wait_writable(self.write_fd)
+            except OSError as exc:
+                raise anyio.BrokenResourceError from exc
+
+    async def _reader(self, out: Any) -> None:
+        splitter = LineSplitter(self.max_line)
+        async with out:
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+                while True:
+                    data = await self._receive()
+                    try:
+                        lines = splitter.feed(data)
+                    except LineTooLong as exc:
+                        await out.send(too_long(exc.args[0], self.evidence))
+                        continue
+                    for line in lines:
+                        message = decode_line(line, self.evidence)
+                        if message is not None:
+                            await out.send(message)
+
+    async def _writer(self, source: Any) -> None:
+        async with source:
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                async for item in source:
+                    data = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                    await self._send(data.encode())
+
+    @contextlib.asynccontextmanager
+    async def _streams(self) -> AsyncIterator[TransportStreams]:
+        read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._reader, read_writer)
+            tg.start_soon(self._writer, write_reader)
+            try:
+                yield read_stream, write_stream
+            finally:
+                self.close_stdin()
+                tg.cancel_scope.cancel()
+                for stream in (read_stream, write_stream):
+                    await stream.aclose()
+
+    async def __aenter__(self) -> TransportStreams:
+        self._cm = self._streams()
+        return await self._cm.__aenter__()
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        assert self._cm is not None
+        return await self._cm.__aexit__(*exc)

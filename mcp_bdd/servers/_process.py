@@ -1,0 +1,284 @@
+"""Every OS process mcp-bdd starts: one owner each, one way to start, one way to stop.
+
+Why one teardown path: 0.1 had four stop paths, and the one that ran decided whether a server's
+own helper (`sh -c`, `npx`, `uv run`) survived the run. Now every server process, cold-spawned
+or forked by the zygote, stops the same way (`ServerProcess.stop`):
+
+    close its stdin (EOF: the MCP spec's polite shutdown) → wait `eof_grace`
+    → SIGTERM to its process group → wait `term_grace` → SIGKILL to the group → reap
+    → SIGKILL every process still in its *session* (grandchildren included), whether or not
+      the main process had already exited on its own.
+
+Every process is started in a session of its own (so its group and session id equal its pid)
+with PR_SET_PDEATHSIG = SIGKILL (it dies with the thread that spawned it, even on `kill -9` of
+the test process), and is registered with the run's lifeline (`_lifeline.py`), which kills the
+whole session of every registered server when the test process dies. Waiting uses pidfds
+(woken by the kernel when the process exits), not sleeps.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mcp_bdd._lifelines import die_with_parent
+from mcp_bdd.servers._lifeline import kill_sessions
+
+__all__ = [
+    "ChildProcess",
+    "ServerProcess",
+    "free_port",
+    "lifeline",
+    "pid_alive",
+    "reap_all",
+    "spawn",
+]
+
+EOF_GRACE = 1.0
+TERM_GRACE = 2.0
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 (the OS picks it; the small race is accepted)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def wait_exit(pid: int, timeout: float) -> bool:
+    """Wait until `pid` exits (or becomes a zombie); True if it did. Woken by the kernel, not polled."""
+    if timeout <= 0:
+        return not pid_alive(pid) or _is_zombie(pid)
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return _poll_exit(pid, timeout)
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+        return bool(ready)
+    finally:
+        os.close(fd)
+
+
+def _poll_exit(pid: int, timeout: float) -> bool:  # kernels without pidfd_open (< 5.3), macOS
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid) and not _is_zombie(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
+class ServerProcess:
+    """One OS process we own: its pid is its process group and session id."""
+
+    def __init__(self, pid: int, describe: str) -> None:
+        self.pid = pid
+        self.describe = describe
+        self.stopped = False
+        lifeline().watch(pid)
+        _register(self)
+
+    @property
+    def returncode(self) -> int | None:
+        raise NotImplementedError
+
+    def _reap(self, timeout: float) -> None:
+        """Collect the exit status (a child of ours), or leave it to its parent (the zygote)."""
+
+    def stop(self, close_stdin: Callable[[], None] | None = None) -> None:
+        """The one teardown path (see the module doc). Idempotent; never raises."""
+        if self.stopped:
+            return
+        self.stopped = True
+        try:
+            if close_stdin is not None:
+                close_stdin()
+                if self.returncode is None:
+                    wait_exit(self.pid, EOF_GRACE)
+            if self.returncode is None and not wait_exit(self.pid, 0):
+                _signal_group(self.pid, signal.SIGTERM)
+                if not wait_exit(self.pid, TERM_GRACE):
+                    _signal_group(self.pid, signal.SIGKILL)
+                    wait_exit(self.pid, TERM_GRACE)
+            self._reap(TERM_GRACE)
+            _signal_group(self.pid, signal.SIGKILL)  # the group outlives its leader: its helpers
+            kill_sessions({self.pid})
+        finally:
+            lifeline().forget(self.pid)
+            _unregister(self)
+
+
+class ChildProcess(ServerProcess):
+    """A process we spawned ourselves (`spawn`)."""
+
+    def __init__(self, popen: subprocess.Popen[bytes], describe: str) -> None:
+        self.popen = popen
+        super().__init__(popen.pid, describe)
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll()
+
+    def _reap(self, timeout: float) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=timeout)
+
+
+def spawn(
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    cwd: str,
+    stderr_path: Path,
+    describe: str,
+    stdio: bool,
+    pass_fds: tuple[int, ...] = (),
+) -> ChildProcess:
+    """Start a server process (the only place mcp-bdd calls Popen for one). Raises OSError.
+
+    Called from the thread that runs the scenarios (PR_SET_PDEATHSIG follows the spawning
+    thread, which must live as long as the process should).
+    """
+    with stderr_path.open("wb") as err:
+        popen = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
+            stdout=subprocess.PIPE if stdio else err,
+            stderr=err,
+            cwd=cwd,
+            env=env,
+            pass_fds=pass_fds,
+            start_new_session=True,
+            preexec_fn=die_with_parent,
+        )
+    return ChildProcess(popen, describe)
+
+
+# ---------------------------------------------------------------------------------------------
+# the lifeline
+
+
+class _Lifeline:
+    """Client side of `_lifeline.py`, started on first use; one per test process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._popen: subprocess.Popen[bytes] | None = None
+        self._pid = 0
+
+    def _send(self, line: str) -> None:
+        with self._lock:
+            if self._popen is None or self._pid != os.getpid():  # a forked child needs its own
+                self._pid = os.getpid()
+                self._popen = subprocess.Popen(
+                    [sys.executable, "-I", str(Path(__file__).with_name("_lifeline.py"))],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                    close_fds=True,
+                )
+            assert self._popen.stdin is not None
+            with contextlib.suppress(OSError, ValueError):
+                self._popen.stdin.write(line.encode() + b"\n")
+                self._popen.stdin.flush()
+
+    def watch(self, sid: int) -> None:
+        self._send(f"+{sid}")
+
+    def forget(self, sid: int) -> None:
+        if self._popen is not None:
+            self._send(f"-{sid}")
+
+    def close(self) -> None:
+        """End of the run: EOF, so the lifeline sweeps whatever is still registered, and exits."""
+        with self._lock:
+            popen, self._popen = self._popen, None
+        if popen is None or self._pid != os.getpid():
+            return
+        with contextlib.suppress(Exception):
+            assert popen.stdin is not None
+            popen.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            popen.wait(timeout=10)
+
+
+_LIFELINE = _Lifeline()
+
+
+def lifeline() -> _Lifeline:
+    return _LIFELINE
+
+
+# ---------------------------------------------------------------------------------------------
+# the registry of live processes (signals, atexit)
+
+_LIVE: dict[int, ServerProcess] = {}
+_LIVE_LOCK = threading.Lock()
+_ON_REAP: list[Callable[[], Any]] = []  # the zygote pool and the pre-started queue empty themselves
+
+
+def _register(proc: ServerProcess) -> None:
+    with _LIVE_LOCK:
+        _LIVE[id(proc)] = proc
+
+
+def _unregister(proc: ServerProcess) -> None:
+    with _LIVE_LOCK:
+        _LIVE.pop(id(proc), None)
+
+
+def on_reap(callback: Callable[[], Any]) -> None:
+    _ON_REAP.append(callback)
+
+
+def reap_all() -> None:
+    """Stop every server process still alive (end of run, SIGINT/SIGTERM, atexit), then the lifeline."""
+    for callback in _ON_REAP:
+        with contextlib.suppress(Exception):
+            callback()
+    with _LIVE_LOCK:
+        procs = list(_LIVE.values())
+    for proc in procs:
+        proc.stop()
+    _LIFELINE.close()
+
+
+atexit.register(reap_all)

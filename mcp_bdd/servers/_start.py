@@ -1,0 +1,316 @@
+"""`start_server`: from a server's configuration to a `RunningServer`, in one straight path.
+
+    resolve (interpolate env, argv, cwd, url; remember secrets)
+    → bring the server to life (an object in-process | fork from the zygote | a pre-started
+      process | spawn) → wait until it can be connected to (HTTP: the port accepts)
+
+Nothing here talks MCP: connecting is the session's job.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcp_bdd.apps import is_server, load_app
+from mcp_bdd.config import AppServer, CommandServer, Config, ServerConfig, UrlServer
+from mcp_bdd.errors import ServerStartError, TransportNotServed
+from mcp_bdd.secrets import mask_mapping, remember_mapping
+from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
+from mcp_bdd.servers._process import ChildProcess, ServerProcess, free_port, on_reap, spawn, wait_exit
+from mcp_bdd.servers._zygote import ForkedProcess, zygote_for
+
+__all__ = ["discard_prestarted", "start_server"]
+
+Interpolate = Callable[[str, dict[str, str]], str]
+_HTTP = ("streamable-http", "sse")
+
+
+@dataclass(frozen=True)
+class _Launch:
+    """A resolved process start: what to run, where, with what, and where to reach it."""
+
+    argv: list[str]
+    env: dict[str, str]  # the server's own variables (not the inherited environment)
+    cwd: str
+    url: str | None
+    display: str
+
+
+def start_server(
+    name: str,
+    cfg: ServerConfig,
+    config: Config,
+    transport: str,
+    *,
+    interpolate: Interpolate,
+    inject: Callable[[Callable[..., Any]], dict[str, Any]],
+    logdir: Path,
+) -> RunningServer:
+    """Start `name` for `transport` (or point at it, for url servers)."""
+    if transport not in cfg.transports():
+        raise TransportNotServed(
+            f'The server "{name}" cannot be run over {transport}: it can serve {", ".join(cfg.transports())}. '
+            + _how_to_add(cfg, transport)
+        )
+    if isinstance(cfg, UrlServer):
+        headers = {k: interpolate(v, {}) for k, v in cfg.headers.items()}
+        remember_mapping(headers, all_values=True)
+        return RemoteServer(name, transport, interpolate(cfg.url, {}), headers)
+    port = free_port() if transport in _HTTP else 0
+    extra = {"port": str(port)}
+    env = {k: interpolate(v, extra) for k, v in cfg.env.items()}
+    remember_mapping(env)
+    if isinstance(cfg, AppServer) and transport == "in-memory":
+        return InMemoryServer(name, _in_memory(cfg, config.root, env, inject), f"app {cfg.app} (in-memory)")
+    launch = _resolve(cfg, config, transport, port, env, interpolate)
+    logdir.mkdir(parents=True, exist_ok=True)
+    stderr_path = logdir / f"{name}-{transport}-{time.monotonic_ns()}.stderr.log"
+    max_line = int(config.setting(name, "max_message_bytes"))
+    startup_timeout = float(config.setting(name, "startup_timeout"))
+    display = launch.display
+    if isinstance(cfg, AppServer) and config.pool:
+        # Fork from a pre-imported process: the same code path as `python -m mcp_bdd.serve`, minus imports.
+        base = {**os.environ, "PYTHONPATH": launch.env["PYTHONPATH"]}
+        zygote = zygote_for(cfg.app, launch.cwd, base, logdir)
+        scenario_env = {k: v for k, v in launch.env.items() if k != "PYTHONPATH"}
+        pid, stdin_fd, stdout_fd = zygote.fork(scenario_env, transport, port, stderr_path, startup_timeout)
+        display += "  (forked from a pre-imported process; pool = false to start cold)"
+        process: ServerProcess = ForkedProcess(zygote, pid, display)
+        pipes = (stdin_fd, stdout_fd)
+    elif transport == "stdio":
+        process, pipes, stderr_path = _stdio_process(name, cfg, config, launch, stderr_path, logdir)
+    else:
+        process, pipes = _spawn(name, launch, stderr_path, stdio=False), (-1, -1)
+    if transport == "stdio":
+        return StdioServer(name, process, pipes, display, stderr_path, max_line)
+    assert launch.url is not None
+    server = HttpServer(name, transport, process, launch.url, display, stderr_path)
+    _wait_for_port(server, _port_of(launch.url), startup_timeout)
+    return server
+
+
+def _in_memory(
+    cfg: AppServer, root: str, env: dict[str, str], inject: Callable[[Callable[..., Any]], dict[str, Any]]
+) -> Any:
+    obj = load_app(cfg.app, root)
+    if is_server(obj):
+        return obj
+    if not callable(obj):
+        raise ServerStartError(
+            f'app = "{cfg.app}" is neither an MCP server object nor a factory returning one '
+            f"(it is a {type(obj).__name__})."
+        )
+    with _patched_environ(env):
+        obj = obj(**inject(obj))
+    if inspect.isawaitable(obj):
+        raise ServerStartError(f'app = "{cfg.app}": the factory must be synchronous.')
+    if not is_server(obj):
+        raise ServerStartError(
+            f'app = "{cfg.app}": the factory returned a {type(obj).__name__}, not an MCPServer or Server.'
+        )
+    return obj
+
+
+class _patched_environ:
+    """In-memory factories read their configuration from os.environ like a subprocess would."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.saved: dict[str, str | None] = {}
+
+    def __enter__(self) -> None:
+        self.saved = {k: os.environ.get(k) for k in self.env}
+        os.environ.update(self.env)
+
+    def __exit__(self, *exc: Any) -> None:
+        for key, value in self.saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _resolve(
+    cfg: AppServer | CommandServer, config: Config, transport: str, port: int, env: dict[str, str], interp: Interpolate
+) -> _Launch:
+    extra = {"port": str(port)}
+    root = config.root
+    url: str | None = None
+    if isinstance(cfg, AppServer):
+        argv = [sys.executable, "-m", "mcp_bdd.serve", cfg.app, "--transport", transport]
+        argv += ["--port", str(port)] if port else []
+        cwd_raw = cfg.cwd
+        pythonpath = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+        env = {"PYTHONPATH": pythonpath, **env}
+        path = {"streamable-http": "/mcp", "sse": "/sse"}.get(transport)
+        url = f"http://127.0.0.1:{port}{path}" if path else None
+    else:
+        endpoint = cfg.http if transport == "streamable-http" else cfg.sse if transport == "sse" else None
+        if endpoint is not None:
+            argv = [interp(a, extra) for a in endpoint.command]
+            own = {k: interp(v, extra) for k, v in endpoint.env.items()}
+            remember_mapping(own)
+            env = {**env, **own}
+            url = interp(endpoint.url, extra)
+            cwd_raw = endpoint.cwd or cfg.cwd
+        else:
+            argv = [interp(a, extra) for a in cfg.command]
+            cwd_raw = cfg.cwd
+    cwd = str(Path(root, interp(cwd_raw, extra))) if cwd_raw else root
+    shown = mask_mapping(env)
+    display = " ".join(argv) + ("  (env: " + ", ".join(f"{k}={v}" for k, v in shown.items()) + ")" if env else "")
+    return _Launch(argv, env, cwd, url, display)
+
+
+def _spawn(name: str, launch: _Launch, stderr_path: Path, *, stdio: bool) -> ChildProcess:
+    try:
+        return spawn(
+            launch.argv,
+            env={**os.environ, **launch.env},
+            cwd=launch.cwd,
+            stderr_path=stderr_path,
+            describe=launch.display,
+            stdio=stdio,
+        )
+    except OSError as exc:
+        raise ServerStartError(
+            f'The server "{name}" could not be started: {exc.strerror or exc}.\n  Command: {launch.display}\n'
+            "  Tip: check the `command` in your configuration (is the program installed and on PATH?)."
+        ) from exc
+
+
+def _pipes_of(process: ChildProcess) -> tuple[int, int]:
+    """Our ends of its stdin/stdout as raw fds (the Popen file objects let go of them)."""
+    stdin, stdout = process.popen.stdin, process.popen.stdout
+    assert stdin is not None and stdout is not None
+    fds = (os.dup(stdin.fileno()), os.dup(stdout.fileno()))
+    stdin.close()
+    stdout.close()
+    return fds
+
+
+# ---------------------------------------------------------------------------------------------
+# pre-started stdio processes (`prestart = N`)
+
+_Warm = tuple[ChildProcess, tuple[int, int], Path]
+_WARM: dict[tuple[Any, ...], list[_Warm]] = {}
+_WARM_LOCK = threading.Lock()
+
+
+def _stdio_process(
+    name: str, cfg: AppServer | CommandServer, config: Config, launch: _Launch, stderr_path: Path, logdir: Path
+) -> tuple[ServerProcess, tuple[int, int], Path]:
+    """A cold-spawned stdio process, or one started ahead while an earlier scenario ran."""
+    depth = int(config.setting(name, "prestart") or 0)
+    if not (
+        isinstance(cfg, CommandServer)
+        and depth > 0
+        and config.setting(name, "scope") == "scenario"
+        and not _varies_per_start(cfg)
+    ):
+        process = _spawn(name, launch, stderr_path, stdio=True)
+        return process, _pipes_of(process), stderr_path
+    # A command server (any executable) cannot be forked from a zygote; instead the next ones are
+    # started while the current scenario runs, so their start-up overlaps the run.
+    key = (name, tuple(launch.argv), tuple(sorted(launch.env.items())), launch.cwd)
+    with _WARM_LOCK:
+        queue = _WARM.setdefault(key, [])
+    ready: _Warm | None = None
+    while queue and ready is None:
+        candidate = queue.pop(0)
+        if candidate[0].returncode is None:
+            ready = candidate
+        else:
+            _discard(candidate)
+    if ready is None:
+        process = _spawn(name, launch, stderr_path, stdio=True)
+        ready = (process, _pipes_of(process), stderr_path)
+    while len(queue) < depth:
+        path = logdir / f"{name}-stdio-{time.monotonic_ns()}.stderr.log"
+        process = _spawn(name, launch, path, stdio=True)
+        queue.append((process, _pipes_of(process), path))
+    return ready
+
+
+def _discard(warm: _Warm) -> None:
+    process, (stdin_fd, stdout_fd), _ = warm
+    process.stop(close_stdin=lambda: os.close(stdin_fd))
+    os.close(stdout_fd)
+
+
+def discard_prestarted() -> None:
+    """End every pre-started server (end of the run)."""
+    with _WARM_LOCK:
+        queues = list(_WARM.values())
+        _WARM.clear()
+    for queue in queues:
+        for warm in queue:
+            _discard(warm)
+
+
+on_reap(discard_prestarted)
+
+
+def _varies_per_start(cfg: CommandServer) -> bool:
+    """Whether a start depends on the scenario (fakes, variables, ${port}): then nothing is pre-started."""
+    values = [*cfg.command, *cfg.env.values(), cfg.cwd or ""]
+    return any("${" in v.replace("${env.", "") for v in values)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _how_to_add(cfg: ServerConfig, transport: str) -> str:
+    if isinstance(cfg, CommandServer) and transport in _HTTP:
+        key = "http" if transport == "streamable-http" else "sse"
+        return (
+            f"Add [servers.<name>.{key}] with `command` and `url` (use ${{port}}) to say how to start it over "
+            f"{transport}."
+        )
+    if transport == "in-memory":
+        return "Only `app` servers (Python server objects) run in-memory."
+    if isinstance(cfg, UrlServer):
+        return "A `url` server is reached over HTTP: its URL decides streamable HTTP or SSE (a path ending /sse)."
+    return ""
+
+
+def _port_of(url: str) -> int:
+    parts = urlsplit(url)
+    return parts.port or (443 if parts.scheme == "https" else 80)
+
+
+def _wait_for_port(server: HttpServer, port: int, timeout: float) -> None:
+    """Until the port accepts, the process dies, or `timeout` passes (then the server is stopped)."""
+    assert server.process is not None
+    deadline = time.monotonic() + timeout
+    while True:
+        if server.process.returncode is not None:
+            server.stop()
+            raise ServerStartError(
+                f'The server "{server.name}" exited before it accepted connections on port {port}.\n'
+                + server.describe_death()
+            )
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            pass
+        if time.monotonic() >= deadline:
+            server.stop()
+            raise ServerStartError(
+                f'The server "{server.name}" did not accept connections on port {port} within '
+                f"startup_timeout = {timeout:g} s.\n"
+                + server.describe_death()
+                + "\n  Tip: raise `startup_timeout`, or check that the server listens on the ${port} it is given."
+            )
+        wait_exit(server.process.pid, 0.02)  # wakes at once if it dies, else a short pause between probes

@@ -1,0 +1,31 @@
+"""Sessions with MCP servers, driven from synchronous behave steps (see `_session` for why).
+
+    Session          the facade: open / request / check / close, typed helpers
+    Outcome          what one request produced (result, error, timeout, protocol violation)
+    Persona          how the client answers server-to-client requests (declared by Given steps)
+    Timeline         the notifications of a session, with waiting on arrival
+    listen streams   2026-07-28 `subscriptions/listen` (open_stream, covers, listening)
+"""
+
+from __future__ import annotations
+
+from mcp_bdd.session._listen import ListenFailed, covers, listening, open_stream
+from mcp_bdd.session._outcome import Outcome, result_text, unwrap
+from mcp_bdd.session._persona import Persona, coerce_elicitation, coerce_value
+from mcp_bdd.session._session import Session
+from mcp_bdd.session._timeline import Timeline
+
+__all__ = [
+    "ListenFailed",
+    "Outcome",
+    "Persona",
+    "Session",
+    "Timeline",
+    "coerce_elicitation",
+    "coerce_value",
+    "covers",
+    "listening",
+    "open_stream",
+    "result_text",
+    "unwrap",
+]

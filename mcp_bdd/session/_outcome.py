@@ -1,0 +1,100 @@
+"""What one request produced (`Outcome`), and small helpers every part of the session shares."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+
+from mcp_bdd.servers import PROTOCOL_MARK
+
+__all__ = ["Outcome", "dump", "is_protocol_violation", "result_text", "unwrap"]
+
+
+def unwrap(exc: BaseException) -> BaseException:
+    """Connect failures arrive wrapped in ExceptionGroups: dig out the real cause."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
+        exc = (inner or list(exc.exceptions))[0]
+    return exc
+
+
+def is_protocol_violation(exc: BaseException) -> bool:
+    """An error our stdio framing made up for a response it could not use (see servers._framing)."""
+    data = getattr(getattr(exc, "error", None), "data", None)
+    return isinstance(data, dict) and data.get("mcp_bdd") == PROTOCOL_MARK
+
+
+def dump(model: Any) -> Any:
+    if hasattr(model, "model_dump"):
+        return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return model
+
+
+
+@dataclass
+class Outcome:
+    """What one request produced: a raw result, or an error, or a timeout / cancellation."""
+
+    method: str
+    params: dict[str, Any]
+    raw: dict[str, Any] | None = None
+    error: types.ErrorData | None = None
+    timed_out: bool = False
+    cancelled: bool = False
+    elapsed_ms: float = 0.0
+    seq: int = 0  # the request's transcript seq
+    server: str = ""
+    exception: str | None = None  # a client-side failure (invalid result shape, connection lost)
+    protocol_violation: bool = False  # the answer came but could not be used (framing, unparseable)
+
+    @property
+    def ok(self) -> bool:
+        return self.raw is not None and self.error is None and not self.timed_out and not self.cancelled
+
+    @property
+    def is_error_result(self) -> bool:
+        return self.raw is not None and bool(self.raw.get("isError"))
+
+    def describe(self) -> str:
+        """What actually happened, for failure messages."""
+        if self.timed_out:
+            return f"{self.method} timed out after {self.elapsed_ms / 1000:.2f} s"
+        if self.cancelled:
+            return f"{self.method} was cancelled after {self.elapsed_ms / 1000:.2f} s"
+        if self.error is not None:
+            return f"JSON-RPC error {self.error.code}: {self.error.message}" + (
+                f" (data: {json.dumps(self.error.data, default=str)[:300]})" if self.error.data is not None else ""
+            )
+        if self.exception is not None:
+            return self.exception
+        if self.raw is not None and self.method == "tools/call":
+            text = result_text(self.raw)
+            flag = "isError: true" if self.is_error_result else "isError: false"
+            return f"{flag}, text: {text[:1500]!r}" + (
+                f", structuredContent: {json.dumps(self.raw['structuredContent'])[:800]}"
+                if "structuredContent" in self.raw
+                else ""
+            )
+        return json.dumps(self.raw, default=str)[:1500]
+
+
+def result_text(raw: dict[str, Any]) -> str:
+    """The concatenated text content of a tool/prompt result (or text of resource contents)."""
+    parts: list[str] = []
+    for block in raw.get("content", []) or []:
+        if isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    for item in raw.get("contents", []) or []:
+        if isinstance(item, dict) and "text" in item:
+            parts.append(str(item["text"]))
+    for message in raw.get("messages", []) or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, dict) and content.get("type") == "text":
+            parts.append(str(content.get("text", "")))
+    return "".join(parts)
+
+

@@ -1,0 +1,208 @@
+"""The client's persona: how it answers server-to-client requests (sampling, elicitation, roots).
+
+Declared by Given steps before the server step (`Persona`); the session advertises exactly those
+capabilities, answers scripted requests with `ClientSide`'s handlers, refuses and records the
+rest, and coerces scripted elicitation answers by the schema the server sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+
+from mcp_bdd._sdk import ClientRequestContext, Dispatch, intercept_input_requests
+from mcp_bdd.errors import UsageError
+from mcp_bdd.session._outcome import dump
+from mcp_bdd.transcript import Transcript
+
+__all__ = ["ClientSide", "Persona", "coerce_elicitation", "coerce_value"]
+
+
+@dataclass
+class Persona:
+    """How the client answers server-to-client requests, declared before the server step."""
+
+    sampling_text: str | None = None
+    elicitation: str | None = None  # "accept" | "decline" | "cancel"
+    elicitation_values: dict[str, str] = field(default_factory=dict)
+    roots: list[tuple[str, str | None]] | None = None
+
+    def empty(self) -> bool:
+        return self.sampling_text is None and self.elicitation is None and self.roots is None
+
+
+class ClientSide:
+    """The server-to-client request handlers of a session (a part of `Session`)."""
+
+    client: Any
+    name: str
+    persona: Persona
+    transcript: Transcript
+    unscripted: list[str]
+    sampling_requests: list[dict[str, Any]]
+    elicitation_requests: list[dict[str, Any]]
+    roots_requests: int
+    problems: list[str]
+
+    def _record_unscripted_requests(self) -> None:
+        """A server request the scenario did not script gets a clear error back, and is recorded.
+
+        The SDK answers undeclared sampling / elicitation / roots with a terse default; we answer
+        instead with what the scenario should declare, and the exchange shows in the transcript.
+        """
+        assert self.client is not None
+        declared = {
+            "sampling/createMessage": (
+                "sampling",
+                self.persona.sampling_text is not None,
+                'Given the client answers sampling requests with "<text>"',
+            ),
+            "elicitation/create": (
+                "elicitation",
+                self.persona.elicitation is not None,
+                "Given the client accepts elicitation requests with:",
+            ),
+            "roots/list": ("roots", self.persona.roots is not None, "Given the client exposes the roots:"),
+        }
+
+        def wrap(original: Dispatch) -> Dispatch:
+            async def dispatch(ctx: ClientRequestContext, request: Any) -> Any:
+                return await self._answer(ctx, request, original, declared)
+
+            return dispatch
+
+        intercept_input_requests(self.client.session, wrap)
+
+    async def _answer(
+        self, ctx: ClientRequestContext, request: Any, original: Dispatch, declared: dict[str, tuple[str, bool, str]]
+    ) -> Any:
+        """A scripted request goes to its handler; any other is refused with the phrase that would script it."""
+        method = str(getattr(request, "method", type(request).__name__))
+        what, scripted, phrase = declared.get(method, (method, False, ""))
+        if scripted:
+            return await original(ctx, request)
+        req = self.transcript.record("server_request", self.name, method, dump(getattr(request, "params", None)))
+        self.unscripted.append(method)
+        error = types.ErrorData(
+            code=types.METHOD_NOT_FOUND,
+            message=f"The test client does not offer {what}: the scenario did not declare it"
+            + (f' ("{phrase}" before the server step).' if phrase else "."),
+        )
+        self.transcript.record("client_response", self.name, method, dump(error), related=req.seq)
+        return error
+
+    async def _on_sampling(self, ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> Any:
+        payload = dump(params)
+        self.sampling_requests.append(payload)
+        req = self.transcript.record("server_request", self.name, "sampling/createMessage", payload)
+        result = types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text=self.persona.sampling_text or ""),
+            model="mcp-bdd-scripted",
+            stop_reason="endTurn",
+        )
+        self.transcript.record("client_response", self.name, "sampling/createMessage", dump(result), related=req.seq)
+        return result
+
+    async def _on_elicitation(self, ctx: ClientRequestContext, params: Any) -> Any:
+        payload = dump(params)
+        self.elicitation_requests.append(payload)
+        req = self.transcript.record("server_request", self.name, "elicitation/create", payload)
+        action = self.persona.elicitation or "decline"
+        if action == "accept":
+            schema = payload.get("requestedSchema") or {}
+            try:
+                content = coerce_elicitation(self.persona.elicitation_values, schema)
+            except UsageError as exc:
+                self.problems.append(str(exc))
+                error = types.ErrorData(code=types.INVALID_PARAMS, message=str(exc))
+                self.transcript.record(
+                    "client_response", self.name, "elicitation/create", dump(error), related=req.seq
+                )
+                return error
+            result = types.ElicitResult(action="accept", content=content)
+        else:
+            result = types.ElicitResult(action=action)  # type: ignore[arg-type]
+        self.transcript.record("client_response", self.name, "elicitation/create", dump(result), related=req.seq)
+        return result
+
+    async def _on_roots(self, ctx: ClientRequestContext) -> Any:
+        self.roots_requests += 1
+        req = self.transcript.record("server_request", self.name, "roots/list", {})
+        roots = [types.Root(uri=uri, name=name) for uri, name in (self.persona.roots or [])]  # type: ignore[arg-type]
+        result = types.ListRootsResult(roots=roots)
+        self.transcript.record("client_response", self.name, "roots/list", dump(result), related=req.seq)
+        return result
+
+
+def coerce_elicitation(values: dict[str, str], schema: dict[str, Any]) -> dict[str, Any]:
+    """Coerce scripted answers by the schema the server sent; a misfit names field and expectation."""
+    props: dict[str, Any] = schema.get("properties") or {}
+    out: dict[str, Any] = {}
+    for key, text in values.items():
+        if key not in props:
+            from mcp_bdd.errors import did_you_mean
+
+            raise UsageError(
+                f'The server asked for elicitation fields it names {sorted(props)}, but the scenario answers "{key}". '
+                f"{did_you_mean(key, props, 'field')}."
+            )
+        out[key] = coerce_value(text, props[key], field_name=key, what="elicitation field")
+    missing = [k for k in schema.get("required", []) if k not in out]
+    if missing:
+        raise UsageError(
+            f"The server's elicitation requires {missing}, which the scenario does not answer. "
+            'Add them to the table of "Given the client accepts elicitation requests with:".'
+        )
+    return out
+
+
+def coerce_value(text: str, prop: dict[str, Any], *, field_name: str, what: str = "argument") -> Any:
+    """Turn a table cell into the JSON type a schema property asks for."""
+    kinds = prop.get("type")
+    if kinds is None and "anyOf" in prop:
+        kinds = [p.get("type") for p in prop["anyOf"] if isinstance(p, dict) and p.get("type")]
+    if isinstance(kinds, str):
+        kinds = [kinds]
+    kinds = list(kinds or [])
+    stripped = text.strip()
+    if "null" in kinds and stripped == "null":
+        return None
+    for kind in kinds:
+        if kind == "integer":
+            with contextlib.suppress(ValueError):
+                return int(stripped)
+        elif kind == "number":
+            with contextlib.suppress(ValueError):
+                number = float(stripped)
+                return (
+                    int(number)
+                    if number.is_integer() and "." not in stripped and "e" not in stripped.lower()
+                    else number
+                )
+        elif kind == "boolean":
+            if stripped.lower() in ("true", "false", "yes", "no"):
+                return stripped.lower() in ("true", "yes")
+        elif kind in ("array", "object"):
+            try:
+                value = json.loads(stripped)
+            except ValueError:
+                if kind == "array" and prop.get("items", {}).get("type") == "string":
+                    return [part.strip() for part in stripped.split(",") if part.strip()]
+                continue
+            if isinstance(value, list if kind == "array" else dict):
+                return value
+        elif kind == "string":
+            return text
+    if not kinds or "string" in kinds:
+        return text
+    raise UsageError(
+        f'The {what} "{field_name}" expects {" or ".join(kinds)}'
+        + (f" ({prop['description']})" if prop.get("description") else "")
+        + f", but the table says {text!r}. Write a value of that type"
+        + (" (JSON for arrays and objects)." if {"array", "object"} & set(kinds) else ".")
+    )

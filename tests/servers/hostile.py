@@ -1,0 +1,117 @@
+"""A hand-written stdio MCP server (stdlib only, 2025-11-25 handshake) that misbehaves on request.
+
+Written without the SDK on purpose: it must be able to break the protocol in ways the SDK never
+would, and it starts in milliseconds. Flags (combinable):
+
+    --grandchild    start a helper process (`sleep 600`) like `sh -c` / `npx` wrappers do
+    --stubborn      ignore SIGTERM and stdin EOF: only SIGKILL ends it
+    --pretty        pretty-print every JSON-RPC message (the classic stdio framing bug)
+    --junk          print a banner and a line of invalid UTF-8 on stdout before serving
+    --deep N        the `deep` tool's structuredContent is nested N levels
+    --stderr-mb N   write N MB on stderr when the `spam` tool is called
+
+Tools: `echo` (text), `big` (`mb` megabytes of text), `deep`, `secret` (the value of $API_TOKEN
+in the result, in a log notification and on stderr), `spam`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+TOOLS = [
+    {"name": n, "description": f"The {n} tool.", "inputSchema": {"type": "object", "properties": p}}
+    for n, p in [
+        ("echo", {"text": {"type": "string"}}),
+        ("big", {"mb": {"type": "number"}}),
+        ("deep", {}),
+        ("secret", {}),
+        ("spam", {}),
+    ]
+]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--grandchild", action="store_true")
+    parser.add_argument("--stubborn", action="store_true")
+    parser.add_argument("--pretty", action="store_true")
+    parser.add_argument("--junk", action="store_true")
+    parser.add_argument("--deep", type=int, default=5000)
+    parser.add_argument("--stderr-mb", type=int, default=0)
+    args = parser.parse_args()
+    sys.setrecursionlimit(max(1000, args.deep * 3))  # json.dumps of the deep value recurses
+    if args.stubborn:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if args.grandchild:
+        subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    out = sys.stdout.buffer
+    if args.junk:
+        out.write(b"Welcome to the hostile server v1!\n\xff\xfe not utf-8\n")
+        out.flush()
+
+    def send(message: dict[str, Any]) -> None:
+        text = json.dumps(message, indent=2 if args.pretty else None)
+        out.write(text.encode() + b"\n")
+        out.flush()
+
+    for raw in sys.stdin.buffer:
+        request = json.loads(raw)
+        if "id" not in request:
+            continue
+        send({"jsonrpc": "2.0", "id": request["id"], **answer(request, args, send)})
+    if args.stubborn:
+        while True:  # EOF ignored
+            time.sleep(60)
+    return 0
+
+
+def answer(request: dict[str, Any], args: argparse.Namespace, send: Any) -> dict[str, Any]:
+    method, params = request["method"], request.get("params") or {}
+    if method == "initialize":
+        return {
+            "result": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}, "logging": {}},
+                "serverInfo": {"name": "hostile", "version": "1.0.0"},
+            }
+        }
+    if method == "ping":
+        return {"result": {}}
+    if method == "tools/list":
+        return {"result": {"tools": TOOLS}}
+    if method == "tools/call":
+        return {"result": call(params.get("name"), params.get("arguments") or {}, args, send)}
+    return {"error": {"code": -32601, "message": f"Method not found: {method}"}}
+
+
+def call(name: str, arguments: dict[str, Any], args: argparse.Namespace, send: Any) -> dict[str, Any]:
+    if name == "big":
+        return {"content": [{"type": "text", "text": "x" * int(float(arguments.get("mb", 1)) * 1024 * 1024)}]}
+    if name == "deep":
+        value: Any = "bottom"
+        for _ in range(args.deep):
+            value = {"a": value}
+        return {"content": [{"type": "text", "text": "deep"}], "structuredContent": value}
+    if name == "secret":
+        token = os.environ.get("API_TOKEN", "")
+        print(f"debug: using token {token}", file=sys.stderr, flush=True)
+        send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": token}})
+        return {"content": [{"type": "text", "text": f"the token is {token}"}]}
+    if name == "spam":
+        line = b"e" * 1023 + b"\n"
+        for _ in range(args.stderr_mb * 1024):
+            sys.stderr.buffer.write(line)
+        sys.stderr.flush()
+        os._exit(3)
+    return {"content": [{"type": "text", "text": str(arguments.get("text", ""))}]}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

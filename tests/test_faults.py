@@ -1,0 +1,265 @@
+"""Hostile and buggy servers (tests/servers/hostile.py): each fault is met with a clear message,
+and nothing is left running (the census counts processes by a marker in their environment,
+grandchildren included)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import psutil
+import pytest
+from behave_project import REPO, make_project, run_behave, start_behave
+
+from mcp_bdd.servers._base import tail
+
+pytestmark = pytest.mark.usefixtures("no_leftover_processes")
+
+HOSTILE = str(REPO / "tests" / "servers" / "hostile.py")
+
+
+def hostile(*flags: str, name: str = "hostile", extra: str = "") -> str:
+    argv = ", ".join(json.dumps(a) for a in [sys.executable, HOSTILE, *flags])
+    return f'[servers.{name}]\ncommand = [{argv}]\nprotocol = "legacy"\n{extra}'
+
+
+CALL_ECHO = """
+Feature: echo
+  Scenario: one call
+    Given the MCP server "hostile" is running
+    When I call the tool "echo" with:
+      | text |
+      | hi   |
+    Then the tool call succeeds
+"""
+
+
+def _wait_for(predicate: object, timeout: float, what: str) -> None:
+    """Wait for a condition another process brings about (a file, a process) — with a roomy deadline."""
+    deadline = time.monotonic() + timeout
+    while not predicate():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"{what} did not happen within {timeout} s"
+        time.sleep(0.05)
+
+
+def test_a_servers_own_helper_process_does_not_outlive_a_green_run(tmp_path: Path) -> None:
+    """Defect 1: the server exits on EOF at once; its `sleep 600` helper used to survive."""
+    root = make_project(tmp_path, hostile("--grandchild"), {"g.feature": CALL_ECHO})
+    run = run_behave(root)
+    assert run.counts()["passed"] == 1, run.output[-3000:]
+
+
+def test_a_stubborn_server_and_its_helper_die_with_a_killed_run(tmp_path: Path) -> None:
+    """Defect 2: `kill -9` of behave; the stdio server ignores EOF and SIGTERM and has a helper."""
+    feature = """
+Feature: killed
+  Scenario: waits
+    Given the MCP server "hostile" is running
+    When I call the tool "echo" with:
+      | text |
+      | hi   |
+    Then I receive a "notifications/never" notification within 300 seconds
+"""
+    root = make_project(tmp_path, hostile("--stubborn", "--grandchild"), {"k.feature": feature})
+    proc = start_behave(root)
+
+    def server_and_helper() -> bool:
+        try:
+            found = [p for p in psutil.Process(proc.pid).children(recursive=True) if "hostile.py" in " ".join(p.cmdline())]
+        except psutil.NoSuchProcess:
+            return False
+        return bool(found) and any(c.name() == "sleep" for c in found[0].children())
+
+    _wait_for(server_and_helper, 120, "the server and its helper starting")
+    server = next(p for p in psutil.Process(proc.pid).children(recursive=True) if "hostile.py" in " ".join(p.cmdline()))
+    members = [server, *server.children(recursive=True)]
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    _gone, alive = psutil.wait_procs(members, timeout=30)
+    assert not alive, [p.cmdline() for p in alive]
+
+
+def test_mcp_bdd_run_killed_takes_its_workers_and_their_servers_along(tmp_path: Path) -> None:
+    """Defect 2, `mcp-bdd run`: kill -9 of the parent orphaned both workers and their servers."""
+    feature = """
+Feature: killed matrix
+  Scenario: waits
+    Given the MCP server "hostile" is running
+    Then I receive a "notifications/never" notification within 300 seconds
+"""
+    root = make_project(tmp_path, hostile("--stubborn", "--grandchild"), {"k.feature": feature})
+    import subprocess
+
+    from behave_project import behave_env
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcp_bdd.cli", "run", "--transport", "stdio", "features/"],
+        cwd=root,
+        env=behave_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def servers() -> list[psutil.Process]:
+        try:
+            procs = psutil.Process(proc.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return []
+        return [p for p in procs if "hostile.py" in " ".join(p.cmdline()) and p.children()]
+
+    _wait_for(lambda: bool(servers()), 120, "the worker's server starting")
+    everything = psutil.Process(proc.pid).children(recursive=True)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    _gone, alive = psutil.wait_procs(everything, timeout=30)
+    assert not alive, [p.cmdline() for p in alive]
+
+
+def test_a_token_the_server_echoes_is_masked_in_console_html_json_and_junit(tmp_path: Path) -> None:
+    """Defect 3: the value of a secret env var, echoed in a result, a notification and on stderr."""
+    token = "tok-9f8e7d6c5b4a"
+    feature = """
+Feature: secrets
+  Scenario: the server repeats the token
+    Given the MCP server "hostile" is running
+    When I call the tool "secret"
+    Then the result text contains "something else"
+"""
+    config = hostile(extra=f'env = {{ API_TOKEN = "{token}" }}\n')
+    root = make_project(tmp_path, config, {"s.feature": feature})
+    out = tmp_path / "out"
+    # behave pairs each -o with the -f of the same rank: the console formatter comes last, on stdout
+    formats = ["-f", "mcp_bdd.report:LivingDocFormatter", "-f", "mcp_bdd.report:JUnitFormatter", "-f", "pretty"]
+    run = run_behave(root, *formats, "-o", str(out / "doc.html"), "-o", str(out / "junit.xml"))
+    assert run.counts()["failed"] == 1, run.output[-3000:]
+    assert "the token is ****" in run.output, run.output[-3000:]
+    assert token not in run.output, run.output[-3000:]
+    html = (out / "doc.html").read_text()
+    data = (out / "doc.json").read_text()
+    junit = (out / "junit.xml").read_text()
+    for name, text in [("html", html), ("json", data), ("junit", junit)]:
+        assert token not in text, f"the token leaked into the {name} output"
+    # the notification and the stderr tail were recorded (masked), not dropped
+    assert "notifications/message" in data and "debug: using token ****" in data
+
+
+def test_a_large_stdio_result_arrives_whole(tmp_path: Path) -> None:
+    """Defect 4: 16 MB over stdio used to take ~2 s of re-copying; now the framing is linear."""
+    feature = """
+Feature: big
+  Scenario: 16 MB
+    Given the MCP server "hostile" is running
+    When I call the tool "big" with:
+      | mb |
+      | 16 |
+    Then the tool call succeeds
+    And the result text matches "^x{1000}"
+"""
+    root = make_project(tmp_path, hostile(), {"b.feature": feature})
+    run = run_behave(root)
+    assert run.counts()["passed"] == 1, run.output[-3000:]
+
+
+def test_an_unparseable_response_fails_its_request_at_once(tmp_path: Path) -> None:
+    """Defect 5: structuredContent 5,000 deep; the request used to wait for its whole timeout."""
+    feature = """
+Feature: deep
+  Scenario: too deep
+    Given the MCP server "hostile" is running
+    When I call the tool "deep"
+    Then the tool call succeeds
+"""
+    root = make_project(tmp_path, hostile(extra="timeout = 900\n"), {"d.feature": feature})
+    run = run_behave(root, timeout=300)
+    assert run.counts()["failed"] == 1, run.output[-3000:]
+    assert "a response nested too deep to parse" in run.output, run.output[-3000:]
+    assert "timed out" not in run.output and "no answer within" not in run.output, run.output[-3000:]
+
+
+def test_pretty_printed_json_rpc_is_named_at_once(tmp_path: Path) -> None:
+    """Defect 6: the classic framing bug used to fail after startup_timeout as a 'handshake' problem."""
+    # startup_timeout is far beyond run_behave's own limit: waiting for it would fail the test
+    root = make_project(tmp_path, hostile("--pretty", extra="startup_timeout = 900\n"), {"p.feature": CALL_ECHO})
+    run = run_behave(root, timeout=300)
+    assert run.counts()["passed"] == 0, run.output[-3000:]
+    assert "lines on stdout that are not JSON-RPC messages" in run.output, run.output[-3000:]
+    assert "pretty-prints its JSON-RPC messages" in run.output, run.output[-3000:]
+    assert "ProtocolViolation" in run.output, run.output[-3000:]
+
+
+def test_junk_and_invalid_utf8_on_stdout_are_recorded_not_silent(tmp_path: Path) -> None:
+    """Defect 6: banners and undecodable bytes passed silently; now they are evidence in the report."""
+    root = make_project(tmp_path, hostile("--junk"), {"j.feature": CALL_ECHO})
+    out = tmp_path / "doc.html"
+    run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out))
+    assert run.returncode == 0, run.output[-3000:]
+    data = out.with_suffix(".json").read_text()
+    assert "not JSON: 'Welcome to the hostile server v1!'" in data
+    assert "invalid UTF-8" in data
+
+
+def test_the_stderr_tail_reads_only_the_end_of_a_huge_log(tmp_path: Path) -> None:
+    """Defect 7: 400 MB of stderr before a crash used to cost 488 MB of memory."""
+    log = tmp_path / "server.stderr.log"
+    with log.open("wb") as fh:
+        fh.truncate(400 * 1024 * 1024)  # sparse: no disk or time spent
+        fh.seek(0, os.SEEK_END)
+        fh.write(b"\n".join(f"line {i}".encode() for i in range(30)) + b"\n")
+    tracemalloc.start()
+    text = tail(log, 5)
+    _current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert text.splitlines() == [f"line {i}" for i in range(25, 30)]
+    assert peak < 1024 * 1024, f"reading the tail cost {peak} bytes"
+
+
+def test_a_url_server_implies_http_whatever_the_default_transport(tmp_path: Path) -> None:
+    """Defect 10: a `url` server with transport = stdio said it 'cannot be run over stdio'."""
+    from mcp_bdd.config import parse_config
+
+    config = parse_config(
+        {
+            "transport": "stdio",
+            "servers": {"remote": {"url": "http://127.0.0.1:9/mcp"}, "legacy": {"url": "http://127.0.0.1:9/sse"}},
+        },
+        source="t",
+        root=tmp_path,
+    )
+    assert config.transport_for("remote") == "streamable-http"
+    assert config.transport_for("legacy") == "sse"
+
+
+def test_a_run_that_selects_nothing_is_not_green(tmp_path: Path) -> None:
+    """Defect 8: no scenario selected by the tags, no feature files, a count step over zero calls."""
+    feature = CALL_ECHO.replace("  Scenario: one call", "  @slow\n  Scenario: one call") + (
+        "\n  @zero\n  Scenario: counts nothing\n    Given the MCP server \"hostile\" is running\n"
+        "    Then all 0 calls succeed\n"
+    )
+    root = make_project(tmp_path, hostile(), {"z.feature": feature})
+    run = run_behave(root, "--tags", "@nosuchtag")
+    assert run.returncode != 0, run.output[-3000:]
+    assert "No scenario ran" in run.output and "@nosuchtag" in run.output, run.output[-3000:]
+    run = run_behave(root, "--tags", "@zero")
+    assert run.counts()["failed"] == 1, run.output[-3000:]
+    assert "No calls were made" in run.output, run.output[-3000:]
+
+    import subprocess
+
+    from behave_project import behave_env
+
+    def mcp_bdd(*args: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "mcp_bdd.cli", *args]
+        return subprocess.run(argv, cwd=root, env=behave_env(), capture_output=True, text=True, timeout=300)
+
+    done = mcp_bdd("run", "--transport", "stdio", "--tags", "@nosuchtag", "features/")
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert "no scenario ran" in done.stdout and "@nosuchtag" in done.stdout, done.stdout + done.stderr
+    (root / "empty").mkdir()
+    done = mcp_bdd("run", "--transport", "stdio", "empty/")
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert "no feature files to run under empty/" in done.stderr, done.stdout + done.stderr

@@ -1,0 +1,139 @@
+"""The layering of ARCHITECTURE.md, checked on the source (every import, module level or not).
+
+An equivalent of import-linter's contracts, in a page: no import circles inside `mcp_bdd`; pure
+modules import neither behave nor the MCP SDK; the report never reaches into steps, sessions or
+servers; private SDK internals only through `mcp_bdd._sdk`.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "mcp_bdd"
+
+#: modules that must stay importable without behave and without the MCP SDK
+PURE = {
+    "mcp_bdd.errors",
+    "mcp_bdd.secrets",
+    "mcp_bdd.variables",
+    "mcp_bdd.matchers",
+    "mcp_bdd.transcript",
+    "mcp_bdd.config",
+    "mcp_bdd._lifelines",
+    "mcp_bdd.servers._lifeline",
+}
+#: the report is a formatter over a typed model: it reads attachments, never the live machinery
+REPORT_MAY_NOT = ("mcp_bdd.steps", "mcp_bdd.session", "mcp_bdd.servers", "mcp_bdd.runtime", "mcp", "mcp_types")
+
+
+def _modules() -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Every module `name` imports, at any depth of its code (TYPE_CHECKING blocks included)."""
+    found: set[str] = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base]) if base else ".".join(anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        edges = set()
+        for target in _imports(name, path):
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name and target.startswith("mcp_bdd"):
+                edges.add(target)
+        graph[name] = edges
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circles() -> None:
+    assert _cycles(_graph()) == []
+
+
+def test_the_checker_finds_a_circle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_pure_modules_import_neither_behave_nor_the_sdk() -> None:
+    modules = _modules()
+    bad = {
+        name: sorted(t for t in _imports(name, modules[name]) if t.split(".")[0] in ("behave", "mcp", "mcp_types"))
+        for name in PURE
+    }
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_the_report_never_imports_steps_sessions_servers_or_the_sdk() -> None:
+    modules = _modules()
+    bad = {
+        name: sorted(t for t in _imports(name, path) if any(t == p or t.startswith(p + ".") for p in REPORT_MAY_NOT))
+        for name, path in modules.items()
+        if name.startswith("mcp_bdd.report")
+    }
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_private_sdk_internals_only_through_the_sdk_module() -> None:
+    modules = _modules()
+    bad = {
+        name: sorted(t for t in _imports(name, path) if t.startswith("mcp.") and "._" in t)
+        for name, path in modules.items()
+        if name != "mcp_bdd._sdk"
+    }
+    assert {k: v for k, v in bad.items() if v} == {}

@@ -1,0 +1,56 @@
+"""The one secret policy (mcp_bdd.secrets): names, remembered values, text and data."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_bdd import secrets
+from mcp_bdd.secrets import MASK, mask, mask_data, mask_mapping, remember, remember_mapping
+
+
+@pytest.fixture(autouse=True)
+def _fresh_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(secrets, "_values", set())
+    monkeypatch.setattr(secrets, "_pattern", None)
+
+
+def test_secret_names_are_masked_in_env_headers_and_server_info_but_schemas_stay() -> None:
+    value = {
+        "env": {"API_TOKEN": "t0k", "HOME": "/root", "db_password": "pw", "GH_AUTH": "x", "X_COOKIE": "c"},
+        "headers": {"Authorization": "Bearer abc", "Accept": "json"},
+        "arguments": {"api_key": "visible-in-transcripts"},
+        "inputSchema": {"properties": {"api_key": {"type": "string"}}},
+    }
+    masked = mask_data(value)
+    assert masked["env"] == {"API_TOKEN": MASK, "HOME": "/root", "db_password": MASK, "GH_AUTH": MASK, "X_COOKIE": MASK}
+    assert masked["headers"] == {"Authorization": MASK, "Accept": "json"}
+    assert masked["arguments"]["api_key"] == "visible-in-transcripts"
+    assert masked["inputSchema"] == value["inputSchema"]
+    assert mask_data(value, any_key=True)["arguments"]["api_key"] == MASK
+
+
+def test_free_text_pairs_are_masked_but_prose_is_not() -> None:
+    text = "start API_TOKEN=abc123 and Authorization: Bearer xyz; SECRET_KEY: k, user=bob, Author: Jane"
+    masked = mask(text)
+    assert "abc123" not in masked and "xyz" not in masked and " k," not in masked
+    assert "user=bob" in masked and f"API_TOKEN={MASK}" in masked and "Author: Jane" in masked
+
+
+def test_remembered_values_are_masked_anywhere_and_data_without_secrets_is_not_copied() -> None:
+    remember_mapping({"API_TOKEN": "s3cr3t-value", "TZ": "Europe/Paris"})
+    remember_mapping({"X-Custom": "Bearer tok-12345"}, all_values=True)
+    result = {"content": [{"type": "text", "text": "your token is s3cr3t-value, tok-12345"}], "tz": "Europe/Paris"}
+    masked = mask_data(result)
+    assert masked["content"][0]["text"] == f"your token is {MASK}, {MASK}"
+    assert masked["tz"] == "Europe/Paris"  # not a secret name: its value is not remembered
+    assert result["content"][0]["text"].startswith("your token is s3cr3t")  # the original is untouched
+    clean = {"content": [{"type": "text", "text": "nothing here"}]}
+    assert mask_data(clean) is clean
+    assert mask("stderr: got s3cr3t-value") == f"stderr: got {MASK}"
+
+
+def test_short_values_are_not_masked_by_value_and_display_masks_by_name() -> None:
+    remember("abc")
+    assert mask("abc abc") == "abc abc"
+    assert mask_mapping({"API_TOKEN": "abc", "TZ": "UTC"}) == {"API_TOKEN": MASK, "TZ": "UTC"}
+    assert mask_mapping({"Accept": "json"}, all_values=True) == {"Accept": MASK}
