@@ -27,7 +27,7 @@ __all__ = ["append_step_summary", "artifact_url", "step_summary"]
 
 MAX_FAILURES = 30
 _LINE = 200
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()|~])")
 _COLUMNS = ("passed", "failed", "errored", "pending", "skipped", "untested")
 
 
@@ -37,7 +37,8 @@ def _md(text: str, limit: int = _LINE) -> str:
     if len(line) > limit:
         line = line[: limit - 1] + "…"
     line = line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MARKDOWN.sub(r"\\\1", line)
+    line = _MARKDOWN.sub(r"\\\1", line)
+    return "\\" + line if line[:1] in ("-", "+", "#", "=") or line[:1].isdigit() else line  # no list/heading
 
 
 def _code(text: str, limit: int = 120) -> str:
@@ -91,10 +92,12 @@ def step_summary(runs: list[Run], report: str | Path | None = None, env: Mapping
     """The Markdown for `runs` (one per transport leg, or one)."""
     totals: Counter[str] = Counter()
     rows, failures = [], []
+    hooks: list[str] = []  # features whose before_feature hook failed: none of their scenarios ran
     for run in runs:
         counts: Counter[str] = Counter()
         for feature in run.features:
             if feature.error_message:
+                hooks.append(feature.location)
                 failures.append(
                     (run.label, feature.name, feature.location, KINDS["setup"], _first_line(feature.error_message))
                 )
@@ -110,6 +113,10 @@ def step_summary(runs: list[Run], report: str | Path | None = None, env: Mapping
     bad = totals["failed"] + totals["errored"]
     mark = "✅" if bad == 0 and total else ("❌" if bad else "⚠️")
     verdict = f"{bad} of {total} scenarios failed" if bad else f"{totals['passed']} of {total} scenarios passed"
+    broken = len(hooks)
+    if broken:
+        verdict += f", {broken} feature setup{'s' if broken > 1 else ''} failed"
+        mark = "❌"
     lines = [f"### {mark} mcp-bdd: {verdict}", ""]
     lines += ["| Run | " + " | ".join(c.capitalize() for c in _COLUMNS) + " | Time |"]
     lines += ["| --- |" + " ---: |" * len(_COLUMNS) + " ---: |", *rows, ""]

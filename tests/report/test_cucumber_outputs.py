@@ -285,7 +285,9 @@ def _shown_in_chromium(page: Path) -> None:
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
     try:
         driver.get(page.as_uri())
-        WebDriverWait(driver, 60).until(lambda d: "Refunds follow the policy" in d.find_element("tag name", "body").text)
+        WebDriverWait(driver, 60).until(
+            lambda d: "Refunds follow the policy" in d.find_element("tag name", "body").text
+        )
         text = driver.find_element("tag name", "body").text
         shown_all = ("A refund is totalled", "Adding <a> and <b>", "Examples: large", "mcp-exchanges.json", "FAILED")
         for shown in shown_all:
