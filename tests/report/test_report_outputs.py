@@ -14,7 +14,7 @@ from test_cucumber_outputs import make_project
 from mcp_bdd.config import parse_config
 from mcp_bdd.errors import ConfigError
 from mcp_bdd.report.links import requirement_links
-from mcp_bdd.report.model import Rule, load_run
+from mcp_bdd.report.model import Rule, load_run, walk_scenarios
 from mcp_bdd.report.summary import artifact_url, step_summary
 
 TEMPLATES = {"JIRA": "https://jira.example.com/browse/{}", "req": "https://reqs.example.com/items/{}"}
@@ -111,6 +111,17 @@ def test_console_and_report_in_any_order_and_the_step_summary(tmp_path: Path) ->
     assert "runs/42#artifacts" in written
 
 
+def test_make_demo_names_the_report_instead_of_pairing_o() -> None:
+    shown = subprocess.run(
+        ["make", "-n", "-o", ".venv/.installed", "demo"], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    if shown.returncode != 0:
+        pytest.skip(f"make is not usable here: {shown.stderr.strip()}")
+    command = " ".join(shown.stdout.replace("\\\n", " ").split())
+    assert "-D mcp_bdd.report=reports/living-doc.html" in command and "-f pretty -f living-doc" in command
+    assert " -o " not in command
+
+
 def test_report_path_from_the_configuration_and_summary_off(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     pyproject = project / "pyproject.toml"
@@ -148,3 +159,26 @@ def test_mcp_bdd_run_writes_one_summary_for_the_merged_legs(tmp_path: Path) -> N
     assert text.count("### ") == 1, text  # not one per worker
     assert text.startswith("### ✅ mcp-bdd: 4 of 4 scenarios passed")
     assert "| in-memory | 2 |" in text and "| stdio | 2 |" in text
+
+
+# -- allure-behave side by side --------------------------------------------------------------------
+def test_allure_behave_runs_beside_the_living_doc_and_what_it_misses(tmp_path: Path) -> None:
+    """Both formatters in one behave run (docs/report.md says how they combine). What this pins
+    about allure-behave 2.x with behave 1.3 is what the docs warn of; if it changes, update them."""
+    pytest.importorskip("allure_behave")
+    import json
+
+    project = make_project(tmp_path)
+    proc = _behave(
+        project, "-f", "allure_behave.formatter:AllureFormatter", "-o", "allure",
+        "-f", "living-doc", "-D", "mcp_bdd.report=reports/living-doc.html",
+    )  # fmt: skip
+    results = [json.loads(p.read_text(encoding="utf-8")) for p in (project / "allure").glob("*-result.json")]
+    assert results, proc.stdout + proc.stderr
+    names = {r["name"] for r in results}
+    assert {"Adding two numbers", "A wrong total is reported as a failure"} <= names
+    ours = load_run(json.loads((project / "reports" / "living-doc.json").read_text(encoding="utf-8")))
+    assert sum(len(list(walk_scenarios(f.children))) for f in ours.features) == 18
+    # allure-behave drops scenarios inside a Rule, and never sees context.attach (the MCP exchanges)
+    assert "Dividing normally" not in names and "A refund is totalled" not in names
+    assert not any(a for r in results for s in r.get("steps", []) for a in s.get("attachments", []))
