@@ -86,7 +86,8 @@ def _project_settings(userdata: dict[str, str]) -> tuple[str | None, dict[str, s
         config = load_config(userdata=userdata)
     except (McpBddError, OSError, ValueError):
         return None, {}
-    return config.report, dict(config.links)
+    report = str(Path(config.root) / config.report) if config.report else None  # relative to the config file
+    return report, dict(config.links)
 
 
 def write_run_json(path: str | Path, run: Run) -> Path:
