@@ -31,6 +31,7 @@ pytestmark = pytest.mark.slow
 MESSAGES_SCHEMA = REPO / "node_modules" / "@cucumber" / "messages" / "messages.schema.json"
 HTML_FORMATTER = REPO / "node_modules" / "@cucumber" / "html-formatter"
 RENDER = Path(__file__).parent / "js" / "cucumber_html.mjs"
+GHERKIN = Path(__file__).parent / "js" / "gherkin_pickles.mjs"
 JSON_SCHEMA = Path(__file__).parent / "cucumber_json.schema.json"
 
 LINKS_FEATURE = """\
@@ -54,6 +55,15 @@ Feature: Orders are traced to requirements
       | a   | b   | sum |
       | 100 | 200 | 300 |
       | 7   | 7   | 15  |
+
+  Scenario: Steps with a table and a text
+    When I send the rows:
+      | name | qty |
+      | tea  | 2   |
+    Then I receive the text:
+      \"\"\"
+      two teas
+      \"\"\"
 
   Rule: Refunds follow the policy
     Background:
@@ -122,7 +132,7 @@ def test_every_envelope_validates_against_the_official_schema(outputs: dict[str,
     kinds = Counter(next(iter(e)) for e in outputs["envelopes"])
     assert kinds["meta"] == kinds["testRunStarted"] == kinds["testRunFinished"] == 1
     assert kinds["gherkinDocument"] == kinds["source"] == 4
-    assert kinds["pickle"] == kinds["testCase"] == kinds["testCaseStarted"] == kinds["testCaseFinished"] == 18
+    assert kinds["pickle"] == kinds["testCase"] == kinds["testCaseStarted"] == kinds["testCaseFinished"] == 19
     # the validator is not vacuous: a wrong status and a missing field are refused
     broken = {"testStepFinished": {"testCaseStartedId": "1", "testStepId": "2", "timestamp": {"seconds": 1, "nanos": 0},
                                    "testStepResult": {"status": "ERROR", "duration": {"seconds": 0, "nanos": 0}}}}  # fmt: skip
@@ -180,8 +190,8 @@ def test_rules_backgrounds_and_outline_rows_are_gherkin_shaped(outputs: dict[str
         _ast_ids(doc, ast)
     doc = next(d for d in _of(envelopes, "gherkinDocument") if d["uri"].endswith("links.feature"))
     children = doc["feature"]["children"]
-    assert [next(iter(c)) for c in children] == ["background", "scenario", "rule"]
-    rule = children[2]["rule"]
+    assert [next(iter(c)) for c in children] == ["background", "scenario", "scenario", "rule"]
+    rule = children[3]["rule"]
     assert rule["name"] == "Refunds follow the policy" and "background" in rule["children"][0]
     # the Rule's scenario runs the Feature's Background step, then the Rule's, then its own
     refund = _pickle(envelopes, "A refund is totalled")
@@ -202,6 +212,48 @@ def test_rules_backgrounds_and_outline_rows_are_gherkin_shaped(outputs: dict[str
     assert row_pickles[2]["steps"][1]["astNodeIds"] == [outline["steps"][0]["id"], rows[2]]
     # two Rules' scenarios of the same name stay two test cases
     assert sum(p["name"] == "Dividing normally" for p in _of(envelopes, "pickle")) == 2
+
+
+def _lines(envelopes: list[dict[str, Any]]) -> dict[str, int]:
+    ast: dict[str, dict[str, Any]] = {}
+    for doc in _of(envelopes, "gherkinDocument"):
+        _ast_ids(doc, ast)
+    return {node_id: node["location"]["line"] for node_id, node in ast.items()}
+
+
+def _shape(envelopes: list[dict[str, Any]], uri: str) -> list[dict[str, Any]]:
+    """What a pickle is, independent of ids: the lines its AST references sit on, its tags and steps."""
+    lines = _lines(envelopes)
+    return [
+        {
+            "line": p["location"]["line"],
+            "ast": [lines[i] for i in p["astNodeIds"]],
+            "tags": list(dict.fromkeys(t["name"] for t in p["tags"])),
+            "steps": [
+                (s["text"], s.get("type"), [lines[i] for i in s["astNodeIds"]], s.get("argument")) for s in p["steps"]
+            ],
+        }
+        for p in _of(envelopes, "pickle")
+        if p["uri"] == uri
+    ]
+
+
+def test_pickles_are_the_ones_the_official_gherkin_parser_derives(outputs: dict[str, Any]) -> None:
+    """The same feature files through @cucumber/gherkin: the same scenarios, steps, tags and AST lines."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed")
+    uris = sorted(d["uri"] for d in _of(outputs["envelopes"], "gherkinDocument"))
+    proc = subprocess.run(
+        [node, str(GHERKIN), *uris], cwd=outputs["project"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    official = [json.loads(line) for line in proc.stdout.splitlines()]
+    for uri in uris:
+        theirs, ours = _shape(official, uri), _shape(outputs["envelopes"], uri)
+        assert len(ours) == len(theirs), uri
+        for mine, reference in zip(ours, theirs, strict=True):
+            assert mine == reference, uri
 
 
 def _results(envelopes: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
@@ -308,7 +360,7 @@ def test_cucumber_json_has_the_shape_dashboards_read(outputs: dict[str, Any]) ->
     assert not problems, "\n".join(problems[:20])
     assert not validator.is_valid([{"uri": "x", "elements": [{"type": "rule"}]}])  # not vacuous
     elements = _elements(outputs["json"])
-    assert len(elements) == 18 and len({e["id"] for e in elements}) == 18
+    assert len(elements) == 19 and len({e["id"] for e in elements}) == 19
     dividing = [e for e in elements if e["name"] == "Dividing normally"]
     assert len(dividing) == 2 and "division-rounds-down" in dividing[1]["id"]
     rows = [e for e in elements if e["keyword"] == "Scenario Outline" and "links" in e["id"]]

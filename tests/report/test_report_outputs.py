@@ -178,7 +178,7 @@ def test_allure_behave_runs_beside_the_living_doc_and_what_it_misses(tmp_path: P
     names = {r["name"] for r in results}
     assert {"Adding two numbers", "A wrong total is reported as a failure"} <= names
     ours = load_run(json.loads((project / "reports" / "living-doc.json").read_text(encoding="utf-8")))
-    assert sum(len(list(walk_scenarios(f.children))) for f in ours.features) == 18
+    assert sum(len(list(walk_scenarios(f.children))) for f in ours.features) == 19
     # allure-behave drops scenarios inside a Rule, and never sees context.attach (the MCP exchanges)
     assert "Dividing normally" not in names and "A refund is totalled" not in names
     assert not any(a for r in results for s in r.get("steps", []) for a in s.get("attachments", []))
