@@ -166,6 +166,12 @@ class _CollectingFormatter(Formatter):  # type: ignore[misc]
     def close(self) -> None:
         try:
             self.write(self._finish())
+        except OSError as exc:  # a bad path: say which, and let the other formatters still write theirs
+            print(
+                f"mcp-bdd: {type(self).__name__} could not write its file: {exc}.\n"
+                "Tip: check the path given with -o or -D mcp_bdd.<output>=PATH (a file, in a folder you may write to).",
+                file=sys.stderr,
+            )
         finally:
             self.close_stream()
 

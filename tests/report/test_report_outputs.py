@@ -183,3 +183,15 @@ def test_allure_behave_runs_beside_the_living_doc_and_what_it_misses(tmp_path: P
     assert "Dividing normally" not in names and "A refund is totalled" not in names
     attached = {a["name"] for r in results for s in r.get("steps", []) for a in s.get("attachments", [])}
     assert attached <= {".table", ".text"}  # only the steps' own tables and doc strings
+
+
+def test_a_path_that_cannot_be_written_is_named_and_the_other_outputs_still_come(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    (project / "taken").mkdir()
+    proc = _behave(
+        project, "-f", "progress", "-f", "cucumber-json", "-D", "mcp_bdd.cucumber_json=taken",
+        "-f", "cucumber-messages", "-D", "mcp_bdd.cucumber_messages=out/run.ndjson",
+    )  # fmt: skip
+    assert "CucumberJsonFormatter could not write its file" in proc.stderr and "'taken'" in proc.stderr
+    assert "Tip: check the path" in proc.stderr and "Traceback" not in proc.stderr
+    assert (project / "out" / "run.ndjson").stat().st_size > 0
