@@ -23,8 +23,9 @@ links are `text/uri-list` attachments, as Cucumber's own `link()` writes them.
 from __future__ import annotations
 
 import json
+import os
 import platform
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ from mcp_bdd.report.model import (
     StepText,
     Table,
 )
+from mcp_bdd.report.summary import artifact_url
 
 __all__ = ["PROTOCOL_VERSION", "messages", "write_messages"]
 
@@ -343,18 +345,19 @@ class _Writer:
     def emit(self, kind: str, body: dict[str, Any]) -> None:
         self.out.append({kind: body})
 
-    def build(self) -> list[dict[str, Any]]:
+    def build(self, env: Mapping[str, str]) -> list[dict[str, Any]]:
         run = self.run
-        self.emit(
-            "meta",
-            {
-                "protocolVersion": PROTOCOL_VERSION,
-                "implementation": {"name": "mcp-bdd", "version": _mcp_bdd_version()},
-                "runtime": {"name": "python", "version": run.meta.get("python") or platform.python_version()},
-                "os": {"name": platform.system() or "unknown", "version": platform.release()},
-                "cpu": {"name": platform.machine() or "unknown"},
-            },
-        )
+        meta: dict[str, Any] = {
+            "protocolVersion": PROTOCOL_VERSION,
+            "implementation": {"name": "mcp-bdd", "version": _mcp_bdd_version()},
+            "runtime": {"name": "python", "version": run.meta.get("python") or platform.python_version()},
+            "os": {"name": platform.system() or "unknown", "version": platform.release()},
+            "cpu": {"name": platform.machine() or "unknown"},
+        }
+        ci = _github_ci(env)
+        if ci:
+            meta["ci"] = ci
+        self.emit("meta", meta)
         cases: list[tuple[Scenario, str, list[str], Feature, Rule | None]] = []
         for feature in run.features:
             source = _source(feature.filename)
@@ -603,9 +606,30 @@ def _source(filename: str) -> str | None:
         return None
 
 
-def messages(run: Run) -> list[dict[str, Any]]:
-    """The run as Cucumber Messages envelopes (dicts), in stream order."""
-    return _Writer(run).build()
+def _github_ci(env: Mapping[str, str]) -> dict[str, Any] | None:
+    """Meta.ci on GitHub Actions: the build link Cucumber's HTML report shows at the top."""
+    url = artifact_url(env)
+    if url is None:
+        return None
+    ci: dict[str, Any] = {"name": "GitHub Actions", "url": url.removesuffix("#artifacts")}
+    if env.get("GITHUB_RUN_NUMBER", "").isdigit():
+        ci["buildNumber"] = env["GITHUB_RUN_NUMBER"]
+    if env.get("GITHUB_SHA"):
+        git = {
+            "remote": f"{env['GITHUB_SERVER_URL'].rstrip('/')}/{env['GITHUB_REPOSITORY']}.git",
+            "revision": env["GITHUB_SHA"],
+        }
+        if env.get("GITHUB_REF_TYPE") == "tag" and env.get("GITHUB_REF_NAME"):
+            git["tag"] = env["GITHUB_REF_NAME"]
+        elif env.get("GITHUB_HEAD_REF") or env.get("GITHUB_REF_NAME"):
+            git["branch"] = env.get("GITHUB_HEAD_REF") or env["GITHUB_REF_NAME"]
+        ci["git"] = git
+    return ci
+
+
+def messages(run: Run, env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The run as Cucumber Messages envelopes (dicts), in stream order (`env`: os.environ, for Meta.ci)."""
+    return _Writer(run).build(os.environ if env is None else env)
 
 
 def write_messages(path: str | Path, run: Run) -> Path:

@@ -402,3 +402,25 @@ def test_junit_properties_carry_requirement_links(outputs: dict[str, Any]) -> No
     ]
     plain = next(c for c in root.iter("testcase") if c.get("name") == "Adding two numbers")
     assert plain.find("properties") is None
+
+
+def test_meta_names_the_github_build() -> None:
+    from report_helpers import feature, run, scenario
+
+    from mcp_bdd.report.cucumber_messages import messages
+
+    env = {
+        "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/shop", "GITHUB_RUN_ID": "42",
+        "GITHUB_RUN_NUMBER": "7", "GITHUB_SHA": "abc123", "GITHUB_REF_NAME": "main",
+    }  # fmt: skip
+    envelopes = messages(run(feature("f", scenario("s1"))), env)
+    meta = envelopes[0]["meta"]
+    assert meta["ci"] == {
+        "name": "GitHub Actions",
+        "url": "https://github.com/acme/shop/actions/runs/42",
+        "buildNumber": "7",
+        "git": {"remote": "https://github.com/acme/shop.git", "revision": "abc123", "branch": "main"},
+    }
+    validator = jsonschema.Draft202012Validator(json.loads(MESSAGES_SCHEMA.read_text(encoding="utf-8")))
+    assert all(validator.is_valid(e) for e in envelopes)
+    assert "ci" not in messages(run(feature("f", scenario("s1"))), {})[0]["meta"]
