@@ -53,8 +53,8 @@ __all__ = ["PROTOCOL_VERSION", "messages", "write_messages"]
 #: The version of the messages schema these envelopes follow (package.json pins the same).
 PROTOCOL_VERSION = "34.2.1"
 
-_PICKLE_TYPE = {"given": "Context", "when": "Action", "then": "Outcome"}
-_KEYWORD_TYPE = {"given": "Context", "when": "Action", "then": "Outcome"}
+#: behave's step_type -> Cucumber's PickleStep.type and Step.keywordType
+_TYPE = {"given": "Context", "when": "Action", "then": "Outcome"}
 
 
 def _timestamp(seconds: float) -> dict[str, int]:
@@ -98,7 +98,6 @@ class _Writer:
         self.counter = 0
         self.out: list[dict[str, Any]] = []
         self.nodes: dict[str, _Node] = {}  # model scenario/outline id -> its AST ids
-        self.pickles: list[tuple[Scenario, str, list[str], list[str], Feature, Rule | None]] = []
         self.definitions: dict[str, str] = {}
         self.hooks: dict[str, str] = {}
 
@@ -115,9 +114,9 @@ class _Writer:
             column += len(tag) + 1
         return nodes
 
-    def table(self, table: Table, line: int) -> tuple[list[dict[str, Any]], list[list[str]]]:
+    def table(self, table: Table, line: int) -> list[dict[str, Any]]:
         rows = [table.headings, *table.rows] if table.headings else list(table.rows)
-        nodes = [
+        return [
             {
                 "location": _location(line + i, 1),
                 "cells": [{"location": _location(line + i, 1), "value": cell} for cell in row],
@@ -125,7 +124,6 @@ class _Writer:
             }
             for i, row in enumerate(rows)
         ]
-        return nodes, [list(row) for row in rows]
 
     def step(self, step: StepText | Step, line: int, previous: str) -> tuple[dict[str, Any], str]:
         keyword = step.keyword.strip()
@@ -135,7 +133,7 @@ class _Writer:
         node: dict[str, Any] = {
             "location": _location(line, 1),
             "keyword": keyword + " ",
-            "keywordType": "Conjunction" if keyword.lower() in ("and", "but") else _KEYWORD_TYPE.get(own, "Unknown"),
+            "keywordType": "Conjunction" if keyword.lower() in ("and", "but") else _TYPE.get(own, "Unknown"),
             "text": step.name,
             "id": self.id(),
         }
@@ -145,7 +143,7 @@ class _Writer:
             node["docString"] = {"location": _location(line + 1, 1), "content": step.text, "delimiter": '"""'}
         if step.table is not None:
             start = line + 1 + (step.text.count("\n") + 3 if step.text is not None else 0)
-            rows, _ = self.table(step.table, start)
+            rows = self.table(step.table, start)
             node["dataTable"] = {"location": _location(start, 1), "rows": rows}
         return node, own
 
@@ -197,7 +195,7 @@ class _Writer:
     def examples(self, examples: Examples) -> tuple[dict[str, Any], list[str], list[tuple[str, str]]]:
         line = line_of(examples.location)
         tags = self.tags(examples.tags, line - 1)
-        rows, _ = self.table(examples.table, line + 1)
+        rows = self.table(examples.table, line + 1)
         node: dict[str, Any] = {
             "location": _location(line, 1),
             "tags": tags,
@@ -300,7 +298,7 @@ class _Writer:
     def pickle(self, scenario: Scenario, node: _Node, feature: Feature, row: str | None, extra_tags: list[Any]) -> Any:
         background = [s for s in scenario.steps if s.background]
         own = [s for s in scenario.steps if not s.background]
-        steps, step_ids = [], []
+        steps: list[dict[str, Any]] = []
         for i, step in enumerate(background):
             ids = node.background_ids
             ast = ids[min(i, len(ids) - 1)] if ids else node.ast_id
@@ -328,7 +326,7 @@ class _Writer:
 
     def pickle_step(self, step: Step, ast_ids: list[str]) -> dict[str, Any]:
         item: dict[str, Any] = {"astNodeIds": ast_ids, "id": self.id(), "text": step.name}
-        kind = _PICKLE_TYPE.get(step.step_type)
+        kind = _TYPE.get(step.step_type)
         if kind:
             item["type"] = kind
         argument: dict[str, Any] = {}
