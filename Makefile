@@ -18,9 +18,12 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --silent
 	touch node_modules/.installed
 
+# The report's path goes by name (-D mcp_bdd.report): behave pairs the n-th -o with the n-th -f,
+# so `-f pretty -f living-doc -o FILE` would send the console to FILE.
 demo: $(STAMP)
 	@mkdir -p reports
-	$(BIN)/behave -D "mcp_bdd.title=Demo shop MCP server" -f pretty -f mcp_bdd.report:LivingDocFormatter -o reports/living-doc.html features/
+	$(BIN)/behave -D "mcp_bdd.title=Demo shop MCP server" -D mcp_bdd.report=reports/living-doc.html \
+	    -f pretty -f living-doc features/
 	@echo "Living documentation: file://$(CURDIR)/reports/living-doc.html"
 
 test: $(STAMP) node_modules/.installed

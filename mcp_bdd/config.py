@@ -197,6 +197,10 @@ class Config(_Model):
     max_message_bytes: Annotated[int, Field(ge=1024)] = 128 * 1024 * 1024
     #: name -> kind of fakes referenced by placeholders (http | database | workspace | a user fake)
     fakes: dict[str, str] = Field(default_factory=dict)
+    #: where the living-doc formatter writes its HTML whatever `-o` behave paired with it
+    report: str | None = None
+    #: requirement links: tag key -> URL template with "{}" (see mcp_bdd.report.links)
+    links: dict[str, str] = Field(default_factory=dict)
     source: str = "(defaults)"
     root: str = "."
 
@@ -209,6 +213,17 @@ class Config(_Model):
     @classmethod
     def _protocol(cls, v: str) -> str:
         return normalize_protocol(v)
+
+    @field_validator("links")
+    @classmethod
+    def _links(cls, v: dict[str, str]) -> dict[str, str]:
+        from mcp_bdd.report.links import check_template
+
+        for key, template in v.items():
+            problem = check_template(key, template)
+            if problem:
+                raise ValueError(problem)
+        return v
 
     # -- resolved settings ---------------------------------------------------------------------
     def server_named(self, name: str) -> ServerConfig:

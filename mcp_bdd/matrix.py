@@ -271,6 +271,7 @@ def _worker_argv(
         *leg.defines(),
         "-D", f"mcp_bdd.label={leg.label}",
         "-D", f"mcp_bdd.json={job_json}",
+        "-D", "mcp_bdd.summary=off",  # one GitHub step summary for the merged run, written below
         *(["-D", f"mcp_bdd.title={title}"] if title else []),
         "-D", "mcp_bdd.allow_empty=true",  # a job whose share a tag filter empties is fine; the run checks the total
         "--no-color",
@@ -695,6 +696,11 @@ def run_matrix(options: RunOptions, out: Any = None) -> int:
         junit_path = _junit(results, options.junit or report.parent / "junit.xml")
         if junit_path is not None:
             print(f"JUnit: {junit_path}", file=out)
+        if os.environ.get("GITHUB_STEP_SUMMARY"):
+            from mcp_bdd.report.summary import append_step_summary
+
+            runs = [r.run for r in results if r.run is not None]
+            append_step_summary(os.environ["GITHUB_STEP_SUMMARY"], runs, report, os.environ)
     else:
         print("No leg wrote a report; nothing to merge.", file=out)
     severity = max((r.severity for r in results), default=EXIT_OK)

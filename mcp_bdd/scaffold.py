@@ -398,6 +398,23 @@ def config_text(choice: ServerChoice, prefix: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def formatter_aliases(pyproject: Path) -> str:
+    """`[tool.behave.formatters]` with mcp-bdd's `-f` aliases, unless the project has that table
+    (TOML forbids a second one; its own aliases are kept). behave reads it from pyproject.toml only."""
+    import tomllib
+
+    from mcp_bdd.report.formatter import ALIASES
+
+    try:
+        behave = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("behave", {})
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return ""  # _has_section reports an unreadable file
+    if "formatters" in behave:
+        return ""
+    aliases = "".join(f"{alias} = {_toml(target)}\n" for alias, target in ALIASES.items())
+    return "[tool.behave.formatters]   # behave -f living-doc ... (mcp-bdd's report formatters)\n" + aliases + "\n"
+
+
 def example_feature(choice: ServerChoice) -> str:
     name = choice.name
     head = (
@@ -469,7 +486,7 @@ def init(root: Path, *, command: str | None, url: str | None, app: str | None, f
         plans.append(
             FilePlan(
                 pyproject,
-                config_text(choice, "tool.mcp-bdd."),
+                formatter_aliases(pyproject) + config_text(choice, "tool.mcp-bdd."),
                 mode="append",
                 replace_section=_has_section(pyproject),
             )

@@ -11,12 +11,20 @@ HTML), `junit`, `merge` (CLI), `formatter` (the behave entry points). Only `coll
 
 from __future__ import annotations
 
-from mcp_bdd.report.formatter import JUnitFormatter, LivingDocFormatter, write_run_json
+from mcp_bdd.report.formatter import (
+    CucumberJsonFormatter,
+    CucumberMessagesFormatter,
+    JUnitFormatter,
+    LivingDocFormatter,
+    write_run_json,
+)
 from mcp_bdd.report.junit import junit_xml, write_junit
 from mcp_bdd.report.model import Run, dump_run, load_run
 from mcp_bdd.report.render import render_html, write_html
 
 __all__ = [
+    "CucumberJsonFormatter",
+    "CucumberMessagesFormatter",
     "JUnitFormatter",
     "LivingDocFormatter",
     "Run",

@@ -1,22 +1,34 @@
-"""The behave formatters: `mcp_bdd.report:LivingDocFormatter` and `mcp_bdd.report:JUnitFormatter`.
+"""The behave formatters of mcp-bdd (aliases in ALIASES, registered in [tool.behave.formatters]).
 
-    behave -f mcp_bdd.report:LivingDocFormatter -o reports/living-doc.html features/
+    behave -f living-doc -f pretty -D mcp_bdd.report=reports/living-doc.html features/
+    behave -f cucumber-messages -o reports/run.ndjson -f cucumber-json -o reports/cucumber.json features/
 
-Both collect the run model during the run (cheap, no I/O) and write once in `close()`, which
+All collect the run model during the run (cheap, no I/O) and write once in `close()`, which
 behave calls after the after_all hook. Options come from behave userdata (`-D key=value`):
 
     mcp_bdd.label   name of this run in merged reports (default: the `transport` userdata, else "run")
     mcp_bdd.title   page title (default: "<project folder> — living documentation")
+    mcp_bdd.report  where the HTML goes, whatever -o behave paired with the formatter
+                    (also `[tool.mcp-bdd] report`); likewise mcp_bdd.junit_path,
+                    mcp_bdd.cucumber_messages and mcp_bdd.cucumber_json for the other formatters
     mcp_bdd.json    where the run model goes (default: beside the HTML, .json; "none" to skip)
     mcp_bdd.junit   also write JUnit XML there (same as adding the JUnitFormatter)
+    mcp_bdd.summary "off": no GitHub step summary even when $GITHUB_STEP_SUMMARY is set
     mcp_bdd.payload_limit   characters of one MCP payload kept before it is cut (default 20000)
+
+Why a path option besides `-o`: behave pairs the n-th `-o` with the n-th `-f`, not with the
+`-f` before it, so `-f pretty -f living-doc -o x.html` sends the console to x.html. A path given
+by name cannot be mispaired. The order of precedence: `-D`, then an `-o` paired with this
+formatter, then `[tool.mcp-bdd] report` (HTML only), then the default file.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import platform
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,23 +36,59 @@ from behave.formatter.base import Formatter  # type: ignore[import-untyped, unus
 
 from mcp_bdd.report.collector import RunCollector
 from mcp_bdd.report.coverage import compute_coverage, coverage_json
+from mcp_bdd.report.cucumber_json import write_cucumber_json
+from mcp_bdd.report.cucumber_messages import write_messages
 from mcp_bdd.report.evidence import PAYLOAD_LIMIT
 from mcp_bdd.report.files import write_text
 from mcp_bdd.report.glossary import from_registry
 from mcp_bdd.report.junit import write_junit
 from mcp_bdd.report.model import Run, dump_run
 from mcp_bdd.report.render import write_html
+from mcp_bdd.report.summary import append_step_summary
 from mcp_bdd.secrets import MASK, is_secret_name
 
-__all__ = ["DEFAULT_HTML", "DEFAULT_JUNIT", "JUnitFormatter", "LivingDocFormatter", "write_run_json"]
+__all__ = [
+    "ALIASES",
+    "DEFAULT_HTML",
+    "DEFAULT_JUNIT",
+    "CucumberJsonFormatter",
+    "CucumberMessagesFormatter",
+    "JUnitFormatter",
+    "LivingDocFormatter",
+    "write_run_json",
+]
 
 DEFAULT_HTML = "reports/living-doc.html"
 DEFAULT_JUNIT = "reports/junit.xml"
+DEFAULT_MESSAGES = "reports/run.ndjson"
+DEFAULT_CUCUMBER_JSON = "reports/cucumber.json"
+
+#: Short names for `-f`: what pyproject's [tool.behave.formatters] and `mcp-bdd init` register.
+ALIASES: dict[str, str] = {
+    "living-doc": "mcp_bdd.report:LivingDocFormatter",
+    "junit-mcp": "mcp_bdd.report:JUnitFormatter",
+    "cucumber-messages": "mcp_bdd.report:CucumberMessagesFormatter",
+    "cucumber-json": "mcp_bdd.report:CucumberJsonFormatter",
+}
 
 
 def _userdata(config: Any) -> dict[str, str]:
     data = getattr(config, "userdata", None) or {}
     return {str(k): str(v) for k, v in dict(data).items()}
+
+
+def _project_settings(userdata: dict[str, str]) -> tuple[str | None, dict[str, str]]:
+    """`[tool.mcp-bdd] report` and `links`. A broken configuration is not this formatter's to
+    report: the environment's before_all does (with where and a tip), so here it means defaults."""
+    from mcp_bdd.config import load_config
+    from mcp_bdd.errors import McpBddError
+
+    try:
+        config = load_config(userdata=userdata)
+    except (McpBddError, OSError, ValueError):
+        return None, {}
+    report = str(Path(config.root) / config.report) if config.report else None  # relative to the config file
+    return report, dict(config.links)
 
 
 def write_run_json(path: str | Path, run: Run) -> Path:
@@ -80,6 +128,7 @@ class _CollectingFormatter(Formatter):  # type: ignore[misc]
         except ValueError:
             limit = PAYLOAD_LIMIT
         self.collector = RunCollector(label=label, title=title, payload_limit=limit)
+        self.configured_report, self.links = _project_settings(self.userdata)
 
     # -- behave's formatter interface (see collector.py for the order of calls) --------------------
     def uri(self, uri: Any) -> None:
@@ -118,6 +167,12 @@ class _CollectingFormatter(Formatter):  # type: ignore[misc]
     def close(self) -> None:
         try:
             self.write(self._finish())
+        except OSError as exc:  # a bad path: say which, and let the other formatters still write theirs
+            print(
+                f"mcp-bdd: {type(self).__name__} could not write its file: {exc}.\n"
+                "Tip: check the path given with -o or -D mcp_bdd.<output>=PATH (a file, in a folder you may write to).",
+                file=sys.stderr,
+            )
         finally:
             self.close_stream()
 
@@ -134,14 +189,27 @@ class _CollectingFormatter(Formatter):  # type: ignore[misc]
             shown = {k: (MASK if is_secret_name(k) else v) for k, v in sorted(self.userdata.items())}
             meta["userdata"] = " ".join(f"{k}={v}" for k, v in shown.items())
         glossary = from_registry(_step_registry_steps(), self.collector.definition_uses)
-        return self.collector.finish(glossary, meta)
+        return replace(self.collector.finish(glossary, meta), links=self.links)
 
-    def output_path(self, default: str) -> Path:
-        """`-o PATH` if given; stdout is no place for HTML (behave prints there), so a default file."""
+    def output_path(self, default: str, option: str, configured: str | None = None) -> Path:
+        """Where to write: `-D option=PATH`, else a paired `-o PATH`, else `configured`, else `default`.
+
+        stdout is no place for a file (behave prints there), so an unpaired formatter writes the
+        default file and says so.
+        """
+        explicit = self.userdata.get(option)
+        if explicit:
+            return Path(explicit)
         name = getattr(self.stream_opener, "name", None)
         if name and name != "-":
             return Path(name)
-        print(f"mcp-bdd: no -o given for {type(self).__name__}; writing {default}", file=sys.stderr)
+        if configured:
+            return Path(configured)
+        print(
+            f"mcp-bdd: {type(self).__name__} writes {default} (no -o paired with it; "
+            f"set -D {option}=PATH to choose the file)",
+            file=sys.stderr,
+        )
         return Path(default)
 
     def write(self, run: Run) -> None:
@@ -155,7 +223,7 @@ class LivingDocFormatter(_CollectingFormatter):
     description = "mcp-bdd living documentation: one self-contained HTML file + run JSON"
 
     def write(self, run: Run) -> None:
-        html = self.output_path(DEFAULT_HTML)
+        html = self.output_path(DEFAULT_HTML, "mcp_bdd.report", self.configured_report)
         write_html(html, [run])
         json_path = self.userdata.get("mcp_bdd.json", "")
         if json_path.lower() not in ("none", "off", "false", "0"):
@@ -163,6 +231,11 @@ class LivingDocFormatter(_CollectingFormatter):
         junit = self.userdata.get("mcp_bdd.junit")
         if junit:
             write_junit(junit, run)
+        # The step summary comes from here, not from a formatter of its own: the living doc is the
+        # formatter every mcp-bdd run has (and `mcp-bdd run` writes one for the merged run).
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary and self.userdata.get("mcp_bdd.summary", "").lower() not in ("off", "none", "false", "0"):
+            append_step_summary(summary, [run], html, os.environ)
 
 
 class JUnitFormatter(_CollectingFormatter):
@@ -172,4 +245,24 @@ class JUnitFormatter(_CollectingFormatter):
     description = "mcp-bdd JUnit XML (Rule-aware; hook errors count as errors)"
 
     def write(self, run: Run) -> None:
-        write_junit(self.output_path(DEFAULT_JUNIT), run)
+        write_junit(self.output_path(DEFAULT_JUNIT, "mcp_bdd.junit_path"), run)
+
+
+class CucumberMessagesFormatter(_CollectingFormatter):
+    """Cucumber Messages (NDJSON): what every Cucumber tool reads (see cucumber_messages.py)."""
+
+    name = "mcp_bdd.cucumber_messages"
+    description = "Cucumber Messages NDJSON (Rules, outlines, MCP exchanges as attachments)"
+
+    def write(self, run: Run) -> None:
+        write_messages(self.output_path(DEFAULT_MESSAGES, "mcp_bdd.cucumber_messages"), run)
+
+
+class CucumberJsonFormatter(_CollectingFormatter):
+    """Cucumber JSON: what Xray, TestRail, Jenkins and ReportPortal ingest (see cucumber_json.py)."""
+
+    name = "mcp_bdd.cucumber_json"
+    description = "Cucumber JSON (features/elements/steps; MCP exchanges as embeddings)"
+
+    def write(self, run: Run) -> None:
+        write_cucumber_json(self.output_path(DEFAULT_CUCUMBER_JSON, "mcp_bdd.cucumber_json"), run)

@@ -9,6 +9,9 @@ What behave 1.3.3's `--junit` does (pinned by tests/report/test_report_junit.py)
 Here: one `<testsuite>` per feature; classname = the feature file as a dotted path, plus the Rule
 name; failed -> `<failure>`, error/undefined/pending/hook errors -> `<error>`, skipped/untested ->
 `<skipped>`; a feature or rule hook error is a testcase of its own so that CI sees it.
+Requirement links (report/links.py) of a scenario's tags, its Rule's and its Feature's become
+testcase properties: `requirements` = "JIRA-7, ABC-1" (the property Xray's JUnit import reads)
+and one `link:<id>` = URL each.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from mcp_bdd.report.files import write_text
+from mcp_bdd.report.links import requirement_links
 from mcp_bdd.report.model import Feature, Outline, Rule, Run, Scenario, Step
 
 __all__ = ["junit_xml", "write_junit"]
@@ -71,7 +75,23 @@ def _problem(tag: str, status: str, message: str, detail: str) -> ET.Element:
     return element
 
 
-def _testcase(scenario: Scenario, classname: str, counts: dict[str, int]) -> ET.Element:
+def _properties(case: ET.Element, tags: tuple[str, ...], links: dict[str, str]) -> None:
+    found = requirement_links(tags, links)
+    if not found:
+        return
+    properties = ET.SubElement(case, "properties")
+    ET.SubElement(properties, "property", name="requirements", value=_clean(", ".join(k.id for k in found)))
+    for link in found:
+        ET.SubElement(properties, "property", name=_clean(f"link:{link.id}"), value=_clean(link.url))
+
+
+def _testcase(
+    scenario: Scenario,
+    classname: str,
+    counts: dict[str, int],
+    tags: tuple[str, ...] = (),
+    links: dict[str, str] | None = None,
+) -> ET.Element:
     case = ET.Element("testcase")
     case.set("classname", _clean(classname))
     case.set("name", _clean(scenario.name))
@@ -80,6 +100,7 @@ def _testcase(scenario: Scenario, classname: str, counts: dict[str, int]) -> ET.
     case.set("file", _clean(filename))
     case.set("line", line)
     counts["tests"] += 1
+    _properties(case, (*tags, *scenario.tags), links or {})
     status = scenario.status
     step = _culprit(scenario)
     message = scenario.error_message or (step.error_message if step and step.error_message else "") or status
@@ -90,17 +111,18 @@ def _testcase(scenario: Scenario, classname: str, counts: dict[str, int]) -> ET.
         if tails:
             err = ET.SubElement(case, "system-err")
             err.text = _clean("\n".join(tails))
+    first = 1 if case.find("properties") is not None else 0  # <properties> comes first
     if status == "failed":
         counts["failures"] += 1
-        case.insert(0, _problem("failure", status, message, detail))
+        case.insert(first, _problem("failure", status, message, detail))
     elif status in ("error", "undefined", "pending", "hook_error"):
         counts["errors"] += 1
-        case.insert(0, _problem("error", status, message, detail))
+        case.insert(first, _problem("error", status, message, detail))
     elif status in ("skipped", "untested"):
         counts["skipped"] += 1
         skipped = ET.Element("skipped")
         skipped.set("message", "not run (untested)" if status == "untested" else "skipped")
-        case.insert(0, skipped)
+        case.insert(first, skipped)
     out = ET.SubElement(case, "system-out")
     out.text = _clean(_steps_text(scenario))
     return case
@@ -117,28 +139,35 @@ def _hook_case(name: str, classname: str, location: str, message: str, counts: d
     return case
 
 
-def _cases(children: Iterable[Scenario | Outline | Rule], classname: str, counts: dict[str, int]) -> list[ET.Element]:
+def _cases(
+    children: Iterable[Scenario | Outline | Rule],
+    classname: str,
+    counts: dict[str, int],
+    tags: tuple[str, ...] = (),
+    links: dict[str, str] | None = None,
+) -> list[ET.Element]:
     cases: list[ET.Element] = []
     for child in children:
         if isinstance(child, Rule):
             rule_class = f"{classname}.{child.name}"
             if child.error_message:
                 cases.append(_hook_case("(Rule hooks)", rule_class, child.location, child.error_message, counts))
-            cases.extend(_cases(child.children, rule_class, counts))
+            cases.extend(_cases(child.children, rule_class, counts, (*tags, *child.tags), links))
         elif isinstance(child, Outline):
-            cases.extend(_testcase(s, classname, counts) for s in child.scenarios)
+            inner = (*tags, *child.tags)
+            cases.extend(_testcase(s, classname, counts, inner, links) for s in child.scenarios)
         else:
-            cases.append(_testcase(child, classname, counts))
+            cases.append(_testcase(child, classname, counts, tags, links))
     return cases
 
 
-def _suite(feature: Feature, stamp: str) -> tuple[ET.Element, dict[str, int]]:
+def _suite(feature: Feature, stamp: str, links: dict[str, str]) -> tuple[ET.Element, dict[str, int]]:
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     classname = _dotted(feature.filename)
     cases = []
     if feature.error_message:
         cases.append(_hook_case("(Feature hooks)", classname, feature.location, feature.error_message, counts))
-    cases.extend(_cases(feature.children, classname, counts))
+    cases.extend(_cases(feature.children, classname, counts, feature.tags, links))
     suite = ET.Element("testsuite")
     suite.set("name", _clean(feature.name or classname))
     for key, value in counts.items():
@@ -157,7 +186,7 @@ def junit_xml(run: Run) -> str:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(run.started_at or time.time()))
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for feature in run.features:
-        suite, counts = _suite(feature, stamp)
+        suite, counts = _suite(feature, stamp, run.links)
         root.append(suite)
         for key, value in counts.items():
             totals[key] += value

@@ -342,6 +342,7 @@ class Run:
     servers: tuple[ServerSurface, ...] = ()
     glossary: tuple[StepDef, ...] = ()
     meta: dict[str, str] = field(default_factory=dict)  # behave version, python, host ...
+    links: dict[str, str] = field(default_factory=dict)  # requirement-link templates (report/links.py)
 
 
 def walk_scenarios(children: Iterable[Scenario | Outline | Rule]) -> Iterator[Scenario]:

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from report_helpers import FORMATTER, SampleRun, make_sample_run
 
-from mcp_bdd.report.evidence import MASK
 from mcp_bdd.report.model import load_run, walk_scenarios
+from mcp_bdd.secrets import MASK
 
 pytestmark = pytest.mark.slow
 
