@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-stress lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,9 +31,17 @@ test: $(STAMP) node_modules/.installed
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 -q
 
+# The suite five times in a row with two CPU busy-loops beside it (a test that fails under load is
+# a defect). The busy-loops are this shell's own children, stopped by PID when the runs end.
+test-stress: $(STAMP) node_modules/.installed
+	@set -e; yes >/dev/null & a=$$!; yes >/dev/null & b=$$!; \
+	trap 'kill $$a $$b 2>/dev/null' EXIT; \
+	for i in 1 2 3 4 5; do echo "== stress run $$i/5"; $(MAKE) --no-print-directory test; done
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/steps_overhead.py
 	$(BIN)/python benchmarks/report_scale.py
+	$(BIN)/python benchmarks/stdio_framing.py
 
 clean:
 	rm -rf $(VENV) node_modules reports .pytest_cache .mypy_cache

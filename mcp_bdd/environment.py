@@ -15,7 +15,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import signal
 import sys
 import traceback
@@ -25,7 +24,7 @@ import behave.model as behave_model
 
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import ConfigError, McpBddError, NothingSelected
-from mcp_bdd.transcript import SERVER_MIME, STDERR_MIME, TRANSCRIPT_MIME, Transcript
+from mcp_bdd.transcript import SERVER_MIME, STDERR_MIME, TRANSCRIPT_MIME
 
 __all__ = [
     "after_all",
@@ -140,23 +139,7 @@ def before_feature(context: Any, feature: Any) -> None:
 
 
 def before_scenario(context: Any, scenario: Any) -> None:
-    from mcp_bdd.fakes import Fakes
-    from mcp_bdd.session import Persona
-    from mcp_bdd.state import ScenarioState
-
-    runtime = context.mcp_runtime
-    tmpdir = runtime.scenario_dir()
-    transcript = Transcript()
-    context.mcp = ScenarioState(
-        config=runtime.config,
-        portal=runtime.portal,
-        runtime=runtime,
-        transcript=transcript,
-        fakes=Fakes(portal=runtime.portal, transcript=transcript, tmpdir=tmpdir, declared=runtime.config.fakes),
-        tmpdir=tmpdir,
-        persona=Persona(),
-    )
-    runtime.lend_fakes_to(context.mcp.fakes)
+    context.mcp = context.mcp_runtime.begin_scenario()
     context._mcp_surfaces_sent = {}
 
 
@@ -222,21 +205,10 @@ def after_scenario(context: Any, scenario: Any) -> None:
     state = getattr(context, "mcp", None)
     if state is None:
         return
-    problems: list[str] = []
-    for session in list(state.sessions.values()):
-        if not _is_long_lived(context, session):
-            problems += session.close()
-    state.sessions.clear()
-    problems += state.fakes.close()
-    if not state.keeps_files:  # else removed with the run's directory
-        shutil.rmtree(state.tmpdir, ignore_errors=True)
+    problems = context.mcp_runtime.end_scenario(state)
     if problems and os.environ.get("MCP_BDD_DEBUG"):
         print("mcp-bdd teardown: " + "; ".join(problems), file=sys.stderr)
     context.mcp = None
-
-
-def _is_long_lived(context: Any, session: Any) -> bool:
-    return bool(context.mcp_runtime.is_long_lived(session))
 
 
 def after_feature(context: Any, feature: Any) -> None:

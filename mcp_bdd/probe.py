@@ -46,35 +46,16 @@ def open_session(config: Any, name: str, transport: str | None = None) -> Iterat
     """
     from anyio.from_thread import start_blocking_portal
 
-    from mcp_bdd.fakes import Fakes
     from mcp_bdd.runtime import Runtime
     from mcp_bdd.servers import reap_all
-    from mcp_bdd.session import Persona
-    from mcp_bdd.state import ScenarioState
-    from mcp_bdd.transcript import Transcript
 
     with start_blocking_portal() as portal:
         runtime = Runtime(config, portal)
-        transcript = Transcript()
-        tmpdir = runtime.scenario_dir()
-        fakes = Fakes(portal=portal, transcript=transcript, tmpdir=tmpdir, declared=config.fakes)
-        state = ScenarioState(
-            config=config,
-            portal=portal,
-            runtime=runtime,
-            transcript=transcript,
-            fakes=fakes,
-            tmpdir=tmpdir,
-            persona=Persona(),
-        )
-        session = None
+        state = runtime.begin_scenario()
         try:
-            session = runtime.open_session(state, name, transport=transport)
-            yield session
+            yield runtime.ensure_session(state, name, transport=transport)
         finally:
-            if session is not None:
-                session.close()
-            fakes.close()
+            runtime.end_scenario(state)
             runtime.close()
             reap_all()
 

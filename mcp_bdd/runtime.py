@@ -48,6 +48,43 @@ class Runtime:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
+    def begin_scenario(self) -> Any:
+        """A new scenario's state (`context.mcp`): its directory, transcript, fakes and persona.
+
+        The one way a scenario starts, for the behave hooks and for `probe` / `scaffold` alike.
+        """
+        from mcp_bdd.fakes import Fakes
+        from mcp_bdd.session import Persona
+        from mcp_bdd.state import ScenarioState
+        from mcp_bdd.transcript import Transcript
+
+        tmpdir = self.scenario_dir()
+        transcript = Transcript()
+        state = ScenarioState(
+            config=self.config,
+            portal=self.portal,
+            runtime=self,
+            transcript=transcript,
+            fakes=Fakes(portal=self.portal, transcript=transcript, tmpdir=tmpdir, declared=self.config.fakes),
+            tmpdir=tmpdir,
+            persona=Persona(),
+        )
+        self.lend_fakes_to(state.fakes)
+        return state
+
+    def end_scenario(self, state: Any) -> list[str]:
+        """Teardown in order: sessions (each stops its server), then fakes (a server may still talk to
+        one while closing), then the scenario's directory. Never raises; returns the problems."""
+        problems: list[str] = []
+        for session in list(state.sessions.values()):
+            if not self.is_long_lived(session):
+                problems += session.close()
+        state.sessions.clear()
+        problems += state.fakes.close()
+        if not state.keeps_files:  # else removed with the run's directory
+            shutil.rmtree(state.tmpdir, ignore_errors=True)
+        return problems
+
     def lend_fakes_to(self, fakes: Any) -> None:
         """A new scenario sees the fakes of the long-lived servers that are still running."""
         for item in self.long_lived.values():

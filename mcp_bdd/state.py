@@ -14,7 +14,6 @@ from mcp_bdd.transcript import Transcript
 if TYPE_CHECKING:
     from mcp_bdd.config import Config
     from mcp_bdd.fakes import Fakes
-    from mcp_bdd.runtime import Runtime
     from mcp_bdd.session import Outcome, Persona, Session
 
 __all__ = ["LastResult", "ScenarioState"]
@@ -36,7 +35,7 @@ class LastResult:
 class ScenarioState:
     config: Config
     portal: Any  # anyio BlockingPortal of the run
-    runtime: Runtime
+    runtime: Any  # the run's mcp_bdd.runtime.Runtime (not imported: the runtime builds this state)
     transcript: Transcript
     fakes: Fakes
     tmpdir: Path  # removed when the scenario ends; fakes keep their files here
