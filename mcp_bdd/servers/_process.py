@@ -108,6 +108,9 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
 class ServerProcess:
     """One OS process we own: its pid is its process group and session id."""
 
+    #: how long SIGTERM may take before SIGKILL (a server flushing its own data on exit needs time)
+    term_grace = TERM_GRACE
+
     def __init__(self, pid: int, describe: str) -> None:
         self.pid = pid
         self.describe = describe
@@ -134,7 +137,7 @@ class ServerProcess:
                     wait_exit(self.pid, EOF_GRACE)
             if self.returncode is None and not wait_exit(self.pid, 0):
                 _signal_group(self.pid, signal.SIGTERM)
-                if not wait_exit(self.pid, TERM_GRACE):
+                if not wait_exit(self.pid, self.term_grace):
                     _signal_group(self.pid, signal.SIGKILL)
                     wait_exit(self.pid, TERM_GRACE)
             self._reap(TERM_GRACE)
