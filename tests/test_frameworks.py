@@ -138,7 +138,7 @@ def test_a_fastmcp_server_starts_cold_too(fastmcp_project: Path, no_leftover_pro
     assert run.counts()["passed"] == 4, run.output[-4000:]
 
 
-LOWLEVEL_SERVER = '''\
+LOWLEVEL_SERVER = """\
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 
@@ -157,7 +157,7 @@ async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestPara
 
 def create_server() -> Server:
     return Server("lowlevel", on_list_tools=list_tools, on_call_tool=call_tool)
-'''
+"""
 
 
 @pytest.mark.parametrize("transport", ["in-memory", "stdio", "streamable-http", "sse"])
