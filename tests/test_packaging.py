@@ -129,3 +129,5 @@ def test_init_then_behave_is_green_in_an_empty_folder_with_the_wheel(user_venv: 
     assert 'server "example"' in init.stdout
     run = user_venv.run(tmp_path, "behave", "--no-color", "-f", "progress", "features/")
     assert "2 scenarios passed, 0 failed" in run.stdout, run.stdout + run.stderr
+    report = user_venv.run(tmp_path, "behave", "-f", "living-doc", "-o", "reports/living-doc.html", "features/")
+    assert (tmp_path / "reports" / "living-doc.html").stat().st_size > 10_000, report.stdout + report.stderr
