@@ -193,3 +193,17 @@ def test_an_object_that_is_no_server_is_named_in_the_error(tmp_path: Path) -> No
     assert run.returncode != 0
     assert 'app = "bad_server:settings" is neither an MCP server object nor a factory' in run.output
     assert "Fraction (from fractions)" in run.output, run.output[-3000:]
+
+
+def test_a_1x_sdk_server_as_an_app_says_to_run_it_as_a_command(tmp_path: Path) -> None:
+    feature = """\
+    Feature: A server on the 1.x SDK
+      Scenario: Start it
+        Given the MCP server "weather" is running
+    """
+    root = make_project(tmp_path, '[servers.weather]\napp = "weather:mcp"\n', {"weather.feature": feature})
+    (root / "weather.py").write_text("from mcp.server.fastmcp import FastMCP\n\nmcp = FastMCP('weather')\n")
+    run = run_behave(root)
+    assert run.returncode != 0
+    assert "written for the 1.x MCP SDK" in run.output, run.output[-3000:]
+    assert 'command = [".venv/bin/python", "server.py"]' in run.output
