@@ -596,7 +596,7 @@ def _next_steps(choice: ServerChoice, layout: Layout, root: Path) -> list[str]:
         hint = f"Next: {behave_cmd}   (the server must be running at {choice.body.get('url')})"
     else:
         hint = f"Next: {behave_cmd}   (or: mcp-bdd run)"
-    lines = [hint, f"Report: behave -f living-doc -o reports/living-doc.html {features}/"]
+    lines = [hint, f"Report: behave -f pretty -f living-doc -D mcp_bdd.report=reports/living-doc.html {features}/"]
     if not choice.example:
         lines.append("Then: mcp-bdd scaffold   (starter features for every tool, resource and prompt)")
     return lines

@@ -18,9 +18,9 @@ import pytest
 from mcp_bdd.chain import chain_hooks
 from mcp_bdd.detect import behave_layout, detect_server, formatter_config, go_module, node_project, project_python
 from mcp_bdd.errors import UsageError
+from mcp_bdd.report.formatter import ALIASES as FORMATTER_ALIASES
 from mcp_bdd.scaffold import (
     ENVIRONMENT_PY,
-    FORMATTER_ALIASES,
     _aliases_in,
     init,
     merge_environment,
@@ -83,7 +83,7 @@ def test_aliases_are_added_to_toml_without_touching_the_users_own() -> None:
     current = '[project]\nname = "x"\n\n[tool.behave.formatters]\nliving-doc = "mine:Formatter"\nhtml = "x:Y"\n'
     merged = merge_formatters(current, toml=True)
     table = tomllib.loads(merged)["tool"]["behave"]["formatters"]
-    assert table == {"living-doc": "mine:Formatter", "html": "x:Y", "junit-mcp": "mcp_bdd.report:JUnitFormatter"}
+    assert table == {**FORMATTER_ALIASES, "living-doc": "mine:Formatter", "html": "x:Y"}
     assert merge_formatters(merged, toml=True) == merged
     fresh = merge_formatters('[project]\nname = "x"\n', toml=True)
     assert tomllib.loads(fresh)["tool"]["behave"]["formatters"] == FORMATTER_ALIASES
