@@ -144,7 +144,11 @@ def _has_main_guard(tree: ast.Module) -> bool:
     return False
 
 
-_MCP_PIN = re.compile(r"""(?:^|["'\s,\[])mcp(?:\[[^\]]*\])?\s*(?:<\s*2(?:\.0)*\b|==\s*1\.|~=\s*1\.|<=\s*1\.)""", re.M)
+_MCP_PIN = re.compile(
+    r"""(?:^|["'\s,\[])mcp(?:\[[^\]]*\])?\s*(?=[<>=!~])[^"'\n;#]*?"""
+    r"""(?:<\s*2(?:\.0)*(?![.\d])|==\s*1\.|~=\s*1\.|<=\s*1\.)""",
+    re.M,
+)
 
 
 def _pins_mcp_v1(root: Path) -> bool:

@@ -231,3 +231,25 @@ def test_a_rerun_says_what_it_kept_and_never_touches_edited_files(tmp_path: Path
     assert "kept the configuration there" in said
     assert "created" not in said and said.count("kept ") >= 6, said
     assert feature.read_text() == "Feature: edited by the team\n"
+
+
+@pytest.mark.parametrize(
+    ("requirement", "v1"),
+    [
+        ('"mcp>=1.20,<2"', True),
+        ('"mcp[cli]>=1.2.0,<2.0.0"', True),
+        ("mcp==1.9.0", True),
+        ("mcp~=1.2", True),
+        ('"mcp>=2.3,<3"', False),
+        ("mcp>=1.0", False),  # allows 2.x: the import decides
+        ('"mcp-server-time<2"', False),  # another package
+    ],
+)
+def test_which_pins_mean_the_1x_sdk(tmp_path: Path, requirement: str, v1: bool) -> None:
+    if requirement.startswith('"'):
+        (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "x"\ndependencies = [{requirement}]\n')
+    else:
+        (tmp_path / "requirements.txt").write_text(f"{requirement}\nhttpx\n")
+    (tmp_path / "server.py").write_text("from mcp.server import Server\n\nserver = Server('x')\n")
+    best, _ = detect_server(tmp_path)
+    assert best is not None and (best.sdk == "v1") is v1
