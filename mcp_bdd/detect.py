@@ -252,10 +252,9 @@ def project_python(root: Path) -> ProjectPython:
 def python_command(root: Path, candidate: Candidate) -> list[str]:
     """How to start a Python server that must run in its own interpreter, over stdio."""
     python = project_python(root).argv
-    if candidate.sdk == "fastmcp-old":
-        return [*python, "-m", "fastmcp", "run", f"{candidate.path}:{candidate.attr}"]
     if candidate.has_main:
         return [*python, candidate.path]
+    # FastMCP (SDK 1.x and the fastmcp package alike) runs over stdio by default
     call = f"{candidate.attr}()" if candidate.kind == "factory" else candidate.attr
     return [*python, "-c", f"from {candidate.module} import {candidate.attr}; {call}.run()"]
 
