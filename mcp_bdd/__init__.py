@@ -7,6 +7,17 @@ formatter (`mcp_bdd.report:LivingDocFormatter`), and these extension points.
 
 from __future__ import annotations
 
+import os
+
+if os.name != "posix":  # pragma: no cover - checked by tests/test_packaging.py in a subprocess
+    # Servers run in their own process groups, the zygote passes file descriptors over Unix
+    # sockets and teardown uses POSIX signals: there is no partial Windows mode to fall back to.
+    raise ImportError(
+        f"mcp-bdd runs on POSIX systems only (Linux, macOS), not on {os.name!r}: it starts servers in "
+        "process groups and hands them file descriptors over Unix sockets.\n"
+        "Tip: on Windows, install and run it inside WSL 2 (or a Linux container)."
+    )
+
 from mcp_bdd.errors import (
     ConfigError,
     ExpectationFailed,

@@ -67,11 +67,13 @@ def _parser() -> argparse.ArgumentParser:
     init = add(
         "init",
         "wire mcp-bdd into the project in the current folder",
-        "Write features/example.feature, steps/mcp_steps.py, environment.py, the [tool.mcp-bdd]\n"
-        "configuration (appended to pyproject.toml, else mcp-bdd.toml) and a GitHub Actions workflow\n"
-        "(.github/workflows/mcp-bdd.yml). Asks nothing: without a flag it looks for a Python MCP server\n"
-        "here (a create_server() factory, or x = MCPServer(...) / FastMCP(...)); finding none, it writes\n"
-        "example_server.py so that `behave features/` passes at once. Never overwrites without --force.",
+        "Write features/example.feature, the steps shim and environment.py where behave will load them\n"
+        "(features/steps/ when that exists, else steps/), the [tool.mcp-bdd] configuration (appended to\n"
+        "pyproject.toml, else mcp-bdd.toml), the -f living-doc / junit-mcp aliases and a GitHub Actions\n"
+        "workflow. Asks nothing: without a flag it finds the server here — a Python one on the 2.x SDK or\n"
+        "fastmcp 4 (in-memory app), one on the 1.x SDK (a command with the project's own venv), a Node or\n"
+        "Go server (a command) — else writes example_server.py so that `behave` passes at once. An existing\n"
+        "environment.py keeps its hooks (mcp-bdd's are chained to them). Never overwrites without --force.",
     )
     how = init.add_mutually_exclusive_group()
     how.add_argument(
@@ -83,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     how.add_argument(
         "--app", metavar="MODULE:ATTR", help="a Python server object or factory, e.g. myserver:create_server"
     )
+    init.add_argument("--name", metavar="NAME", help="the server's name in the configuration and the features")
     init.add_argument("--force", action="store_true", help="overwrite files that exist")
 
     scaffold = add(
@@ -198,7 +201,7 @@ def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.Argum
     if command == "init":
         from mcp_bdd.scaffold import init
 
-        return init(Path.cwd(), command=args.command, url=args.url, app=args.app, force=args.force)
+        return init(Path.cwd(), command=args.command, url=args.url, app=args.app, force=args.force, name=args.name)
     if command == "scaffold":
         from mcp_bdd.scaffold import scaffold
 

@@ -3,26 +3,38 @@
 Both write files and neither overwrites one without `--force`: every file is planned first,
 and if any existing file would change, nothing at all is written and the conflicts are listed.
 
-`init` asks nothing. Without `--command`, `--url` or `--app` it looks for a Python MCP server in
-the project (a top-level `create_server()` factory, or `x = MCPServer(...)` / `x = FastMCP(...)`
-in a module that uses MCP) and, finding none, writes a tiny example server so that `behave`
-is green straight away.
+`init` asks nothing. Without `--command`, `--url` or `--app` it looks at the project (see
+mcp_bdd.detect): a Python server on the 2.x SDK or fastmcp 4 becomes an in-memory `app`; one on
+the 1.x SDK, a Node or a Go server becomes a `command` run by the project's own toolchain;
+finding none, it writes a tiny example server so that `behave` is green straight away. It wires
+into whichever folder behave will load steps and hooks from (features/steps + features/
+environment.py, or steps/ + environment.py), merges into an existing environment.py instead of
+replacing its hooks, and says what it kept when it runs again.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import math
-import os
 import re
 import shlex
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcp_bdd.detect import (
+    Candidate,
+    Layout,
+    behave_layout,
+    detect_server,
+    formatter_config,
+    go_module,
+    node_project,
+    project_python,
+    python_command,
+)
 from mcp_bdd.errors import EXIT_OK, UsageError
 
 __all__ = ["Candidate", "FilePlan", "detect_server", "feature_files", "init", "placeholder", "scaffold"]
@@ -52,12 +64,14 @@ def create_server() -> MCPServer:
     return server
 '''
 
-_SKIP_DIRS = {
-    ".git", ".hg", ".svn", ".venv", "venv", "env", ".env", ".tox", ".nox", "node_modules", "__pycache__",
-    "site-packages", "build", "dist", "features", "steps", "tests", "test", "reports", "docs",
-}  # fmt: skip
-_MAX_FILES = 2000
-_MAX_DEPTH = 4
+#: Appended to an environment.py that has hooks of its own (see mcp_bdd.chain).
+CHAIN_HOOKS_PY = """
+# mcp-bdd (added by `mcp-bdd init`): mcp-bdd's hooks run around the ones above.
+# Keep these lines at the end of the file.
+from mcp_bdd.chain import chain_hooks  # noqa: E402
+
+chain_hooks(globals())
+"""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -66,14 +80,22 @@ _MAX_DEPTH = 4
 
 @dataclass
 class FilePlan:
-    """What will be written where; `mode` "write" replaces the file, "append" adds to it."""
+    """What will be written where; `mode` "write" replaces the file, "append" adds to it.
+
+    `merge` (a function of the current text) adds to a file without ever replacing what is there:
+    it is never a conflict, and "kept" when it would change nothing.
+    """
 
     path: Path
     text: str
     mode: str = "write"
     replace_section: bool = False  # pyproject.toml: drop an existing [tool.mcp-bdd] first (--force)
+    merge: Callable[[str], str] | None = None
+    kept_why: str = ""  # shown when the file is left as it is
 
     def new_content(self, current: str | None) -> str:
+        if self.merge is not None:
+            return self.merge(current or "")
         if self.mode != "append" or not current:
             return self.text
         if self.replace_section:
@@ -91,8 +113,8 @@ class FilePlan:
             return "conflict"
         if current == self.new_content(current):
             return "same"
-        if self.mode == "append" and not self.replace_section:
-            return "new"  # appending a section that is not there yet changes nothing that exists
+        if self.merge is not None or (self.mode == "append" and not self.replace_section):
+            return "new"  # adding what is not there yet changes nothing that exists
         return "conflict"
 
 
@@ -108,12 +130,14 @@ def _write_plans(plans: Sequence[FilePlan], root: Path, force: bool, out: Any) -
         state = plan.state()
         shown = _show(plan.path, root)
         if state == "same":
-            print(f"  unchanged  {shown}", file=out)
+            print(f"  kept       {shown}" + (f"  ({plan.kept_why})" if plan.kept_why else ""), file=out)
             continue
         plan.path.parent.mkdir(parents=True, exist_ok=True)
         current = plan.path.read_text(encoding="utf-8") if plan.path.exists() else None
         plan.path.write_text(plan.new_content(current), encoding="utf-8")
-        if plan.mode == "append" and current is not None:
+        if plan.merge is not None and current is not None:
+            verb = "merged"
+        elif plan.mode == "append" and current is not None:
             verb = "updated" if plan.replace_section else "appended"
         else:
             verb = "overwrote" if state == "conflict" else "created"
@@ -165,112 +189,6 @@ def _toml(value: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# detection of a Python server object
-
-
-@dataclass(frozen=True)
-class Candidate:
-    module: str
-    attr: str
-    path: str  # relative to the project root
-    kind: str  # "factory" | "object" | "fastmcp" (the standalone fastmcp package: run as a command)
-    call: str = ""  # MCPServer | FastMCP, for objects
-
-    @property
-    def spec(self) -> str:
-        return f"{self.module}:{self.attr}"
-
-
-def _python_files(root: Path) -> Iterator[Path]:
-    count = 0
-    for folder, dirs, files in os.walk(root):
-        here = Path(folder)
-        depth = len(here.relative_to(root).parts)
-        dirs[:] = sorted(
-            d for d in dirs
-            if d not in _SKIP_DIRS and not d.startswith(".") and not (here / d / "pyvenv.cfg").exists()
-            and depth < _MAX_DEPTH
-        )  # fmt: skip
-        for name in sorted(files):
-            if not name.endswith(".py") or name.startswith("test_") or name.endswith("_test.py"):
-                continue
-            if name in ("environment.py", "setup.py", "conftest.py", "noxfile.py"):
-                continue
-            count += 1
-            if count > _MAX_FILES:
-                return
-            yield here / name
-
-
-def _module_name(rel: Path) -> str | None:
-    parts = list(rel.with_suffix("").parts)
-    if parts and parts[0] == "src" and len(parts) > 1:
-        parts = parts[1:]
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    if not parts or not all(p.isidentifier() for p in parts):
-        return None
-    return ".".join(parts)
-
-
-def _call_name(node: ast.expr) -> str:
-    if isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Name):
-            return func.id
-        if isinstance(func, ast.Attribute):
-            return func.attr
-    return ""
-
-
-def detect_server(root: Path) -> tuple[Candidate | None, list[Candidate]]:
-    """The best candidate (a `create_server` factory first, then a server object) and all found."""
-    found: list[tuple[int, int, Candidate]] = []
-    for file in _python_files(root):
-        try:
-            if file.stat().st_size > 1_000_000:
-                continue
-            source = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if "MCPServer" not in source and "FastMCP" not in source and "create_server" not in source:
-            continue
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):
-            continue
-        rel = file.relative_to(root)
-        module = _module_name(rel)
-        if module is None:
-            continue
-        imports = {(node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)} | {
-            alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
-        }
-        if not imports & {"mcp", "fastmcp"}:
-            continue
-        standalone = "fastmcp" in imports and "mcp" not in imports
-        depth = len(rel.parts)
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and node.name == "create_server" and not standalone:
-                found.append((0, depth, Candidate(module, node.name, rel.as_posix(), "factory")))
-            targets: list[ast.expr] = []
-            value: ast.expr | None = None
-            if isinstance(node, ast.Assign):
-                targets, value = node.targets, node.value
-            elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                targets, value = [node.target], node.value
-            if value is not None and _call_name(value) in ("MCPServer", "FastMCP"):
-                for target in targets:
-                    if isinstance(target, ast.Name):
-                        kind = "fastmcp" if standalone else "object"
-                        call = _call_name(value)
-                        found.append((1, depth, Candidate(module, target.id, rel.as_posix(), kind, call)))
-    found.sort(key=lambda item: (item[0], item[1], item[2].path, item[2].attr))
-    candidates = [c for _, _, c in found]
-    return (candidates[0] if candidates else None), candidates
-
-
-# ---------------------------------------------------------------------------------------------
 # init
 
 
@@ -281,10 +199,16 @@ class ServerChoice:
     why: str
     example: bool = False  # the generated example server: its feature calls `greet`
     transport: str | None = None  # top-level default transport to write
-    python: bool = False  # an app server: the CI snippet runs it in-memory and over stdio
+    python: bool = False  # an app server: in-memory, and every transport through mcp_bdd.serve
+    setup: str = ""  # what CI must do for the server: "" | "python-own-venv" | "node" | "go"
+    notes: list[str] = field(default_factory=list)  # printed after the files: what the user must check
+
+    @property
+    def kind(self) -> str:
+        return "app" if "app" in self.body else "url" if "url" in self.body else "command"
 
 
-_GENERIC_MODULES = {"app", "server", "main", "__main__", "mcp", "mcp_server", "service", "api"}
+_GENERIC_MODULES = {"app", "server", "main", "__main__", "mcp", "mcp_server", "service", "api", "index", "src"}
 
 
 def _server_name(module: str) -> str:
@@ -304,25 +228,16 @@ def sanitize(name: str, fallback: str = "server") -> str:
 
 def _command_name(argv: Sequence[str]) -> str:
     launchers = {
-        "python",
-        "python3",
-        "node",
-        "npx",
-        "uvx",
-        "uv",
-        "bun",
-        "deno",
-        "pipx",
-        "run",
-        "-m",
-        "-y",
-        "tool",
-    }
+        "python", "python3", "node", "npx", "uvx", "uv", "bun", "deno", "pipx", "run", "-m", "-y", "tool",
+        "poetry", "go", "--frozen", "--no-install",
+    }  # fmt: skip
     for arg in argv:
         stem = Path(arg).name
-        stem = re.sub(r"\.(py|js|mjs|ts)$", "", stem)
+        stem = re.sub(r"\.(py|js|mjs|cjs|ts)$", "", stem)
         if (arg.startswith("-") and arg not in ("-m",)) or stem in launchers or re.match(r"python\d", stem):
             continue
+        if stem in _GENERIC_MODULES and len(Path(arg).parts) > 1:
+            return _server_name(".".join(Path(arg).with_suffix("").parts))
         return sanitize(stem.split("@")[0] if not stem.startswith("@") else stem.split("/")[-1])
     return "server"
 
@@ -358,31 +273,64 @@ def choose_server(root: Path, command: str | None, url: str | None, app: str | N
     best, _ = detect_server(root)
     if best is not None and best.path == f"{EXAMPLE_MODULE}.py" and _is_our_example(root):
         best = None  # our own example from an earlier `init`: keep choosing it, so a re-run changes nothing
-    if best is None:
+    if best is not None:
+        return _python_choice(root, best)
+    node = node_project(root)
+    if node is not None:
+        notes = []
+        if not node.built:
+            build = "npm run build" if node.has_build else "build it"
+            notes.append(f"{node.entry} does not exist yet: {build} before running behave.")
         return ServerChoice(
-            "example",
-            {"app": f"{EXAMPLE_MODULE}:create_server"},
-            f"no Python MCP server found here: wrote {EXAMPLE_MODULE}.py to start from",
-            example=True,
-            transport="in-memory",
-            python=True,
+            sanitize(node.name),
+            {"command": node.command},
+            f"found a Node MCP server in package.json (run with node {node.entry})",
+            setup="node",
+            notes=notes,
         )
-    if best.kind == "fastmcp":
+    go = go_module(root)
+    if go is not None:
         return ServerChoice(
-            _server_name(best.module),
-            {"command": ["fastmcp", "run", f"{best.path}:{best.attr}"]},
-            f"found {best.attr} = FastMCP(...) in {best.path} (the fastmcp package: run over stdio with `fastmcp run`)",
+            sanitize(go.rstrip("/").split("/")[-1]),
+            {"command": ["go", "run", "."]},
+            f"found a Go MCP server (go.mod: {go})",
+            setup="go",
         )
-    what = f"def {best.attr}()" if best.kind == "factory" else f"{best.attr} = {best.call}(...)"
-    if best.path.startswith("src/"):
-        what += " (src layout: install the project, e.g. `pip install -e .`, so that it imports)"
     return ServerChoice(
-        _server_name(best.module),
-        {"app": best.spec},
-        f"found {what} in {best.path}",
+        "example",
+        {"app": f"{EXAMPLE_MODULE}:create_server"},
+        f"no MCP server found here: wrote {EXAMPLE_MODULE}.py to start from",
+        example=True,
         transport="in-memory",
         python=True,
     )
+
+
+def _python_choice(root: Path, best: Candidate) -> ServerChoice:
+    name = _server_name(best.module)
+    if name in _GENERIC_MODULES and best.label:
+        name = sanitize(best.label, name)  # server.py: mcp = FastMCP("weather") -> "weather"
+    what = f"def {best.attr}()" if best.kind == "factory" else f"{best.attr} = {best.call}(...)"
+    if best.in_process:
+        if best.path.startswith("src/"):
+            what += " (src layout: install the project, e.g. `pip install -e .`, so that it imports)"
+        framework = " (fastmcp 4)" if best.sdk == "fastmcp" else ""
+        return ServerChoice(
+            name, {"app": best.spec}, f"found {what}{framework} in {best.path}", transport="in-memory", python=True
+        )
+    python = project_python(root)
+    era = "the 1.x MCP SDK" if best.sdk == "v1" else "fastmcp < 4 (on the 1.x SDK)"
+    why = (
+        f"found {what} in {best.path}, written for {era}: it runs as a command with {python.why}, "
+        "because mcp-bdd needs the 2.x SDK in its own environment"
+    )
+    notes = [
+        "Keep mcp-bdd out of the server's environment (installing it there upgrades mcp to 2.x): "
+        "install it in its own venv, e.g. `pipx install mcp-bdd` or `python -m venv ~/.mcp-bdd`."
+    ]
+    if not python.found:
+        notes.append("No project environment was found, so the command uses python3 from PATH: edit it if needed.")
+    return ServerChoice(name, {"command": python_command(root, best)}, why, setup="python-own-venv", notes=notes)
 
 
 def config_text(choice: ServerChoice, prefix: str) -> str:
@@ -398,28 +346,30 @@ def config_text(choice: ServerChoice, prefix: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def formatter_aliases(pyproject: Path) -> str:
-    """`[tool.behave.formatters]` with mcp-bdd's `-f` aliases, unless the project has that table
-    (TOML forbids a second one; its own aliases are kept). behave reads it from pyproject.toml only."""
+def _existing_choice(config_file: Path, prefix: bool) -> ServerChoice | None:
+    """The server an existing configuration already names (a re-run keeps it as it is)."""
     import tomllib
 
-    from mcp_bdd.report.formatter import ALIASES
-
     try:
-        behave = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("behave", {})
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return ""  # _has_section reports an unreadable file
-    if "formatters" in behave:
-        return ""
-    aliases = "".join(f"{alias} = {_toml(target)}\n" for alias, target in ALIASES.items())
-    return "[tool.behave.formatters]   # behave -f living-doc ... (mcp-bdd's report formatters)\n" + aliases + "\n"
+        data = tomllib.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    section = data.get("tool", {}).get("mcp-bdd") if prefix else data
+    if not isinstance(section, dict) or not isinstance(section.get("servers"), dict) or not section["servers"]:
+        return None
+    servers: dict[str, Any] = section["servers"]
+    name = str(section.get("server")) if section.get("server") in servers else str(next(iter(servers)))
+    body = servers[name] if isinstance(servers[name], dict) else {}
+    app = body.get("app")
+    example = app == f"{EXAMPLE_MODULE}:create_server"
+    return ServerChoice(str(name), body, "kept the configuration there", example=example, python=bool(app))
 
 
 def example_feature(choice: ServerChoice) -> str:
     name = choice.name
     head = (
         "Feature: The MCP server answers\n"
-        "  An example written by `mcp-bdd init`. Run it with `behave features/` or `mcp-bdd run`;\n"
+        "  An example written by `mcp-bdd init`. Run it with `behave` or `mcp-bdd run`;\n"
         "  `mcp-bdd scaffold` writes a starter feature for every tool, resource and prompt.\n\n"
     )
     if choice.example:
@@ -443,9 +393,51 @@ def example_feature(choice: ServerChoice) -> str:
     )
 
 
-def ci_workflow(choice: ServerChoice, has_pyproject: bool) -> str:
-    install = "pip install mcp-bdd" + ("\n          pip install -e ." if has_pyproject else "")
-    matrix = " --transport in-memory,stdio" if choice.python else ""
+def _server_setup_steps(root: Path, choice: ServerChoice) -> str:
+    """The CI steps that give the server what it needs before mcp-bdd starts it."""
+    if choice.setup == "node":
+        npm = "npm ci" if (root / "package-lock.json").exists() else "npm install"
+        return f"""\
+      - uses: actions/setup-node@v4
+        with:
+          node-version: "20"
+      - name: Install the server
+        run: |
+          {npm}
+          npm run build --if-present
+"""
+    if choice.setup == "go":
+        return """\
+      - uses: actions/setup-go@v5
+        with:
+          go-version: stable
+"""
+    if choice.setup == "python-own-venv":
+        argv = choice.body.get("command") or []
+        if argv[:2] == ["uv", "run"]:
+            install = "pip install uv && uv sync --frozen"
+        elif argv[:2] == ["poetry", "run"]:
+            install = "pip install poetry && poetry install"
+        else:
+            venv = str(argv[0]).split("/")[0] if argv and "/" in str(argv[0]) else ".venv"
+            source = "-r requirements.txt" if (root / "requirements.txt").exists() else "-e ."
+            install = f"python -m venv {venv} && {venv}/bin/pip install {source}"
+        return f"""\
+      - name: Install the server in its own environment
+        run: {install}
+"""
+    return ""
+
+
+def ci_workflow(root: Path, choice: ServerChoice, has_pyproject: bool) -> str:
+    own_venv = choice.setup == "python-own-venv"
+    if own_venv:
+        # the server keeps its 1.x SDK; mcp-bdd (on 2.x) lives in a venv of its own
+        install = "python -m venv ../mcp-bdd-env && ../mcp-bdd-env/bin/pip install mcp-bdd"
+        run = "../mcp-bdd-env/bin/mcp-bdd run"
+    else:
+        install = "pip install mcp-bdd" + ("\n          pip install -e ." if has_pyproject and choice.python else "")
+        run = "mcp-bdd run" + (" --transport in-memory,stdio" if choice.kind == "app" else "")
     return f"""\
 # Written by `mcp-bdd init`: runs the features on every push and pull request and keeps the
 # living documentation (reports/living-doc.html) and JUnit results (reports/junit.xml).
@@ -459,12 +451,12 @@ jobs:
       - uses: actions/setup-python@v5
         with:
           python-version: "3.11"
-      - name: Install
+{_server_setup_steps(root, choice)}      - name: Install mcp-bdd
         run: |
           python -m pip install --upgrade pip
           {install}
       - name: Acceptance tests
-        run: mcp-bdd run{matrix}
+        run: {run}
       - name: Living documentation
         if: always()
         uses: actions/upload-artifact@v4
@@ -474,39 +466,181 @@ jobs:
 """
 
 
-def init(root: Path, *, command: str | None, url: str | None, app: str | None, force: bool, out: Any = None) -> int:
-    out = out or sys.stdout
-    choice = choose_server(root, command, url, app)
-    plans: list[FilePlan] = []
+# ---------------------------------------------------------------------------------------------
+# merging into the project's own files
+
+
+def merge_environment(current: str) -> str:
+    """environment.py wired to mcp-bdd: written when empty, chained when it has hooks of its own."""
+    if not current.strip():
+        return ENVIRONMENT_PY
+    if "mcp_bdd" in current:
+        return current  # wired already (ours, or hooks that call mcp-bdd's themselves)
+    return current.rstrip("\n") + "\n\n" + CHAIN_HOOKS_PY
+
+
+_INI_HEADER = re.compile(r"^\s*\[\s*behave\.formatters\s*\]\s*$", re.M)
+_TOML_HEADER = re.compile(
+    r"""^\s*\[\s*tool\s*\.\s*(?:behave|"behave")\s*\.\s*(?:formatters|"formatters")\s*\]\s*(?:#.*)?$""", re.M
+)
+
+
+def formatter_aliases() -> dict[str, str]:
+    """The short `-f` names of mcp-bdd's formatters (the one list: mcp_bdd.report.formatter.ALIASES)."""
+    from mcp_bdd.report.formatter import ALIASES
+
+    return ALIASES
+
+
+def merge_formatters(current: str, toml: bool) -> str:
+    """`current` with every alias of `formatter_aliases()` that it lacks (an existing alias is kept)."""
+    header = _TOML_HEADER if toml else _INI_HEADER
+    table = "[tool.behave.formatters]" if toml else "[behave.formatters]"
+    present = _aliases_in(current, toml)
+    missing = {k: v for k, v in formatter_aliases().items() if k not in present}
+    if not missing:
+        return current
+    lines = [f'{key} = "{value}"' if toml else f"{key} = {value}" for key, value in missing.items()]
+    match = header.search(current)
+    if match:  # add the missing keys right under the existing table header
+        at = match.end()
+        return current[:at] + "\n" + "\n".join(lines) + current[at:]
+    sep = "" if not current or current.endswith("\n\n") else ("\n" if current.endswith("\n") else "\n\n")
+    block = f"{table}   # short names for behave -f (written by `mcp-bdd init`)\n" + "\n".join(lines) + "\n"
+    return current + sep + block
+
+
+def _aliases_in(text: str, toml: bool) -> set[str]:
+    if toml:
+        import tomllib
+
+        try:
+            section = tomllib.loads(text).get("tool", {}).get("behave", {}).get("formatters", {})
+        except tomllib.TOMLDecodeError:
+            return set()
+        return set(section) if isinstance(section, dict) else set()
+    import configparser
+
+    parser = configparser.ConfigParser()
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return set()
+    return set(parser["behave.formatters"]) if parser.has_section("behave.formatters") else set()
+
+
+def _formatter_plan(root: Path) -> FilePlan:
+    target = formatter_config(root)
+    toml = target.suffix == ".toml"
+
+    def merge(current: str) -> str:
+        merged = merge_formatters(current, toml)
+        if toml and merged != current and _aliases_in(merged, toml) < set(formatter_aliases()):
+            return current  # a layout we cannot extend safely (e.g. an inline table): leave it alone
+        return merged
+
+    return FilePlan(target, "", merge=merge, kept_why="the behave -f aliases: living-doc, junit-mcp, ...")
+
+
+def _steps_plan(layout: Layout) -> FilePlan:
+    wired = sorted(
+        p for p in layout.steps.glob("*.py") if "mcp_bdd.steps" in p.read_text(encoding="utf-8", errors="replace")
+    ) if layout.steps.is_dir() else []  # fmt: skip
+    if wired:
+        return FilePlan(wired[0], wired[0].read_text(encoding="utf-8"), kept_why="imports mcp_bdd.steps already")
+    return FilePlan(layout.steps / "mcp_steps.py", STEPS_PY)
+
+
+def _config_plan(root: Path, choice: ServerChoice, keep: bool) -> FilePlan:
     pyproject = root / "pyproject.toml"
     toml_file = root / "mcp-bdd.toml"
     if toml_file.exists() or not pyproject.exists():
-        plans.append(FilePlan(toml_file, config_text(choice, "")))
-    else:
-        plans.append(
-            FilePlan(
-                pyproject,
-                formatter_aliases(pyproject) + config_text(choice, "tool.mcp-bdd."),
-                mode="append",
-                replace_section=_has_section(pyproject),
-            )
+        if keep:
+            return FilePlan(toml_file, toml_file.read_text(encoding="utf-8"), kept_why=f'server "{choice.name}"')
+        return FilePlan(toml_file, config_text(choice, ""))
+    if keep:
+        return FilePlan(
+            pyproject, "", merge=lambda current: current, kept_why=f'[tool.mcp-bdd], server "{choice.name}"'
         )
-    plans += [
-        FilePlan(root / "environment.py", ENVIRONMENT_PY),
-        FilePlan(root / "steps" / "mcp_steps.py", STEPS_PY),
-        FilePlan(root / "features" / "example.feature", example_feature(choice)),
-        FilePlan(root / ".github" / "workflows" / "mcp-bdd.yml", ci_workflow(choice, pyproject.exists())),
+    return FilePlan(
+        pyproject, config_text(choice, "tool.mcp-bdd."), mode="append", replace_section=_has_section(pyproject)
+    )
+
+
+def _existing_config(root: Path) -> ServerChoice | None:
+    toml_file = root / "mcp-bdd.toml"
+    if toml_file.exists():
+        return _existing_choice(toml_file, prefix=False)
+    pyproject = root / "pyproject.toml"
+    if pyproject.exists() and _has_section(pyproject):
+        return _existing_choice(pyproject, prefix=True)
+    return None
+
+
+def _as_is(plan: FilePlan) -> FilePlan:
+    try:
+        return FilePlan(plan.path, plan.path.read_text(encoding="utf-8"), kept_why=plan.kept_why or "exists")
+    except (OSError, UnicodeDecodeError):
+        return plan
+
+
+def _next_steps(choice: ServerChoice, layout: Layout, root: Path) -> list[str]:
+    features = _show(layout.features, root)
+    behave_cmd = f"behave {features}/"
+    if choice.setup == "python-own-venv":
+        behave_cmd += "   (with mcp-bdd's own environment active, not the server's)"
+    if choice.kind == "app":
+        hint = f"Next: {behave_cmd}   (or: mcp-bdd run --transport in-memory,stdio)"
+    elif choice.kind == "url":
+        hint = f"Next: {behave_cmd}   (the server must be running at {choice.body.get('url')})"
+    else:
+        hint = f"Next: {behave_cmd}   (or: mcp-bdd run)"
+    lines = [hint, f"Report: behave -f pretty -f living-doc -D mcp_bdd.report=reports/living-doc.html {features}/"]
+    if not choice.example:
+        lines.append("Then: mcp-bdd scaffold   (starter features for every tool, resource and prompt)")
+    return lines
+
+
+def init(
+    root: Path,
+    *,
+    command: str | None,
+    url: str | None,
+    app: str | None,
+    force: bool,
+    name: str | None = None,
+    out: Any = None,
+) -> int:
+    out = out or sys.stdout
+    if name is not None and (sanitize(name) != name or not name):
+        raise UsageError(f'--name "{name}": use lower-case letters, digits, "-" and "_" (e.g. "{sanitize(name)}").')
+    existing = None if (command or url or app or force) else _existing_config(root)
+    keep = existing is not None and (name is None or name == existing.name)
+    choice = existing if keep and existing is not None else choose_server(root, command, url, app)
+    if name is not None:
+        choice.name = name
+    layout = behave_layout(root)
+    has_pyproject = (root / "pyproject.toml").exists()
+    plans = [
+        _config_plan(root, choice, keep),
+        _formatter_plan(root),
+        FilePlan(layout.environment, "", merge=merge_environment, kept_why="wired to mcp-bdd already"),
+        _steps_plan(layout),
+        FilePlan(layout.features / "example.feature", example_feature(choice)),
+        FilePlan(root / ".github" / "workflows" / "mcp-bdd.yml", ci_workflow(root, choice, has_pyproject)),
     ]
     if choice.example:
         plans.append(FilePlan(root / f"{EXAMPLE_MODULE}.py", EXAMPLE_SERVER))
+    if keep:  # a re-run: what exists stays as it is (the user may have edited it); what is missing is added
+        plans = [_as_is(p) if p.merge is None and p.path.exists() else p for p in plans]
     print(f'mcp-bdd init: server "{choice.name}" — {choice.why}', file=out)
+    print(f"  layout     {layout.why}", file=out)
     _write_plans(plans, root, force, out)
-    if (root / "features" / "environment.py").exists():
-        print("  warning: features/environment.py exists; behave would use it instead of ./environment.py. "
-              "Move its hooks into ./environment.py.", file=out)  # fmt: skip
-    print("Next: behave features/   (or: mcp-bdd run --transport in-memory,stdio)", file=out)
-    if not choice.example:
-        print("Then: mcp-bdd scaffold   (starter features for every tool, resource and prompt)", file=out)
+    for note in choice.notes:
+        print(f"  note: {note}", file=out)
+    for line in _next_steps(choice, layout, root):
+        print(line, file=out)
     return EXIT_OK
 
 

@@ -10,6 +10,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# the sdist/wheel and the fresh venvs users get, built once per session (tests/userenv.py)
+from userenv import dist, fastmcp_venv, mcp1_venv, user_venv  # noqa: F401
+
 
 def _children() -> set[int]:
     return {p.pid for p in psutil.Process(os.getpid()).children(recursive=True)}

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp_bdd.apps import is_server, load_app
+from mcp_bdd.apps import as_server, describe, is_server, load_app
 from mcp_bdd.config import AppServer, CommandServer, Config, ServerConfig, UrlServer
 from mcp_bdd.errors import ServerStartError, TransportNotServed
 from mcp_bdd.secrets import mask_mapping, remember_mapping
@@ -104,11 +104,11 @@ def _in_memory(
 ) -> Any:
     obj = load_app(cfg.app, root)
     if is_server(obj):
-        return obj
+        return as_server(obj, cfg.app)
     if not callable(obj):
         raise ServerStartError(
             f'app = "{cfg.app}" is neither an MCP server object nor a factory returning one '
-            f"(it is a {type(obj).__name__})."
+            f"(it is a {describe(obj)})."
         )
     with _patched_environ(env):
         obj = obj(**inject(obj))
@@ -116,9 +116,10 @@ def _in_memory(
         raise ServerStartError(f'app = "{cfg.app}": the factory must be synchronous.')
     if not is_server(obj):
         raise ServerStartError(
-            f'app = "{cfg.app}": the factory returned a {type(obj).__name__}, not an MCPServer or Server.'
+            f'app = "{cfg.app}": the factory returned a {describe(obj)}, not an MCP server '
+            "(MCPServer, Server, or a framework object wrapping one such as fastmcp's FastMCP)."
         )
-    return obj
+    return as_server(obj, cfg.app)
 
 
 class _patched_environ:
