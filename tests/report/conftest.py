@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 from report_helpers import SampleRun, make_sample_run
 
@@ -10,3 +15,34 @@ from report_helpers import SampleRun, make_sample_run
 def sample_run(tmp_path_factory: pytest.TempPathFactory) -> SampleRun:
     """The sample project run once with both formatters (label "stdio")."""
     return make_sample_run(tmp_path_factory.mktemp("sample"))
+
+
+CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+DRIVER = shutil.which("chromedriver")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if CHROMIUM is None or DRIVER is None:
+        pytest.skip("headless Chromium not installed (apt-get install chromium chromium-driver)")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="mcp-bdd-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+    ]
+    for flag in [*flags, f"--user-data-dir={profile}", "--window-size=1440,1000"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)

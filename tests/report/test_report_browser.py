@@ -8,10 +8,8 @@ and `chromium-driver`). Set MCP_BDD_SCREENSHOT=path to also save a screenshot of
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,37 +17,6 @@ import pytest
 from report_helpers import SampleRun
 
 pytestmark = pytest.mark.slow
-
-CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-DRIVER = shutil.which("chromedriver")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if CHROMIUM is None or DRIVER is None:
-        pytest.skip("headless Chromium not installed (apt-get install chromium chromium-driver)")
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="mcp-bdd-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    flags = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-    ]
-    for flag in [*flags, f"--user-data-dir={profile}", "--window-size=1440,1000"]:
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
-
 
 def _wait(predicate: Callable[[], Any], timeout: float = 5.0) -> Any:
     deadline = time.monotonic() + timeout

@@ -1,0 +1,104 @@
+"""The report on any screen, in real headless Chromium: a phone (400 px) and a wide desktop
+(1400 px) never scroll sideways, show the summary (donut and counts) on the first screen, and
+keep a failure inside the viewport; printing lays out without the controls and makes a PDF.
+
+Set MCP_BDD_SCREENSHOTS=folder to also save the screenshots docs/report.md shows.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_helpers import SampleRun
+
+pytestmark = pytest.mark.slow
+
+FAILED = "tools-calculator--a-wrong-total-is-reported-as-a-failure"
+HEIGHT = 800
+
+_LAYOUT = """
+const rect = (sel) => { const e = document.querySelector(sel); if (!e) return null;
+  const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+return {
+  viewport: document.documentElement.clientWidth,
+  scroll: document.documentElement.scrollWidth,
+  donut: rect('#summary .donut'),
+  counts: rect('#summary .outcomes'),
+};
+"""
+
+
+def _viewport(driver: Any, width: int, height: int = HEIGHT) -> None:
+    metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+
+
+def _shot(driver: Any, name: str) -> None:
+    folder = os.environ.get("MCP_BDD_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(Path(folder) / name))
+
+
+@pytest.mark.parametrize("width", [360, 400, 1400])
+def test_no_sideways_scroll_and_summary_on_the_first_screen(browser: Any, sample_run: SampleRun, width: int) -> None:
+    _viewport(browser, width)
+    try:
+        browser.get(sample_run.html.as_uri())
+        layout = browser.execute_script(_LAYOUT)
+        assert layout["scroll"] <= layout["viewport"], layout  # no horizontal scroll
+        for part in ("donut", "counts"):
+            box = layout[part]
+            assert box is not None, part
+            assert 0 <= box["left"] and box["right"] <= layout["viewport"], (part, layout)
+            assert 0 <= box["top"] and box["bottom"] <= HEIGHT, (part, layout)  # visible without scrolling
+        _shot(browser, f"report-{width}px.png")
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+@pytest.mark.parametrize("width", [400, 1400])
+def test_a_failure_fits_the_screen(browser: Any, sample_run: SampleRun, width: int) -> None:
+    _viewport(browser, width)
+    try:
+        browser.get(f"{sample_run.html.as_uri()}#{FAILED}")
+        boxes = browser.execute_script(
+            """
+            const s = document.getElementById(arguments[0]);
+            const failure = s.querySelector('.step.s-failed .failure, .step.s-failed pre.error');
+            failure.scrollIntoView({block: 'start'});
+            return [...failure.querySelectorAll('*'), failure].filter(e => !e.closest('.tscroll'))
+              .map(e => { const r = e.getBoundingClientRect(); return [e.className, r.left, r.right, r.width]; })
+              .concat([['viewport', 0, document.documentElement.clientWidth, document.documentElement.scrollWidth]]);
+            """,
+            FAILED,
+        )
+        viewport = boxes[-1][2]
+        assert boxes[-1][3] <= viewport, boxes[-1]
+        too_wide = [b for b in boxes[:-1] if b[3] and (b[1] < 0 or b[2] > viewport)]
+        assert too_wide == [], too_wide
+        _shot(browser, f"report-failure-{width}px.png")
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_print_layout(browser: Any, sample_run: SampleRun) -> None:
+    _viewport(browser, 800)
+    try:
+        browser.get(sample_run.html.as_uri())
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        state = browser.execute_script(
+            "return [getComputedStyle(document.querySelector('.topbar')).display,"
+            " getComputedStyle(document.querySelector('.toc')).display,"
+            " document.documentElement.scrollWidth <= document.documentElement.clientWidth]"
+        )
+        assert state == ["none", "none", True]
+        pdf = browser.execute_cdp_cmd("Page.printToPDF", {"printBackground": True})
+        assert base64.b64decode(pdf["data"]).startswith(b"%PDF")
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
