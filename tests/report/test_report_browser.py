@@ -18,6 +18,7 @@ from report_helpers import SampleRun
 
 pytestmark = pytest.mark.slow
 
+
 def _wait(predicate: Callable[[], Any], timeout: float = 5.0) -> Any:
     deadline = time.monotonic() + timeout
     while True:

@@ -54,8 +54,8 @@ def test_no_sideways_scroll_and_summary_on_the_first_screen(browser: Any, sample
         for part in ("donut", "counts"):
             box = layout[part]
             assert box is not None, part
-            assert 0 <= box["left"] and box["right"] <= layout["viewport"], (part, layout)
-            assert 0 <= box["top"] and box["bottom"] <= HEIGHT, (part, layout)  # visible without scrolling
+            assert box["left"] >= 0 and box["right"] <= layout["viewport"], (part, layout)
+            assert box["top"] >= 0 and box["bottom"] <= HEIGHT, (part, layout)  # visible without scrolling
         _shot(browser, f"report-{width}px.png")
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
