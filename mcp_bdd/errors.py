@@ -16,16 +16,19 @@ and its `exit_code`: nothing decides what went wrong by searching an error's mes
 `kind_of()` extends the same categories to exceptions mcp-bdd did not raise (a bare
 AssertionError from a user's step is an expectation; anything else is an error in step code).
 
-Expectation failures read like a bug report: a title, Expected / Actual / At path, the MCP
-exchange that produced the value, and a Tip.
+Expectation failures read like a bug report, top-down for a person: one plain sentence
+("Expected status to be confirmed, but it was pending"), Expected / Actual / At path, the MCP
+call that produced the value (request first, then its response), and a Tip.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable
-from typing import Any, ClassVar
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
 
 from mcp_bdd.secrets import mask
 
@@ -39,6 +42,7 @@ __all__ = [
     "KINDS",
     "ConfigError",
     "ExpectationFailed",
+    "JsonDiff",
     "McpBddError",
     "NothingSelected",
     "ProtocolViolation",
@@ -50,6 +54,8 @@ __all__ = [
     "did_you_mean",
     "kind_of",
     "pretty",
+    "produced_by",
+    "sentence",
 ]
 
 #: The exit codes of every `mcp-bdd` subcommand (and what `behave` hooks map errors to).
@@ -162,6 +168,101 @@ class ProtocolViolation(McpBddError):
     exit_code = EXIT_FAILED
 
 
+@dataclass(frozen=True)
+class JsonDiff:
+    """Two JSON values that were compared, and the paths where they differ (for the report's diff view)."""
+
+    expected: Any
+    actual: Any
+    paths: tuple[str, ...]
+
+
+_PLAIN = re.compile(r"[\w@.:/#+-]+")
+_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\[\"((?:[^\"\\]|\\.)*)\"\]")
+
+
+def _plain(value: Any) -> str | None:
+    """A short scalar as a person writes it (confirmed, 42, true, "two words"), or None."""
+    if isinstance(value, str):
+        if len(value) > 60:
+            return None
+        return value if _PLAIN.fullmatch(value) else json.dumps(value, ensure_ascii=False)
+    if value is None or isinstance(value, bool | int | float):
+        return json.dumps(value)
+    return None
+
+
+def _leaf(path: str) -> str:
+    """The name a person would use for a JSONPath: `$.order.status` -> status, `$.items[2]` -> items[2]."""
+    names: list[str] = []
+    for match in _SEGMENT.finditer(path):
+        name, index, single, double = match.groups()
+        if index is not None:
+            names.append(f"{names.pop() if names else ''}[{index}]")
+        else:
+            names.append(name or single or double or "")
+    return names[-1] if names and names[-1] else "the value"
+
+
+def sentence(
+    title: str, expected: Any = None, actual: Any = None, path: str | None = None, *, compared: bool = False
+) -> str:
+    """One plain sentence for a failure: "Expected status to be confirmed, but it was pending".
+
+    Only when both values are short scalars; otherwise the title, which already says what failed.
+    """
+    if not compared:
+        return title
+    wanted, got = _plain(expected), _plain(actual)
+    if wanted is None or got is None:
+        return title
+    if path:
+        return f"Expected {_leaf(path)} to be {wanted}, but it was {got}"
+    return f"{title.rstrip('.')}: expected {wanted}, but it was {got}"
+
+
+class _Message(Protocol):
+    """What `produced_by` reads of a transcript entry (mcp_bdd.transcript.Exchange)."""
+
+    @property
+    def seq(self) -> int: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def server(self) -> str: ...
+    @property
+    def method(self) -> str: ...
+    @property
+    def payload(self) -> Any: ...
+    @property
+    def duration_ms(self) -> float | None: ...
+    @property
+    def related(self) -> int | None: ...
+
+
+_ARROW = {"request": "→", "response": "←", "error": "✗"}
+
+
+def produced_by(items: Sequence[_Message], server: str | None = None, limit: int = 1500) -> str:
+    """The call that produced the value under test, as text: the last request and its answer.
+
+    Request first, then its response (or error), each payload pretty-printed and cut at `limit`
+    characters. Earlier traffic is left out on purpose: it is in the report, one click away.
+    """
+    request = next((i for i in reversed(items) if i.kind == "request" and (server is None or i.server == server)), None)
+    if request is None:
+        return ""
+    answers = [i for i in items if i.related == request.seq and i.kind in ("response", "error")]
+    lines: list[str] = []
+    for item in (request, *answers[-1:]):
+        took = f" ({item.duration_ms:.1f} ms)" if item.duration_ms is not None else ""
+        lines.append(f"{_ARROW[item.kind]} [{item.server}] {item.method}{took}")
+        lines.extend("  " + line for line in pretty(item.payload, limit).splitlines())
+    if not answers:
+        lines.append("(no answer)")
+    return "\n".join(lines)
+
+
 class ExpectationFailed(McpBddError, AssertionError):
     """A Then step's expectation was not met.
 
@@ -181,6 +282,7 @@ class ExpectationFailed(McpBddError, AssertionError):
         details: str | None = None,
         exchange: str | None = None,
         tip: str | None = None,
+        diff: JsonDiff | None = None,
     ) -> None:
         self.title = title
         self.expected = expected
@@ -189,20 +291,36 @@ class ExpectationFailed(McpBddError, AssertionError):
         self.details = details
         self.exchange = exchange
         self.tip = tip
+        self.diff = diff
         super().__init__(self.render())
 
+    @property
+    def has_expected(self) -> bool:
+        return self.expected is not _MISSING
+
+    @property
+    def has_actual(self) -> bool:
+        return self.actual is not _MISSING
+
+    @property
+    def sentence(self) -> str:
+        """The first line: a plain sentence when the values allow one, else the title."""
+        compared = self.has_expected and self.has_actual
+        return sentence(self.title, self.expected, self.actual, self.path, compared=compared)
+
     def render(self) -> str:
-        lines = [self.title]
+        """Plain text in reading order: sentence, Expected / Actual / At path, details, the call, the tip."""
+        lines = [self.sentence]
+        if self.has_expected:
+            lines.append(_labelled("Expected", self.expected))
+        if self.has_actual:
+            lines.append(_labelled("Actual", self.actual))
         if self.path is not None:
             lines.append(f"  At path:  {self.path}")
-        if self.expected is not _MISSING:
-            lines.append(_labelled("Expected", self.expected))
-        if self.actual is not _MISSING:
-            lines.append(_labelled("Actual", self.actual))
         if self.details:
             lines.append(self.details)
         if self.exchange:
-            lines.append("  MCP exchange:")
+            lines.append("  The call that produced the value:")
             lines.extend("    " + line for line in self.exchange.splitlines())
         if self.tip:
             lines.append(f"  Tip: {self.tip}")

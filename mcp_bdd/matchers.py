@@ -49,7 +49,7 @@ from jsonpath.segments import JSONPathRecursiveDescentSegment
 from jsonpath.selectors import IndexSelector, NameSelector
 from jsonpath.token import TOKEN_EOF
 
-from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, pretty
+from mcp_bdd.errors import ExpectationFailed, JsonDiff, UsageError, did_you_mean, pretty
 
 __all__ = [
     "ABSENT",
@@ -623,6 +623,7 @@ def assert_matches(
         details="\n".join(details),
         exchange=exchange,
         tip=_tip(mismatches, subset, what),
+        diff=JsonDiff(expected, actual, tuple(m.path for m in mismatches)),
     )
 
 

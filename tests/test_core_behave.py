@@ -50,7 +50,7 @@ def test_passing_and_failing_scenarios_are_counted_and_explained(tmp_path: Path)
     )
     run = run_behave(root)
     assert run.counts() == {"passed": 1, "failed": 2, "error": 0, "skipped": 0}
-    assert "Unexpected value at $.result" in run.stdout
+    assert "Expected result to be 6, but it was 5" in run.stdout  # the plain sentence comes first
     assert "Expected:" in run.stdout and "6" in run.stdout and "Actual:" in run.stdout
     assert "tools/call" in run.stdout  # the MCP exchange is quoted
     assert 'Did you mean "add"?' in run.stdout

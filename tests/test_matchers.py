@@ -498,7 +498,7 @@ def test_assert_matches_failure_reads_like_a_bug_report() -> None:
     assert "    2. $.c: unexpected key\n         expected: (absent)\n         actual:   3" in text
     assert '  Expected (in full):\n    {\n      "a": 1,' in text
     assert "  Actual (in full):" in text
-    assert "  MCP exchange:\n    → tools/call" in text
+    assert "  The call that produced the value:\n    → tools/call" in text
     assert err.tip is not None
     assert 'use "Then the result contains:" instead of "Then the result is:"' in err.tip
 

@@ -16,13 +16,14 @@ behave objects are duck-typed (`Any`): behave ships no type information.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_bdd.errors import kind_of
+from mcp_bdd.errors import ExpectationFailed, kind_of
 from mcp_bdd.report.evidence import PAYLOAD_LIMIT, merge_surfaces, parse_attachment
 from mcp_bdd.report.model import (
     Attachment,
@@ -31,6 +32,7 @@ from mcp_bdd.report.model import (
     ExampleRef,
     Examples,
     Exchange,
+    Failure,
     Feature,
     Outline,
     Rule,
@@ -46,7 +48,7 @@ from mcp_bdd.report.model import (
     combine,
     walk_scenarios,
 )
-from mcp_bdd.secrets import mask
+from mcp_bdd.secrets import mask, mask_data
 
 __all__ = ["RunCollector", "feature_id", "slug"]
 
@@ -162,6 +164,40 @@ def _background(background: Any) -> Background | None:
 def _error(item: Any) -> str | None:
     message = getattr(item, "error_message", None)
     return mask(str(message)) if message else None
+
+
+def _masked(value: Any, limit: int) -> Any:
+    """A JSON-able copy of a value from a failure, secrets masked; too big -> its cut text."""
+    value = mask_data(value, any_key=True)
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return mask(repr(value))[:limit]
+    if len(text) > limit:
+        return text[:limit] + f"… ({len(text)} characters in all)"
+    return json.loads(text)
+
+
+def _failure(exc: Any, limit: int) -> Failure | None:
+    """The parts of an ExpectationFailed; None for any other exception (its message says it all)."""
+    if not isinstance(exc, ExpectationFailed):
+        return None
+    diff = exc.diff
+    expected = diff.expected if diff else exc.expected
+    actual = diff.actual if diff else exc.actual
+    has_expected, has_actual = bool(diff) or exc.has_expected, bool(diff) or exc.has_actual
+    return Failure(
+        sentence=mask(exc.sentence),
+        title=mask(exc.title),
+        expected=_masked(expected, limit) if has_expected else None,
+        actual=_masked(actual, limit) if has_actual else None,
+        has_expected=has_expected,
+        has_actual=has_actual,
+        path=exc.path,
+        details=None if diff or not exc.details else mask(exc.details),
+        tip=mask(exc.tip) if exc.tip else None,
+        differences=diff.paths if diff else (),
+    )
 
 
 def _step_kind(step: Any, status: str) -> str | None:
@@ -415,6 +451,7 @@ class RunCollector:
             table=_table(step.table),
             error_message=error if status not in ("passed", "skipped") else None,
             error_kind=_step_kind(step, status),
+            failure=_failure(getattr(step, "exception", None), self.payload_limit) if status == "failed" else None,
             background=background,
             definition=self._definitions.get(id(step)),
             evidence=self._step_evidence.get(id(step), _NO_EVIDENCE).freeze(),

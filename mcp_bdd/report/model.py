@@ -26,6 +26,7 @@ __all__ = [
     "ExampleRef",
     "Examples",
     "Exchange",
+    "Failure",
     "Feature",
     "Image",
     "Outcome",
@@ -191,6 +192,26 @@ class StepText:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Failure:
+    """An expectation failure in its parts (from `mcp_bdd.errors.ExpectationFailed`), so the page
+    can read it top-down: the sentence, Expected / Actual / path, the call, the tip.
+
+    `differences` are the JSONPaths where a compared JSON value differs (the diff view marks them).
+    """
+
+    sentence: str
+    title: str
+    expected: Any = None
+    actual: Any = None
+    has_expected: bool = False
+    has_actual: bool = False
+    path: str | None = None
+    details: str | None = None
+    tip: str | None = None
+    differences: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class Step:
     keyword: str
     name: str
@@ -202,6 +223,7 @@ class Step:
     table: Table | None = None
     error_message: str | None = None
     error_kind: str | None = None  # failure category (mcp_bdd.errors.KINDS), from the exception's type
+    failure: Failure | None = None  # the parts of an expectation failure (error_message has it as text)
     background: bool = False
     definition: str | None = None  # location of the step definition that matched
     evidence: Evidence = field(default_factory=Evidence)

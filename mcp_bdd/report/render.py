@@ -23,6 +23,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from mcp_bdd.matchers import format_path
 from mcp_bdd.report.evidence import SAFE_IMAGE_MIMES
 from mcp_bdd.report.files import write_text
 from mcp_bdd.report.model import OUTCOMES, Exchange, Image, Outcome, Run, outcome
@@ -147,6 +148,51 @@ def text(value: Any) -> Markup:
     return Markup(raw.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
+_DIFF_LINES = 400
+
+
+def json_lines(value: Any, marks: Sequence[str] = ()) -> list[tuple[str, bool]]:
+    """`value` as indented JSON lines, each flagged when it lies at or under one of the `marks`
+    JSONPaths (the differences of a comparison), for the expected-vs-actual diff view."""
+    marked: frozenset[str] = frozenset(marks)
+    out: list[tuple[str, bool]] = []
+
+    def walk(v: Any, parts: tuple[str | int, ...], depth: int, prefix: str, suffix: str, hit: bool) -> None:
+        if len(out) > _DIFF_LINES:
+            return
+        hit = hit or format_path(parts) in marked
+        pad = "  " * depth
+        if isinstance(v, dict | list) and v:
+            opening, closing = ("{", "}") if isinstance(v, dict) else ("[", "]")
+            out.append((f"{pad}{prefix}{opening}", hit))
+            items = list(v.items()) if isinstance(v, dict) else list(enumerate(v))
+            for n, (key, item) in enumerate(items):
+                label = json.dumps(str(key), ensure_ascii=False) + ": " if isinstance(v, dict) else ""
+                part: str | int = str(key) if isinstance(v, dict) else int(key)
+                walk(item, (*parts, part), depth + 1, label, "," if n < len(items) - 1 else "", hit)
+            out.append((f"{pad}{closing}{suffix}", hit))
+        else:
+            out.append((f"{pad}{prefix}{json.dumps(v, ensure_ascii=False, default=str)}{suffix}", hit))
+
+    walk(value, (), 0, "", "", False)
+    if len(out) > _DIFF_LINES:
+        out[_DIFF_LINES:] = [("… (cut for the report)", False)]
+    return out
+
+
+def shown(value: Any) -> str:
+    """A value from a failure as a person reads it: text as text (JSON held in text pretty-printed)."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped[:1] in ("{", "["):
+            try:
+                return pretty(json.loads(stripped))
+            except ValueError:
+                pass
+        return value
+    return pretty(value)
+
+
 class EvidenceTable:
     """The MCP messages of the page, as compact JSON rows the script draws on demand.
 
@@ -233,6 +279,8 @@ def _environment() -> jinja2.Environment:
         percent=percent,
         when=when,
         pretty=pretty,
+        shown=shown,
+        json_lines=json_lines,
         text=text,
         data_url=data_url,
         json_for_html=json_for_html,

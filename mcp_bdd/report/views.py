@@ -24,6 +24,7 @@ from mcp_bdd.report.model import (
     Background,
     ExampleRef,
     Examples,
+    Exchange,
     Feature,
     Outcome,
     Outline,
@@ -99,6 +100,7 @@ class StepView:
     table: Table | None
     background: bool
     results: list[Step | None]
+    calls: list[tuple[Exchange, ...]] = field(default_factory=list)  # per run: the call behind a failure
 
     @property
     def status(self) -> Status:
@@ -390,6 +392,18 @@ class ReportView:
 # -- building --------------------------------------------------------------------------------------
 
 
+def producing_call(steps: Sequence[Step], index: int) -> tuple[Exchange, ...]:
+    """The call that produced the value step `index` checked: the last request up to that step
+    (a Then step usually checks what an earlier When step's call returned), and its answer."""
+    for step in reversed(steps[: index + 1]):
+        exchanges = step.evidence.exchanges
+        for x in reversed(exchanges):
+            if x.kind == "request":
+                answers = [a for a in exchanges if a.related == x.seq and a.kind in ("response", "error")]
+                return (x, *answers[-1:])
+    return ()
+
+
 class _Builder:
     def __init__(self, runs: Sequence[Run]) -> None:
         self.runs = runs
@@ -404,7 +418,11 @@ class _Builder:
             for result in results:
                 ok = result is not None and index < len(result.steps)
                 per_run.append(result.steps[index] if ok and result is not None else None)
-            views.append(StepView(step.keyword, step.name, step.text, step.table, step.background, per_run))
+            calls = [
+                producing_call(r.steps, index) if r is not None and s is not None and s.error_message else ()
+                for r, s in zip(results, per_run, strict=True)
+            ]
+            views.append(StepView(step.keyword, step.name, step.text, step.table, step.background, per_run, calls))
         return views
 
     def scenario(

@@ -38,6 +38,7 @@ from mcp_bdd.errors import (
     ServerErrorResponse,
     ServerStartError,
     UsageError,
+    produced_by,
 )
 from mcp_bdd.servers import RunningServer
 from mcp_bdd.session._listen import listen_for_changes
@@ -438,7 +439,7 @@ class Session(ClientSide):
         raise ServerErrorResponse(
             f'{outcome.method} to "{self.name}" failed',
             actual=outcome.describe(),
-            exchange=self.transcript.tail(4, self.name),
+            exchange=produced_by(self.transcript.items, self.name),
             tip="the server rejected the request; see the error above."
             if outcome.error is not None
             else "the server may have crashed: see its stderr.\n" + self.server.describe_death(),

@@ -15,7 +15,7 @@ import mcp_types as types
 from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
 from behave import when as _when  # type: ignore[import-untyped, unused-ignore]
 
-from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
+from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.state import LastResult
 from mcp_bdd.steps._common import argument_table, current_session, keep_result, state, text
@@ -102,7 +102,7 @@ def _get(context: Any, name: str, arguments: dict[str, Any] | None) -> None:
 
 
 def _get_failure(session: Session, name: str, outcome: Outcome) -> ExpectationFailed:
-    exchange = session.transcript.tail(4, session.name)  # before the listing made for the hint
+    exchange = produced_by(session.transcript.items, session.name)  # before the listing made for the hint
     prompt = _prompt_named(session, name)
     if prompt is None:
         details = "  " + did_you_mean(name, _prompt_names(session), "prompt")
@@ -252,7 +252,7 @@ def _complete(context: Any, ref: Any, arg: str, value: str, what: str) -> None:
     raise ExpectationFailed(
         f'Completing the argument "{arg}" of {what} failed',
         actual=outcome.describe(),
-        exchange=session.transcript.tail(4, session.name),
+        exchange=produced_by(session.transcript.items, session.name),
     )
 
 

@@ -19,7 +19,7 @@ import mcp_types as types
 from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
 from behave import when as _when  # type: ignore[import-untyped, unused-ignore]
 
-from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
+from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.state import LastResult
 from mcp_bdd.steps._common import current_session, keep_result, state, text
@@ -156,7 +156,7 @@ def _read(context: Any, uri: str, server: str | None) -> None:
 
 
 def _read_failure(session: Session, uri: str, outcome: Outcome) -> ExpectationFailed:
-    exchange = session.transcript.tail(4, session.name)  # before the listings made for the hint
+    exchange = produced_by(session.transcript.items, session.name)  # before the listings made for the hint
     uris, templates = resource_uris(session)
     known = uri in uris
     details = "" if known else "  " + did_you_mean(uri, uris, "resource")
@@ -314,7 +314,7 @@ def step_subscribe(context: Any, uri: str) -> None:
         raise ExpectationFailed(
             f'Subscribing to "{wanted}" on "{session.name}" failed: the subscriptions/listen stream did not open',
             actual=str(exc),
-            exchange=session.transcript.tail(3, session.name),
+            exchange=produced_by(session.transcript.items, session.name),
             tip=f"protocol {session.protocol_version} delivers resource updates only on listen streams; "
             'with protocol = "legacy" the step sends resources/subscribe instead.',
         ) from None

@@ -12,7 +12,7 @@ from typing import Any
 from behave import given, then, when
 
 from mcp_bdd import matchers
-from mcp_bdd.errors import ExpectationFailed, UsageError, pretty
+from mcp_bdd.errors import ExpectationFailed, UsageError, pretty, produced_by
 from mcp_bdd.state import LastResult
 from mcp_bdd.steps._common import docstring_json, state, text
 
@@ -25,14 +25,14 @@ def _last(context: Any) -> LastResult:
             raise ExpectationFailed(
                 f"There is no result: the last {outcome.method} request did not return one",
                 actual=outcome.describe(),
-                exchange=st.transcript.tail(4),
+                exchange=produced_by(st.transcript.items),
             )
         raise UsageError(f"{st.location}: there is no result yet: call a tool, read a resource or get a prompt first.")
     return st.last
 
 
 def _exchange(context: Any) -> str:
-    return state(context).transcript.tail(3)
+    return produced_by(state(context).transcript.items)
 
 
 @then('the result text is "{expected:Q}"')

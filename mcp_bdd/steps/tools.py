@@ -7,7 +7,7 @@ from typing import Any
 
 from behave import then, when
 
-from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
+from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.steps._common import (
     argument_table,
@@ -409,7 +409,7 @@ def _fail(context: Any, title: str, outcome: Outcome, expected: str, tip: str | 
         title,
         expected=expected,
         actual=outcome.describe(),
-        exchange=session.transcript.tail(5, outcome.server) if session else None,
+        exchange=produced_by(session.transcript.items, outcome.server) if session else None,
         tip=hint or tip,
     )
 

@@ -74,7 +74,11 @@ def test_steps_carry_status_duration_evidence_and_definition(sample_run: SampleR
     assert when.definition and when.definition.startswith("steps/sample_steps.py:")
     assert all(s.status == "passed" and s.duration >= 0 for s in adding.steps) and adding.duration > 0
     wrong = scenarios["A wrong total is reported as a failure"]
-    assert wrong.steps[-1].error_message == "ASSERT FAILED: Expected 5, got 4"
+    assert (wrong.steps[-1].error_message or "").startswith("ASSERT FAILED: Expected result to be 5, but it was 4\n")
+    failure = wrong.steps[-1].failure  # the parts, for the page to read top-down
+    assert failure is not None and failure.sentence == "Expected result to be 5, but it was 4"
+    assert (failure.expected, failure.actual, failure.path) == (5, 4, "$.structuredContent.result")
+    assert failure.tip == "check the numbers in the Examples table." and wrong.steps[-1].error_kind == "expectation"
     [tail] = wrong.steps[-1].evidence.stderr
     assert f"API_TOKEN={MASK}" in tail.text and "s3cr3t" not in tail.text
     undefined = scenarios["A step nobody has written yet"].steps[-1]

@@ -47,7 +47,7 @@ def test_our_junit_keeps_rules_outlines_and_hook_errors(sample_run: SampleRun) -
     failure = by_name["A wrong total is reported as a failure"].find("failure")
     assert (
         failure is not None
-        and failure.get("message") == "Expected 5, got 4"
+        and failure.get("message") == "Expected result to be 5, but it was 4"
         and failure.get("type") == "AssertionError"
     )
     for name, kind in (("A step nobody has written yet", "undefined"), ("A pending step", "pending"),

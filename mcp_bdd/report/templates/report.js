@@ -22,7 +22,7 @@
     client_response: "→!", fake: "⟂", info: "·" };
   var SAFE_IMAGES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
-  /* Same layout as the server side: small values on one line ("a": 1, "b": 2), big ones broken up. */
+  /* Small values on one line ("a": 1, "b": 2), as the server side lays them out. */
   function flat(value) {
     if (value === null || typeof value !== "object") {
       var json = JSON.stringify(value);
@@ -33,18 +33,130 @@
       .join(", ") + "}";
   }
 
-  function pretty(value, indent) {
-    indent = indent || 0;
+  /* JSON as DOM text, folded where long: strings over FOLD_CHARS and arrays over FOLD_ITEMS get a
+     "show all" button that puts the rest back in place. Only text nodes: nothing is parsed as HTML. */
+  var FOLD_CHARS = 400, FOLD_ITEMS = 20, FOLD_SHOWN = 8;
+
+  function foldButton(label, onOpen) {
+    var b = node("button", "fold", label);
+    b.type = "button";
+    b.addEventListener("click", function () { onOpen(b); });
+    return b;
+  }
+
+  function jsonInto(out, value, indent) {
+    if (typeof value === "string" && value.length > FOLD_CHARS) {
+      out.appendChild(document.createTextNode(JSON.stringify(value.slice(0, FOLD_CHARS / 2)).slice(0, -1) + "…"));
+      out.appendChild(foldButton("show all " + value.length + " characters", function (b) {
+        var prev = b.previousSibling;
+        prev.textContent = JSON.stringify(value).slice(0, -1);
+        b.remove();
+      }));
+      out.appendChild(document.createTextNode("\""));
+      return;
+    }
     var one = flat(value);
     var isObject = value !== null && typeof value === "object";
     var keys = isObject ? Object.keys(value) : [];
-    if (indent + one.length <= 88 || !isObject || keys.length === 0) { return one; }
-    var pad = " ".repeat(indent + 2), end = "\n" + " ".repeat(indent);
-    if (Array.isArray(value)) {
-      return "[\n" + value.map(function (v) { return pad + pretty(v, indent + 2); }).join(",\n") + end + "]";
+    if ((indent + one.length <= 88 && one.length <= 2 * FOLD_CHARS) || !isObject || keys.length === 0) {
+      out.appendChild(document.createTextNode(one));
+      return;
     }
-    return "{\n" + keys.map(function (k) { return pad + JSON.stringify(k) + ": " + pretty(value[k], indent + 2); })
-      .join(",\n") + end + "}";
+    var pad = " ".repeat(indent + 2), end = "\n" + " ".repeat(indent);
+    var isArray = Array.isArray(value);
+    out.appendChild(document.createTextNode(isArray ? "[\n" : "{\n"));
+    function item(k, n, last) {
+      out.appendChild(document.createTextNode(pad + (isArray ? "" : JSON.stringify(k) + ": ")));
+      jsonInto(out, value[k], indent + 2);
+      out.appendChild(document.createTextNode(last ? "" : ",\n"));
+    }
+    var shown = isArray && keys.length > FOLD_ITEMS ? FOLD_SHOWN : keys.length;
+    keys.slice(0, shown).forEach(function (k, n) { item(k, n, n === keys.length - 1); });
+    if (shown < keys.length) {
+      var rest = document.createElement("span");
+      rest.appendChild(document.createTextNode(pad));
+      rest.appendChild(foldButton("show all " + keys.length + " items", function () {
+        var holder = document.createElement("span");
+        var saved = out;
+        out = holder;
+        keys.slice(shown).forEach(function (k, n) { item(k, shown + n, shown + n === keys.length - 1); });
+        out = saved;
+        rest.replaceWith(holder);
+      }));
+      out.appendChild(rest);
+    }
+    out.appendChild(document.createTextNode(end + (isArray ? "]" : "}")));
+  }
+
+  function jsonPre(value) {
+    var pre = node("pre", "json");
+    jsonInto(pre, value, 0);
+    return pre;
+  }
+
+  /* Text a server returned that holds JSON or Markdown is shown formatted under the raw message. */
+  function texts(payload) {
+    var out = [];
+    function take(c) {
+      if (c && typeof c === "object" && typeof c.text === "string") { out.push([c.text, c.mimeType || ""]); }
+    }
+    if (payload && typeof payload === "object") {
+      (Array.isArray(payload.content) ? payload.content : []).forEach(take);
+      (Array.isArray(payload.contents) ? payload.contents : []).forEach(take);
+      (Array.isArray(payload.messages) ? payload.messages : []).forEach(function (m) { take(m && m.content); });
+    }
+    return out;
+  }
+
+  function parsedJson(text) {
+    var s = text.trim();
+    if (!/^[\[{]/.test(s)) { return undefined; }
+    try { return JSON.parse(s); } catch (err) { return undefined; }
+  }
+
+  var MARKDOWN = /(^|\n)(#{1,6} |[-*] |\d+\. |```|> )|\*\*[^*]+\*\*|\[[^\]]+\]\([^)]+\)/;
+
+  function inline(parent, line) {
+    var parts = line.split(/(\*\*[^*]+\*\*|`[^`]+`)/);
+    parts.forEach(function (part) {
+      if (/^\*\*[^*]+\*\*$/.test(part)) { parent.appendChild(node("strong", "", part.slice(2, -2))); }
+      else if (/^`[^`]+`$/.test(part)) { parent.appendChild(node("code", "", part.slice(1, -1))); }
+      else if (part) { parent.appendChild(document.createTextNode(part)); }
+    });
+  }
+
+  function markdown(text) {
+    var box = node("div", "md"), list = null, code = null;
+    text.split("\n").forEach(function (line) {
+      if (code) {
+        if (/^```/.test(line)) { code = null; } else { code.textContent += line + "\n"; }
+        return;
+      }
+      if (/^```/.test(line)) { code = box.appendChild(node("pre", "", "")); list = null; return; }
+      var m = /^(#{1,6}) (.*)$/.exec(line);
+      if (m) { list = null; inline(box.appendChild(node("div", "md-h")), m[2]); return; }
+      m = /^\s*(?:[-*]|\d+\.) (.*)$/.exec(line);
+      if (m) {
+        if (!list) { list = box.appendChild(node("ul", "")); }
+        inline(list.appendChild(node("li", "")), m[1]);
+        return;
+      }
+      list = null;
+      if (line.trim()) { inline(box.appendChild(node("p", "")), line.replace(/^> /, "")); }
+    });
+    return box;
+  }
+
+  function formattedTexts(box, payload) {
+    texts(payload).forEach(function (pair, n) {
+      var text = pair[0], parsed = parsedJson(text);
+      var isMd = parsed === undefined && (/markdown/.test(pair[1]) || MARKDOWN.test(text));
+      if (parsed === undefined && !isMd) { return; }
+      var holder = node("div", "xtext");
+      holder.appendChild(node("div", "xtext-h", "text " + (n + 1) + (parsed !== undefined ? " as JSON" : " as Markdown")));
+      holder.appendChild(parsed !== undefined ? jsonPre(parsed) : markdown(text));
+      box.appendChild(holder);
+    });
   }
 
   function node(tag, cls, text) {
@@ -76,7 +188,8 @@
       box.appendChild(node("div", "trunc", "Cut for the report: showing the first " + String(x.p).length +
         " characters of " + size(x.n) + "."));
     } else if ("b" in x) {
-      box.appendChild(node("pre", "", pretty(x.b)));
+      box.appendChild(jsonPre(x.b));
+      if (kind === "response" || kind === "client_response") { formattedTexts(box, x.b); }
     }
     (x.i || []).forEach(function (img, n) {
       var mime = String(img[0]), data = String(img[1]);
@@ -99,6 +212,12 @@
     var holder = details.querySelector(".exchanges") || details;
     list.forEach(function (x) { holder.appendChild(drawExchange(x)); });
   }
+
+  /* The call behind each failure is drawn at once: it is part of reading the failure. */
+  document.querySelectorAll("[data-call]").forEach(function (el) {
+    var holder = el.querySelector(".exchanges") || el;
+    (evidence[Number(el.getAttribute("data-call"))] || []).forEach(function (x) { holder.appendChild(drawExchange(x)); });
+  });
 
   document.addEventListener("toggle", function (e) {
     var t = e.target;

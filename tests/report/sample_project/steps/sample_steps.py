@@ -6,6 +6,8 @@ import time
 from behave import given, then, when
 from behave.api.pending_step import StepNotImplementedError
 
+from mcp_bdd.errors import ExpectationFailed
+
 SERVER_MIME = "application/vnd.mcp-bdd.server+json"
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 HOSTILE = '<script>window.__pwned=1;document.title="pwned"</script><img src=x onerror="window.__pwned=1">'
@@ -161,7 +163,14 @@ def step_result_is(context, value):
     Then the result is 5
     """
     actual = context.result["structuredContent"]["result"]
-    assert actual == value, f"Expected {value}, got {actual}"
+    if actual != value:
+        raise ExpectationFailed(
+            "Unexpected value at $.structuredContent.result",
+            path="$.structuredContent.result",
+            expected=value,
+            actual=actual,
+            tip="check the numbers in the Examples table.",
+        )
 
 
 @then("the tool reports an error")
