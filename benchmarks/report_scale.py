@@ -1,10 +1,13 @@
 """Report scale benchmark: 1,000 scenarios x 5 steps with MCP transcripts -> one HTML page.
 
-Target (design.md): rendered in under 3 s, into under 10 MB. Transcripts go through the same
-parsing as a real run (`parse_attachment` on JSON bytes: image extraction, the 20 kB cut,
-masking), then the page and the run JSON are written. Prints the numbers; exits 1 on a miss.
+Targets (issue 11): the page under 3 MB and rendered in under 2 s; with --own-features, this
+repository's own features (`behave features/` with the living-doc formatter) under 1 MB of HTML.
+Transcripts go through the same parsing as a real run (`parse_attachment` on JSON bytes: image
+extraction, the 20 kB cut, masking), then the page and the run JSON are written. Timing is
+printed, also as a ratio to writing the run's JSON in the same process (a baseline that moves
+with the machine), never asserted; exits 1 only when a size target is missed.
 
-    .venv/bin/python benchmarks/report_scale.py [--scenarios 1000] [--steps 5] [--out DIR]
+    .venv/bin/python benchmarks/report_scale.py [--scenarios 1000] [--steps 5] [--out DIR] [--own-features]
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,8 +30,10 @@ from mcp_bdd.report.model import Evidence, Exchange, Feature, Rule, Run, Scenari
 from mcp_bdd.report.render import write_html
 from mcp_bdd.transcript import TRANSCRIPT_MIME
 
-TIME_BUDGET_S = 3.0
-SIZE_BUDGET_B = 10_000_000
+TIME_TARGET_S = 2.0
+SIZE_BUDGET_B = 3_000_000
+OWN_SIZE_BUDGET_B = 1_000_000
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _png(width: int, height: int) -> str:
@@ -165,12 +171,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenarios", type=int, default=1000)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--out", type=Path, default=None, help="keep the files here (default: a temp folder)")
+    parser.add_argument("--own-features", action="store_true", help="also report on this repo's features/")
     args = parser.parse_args(argv)
 
-    if args.out is not None:
-        return _measure(args.scenarios, args.steps, args.out)
     with tempfile.TemporaryDirectory(prefix="report-scale-") as tmp:
-        return _measure(args.scenarios, args.steps, Path(tmp))
+        out = args.out or Path(tmp)
+        code = _measure(args.scenarios, args.steps, out)
+        if args.own_features:
+            code |= _own_features(out / "own")
+        return code
+
+
+def _own_features(out: Path) -> int:
+    """This repository's features, run by behave with the living-doc formatter (starts the demo servers)."""
+    html = out / "living-doc.html"
+    command = [sys.executable, "-m", "behave", "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(html), "features/"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+    took = time.perf_counter() - t0
+    if not html.exists():
+        print(f"own features: no report written (behave exit {proc.returncode})")
+        print(proc.stdout[-2000:], proc.stderr[-2000:])
+        return 1
+    size = html.stat().st_size
+    json_size = html.with_suffix(".json").stat().st_size
+    ok = size < OWN_SIZE_BUDGET_B
+    print(f"own features: behave took {took:.1f} s -> HTML {size / 1e6:.2f} MB, run JSON {json_size / 1e6:.2f} MB")
+    print(f"target: HTML < {OWN_SIZE_BUDGET_B / 1e6:.0f} MB: {'met' if ok else 'MISSED'}")
+    return 0 if ok else 1
 
 
 def _measure(scenarios: int, steps: int, out: Path) -> int:
@@ -183,14 +211,17 @@ def _measure(scenarios: int, steps: int, out: Path) -> int:
     t3 = time.perf_counter()
 
     size = html.stat().st_size
+    render, baseline = t2 - t1, t3 - t2
     print(f"scenarios: {scenarios} x {steps} steps, {scenarios * steps * 2} MCP messages")
     print(f"collect (parse transcripts into the model): {t1 - t0:.2f} s")
-    print(f"render HTML: {t2 - t1:.2f} s -> {size / 1e6:.2f} MB")
-    print(f"write run JSON: {t3 - t2:.2f} s -> {data.stat().st_size / 1e6:.2f} MB")
-    ok = (t2 - t1) < TIME_BUDGET_S and size < SIZE_BUDGET_B
-    verdict = "met" if ok else "MISSED"
-    print(f"target: render < {TIME_BUDGET_S:.0f} s and < {SIZE_BUDGET_B / 1e6:.0f} MB: {verdict}")
-    return 0 if ok else 1
+    print(f"render HTML: {render:.2f} s -> {size / 1e6:.2f} MB")
+    print(f"write run JSON (baseline): {baseline:.2f} s -> {data.stat().st_size / 1e6:.2f} MB")
+    print(f"render / baseline: {render / baseline:.2f}x")
+    fast = "met" if render < TIME_TARGET_S else "missed on this machine (not asserted)"
+    small = size < SIZE_BUDGET_B
+    print(f"target: render < {TIME_TARGET_S:.0f} s: {fast}")
+    print(f"target: HTML < {SIZE_BUDGET_B / 1e6:.0f} MB: {'met' if small else 'MISSED'}")
+    return 0 if small else 1
 
 
 if __name__ == "__main__":

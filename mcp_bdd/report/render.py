@@ -10,6 +10,8 @@ comment, and (c) data: URLs checked here again to be base64 raster images (the r
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import math
 import os
@@ -37,6 +39,7 @@ __all__ = [
     "json_for_html",
     "render_html",
     "render_view",
+    "unpack",
     "write_html",
 ]
 
@@ -45,6 +48,7 @@ _TEMPLATES = Path(__file__).parent / "templates"
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _JSON_UNSAFE = re.compile("[<>&\u2028\u2029]")
+_PACKED = re.compile(r'<script type="application/octet-stream" id="mcp-bdd-data"[^>]*>([A-Za-z0-9+/=]*)</script>')
 
 STATUS_LABELS = {
     "passed": "Passed",
@@ -194,22 +198,57 @@ def shown(value: Any) -> str:
 
 
 class EvidenceTable:
-    """The MCP messages of the page, as compact JSON rows the script draws on demand.
+    """The MCP messages of the page, stored once each and packed for the page script.
 
     Filled while the template renders (each evidence block asks for its row number), and
-    embedded at the end of the page, which jinja renders last.
+    embedded at the end of the page, which jinja renders last. Every distinct payload, preview
+    and image is kept once in `values` (a suite's scenarios send the same `tools/list` again and
+    again) and messages refer to it by number; `pack()` then gzips the lot into base64, which the
+    page inflates with the browser's DecompressionStream.
     """
 
     def __init__(self) -> None:
         self.rows: list[list[dict[str, Any]]] = []
+        self.values: list[str] = []  # each distinct value, already JSON
+        self._numbers: dict[str, int] = {}
+        self._seen: dict[int, tuple[Any, int]] = {}  # id(value) -> (value, number): skips re-serializing
+
+    def value(self, value: Any) -> int:
+        """The number of `value` in `values`, adding it the first time it is seen."""
+        seen = self._seen.get(id(value))
+        if seen is not None and seen[0] is value:
+            return seen[1]
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        number = self._numbers.get(text)
+        if number is None:
+            number = self._numbers[text] = len(self.values)
+            self.values.append(text)
+        self._seen[id(value)] = (value, number)
+        return number
 
     def add(self, exchanges: Sequence[Exchange]) -> int:
-        self.rows.append([exchange_data(x) for x in exchanges])
+        self.rows.append([exchange_data(x, self) for x in exchanges])
         return len(self.rows) - 1
 
+    def pack(self, index: Any) -> Markup:
+        """The page's data (search index + messages), gzipped and base64-encoded.
 
-def exchange_data(x: Exchange) -> dict[str, Any]:
-    """One message for the page script (short keys: there may be tens of thousands)."""
+        Base64 holds only `A-Za-z0-9+/=`, so nothing in it can close the script element, and
+        `mtime=0` keeps the same run's page byte-identical.
+        """
+        rows = json.dumps(self.rows, ensure_ascii=False, separators=(",", ":"), default=str)
+        index_text = json.dumps(index, ensure_ascii=False, separators=(",", ":"), default=str)
+        data = '{"index":' + index_text + ',"values":[' + ",".join(self.values) + '],"rows":' + rows + "}"
+        packed = gzip.compress(data.encode("utf-8"), compresslevel=6, mtime=0)
+        return Markup(base64.b64encode(packed).decode("ascii"))
+
+
+def exchange_data(x: Exchange, table: EvidenceTable) -> dict[str, Any]:
+    """One message for the page script (short keys: there may be tens of thousands).
+
+    `b` (payload), `p` (preview of a cut message) and the image data are numbers into the
+    table's `values`.
+    """
     data: dict[str, Any] = {"k": x.kind, "m": x.method, "s": x.server, "q": x.seq}
     if x.target is not None:
         data["t"] = x.target
@@ -220,13 +259,32 @@ def exchange_data(x: Exchange) -> dict[str, Any]:
     if x.is_error:
         data["e"] = 1
     if x.preview is not None:
-        data["p"], data["n"] = x.preview, x.size
+        data["p"], data["n"] = table.value(x.preview), x.size
     elif not (x.payload is None and x.kind == "info"):
-        data["b"] = x.payload
-    images = [[i.mime, i.data, i.size] for i in x.images if data_url(i)]
+        data["b"] = table.value(x.payload)
+    images = [[i.mime, table.value(i.data), i.size] for i in x.images if data_url(i)]
     if images:
         data["i"] = images
     return data
+
+
+def unpack(html: str) -> dict[str, Any]:
+    """The data a page embeds (for tests and tools): {"index": ..., "values": ..., "rows": ...}."""
+    match = re.search(
+        r'<script type="application/octet-stream" id="mcp-bdd-data"[^>]*>([A-Za-z0-9+/=]*)</script>', html
+    )
+    if match is None:
+        raise ValueError("no mcp-bdd data in this page")
+    data: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(match[1])))
+    return data
+
+
+def exchange_summary(exchanges: Sequence[Exchange]) -> tuple[str, bool]:
+    """ "3 messages · 1.5 ms" and whether one of them is an error (the closed evidence block's label)."""
+    n = len(exchanges)
+    ms = sum(x.duration_ms for x in exchanges if x.duration_ms)
+    text = f"{n} message{'s' if n != 1 else ''}" + (f" · {ms:.1f} ms" if ms else "")
+    return text, any(x.is_error for x in exchanges)
 
 
 def data_url(image: Image) -> str:
@@ -297,6 +355,7 @@ def _environment() -> jinja2.Environment:
         ARROWS=_ARROWS,
         donut=donut,
         bar=bar,
+        exchange_summary=exchange_summary,
         pass_rate=pass_rate,
         zip=zip,
         css=_read("report.css"),

@@ -125,3 +125,12 @@ def feature(fid: str, *children: Any, filename: str = "features/tools/x.feature"
 
 def run(*features: Feature, **kw: Any) -> Run:
     return Run(features=features, **kw)
+
+
+def open_page(driver: Any, url: str, timeout: float = 10.0) -> None:
+    """Load a report in the browser and wait until its script has unpacked the page data."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(url)
+    ready = "return document.documentElement.getAttribute('data-ready')"
+    WebDriverWait(driver, timeout, poll_frequency=0.02).until(lambda d: d.execute_script(ready) == "1")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_helpers import SampleRun
+from report_helpers import SampleRun, open_page
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +46,7 @@ def _type(driver: Any, element_id: str, text: str) -> None:
 
 
 def test_report_in_a_real_browser(browser: Any, sample_run: SampleRun) -> None:
-    browser.get(sample_run.html.as_uri())
+    open_page(browser, sample_run.html.as_uri())
     assert _pwned(browser) == [None, "Shop <MCP> server"]
     everything = _visible_scenarios(browser)
     assert len(everything) == 14
@@ -97,7 +97,7 @@ def test_report_in_a_real_browser(browser: Any, sample_run: SampleRun) -> None:
     # deep link to a collapsed outline row opens it
     row = "tools-calculator--multiplying-a-by-b--multiplying-2-by-3-1-1-small-numbers"
     assert browser.execute_script("return document.getElementById(arguments[0]).open", row) is False
-    browser.get(f"{sample_run.html.as_uri()}#{row}")
+    open_page(browser, f"{sample_run.html.as_uri()}#{row}")
     assert _wait(lambda: browser.execute_script("return document.getElementById(arguments[0]).open", row))
 
     # print expands everything (and draws every transcript)

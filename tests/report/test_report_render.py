@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 from report_helpers import exchange, feature, run, scenario
 
 from mcp_bdd.report.model import ExampleRef, Examples, Image, Outline, ServerSurface, StepDef, Table
-from mcp_bdd.report.render import CSP, data_url, json_for_html, pretty, render_html, text
+from mcp_bdd.report.render import CSP, data_url, json_for_html, pretty, render_html, text, unpack
 from mcp_bdd.report.views import build_report
 
 EVIL = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1"><!--'
@@ -51,8 +51,8 @@ def test_untrusted_text_never_becomes_markup() -> None:
     html = _evil_run()
     tags = _tags(html)
     scripts = [a for t, a in tags if t == "script"]
-    assert scripts == [{"type": "application/json", "id": "mcp-bdd-index"},
-                       {"type": "application/json", "id": "mcp-bdd-evidence"}, {}]  # fmt: skip
+    assert scripts == [{"type": "application/octet-stream", "id": "mcp-bdd-data", "data-encoding": "gzip+base64"},
+                       {}]  # fmt: skip
     assert not [a for t, a in tags if t == "img"]
     assert not any(k.startswith("on") for _, a in tags for k in a)
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in html
@@ -65,8 +65,25 @@ def test_embedded_json_cannot_break_out_of_its_script_element() -> None:
         assert bad not in out
     assert json.loads(out) == value
     html = _evil_run()
-    for block in re.findall(r'<script type="application/json" id="[^"]+">(.*?)</script>', html, re.S):
-        assert "<" not in block and "&" not in block
+    [block] = re.findall(r'<script type="application/octet-stream" id="mcp-bdd-data"[^>]*>(.*?)</script>', html, re.S)
+    assert re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", block)  # base64: nothing can close the element
+    data = unpack(html)
+    assert EVIL in data["values"][data["rows"][0][0]["b"]]["arguments"]["t"]  # kept verbatim, drawn as text
+
+
+def test_each_distinct_payload_is_stored_once() -> None:
+    listing = {"tools": [{"name": f"tool_{i}", "description": "x" * 200} for i in range(20)]}
+    scenarios = [
+        scenario(f"f--s{n}", exchanges=(exchange(1, "request", "tools/list", {}),
+                                         exchange(2, "response", "tools/list", dict(listing), related=1)))
+        for n in range(30)
+    ]  # fmt: skip
+    html = render_html([run(feature("f", *scenarios))])
+    data = unpack(html)
+    assert len(data["rows"]) == 30 and len(data["values"]) == 2  # {} and the listing, once each
+    assert data["values"][data["rows"][29][1]["b"]] == listing
+    bare = render_html([run(feature("f", *(scenario(f"f--s{n}") for n in range(30))))])
+    assert len(html) - len(bare) < 8_000  # 30 copies of a 5 kB listing would be 150 kB on their own
 
 
 def test_strict_csp_and_no_remote_content() -> None:

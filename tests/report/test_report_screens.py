@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_helpers import SampleRun
+from report_helpers import SampleRun, open_page
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +48,7 @@ def _shot(driver: Any, name: str) -> None:
 def test_no_sideways_scroll_and_summary_on_the_first_screen(browser: Any, sample_run: SampleRun, width: int) -> None:
     _viewport(browser, width)
     try:
-        browser.get(sample_run.html.as_uri())
+        open_page(browser, sample_run.html.as_uri())
         layout = browser.execute_script(_LAYOUT)
         assert layout["scroll"] <= layout["viewport"], layout  # no horizontal scroll
         for part in ("donut", "counts"):
@@ -65,7 +65,7 @@ def test_no_sideways_scroll_and_summary_on_the_first_screen(browser: Any, sample
 def test_a_failure_fits_the_screen(browser: Any, sample_run: SampleRun, width: int) -> None:
     _viewport(browser, width)
     try:
-        browser.get(f"{sample_run.html.as_uri()}#{FAILED}")
+        open_page(browser, f"{sample_run.html.as_uri()}#{FAILED}")
         boxes = browser.execute_script(
             """
             const s = document.getElementById(arguments[0]);
@@ -89,7 +89,7 @@ def test_a_failure_fits_the_screen(browser: Any, sample_run: SampleRun, width: i
 def test_print_layout(browser: Any, sample_run: SampleRun) -> None:
     _viewport(browser, 800)
     try:
-        browser.get(sample_run.html.as_uri())
+        open_page(browser, sample_run.html.as_uri())
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
         state = browser.execute_script(
             "return [getComputedStyle(document.querySelector('.topbar')).display,"

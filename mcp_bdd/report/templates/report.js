@@ -1,10 +1,11 @@
 /* mcp-bdd living documentation: search, tag-expression and status filters, deep links, print.
-   Reads the index from <script type="application/json">; never evaluates or inserts data as HTML
-   (only textContent / attributes are set), so nothing a server sent can run here. */
+   Its data (search index and MCP messages, each distinct payload once) is packed: gzip, then
+   base64, in <script id="mcp-bdd-data">, inflated with the browser's DecompressionStream. Never
+   evaluates or inserts data as HTML (only textContent / attributes are set), so nothing a server
+   sent can run here. */
 (function () {
   "use strict";
-  var indexEl = document.getElementById("mcp-bdd-index");
-  var index = indexEl ? JSON.parse(indexEl.textContent) : [];
+  var index = [];
   var q = document.getElementById("q");
   var tagInput = document.getElementById("tagexpr");
   var tagError = document.getElementById("tag-error");
@@ -13,11 +14,15 @@
   var chips = Array.prototype.slice.call(document.querySelectorAll("[data-outcome]"));
   var containers = Array.prototype.slice.call(document.querySelectorAll("[data-container]"));
   var elements = {};
-  index.forEach(function (entry) { elements[entry.id] = document.getElementById(entry.id); });
+  var values = [], evidence = [], loaded = false;
 
-  /* -- MCP messages: drawn from the evidence JSON when their <details> opens -------------------- */
-  var evidenceEl = document.getElementById("mcp-bdd-evidence");
-  var evidence = evidenceEl ? JSON.parse(evidenceEl.textContent) : [];
+  function inflate(base64) {
+    var bytes = Uint8Array.from(atob(base64), function (c) { return c.charCodeAt(0); });
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text();
+  }
+
+  /* -- MCP messages: drawn from the packed data when their <details> opens --------------------- */
   var ARROWS = { request: "→", response: "←", error: "✗", notification: "⇠", server_request: "⇠?",
     client_response: "→!", fake: "⟂", info: "·" };
   var SAFE_IMAGES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
@@ -184,15 +189,17 @@
     head.appendChild(node("span", "xq", "#" + x.q + (x.r !== undefined ? " ↩ #" + x.r : "")));
     box.appendChild(head);
     if (x.p !== undefined) {
-      box.appendChild(node("pre", "", x.p));
-      box.appendChild(node("div", "trunc", "Cut for the report: showing the first " + String(x.p).length +
+      var preview = String(values[x.p]);
+      box.appendChild(node("pre", "", preview));
+      box.appendChild(node("div", "trunc", "Cut for the report: showing the first " + preview.length +
         " characters of " + size(x.n) + "."));
     } else if ("b" in x) {
-      box.appendChild(jsonPre(x.b));
-      if (kind === "response" || kind === "client_response") { formattedTexts(box, x.b); }
+      var body = values[x.b];
+      box.appendChild(jsonPre(body));
+      if (kind === "response" || kind === "client_response") { formattedTexts(box, body); }
     }
     (x.i || []).forEach(function (img, n) {
-      var mime = String(img[0]), data = String(img[1]);
+      var mime = String(img[0]), data = String(values[img[1]]);
       if (SAFE_IMAGES.indexOf(mime) < 0 || !/^[A-Za-z0-9+\/]*={0,2}$/.test(data)) { return; }
       var fig = node("figure", "shot");
       var el = document.createElement("img");
@@ -206,18 +213,20 @@
   }
 
   function drawEvidence(details) {
-    if (details.getAttribute("data-drawn")) { return; }
+    if (!loaded || details.getAttribute("data-drawn")) { return; }
     details.setAttribute("data-drawn", "1");
     var list = evidence[Number(details.getAttribute("data-ev"))] || [];
-    var holder = details.querySelector(".exchanges") || details;
+    var holder = details.appendChild(node("div", "exchanges"));
     list.forEach(function (x) { holder.appendChild(drawExchange(x)); });
   }
 
   /* The call behind each failure is drawn at once: it is part of reading the failure. */
-  document.querySelectorAll("[data-call]").forEach(function (el) {
-    var holder = el.querySelector(".exchanges") || el;
-    (evidence[Number(el.getAttribute("data-call"))] || []).forEach(function (x) { holder.appendChild(drawExchange(x)); });
-  });
+  function drawCalls() {
+    document.querySelectorAll("[data-call]").forEach(function (el) {
+      var holder = el.querySelector(".exchanges") || el;
+      (evidence[Number(el.getAttribute("data-call"))] || []).forEach(function (x) { holder.appendChild(drawExchange(x)); });
+    });
+  }
 
   document.addEventListener("toggle", function (e) {
     var t = e.target;
@@ -360,5 +369,31 @@
     closedBeforePrint = [];
   });
 
+  function start(data) {
+    index = data.index || [];
+    values = data.values || [];
+    evidence = data.rows || [];
+    loaded = true;
+    index.forEach(function (entry) { elements[entry.id] = document.getElementById(entry.id); });
+    drawCalls();
+    document.querySelectorAll("details[data-ev][open]").forEach(drawEvidence);
+    if (q.value || tagInput.value || activeOutcomes().length) { apply(); }
+    var target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (target) { target.scrollIntoView({ block: "start" }); } // the drawn calls moved it
+    document.documentElement.setAttribute("data-ready", "1"); // for tests and the curious
+  }
+
+  var packed = document.getElementById("mcp-bdd-data");
   if (location.hash) { reveal(decodeURIComponent(location.hash.slice(1))); }
+  if (!packed || typeof DecompressionStream === "undefined") {
+    document.getElementById("no-inflate").hidden = !packed;
+    start({});
+  } else {
+    inflate(packed.textContent.trim()).then(function (text) { start(JSON.parse(text)); }, function (err) {
+      var note = document.getElementById("no-inflate");
+      note.textContent = "The report’s packed data could not be read: " + err + ".";
+      note.hidden = false;
+      start({});
+    });
+  }
 })();
