@@ -25,6 +25,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from mcp_bdd.errors import KINDS
 from mcp_bdd.matchers import format_path
 from mcp_bdd.report.evidence import SAFE_IMAGE_MIMES
 from mcp_bdd.report.files import write_text
@@ -353,6 +354,7 @@ def _environment() -> jinja2.Environment:
         OUTCOME_LABELS=OUTCOME_LABELS,
         OUTCOME_COLOURS=OUTCOME_COLOURS,
         ARROWS=_ARROWS,
+        KINDS=KINDS,
         donut=donut,
         bar=bar,
         exchange_summary=exchange_summary,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
 
+from mcp_bdd.errors import KINDS
 from mcp_bdd.report.coverage import CoverageItem, ServerCoverage, compute_coverage
 from mcp_bdd.report.evidence import merge_surfaces
 from mcp_bdd.report.glossary import split_doc
@@ -150,6 +151,19 @@ class ScenarioView:
     @property
     def outcome(self) -> Outcome:
         return outcome(self.status)
+
+    @property
+    def category(self) -> str | None:
+        """The failure category (mcp_bdd.errors.KINDS) of the first problem in any run, from the typed error."""
+        for result in self.results:
+            if result is None:
+                continue
+            if result.error_kind:
+                return result.error_kind
+            for step in result.steps:
+                if step.error_kind:
+                    return step.error_kind
+        return None
 
     @property
     def executed(self) -> list[Scenario]:
@@ -382,10 +396,22 @@ class ReportView:
         """Scenarios a reader should look at first: not passed (and not merely skipped), or inconsistent."""
         return [s for s in self.scenarios if s.outcome in ("failed", "errored", "pending") or s.inconsistent]
 
+    @property
+    def categories(self) -> list[tuple[str, str, int]]:
+        """(kind, label, scenarios) for each failure category of the run, in the order of KINDS."""
+        counts: dict[str, int] = {}
+        for s in self.scenarios:
+            kind = s.category
+            if kind is not None:
+                counts[kind] = counts.get(kind, 0) + 1
+        order = [*KINDS, *sorted(k for k in counts if k not in KINDS)]
+        return [(k, KINDS.get(k, k.replace("-", " ").capitalize()), counts[k]) for k in order if k in counts]
+
     def index(self) -> list[dict[str, Any]]:
         """The search/filter index the page's script reads (embedded as JSON)."""
         return [
-            {"id": s.id, "tags": list(s.tags), "outcome": s.outcome, "text": s.search_text()} for s in self.scenarios
+            {"id": s.id, "tags": list(s.tags), "outcome": s.outcome, "kind": s.category, "text": s.search_text()}
+            for s in self.scenarios
         ]
 
 

@@ -78,6 +78,13 @@ def test_report_in_a_real_browser(browser: Any, sample_run: SampleRun) -> None:
     browser.find_element("id", "clear").click()
     assert _wait(lambda: len(_visible_scenarios(browser)) == 14)
 
+    # failure categories (from the typed errors): the two expectation failures, then clear
+    browser.find_element("css selector", '[data-kind="expectation"]').click()
+    assert _wait(lambda: len(_visible_scenarios(browser)) == 2), _visible_scenarios(browser)
+    assert set(_visible_scenarios(browser)) == set(failed)
+    browser.find_element("id", "clear").click()
+    assert _wait(lambda: len(_visible_scenarios(browser)) == 14)
+
     # expand the hostile transcript: drawn as text, nothing runs, svg never shown
     evidence = browser.find_elements("css selector", "#resources-catalog--echoing-b-hostile-b-markup details.evidence")
     target = evidence[-1]

@@ -163,3 +163,19 @@ def test_step_docstrings_split_into_summary_and_example() -> None:
     )
     assert split_doc('Stub it.\n\nExample: Given the fake "p" responds') == ("Stub it.", 'Given the fake "p" responds')
     assert split_doc("") == ("", "")
+
+
+def test_failure_categories_are_counted_per_scenario() -> None:
+    from dataclasses import replace
+
+    bad = scenario("f--bad", "failed", error="ASSERT FAILED: no")
+    bad = replace(bad, steps=(replace(bad.steps[0], error_kind="expectation"),))
+    slow = scenario("f--slow", "error", error="timed out")
+    slow = replace(slow, steps=(replace(slow.steps[0], error_kind="timeout"),))
+    hook = replace(scenario("f--hook", "hook_error"), error_kind="setup", error_message="server did not start")
+    view = build_report([run(feature("f", bad, slow, hook, scenario("f--ok")))])
+    assert view.categories == [("expectation", "Expectation failed", 1), ("timeout", "Timeout", 1),
+                               ("setup", "Setup / start failure", 1)]  # fmt: skip
+    assert {e["id"]: e["kind"] for e in view.index()}["f--ok"] is None
+    html = render_html([run(feature("f", bad, slow, hook))])
+    assert html.count('data-kind="timeout"') == 1 and "Why scenarios did not pass" in html

@@ -12,6 +12,7 @@
   var shown = document.getElementById("shown");
   var clear = document.getElementById("clear");
   var chips = Array.prototype.slice.call(document.querySelectorAll("[data-outcome]"));
+  var kindChips = Array.prototype.slice.call(document.querySelectorAll("[data-kind]"));
   var containers = Array.prototype.slice.call(document.querySelectorAll("[data-container]"));
   var elements = {};
   var values = [], evidence = [], loaded = false;
@@ -275,10 +276,12 @@
   }
   window.mcpBddParseTagExpression = parseTagExpression; // for tests and the curious
 
-  function activeOutcomes() {
-    return chips.filter(function (c) { return c.getAttribute("aria-pressed") === "true"; })
-      .map(function (c) { return c.getAttribute("data-outcome"); });
+  function pressed(list, attribute) {
+    return list.filter(function (c) { return c.getAttribute("aria-pressed") === "true"; })
+      .map(function (c) { return c.getAttribute(attribute); });
   }
+
+  function activeOutcomes() { return pressed(chips, "data-outcome"); }
 
   function apply() {
     var terms = q.value.trim().toLowerCase().split(/\s+/).filter(Boolean);
@@ -290,12 +293,14 @@
       tagError.textContent = "Tag expression: " + err.message + ".";
     }
     var outcomes = activeOutcomes();
-    var filtering = terms.length > 0 || predicate !== null || outcomes.length > 0;
+    var kinds = pressed(kindChips, "data-kind");
+    var filtering = terms.length > 0 || predicate !== null || outcomes.length > 0 || kinds.length > 0;
     var count = 0;
     index.forEach(function (entry) {
       var ok = terms.every(function (t) { return entry.text.indexOf(t) >= 0; }) &&
         (predicate === null || predicate(entry.tags)) &&
-        (outcomes.length === 0 || outcomes.indexOf(entry.outcome) >= 0);
+        (outcomes.length === 0 || outcomes.indexOf(entry.outcome) >= 0) &&
+        (kinds.length === 0 || kinds.indexOf(entry.kind) >= 0);
       var el = elements[entry.id];
       if (el) { el.hidden = !ok; }
       if (ok) { count++; }
@@ -321,7 +326,7 @@
   function clearFilters() {
     q.value = "";
     tagInput.value = "";
-    chips.forEach(function (c) { c.setAttribute("aria-pressed", "false"); });
+    chips.concat(kindChips).forEach(function (c) { c.setAttribute("aria-pressed", "false"); });
     apply();
   }
 
@@ -339,7 +344,16 @@
   var timer = null;
   q.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(apply, 120); });
   tagInput.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(apply, 200); });
-  chips.forEach(function (c) {
+  document.querySelectorAll("[data-kind-link]").forEach(function (link) {
+    link.addEventListener("click", function () {
+      var kind = link.getAttribute("data-kind-link");
+      kindChips.forEach(function (c) { c.setAttribute("aria-pressed", String(c.getAttribute("data-kind") === kind)); });
+      apply();
+      var first = document.querySelector("[data-scenario]:not([hidden])");
+      if (first) { first.scrollIntoView({ block: "start" }); }
+    });
+  });
+  chips.concat(kindChips).forEach(function (c) {
     c.addEventListener("click", function () {
       c.setAttribute("aria-pressed", c.getAttribute("aria-pressed") === "true" ? "false" : "true");
       apply();
@@ -377,7 +391,7 @@
     index.forEach(function (entry) { elements[entry.id] = document.getElementById(entry.id); });
     drawCalls();
     document.querySelectorAll("details[data-ev][open]").forEach(drawEvidence);
-    if (q.value || tagInput.value || activeOutcomes().length) { apply(); }
+    if (q.value || tagInput.value || activeOutcomes().length || pressed(kindChips, "data-kind").length) { apply(); }
     var target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
     if (target) { target.scrollIntoView({ block: "start" }); } // the drawn calls moved it
     document.documentElement.setAttribute("data-ready", "1"); // for tests and the curious
