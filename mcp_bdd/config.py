@@ -201,6 +201,10 @@ class Config(_Model):
     report: str | None = None
     #: requirement links: tag key -> URL template with "{}" (see mcp_bdd.report.links)
     links: dict[str, str] = Field(default_factory=dict)
+    #: folder where the living-doc report keeps a compact record of past runs (trends, flaky marks); off when unset
+    history: str | None = None
+    #: how many runs (per run label) the history keeps
+    history_runs: Annotated[int, Field(ge=2, le=1000)] = 20
     source: str = "(defaults)"
     root: str = "."
 

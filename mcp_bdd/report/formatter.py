@@ -15,6 +15,8 @@ behave calls after the after_all hook. Options come from behave userdata (`-D ke
     mcp_bdd.junit   also write JUnit XML there (same as adding the JUnitFormatter)
     mcp_bdd.summary "off": no GitHub step summary even when $GITHUB_STEP_SUMMARY is set
     mcp_bdd.payload_limit   characters of one MCP payload kept before it is cut (default 20000)
+    mcp_bdd.history   folder of the run history (default: `history` in [tool.mcp-bdd]; "none" for off)
+    mcp_bdd.history_runs   runs the history keeps per label (default: `history_runs`, else 20)
 
 Why a path option besides `-o`: behave pairs the n-th `-o` with the n-th `-f`, not with the
 `-f` before it, so `-f pretty -f living-doc -o x.html` sends the console to x.html. A path given
@@ -41,6 +43,7 @@ from mcp_bdd.report.cucumber_messages import write_messages
 from mcp_bdd.report.evidence import PAYLOAD_LIMIT
 from mcp_bdd.report.files import write_text
 from mcp_bdd.report.glossary import from_registry
+from mcp_bdd.report.history import DEFAULT_KEEP, read_history, record_run
 from mcp_bdd.report.junit import write_junit
 from mcp_bdd.report.model import Run, dump_run
 from mcp_bdd.report.render import write_html
@@ -216,15 +219,53 @@ class _CollectingFormatter(Formatter):  # type: ignore[misc]
         raise NotImplementedError
 
 
+def history_settings(userdata: dict[str, str]) -> tuple[Path | None, int]:
+    """The history folder and how many runs it keeps: `-D mcp_bdd.history` wins over `[tool.mcp-bdd]`.
+
+    A relative folder from the configuration is relative to the file that names it. A broken
+    configuration is not this formatter's to report (the environment hooks do, with the file and
+    key): the history is then off.
+    """
+    folder = userdata.get("mcp_bdd.history")
+    keep_text = userdata.get("mcp_bdd.history_runs")
+    keep = DEFAULT_KEEP
+    root = Path.cwd()
+    if folder is None or keep_text is None:
+        from mcp_bdd.config import load_config
+        from mcp_bdd.errors import McpBddError
+
+        try:
+            config = load_config(userdata=userdata)
+        except (McpBddError, OSError, ValueError):
+            config = None
+        if config is not None:
+            root = Path(config.root)
+            folder = folder if folder is not None else config.history
+            keep = config.history_runs
+    if keep_text is not None:
+        try:
+            keep = max(2, int(keep_text))
+        except ValueError:
+            print(f"mcp-bdd: -D mcp_bdd.history_runs={keep_text!r} is not a number; keeping {keep}", file=sys.stderr)
+    if not folder or folder.lower() in ("none", "off", "false", "0"):
+        return None, keep
+    path = Path(folder)
+    return (path if path.is_absolute() or "mcp_bdd.history" in userdata else root / path), keep
+
+
 class LivingDocFormatter(_CollectingFormatter):
-    """One self-contained HTML page (plus the run as JSON beside it)."""
+    """One self-contained HTML page (plus the run as JSON beside it, and a history entry when asked)."""
 
     name = "mcp_bdd.living_doc"
     description = "mcp-bdd living documentation: one self-contained HTML file + run JSON"
 
     def write(self, run: Run) -> None:
         html = self.output_path(DEFAULT_HTML, "mcp_bdd.report", self.configured_report)
-        write_html(html, [run])
+        folder, keep = history_settings(self.userdata)
+        history = read_history(folder, run.label)[-(keep - 1) :] if folder else []
+        write_html(html, [run], history=history)
+        if folder:
+            record_run(folder, run, keep)
         json_path = self.userdata.get("mcp_bdd.json", "")
         if json_path.lower() not in ("none", "off", "false", "0"):
             write_run_json(json_path or html.with_suffix(".json"), run)

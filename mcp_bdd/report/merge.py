@@ -15,8 +15,11 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+from mcp_bdd.report.files import write_text
+from mcp_bdd.report.history import DEFAULT_KEEP, read_history, record_entry
 from mcp_bdd.report.model import Run, load_run
-from mcp_bdd.report.render import write_html
+from mcp_bdd.report.render import render_view
+from mcp_bdd.report.views import build_report, current_entry
 
 __all__ = ["load_runs", "main"]
 
@@ -44,6 +47,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN.json", help="run files written by the formatter")
     parser.add_argument("-o", "--output", type=Path, default=Path("reports/merged.html"), help="HTML file to write")
     parser.add_argument("--title", help="page title (default: the first run's)")
+    parser.add_argument(
+        "--history",
+        type=Path,
+        metavar="DIR",
+        help="history folder: show trends and flaky marks against earlier merged reports of the same runs, "
+        "and add this one",
+    )
+    parser.add_argument("--history-runs", type=int, default=DEFAULT_KEEP, metavar="N", help="runs the history keeps")
     return parser
 
 
@@ -57,7 +68,13 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"mcp-bdd report merge: error: {exc}", file=sys.stderr)
         return 1
-    path = write_html(args.output, runs, args.title)
+    label = "+".join(r.label for r in runs) if len(runs) > 1 else runs[0].label
+    keep = max(2, args.history_runs)
+    history = read_history(args.history, label)[-(keep - 1) :] if args.history else []
+    view = build_report(runs, args.title, history)
+    path = write_text(args.output, render_view(view))
+    if args.history:
+        record_entry(args.history, view.history[-1] if view.history else current_entry(view), keep)
     labels = ", ".join(r.label for r in runs)
     print(f"merged {len(runs)} run(s) ({labels}) into {path}")
     return 0

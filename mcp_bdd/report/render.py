@@ -29,6 +29,7 @@ from mcp_bdd.errors import KINDS
 from mcp_bdd.matchers import format_path
 from mcp_bdd.report.evidence import SAFE_IMAGE_MIMES
 from mcp_bdd.report.files import write_text
+from mcp_bdd.report.history import Entry
 from mcp_bdd.report.model import OUTCOMES, Exchange, Image, Outcome, Run, outcome
 from mcp_bdd.report.views import ReportView, build_report, pass_rate
 from mcp_bdd.transcript import ARROWS
@@ -371,10 +372,15 @@ def render_view(view: ReportView) -> str:
     return template.render(report=view, generated=time.time(), evidence_table=EvidenceTable())
 
 
-def render_html(runs: Sequence[Run], title: str | None = None) -> str:
-    """One self-contained HTML page for one run, or several runs merged (a column per run)."""
-    return render_view(build_report(runs, title))
+def render_html(runs: Sequence[Run], title: str | None = None, history: Sequence[Entry] = ()) -> str:
+    """One self-contained HTML page for one run, or several runs merged (a column per run).
+
+    `history`: earlier runs (oldest first, see `history.read_history`) for trends and flaky marks.
+    """
+    return render_view(build_report(runs, title, history))
 
 
-def write_html(path: str | os.PathLike[str], runs: Sequence[Run], title: str | None = None) -> Path:
-    return write_text(path, render_html(runs, title))
+def write_html(
+    path: str | os.PathLike[str], runs: Sequence[Run], title: str | None = None, history: Sequence[Entry] = ()
+) -> Path:
+    return write_text(path, render_html(runs, title, history))

@@ -10,6 +10,7 @@ Pure module: no behave, no jinja2.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from mcp_bdd.errors import KINDS
 from mcp_bdd.report.coverage import CoverageItem, ServerCoverage, compute_coverage
 from mcp_bdd.report.evidence import merge_surfaces
 from mcp_bdd.report.glossary import split_doc
+from mcp_bdd.report.history import Entry
 from mcp_bdd.report.model import (
     OUTCOMES,
     Background,
@@ -57,6 +59,7 @@ __all__ = [
     "ServerView",
     "StepView",
     "build_report",
+    "current_entry",
 ]
 
 T = TypeVar("T")
@@ -124,6 +127,39 @@ class ScenarioView:
     rule_name: str | None
     labels: list[str]
     kind: str = "scenario"
+    trend: list[Outcome | None] = field(default_factory=list)  # this scenario in the runs of the history, oldest first
+
+    @property
+    def flips(self) -> int:
+        """How often the executed outcome changed from one run of the history to the next."""
+        done = [o for o in self.trend if o in ("passed", "failed", "errored")]
+        return sum(1 for a, b in itertools.pairwise(done) if (a == "passed") != (b == "passed"))
+
+    @property
+    def flaky(self) -> bool:
+        """Passes and fails without a change in between: flipped twice in the history, or legs disagree."""
+        return self.flips >= 2 or self.inconsistent
+
+    @property
+    def change(self) -> str | None:
+        """ "new failure", "still failing" (for N runs), "fixed" — against the previous run of the history."""
+        if len(self.trend) < 2:
+            return None
+        *before, now = self.trend
+        previous = next((o for o in reversed(before) if o not in (None, "skipped", "untested")), None)
+        failing = ("failed", "errored")
+        if now in failing:
+            if previous not in failing:
+                return "new failure"
+            streak = 0
+            for o in reversed(self.trend):
+                if o not in failing:
+                    break
+                streak += 1
+            return f"still failing · {streak} runs"
+        if now == "passed" and previous in failing:
+            return "fixed"
+        return None
 
     @property
     def status(self) -> Status:
@@ -356,6 +392,7 @@ class ReportView:
     servers: list[ServerView]
     glossary: list[GlossaryGroup]
     scenarios: list[ScenarioView] = field(default_factory=list)
+    history: list[Entry] = field(default_factory=list)  # past runs of the same label, then this one
 
     @property
     def merged(self) -> bool:
@@ -394,7 +431,33 @@ class ReportView:
     @property
     def attention(self) -> list[ScenarioView]:
         """Scenarios a reader should look at first: not passed (and not merely skipped), or inconsistent."""
-        return [s for s in self.scenarios if s.outcome in ("failed", "errored", "pending") or s.inconsistent]
+        return [s for s in self.scenarios if s.outcome in ("failed", "errored", "pending") or s.flaky]
+
+    @property
+    def changes(self) -> dict[str, int]:
+        """How many scenarios are flaky, newly failing, still failing, fixed (against the history)."""
+        out = {"flaky": 0, "new failure": 0, "still failing": 0, "fixed": 0}
+        for s in self.scenarios:
+            change = s.change
+            if s.flaky:
+                out["flaky"] += 1
+            if change:
+                out[change.split(" · ")[0]] += 1
+        return out
+
+    def trend_points(self, values: list[float | None], width: float = 200, height: float = 40) -> str:
+        """SVG polyline points for a sparkline of `values` (None left out), scaled to the box."""
+        known = [v for v in values if v is not None]
+        if not known:
+            return ""
+        top, low = max(known), min(known)
+        span = (top - low) or 1.0
+        step = width / max(1, len(values) - 1)
+        return " ".join(
+            f"{i * step:.1f},{height - 2 - (v - low) / span * (height - 4):.1f}"
+            for i, v in enumerate(values)
+            if v is not None
+        )
 
     @property
     def categories(self) -> list[tuple[str, str, int]]:
@@ -410,7 +473,14 @@ class ReportView:
     def index(self) -> list[dict[str, Any]]:
         """The search/filter index the page's script reads (embedded as JSON)."""
         return [
-            {"id": s.id, "tags": list(s.tags), "outcome": s.outcome, "kind": s.category, "text": s.search_text()}
+            {
+                "id": s.id,
+                "tags": list(s.tags),
+                "outcome": s.outcome,
+                "kind": s.category,
+                "flaky": s.flaky,
+                "text": s.search_text(),
+            }
             for s in self.scenarios
         ]
 
@@ -623,8 +693,19 @@ def _servers(runs: Sequence[Run], features: Sequence[Feature]) -> list[ServerVie
     return views
 
 
-def build_report(runs: Sequence[Run], title: str | None = None) -> ReportView:
-    """Align `runs` (one or more) into the view the template renders."""
+def current_entry(view: ReportView) -> Entry:
+    """This report as a history entry (a merged report: each scenario's combined outcome)."""
+    return Entry(
+        label=view.runs[0].label if not view.merged else "+".join(view.labels),
+        started_at=max(r.run.started_at for r in view.runs),  # the newest leg: re-merging keeps its entry
+        duration=max(r.run.duration for r in view.runs),
+        counts=view.counts,
+        scenarios={s.id: (s.outcome, s.duration, s.category) for s in view.scenarios},
+    )
+
+
+def build_report(runs: Sequence[Run], title: str | None = None, history: Sequence[Entry] = ()) -> ReportView:
+    """Align `runs` (one or more) into the view the template renders; `history`: earlier runs, oldest first."""
     if not runs:
         raise ValueError("no runs to report")
     builder = _Builder(runs)
@@ -639,7 +720,7 @@ def build_report(runs: Sequence[Run], title: str | None = None) -> ReportView:
     run_views = [
         RunView(r.label, r, _counts(s.status for f in r.features for s in walk_scenarios(f.children))) for r in runs
     ]
-    return ReportView(
+    report = ReportView(
         title=title or runs[0].title,
         runs=run_views,
         capabilities=sorted(capabilities.values(), key=lambda c: (c.key == "", c.key)),
@@ -647,3 +728,8 @@ def build_report(runs: Sequence[Run], title: str | None = None) -> ReportView:
         glossary=_glossary(runs),
         scenarios=builder.scenarios,
     )
+    if history:
+        report.history = [*history, current_entry(report)]
+        for s in report.scenarios:
+            s.trend = [e.scenarios[s.id][0] if s.id in e.scenarios else None for e in report.history]
+    return report

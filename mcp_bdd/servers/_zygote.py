@@ -189,5 +189,3 @@ def _indent(text: str) -> str:
 
 
 on_reap(_close_pool)
-
-

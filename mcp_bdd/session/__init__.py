@@ -1,10 +1,10 @@
 """Sessions with MCP servers, driven from synchronous behave steps (see `_session` for why).
 
-    Session          the facade: open / request / check / close, typed helpers
-    Outcome          what one request produced (result, error, timeout, protocol violation)
-    Persona          how the client answers server-to-client requests (declared by Given steps)
-    Timeline         the notifications of a session, with waiting on arrival
-    listen streams   2026-07-28 `subscriptions/listen` (open_stream, covers, listening)
+Session          the facade: open / request / check / close, typed helpers
+Outcome          what one request produced (result, error, timeout, protocol violation)
+Persona          how the client answers server-to-client requests (declared by Given steps)
+Timeline         the notifications of a session, with waiting on arrival
+listen streams   2026-07-28 `subscriptions/listen` (open_stream, covers, listening)
 """
 
 from __future__ import annotations

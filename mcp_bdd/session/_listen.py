@@ -45,6 +45,7 @@ class Session(Protocol):
     @property
     def connected(self) -> bool: ...
 
+
 __all__ = ["ListenFailed", "Listening", "Stream", "covers", "listen_for_changes", "listening", "open_stream"]
 
 #: Listen-stream kinds and the `Client.listen` keyword that asks for each.

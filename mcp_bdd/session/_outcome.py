@@ -34,7 +34,6 @@ def dump(model: Any) -> Any:
     return model
 
 
-
 @dataclass
 class Outcome:
     """What one request produced: a raw result, or an error, or a timeout / cancellation."""
@@ -96,5 +95,3 @@ def result_text(raw: dict[str, Any]) -> str:
         if isinstance(content, dict) and content.get("type") == "text":
             parts.append(str(content.get("text", "")))
     return "".join(parts)
-
-

@@ -120,9 +120,7 @@ class ClientSide:
             except UsageError as exc:
                 self.problems.append(str(exc))
                 error = types.ErrorData(code=types.INVALID_PARAMS, message=str(exc))
-                self.transcript.record(
-                    "client_response", self.name, "elicitation/create", dump(error), related=req.seq
-                )
+                self.transcript.record("client_response", self.name, "elicitation/create", dump(error), related=req.seq)
                 return error
             result = types.ElicitResult(action="accept", content=content)
         else:

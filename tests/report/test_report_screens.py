@@ -1,6 +1,6 @@
 """The report on any screen, in real headless Chromium: a phone (400 px) and a wide desktop
 (1400 px) never scroll sideways, show the summary (donut and counts) on the first screen, and
-keep a failure inside the viewport; printing lays out without the controls and makes a PDF.
+keep a failure inside the viewport — with a run history shown; printing lays out without the controls and makes a PDF.
 
 Set MCP_BDD_SCREENSHOTS=folder to also save the screenshots docs/report.md shows.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_helpers import SampleRun, open_page
+from report_helpers import SampleRun, make_sample_run, open_page
 
 pytestmark = pytest.mark.slow
 
@@ -30,6 +30,16 @@ return {
   counts: rect('#summary .outcomes'),
 };
 """
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory: pytest.TempPathFactory) -> SampleRun:
+    """The sample project's third run with a history (trend, dots, flaky marks: more to fit on a phone)."""
+    root = tmp_path_factory.mktemp("screens")
+    flags = ("-D", f"mcp_bdd.history={root / 'history'}")
+    make_sample_run(root / "1", "stdio", *flags)
+    make_sample_run(root / "2", "stdio", *flags, "-D", "break_division=1")
+    return make_sample_run(root / "3", "stdio", *flags)
 
 
 def _viewport(driver: Any, width: int, height: int = HEIGHT) -> None:
@@ -70,7 +80,9 @@ def test_a_failure_fits_the_screen(browser: Any, sample_run: SampleRun, width: i
             """
             const s = document.getElementById(arguments[0]);
             const failure = s.querySelector('.step.s-failed .failure, .step.s-failed pre.error');
-            failure.scrollIntoView({block: 'start'});
+            failure.closest('.step').scrollIntoView({block: 'start'});
+            const bar = document.querySelector('.topbar');
+            window.scrollBy(0, getComputedStyle(bar).position === 'sticky' ? -bar.offsetHeight - 8 : -8);
             return [...failure.querySelectorAll('*'), failure].filter(e => !e.closest('.tscroll'))
               .map(e => { const r = e.getBoundingClientRect(); return [e.className, r.left, r.right, r.width]; })
               .concat([['viewport', 0, document.documentElement.clientWidth, document.documentElement.scrollWidth]]);

@@ -13,6 +13,7 @@
   var clear = document.getElementById("clear");
   var chips = Array.prototype.slice.call(document.querySelectorAll("[data-outcome]"));
   var kindChips = Array.prototype.slice.call(document.querySelectorAll("[data-kind]"));
+  var flakyChip = document.querySelector("[data-flaky]");
   var containers = Array.prototype.slice.call(document.querySelectorAll("[data-container]"));
   var elements = {};
   var values = [], evidence = [], loaded = false;
@@ -294,13 +295,14 @@
     }
     var outcomes = activeOutcomes();
     var kinds = pressed(kindChips, "data-kind");
-    var filtering = terms.length > 0 || predicate !== null || outcomes.length > 0 || kinds.length > 0;
+    var flakyOnly = !!flakyChip && flakyChip.getAttribute("aria-pressed") === "true";
+    var filtering = terms.length > 0 || predicate !== null || outcomes.length > 0 || kinds.length > 0 || flakyOnly;
     var count = 0;
     index.forEach(function (entry) {
       var ok = terms.every(function (t) { return entry.text.indexOf(t) >= 0; }) &&
         (predicate === null || predicate(entry.tags)) &&
         (outcomes.length === 0 || outcomes.indexOf(entry.outcome) >= 0) &&
-        (kinds.length === 0 || kinds.indexOf(entry.kind) >= 0);
+        (kinds.length === 0 || kinds.indexOf(entry.kind) >= 0) && (!flakyOnly || entry.flaky);
       var el = elements[entry.id];
       if (el) { el.hidden = !ok; }
       if (ok) { count++; }
@@ -326,7 +328,7 @@
   function clearFilters() {
     q.value = "";
     tagInput.value = "";
-    chips.concat(kindChips).forEach(function (c) { c.setAttribute("aria-pressed", "false"); });
+    chips.concat(kindChips, flakyChip ? [flakyChip] : []).forEach(function (c) { c.setAttribute("aria-pressed", "false"); });
     apply();
   }
 
@@ -353,7 +355,7 @@
       if (first) { first.scrollIntoView({ block: "start" }); }
     });
   });
-  chips.concat(kindChips).forEach(function (c) {
+  chips.concat(kindChips, flakyChip ? [flakyChip] : []).forEach(function (c) {
     c.addEventListener("click", function () {
       c.setAttribute("aria-pressed", c.getAttribute("aria-pressed") === "true" ? "false" : "true");
       apply();

@@ -1,0 +1,92 @@
+"""Run history across three consecutive real behave runs: the trend, each scenario's dots,
+flaky marks (flips between runs, and between transport legs in a merged report), "new failure"
+vs "still failing", failure categories; `mcp-bdd report merge` with and without a history."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from report_helpers import feature, make_sample_run, run, scenario
+
+from mcp_bdd.report import dump_run
+from mcp_bdd.report.history import read_history, record_run
+from mcp_bdd.report.merge import main as merge_main
+from mcp_bdd.report.render import unpack
+
+DIVIDING = "tools-calculator--division-by-zero-is-refused--dividing-normally"
+WRONG = "tools-calculator--a-wrong-total-is-reported-as-a-failure"
+
+
+def _index(html: Path) -> dict[str, dict[str, Any]]:
+    return {e["id"]: e for e in unpack(html.read_text(encoding="utf-8"))["index"]}
+
+
+def _scenario_html(html: Path, sid: str) -> str:
+    text = html.read_text(encoding="utf-8")
+    start = text.index(f'id="{sid}"')
+    return text[start : text.index("</summary>", start)]
+
+
+def test_three_consecutive_runs(tmp_path: Path) -> None:
+    history = tmp_path / "history"
+    flags = ("-D", f"mcp_bdd.history={history}")
+    first = make_sample_run(tmp_path / "1", "stdio", *flags)
+    second = make_sample_run(tmp_path / "2", "stdio", *flags, "-D", "break_division=1")
+    third = make_sample_run(tmp_path / "3", "stdio", *flags)
+
+    entries = read_history(history, "stdio")
+    assert len(entries) == 3 and len(list(history.glob("run-*.json"))) == 3
+    assert [e.scenarios[DIVIDING][0] for e in entries] == ["passed", "failed", "passed"]
+    assert entries[1].scenarios[DIVIDING][2] == "expectation"  # the category is kept
+
+    # run 1: no history yet, so no trend and no marks
+    assert "<h2>History" not in first.text and 'class="trend"' not in first.text
+    # run 2: the division breaks (new failure); the wrong total keeps failing
+    assert "new failure" in _scenario_html(second.html, DIVIDING)
+    assert "still failing · 2 runs" in _scenario_html(second.html, WRONG)
+    assert _index(second.html)[DIVIDING]["kind"] == "expectation"
+    # run 3: passes again -> it flipped twice: flaky; the trend shows the three runs as dots
+    index = _index(third.html)
+    assert index[DIVIDING]["flaky"] is True and index[WRONG]["flaky"] is False
+    dividing = _scenario_html(third.html, DIVIDING)
+    assert "flaky" in dividing and "fixed" in dividing
+    assert dividing.count('<i class="t-') == 3 and '<i class="t-failed">' in dividing
+    assert "still failing · 3 runs" in _scenario_html(third.html, WRONG)
+    assert "<h2>History" in third.text and "data-flaky" in third.text
+    assert 'data-kind="expectation"' in third.text  # categories stay filters
+
+
+def test_history_keeps_the_newest_runs_per_label(tmp_path: Path) -> None:
+    for n in range(5):
+        record_run(tmp_path, run(feature("f", scenario("f--s")), label="stdio", started_at=1000.0 + n), keep=3)
+    record_run(tmp_path, run(feature("f", scenario("f--s")), label="http", started_at=999.0), keep=3)
+    assert [e.started_at for e in read_history(tmp_path, "stdio")] == [1002.0, 1003.0, 1004.0]
+    assert [e.label for e in read_history(tmp_path, "http")] == ["http"]
+    (tmp_path / "run-broken.json").write_text("{not json", encoding="utf-8")  # skipped, not fatal
+    assert len(read_history(tmp_path)) == 4
+
+
+def test_merge_marks_legs_that_disagree_as_flaky_and_keeps_a_history(tmp_path: Path) -> None:
+    ok = run(feature("f", scenario("f--s"), scenario("f--t")), label="stdio", started_at=1.0)
+    bad = run(feature("f", scenario("f--s", "failed", error="no"), scenario("f--t")), label="http")
+    files = []
+    for r in (ok, bad):
+        path = tmp_path / f"{r.label}.json"
+        path.write_text(json.dumps(dump_run(r)), encoding="utf-8")
+        files.append(str(path))
+    out = tmp_path / "merged.html"
+    assert merge_main([*files, "-o", str(out)]) == 0  # no history: works as before
+    index = {e["id"]: e for e in unpack(out.read_text(encoding="utf-8"))["index"]}
+    assert index["f--s"]["flaky"] is True and index["f--t"]["flaky"] is False
+    history = ["-o", str(out), "--history", str(tmp_path / "h")]
+    for _ in range(2):  # merging the same runs again replaces their entry
+        assert merge_main([*files, *history]) == 0
+    assert [e.label for e in read_history(tmp_path / "h")] == ["stdio+http"]
+    later = tmp_path / "stdio-later.json"
+    later.write_text(json.dumps(dump_run(replace(ok, started_at=2.0))), encoding="utf-8")
+    assert merge_main([str(later), files[1], *history]) == 0
+    assert [e.label for e in read_history(tmp_path / "h")] == ["stdio+http", "stdio+http"]
+    assert "<h2>History" in out.read_text(encoding="utf-8")
