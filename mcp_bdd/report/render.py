@@ -27,6 +27,7 @@ from markupsafe import Markup
 
 from mcp_bdd.errors import KINDS
 from mcp_bdd.matchers import format_path
+from mcp_bdd.report.actions import actions
 from mcp_bdd.report.evidence import SAFE_IMAGE_MIMES
 from mcp_bdd.report.files import write_text
 from mcp_bdd.report.history import Entry
@@ -359,6 +360,8 @@ def _environment() -> jinja2.Environment:
         donut=donut,
         bar=bar,
         exchange_summary=exchange_summary,
+        actions=actions,
+        EXTRA_LABELS={"command": "started with", "env": "environment", "headers": "HTTP headers", "url": "URL"},
         pass_rate=pass_rate,
         zip=zip,
         css=_read("report.css"),

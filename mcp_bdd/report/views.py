@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -420,6 +421,11 @@ class ReportView:
         return len(self.scenarios) <= 150
 
     @cached_property
+    def names(self) -> dict[str, str]:
+        """Scenario id -> the title the page shows (outline rows by their example values)."""
+        return {s.id: s.name for s in self.scenarios}
+
+    @cached_property
     def definition_ids(self) -> dict[str, str]:
         """Step-definition location -> glossary anchor, to link each step to its phrase."""
         return {e.location: e.id for g in self.glossary for e in g.entries}
@@ -556,6 +562,10 @@ class _Builder:
             ExamplesView(ex, [(cells, by_ref.get((n, m))) for m, cells in enumerate(ex.table.rows, 1)])
             for n, ex in enumerate(primary.examples, 1)
         ]
+        for view in examples:
+            for cells, row in view.rows:
+                if row is not None:
+                    row.name = row_title(row.name, primary.name, view.examples.table.headings, cells)
         return OutlineView(
             id=primary.id,
             name=primary.name,
@@ -629,8 +639,31 @@ class _Builder:
         )
 
 
-def _capabilities(filenames: Sequence[str]) -> dict[str, str]:
-    """Feature file -> its capability: its folder relative to the folder all features share."""
+_ANNOTATION = re.compile(r"\s+-- @\d+\.\d+(?:\s.*)?$")
+
+
+def row_title(name: str, template: str, headings: Sequence[str], cells: Sequence[str]) -> str:
+    """An outline row's title from its example values: "Multiplying 4 by 5", not "... -- @1.2 small numbers".
+
+    behave names each row "<outline name with the values filled in> -- @<table>.<row> <examples name>";
+    without placeholders in the outline's name, the values themselves make the title.
+    """
+    base = _ANNOTATION.sub("", name).strip()
+    if base and base != template.strip():
+        return base
+    return ", ".join(f"{h} = {c}" for h, c in zip(headings, cells, strict=False)) or base or name
+
+
+_CAPABILITY_TAG = re.compile(r"capability[:=](.+)", re.IGNORECASE)
+
+
+def _capabilities(features: Sequence[Feature]) -> dict[str, str]:
+    """Feature file -> its capability: a `@capability:<name>` tag, else its folder relative to the
+    folder all features share, else (a feature straight in that folder) the feature file's own name.
+
+    So a flat `features/` reads as one capability per feature file, never as one "General" heap.
+    """
+    filenames = [f.filename for f in features]
     dirs = [os.path.dirname(f.replace("\\", "/")) for f in filenames]
     if not dirs:
         return {}
@@ -638,9 +671,15 @@ def _capabilities(filenames: Sequence[str]) -> dict[str, str]:
     if len(set(dirs)) == 1:
         root = dirs[0]
     out = {}
-    for name, folder in zip(filenames, dirs, strict=True):
+    for feature, name, folder in zip(features, filenames, dirs, strict=True):
+        tagged = next((m[1] for t in feature.tags if (m := _CAPABILITY_TAG.fullmatch(t))), None)
         rel = os.path.relpath(folder, root) if root else folder
-        out[name] = "" if rel in (".", "") else rel.replace("\\", "/")
+        if tagged:
+            out[name] = tagged.strip("/")
+        elif rel not in (".", ""):
+            out[name] = rel.replace("\\", "/")
+        else:
+            out[name] = os.path.splitext(os.path.basename(name.replace("\\", "/")))[0]
     return out
 
 
@@ -710,7 +749,7 @@ def build_report(runs: Sequence[Run], title: str | None = None, history: Sequenc
         raise ValueError("no runs to report")
     builder = _Builder(runs)
     rows = _align([r.features for r in runs], lambda f: f.id)
-    capability_of = _capabilities([_first(row).filename for row in rows])
+    capability_of = _capabilities([_first(row) for row in rows])
     capabilities: dict[str, CapabilityView] = {}
     for row in rows:
         key = capability_of[_first(row).filename]

@@ -145,9 +145,26 @@ def test_merged_report_has_a_column_per_run_and_flags_disagreement() -> None:
 def test_capabilities_are_the_feature_folders() -> None:
     f1 = feature("a", scenario("a--1"), filename="features/tools/a.feature")
     f2 = feature("b", scenario("b--1"), filename="features/resource_templates/b.feature")
-    f3 = feature("c", scenario("c--1"), filename="features/c.feature")
-    view = build_report([run(f1, f2, f3)])
-    assert [c.title for c in view.capabilities] == ["Resource templates", "Tools", "General"]
+    f3 = feature("c", scenario("c--1"), filename="features/checkout_flow.feature")
+    f4 = feature("d", scenario("d--1"), filename="features/tools/d.feature", tags=("capability:payments",))
+    view = build_report([run(f1, f2, f3, f4)])
+    # a folder, else the feature file itself (never "General"); a @capability:<name> tag wins
+    assert [c.title for c in view.capabilities] == ["Checkout flow", "Payments", "Resource templates", "Tools"]
+    flat = build_report(
+        [run(feature("x", filename="features/orders.feature"), feature("y", filename="features/a.feature"))]
+    )
+    assert [c.title for c in flat.capabilities] == ["A", "Orders"]
+
+
+def test_outline_rows_are_titled_by_their_example_values() -> None:
+    from mcp_bdd.report.views import row_title
+
+    assert row_title("Multiplying 4 by 5 -- @1.2 small numbers", "Multiplying <a> by <b>", ("a", "b"), ("4", "5")) == (
+        "Multiplying 4 by 5"
+    )
+    assert row_title("Booking a room -- @2.1 ", "Booking a room", ("room", "nights"), ("12", "3")) == (
+        "room = 12, nights = 3"
+    )
 
 
 def test_step_docstrings_split_into_summary_and_example() -> None:
@@ -179,3 +196,30 @@ def test_failure_categories_are_counted_per_scenario() -> None:
     assert {e["id"]: e["kind"] for e in view.index()}["f--ok"] is None
     html = render_html([run(feature("f", bad, slow, hook))])
     assert html.count('data-kind="timeout"') == 1 and "Why scenarios did not pass" in html
+
+
+def test_setup_is_shown_as_what_it_did() -> None:
+    from mcp_bdd.report.actions import actions
+
+    said = actions(
+        (
+            exchange(1, "info", "fake database started", {"kind": "database"}, server="db"),
+            exchange(2, "fake", "seed inventory", {"table": "inventory", "rows": [[1], [2], [3]]}, server="db"),
+            exchange(3, "info", "connect", {"transport": "stdio"}),
+            exchange(
+                4,
+                "info",
+                "connected",
+                {"protocol": "2026-07-28", "server_info": {"name": "shop", "version": "1"}},
+                duration_ms=210.0,
+            ),
+            exchange(5, "fake", "POST /charges", {"method": "POST", "path": "/charges"}, server="payments"),
+            exchange(6, "request", "tools/call", {"name": "add"}),
+        )
+    )
+    assert said == [
+        "Started the fake database db",
+        "Seeded the table inventory of db with 3 rows",
+        "Connected to shop 1 over stdio (protocol 2026-07-28) in 210 ms",
+        "The fake payments received POST /charges",
+    ]
