@@ -16,6 +16,7 @@ import psutil
 import pytest
 from behave_project import REPO, make_project, run_behave, start_behave
 
+from mcp_bdd.report.render import unpack
 from mcp_bdd.servers._base import tail
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
@@ -140,6 +141,7 @@ Feature: secrets
     assert "the token is ****" in run.output, run.output[-3000:]
     assert token not in run.output, run.output[-3000:]
     html = (out / "doc.html").read_text()
+    html += json.dumps(unpack(html), ensure_ascii=False)  # the page's packed (gzipped) data too
     data = (out / "doc.json").read_text()
     junit = (out / "junit.xml").read_text()
     for name, text in [("html", html), ("json", data), ("junit", junit)]:

@@ -8,17 +8,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from report_helpers import SampleRun, make_sample_run
+from report_helpers import CHROMIUM, DRIVER, SampleRun, make_sample_run
 
 
 @pytest.fixture(scope="session")
 def sample_run(tmp_path_factory: pytest.TempPathFactory) -> SampleRun:
     """The sample project run once with both formatters (label "stdio")."""
     return make_sample_run(tmp_path_factory.mktemp("sample"))
-
-
-CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-DRIVER = shutil.which("chromedriver")
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,9 @@ from typing import Any
 from mcp_bdd.report.model import Evidence, Exchange, Feature, Run, Scenario, Step
 
 REPO = Path(__file__).resolve().parents[2]
+#: headless Chromium and its driver (Debian's `chromium` + `chromium-driver`), None when missing
+CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+DRIVER = shutil.which("chromedriver")
 SAMPLE = Path(__file__).resolve().parent / "sample_project"
 FORMATTER = "mcp_bdd.report:LivingDocFormatter"
 

@@ -267,7 +267,9 @@ def test_statuses_failures_and_hooks(outputs: dict[str, Any]) -> None:
     envelopes = outputs["envelopes"]
     wrong = _results(envelopes, "A wrong total is reported as a failure")
     assert [r["status"] for r in wrong] == ["PASSED", "PASSED", "FAILED"]
-    assert wrong[2]["exception"] == {"type": "mcp_bdd.expectation", "message": "ASSERT FAILED: Expected 5, got 4"}
+    exception = wrong[2]["exception"]
+    assert exception["type"] == "mcp_bdd.expectation"
+    assert exception["message"] == "ASSERT FAILED: Expected result to be 5, but it was 4"
     assert [r["status"] for r in _results(envelopes, "A step nobody has written yet")] == ["PASSED", "UNDEFINED"]
     assert [r["status"] for r in _results(envelopes, "A pending step")] == ["PENDING"]
     hook = _results(envelopes, "A scenario whose setup hook breaks")
@@ -321,7 +323,7 @@ def test_the_official_html_formatter_renders_it(outputs: dict[str, Any], tmp_pat
 
 def _shown_in_chromium(page: Path) -> None:
     """What a person sees: the React app of the html-formatter draws every scenario from the stream."""
-    from test_report_browser import CHROMIUM, DRIVER
+    from report_helpers import CHROMIUM, DRIVER
 
     if CHROMIUM is None or DRIVER is None:
         return  # the HTML was produced by the official formatter; drawing it needs a browser
@@ -375,7 +377,7 @@ def test_cucumber_json_results_and_embeddings(outputs: dict[str, Any]) -> None:
     elements = {e["name"]: e for e in _elements(outputs["json"])}
     wrong = elements["A wrong total is reported as a failure"]["steps"]
     assert [s["result"]["status"] for s in wrong] == ["passed", "passed", "failed"]
-    assert wrong[2]["result"]["error_message"].startswith("ASSERT FAILED: Expected 5, got 4")
+    assert wrong[2]["result"]["error_message"].startswith("ASSERT FAILED: Expected result to be 5, but it was 4")
     assert all(isinstance(s["result"]["duration"], int) for s in wrong)
     assert any(s["result"]["duration"] > 1_000 for s in wrong)  # nanoseconds: no step takes under 1 µs
     exchanges = next(e for e in wrong[1]["embeddings"] if e.get("name") == "mcp-exchanges.json")

@@ -55,7 +55,7 @@ def test_summary_counts_failures_categories_and_the_artifact_link(sample_run: Sa
     assert text.startswith("### ❌ mcp-bdd: 4 of 14 scenarios failed, 1 feature setup failed\n")
     assert "| stdio | 7 | 2 | 2 | 1 | 1 | 1 |" in text
     assert "**Failures** (5)" in text and "Feature or step misuse" in text  # the undefined step
-    assert "Expected 5, got 4" in text and "Expectation failed" in text
+    assert "Expected result to be 5, but it was 4" in text and "Expectation failed" in text
     assert "Setup / start failure" in text and "the prompts fixture could not be created" in text
     assert "Calculator tools › Division by zero is refused" not in text  # that Rule passed
     assert "`features/tools/calculator.feature:" in text
