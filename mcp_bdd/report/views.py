@@ -23,6 +23,7 @@ from mcp_bdd.report.coverage import CoverageItem, ServerCoverage, compute_covera
 from mcp_bdd.report.evidence import merge_surfaces
 from mcp_bdd.report.glossary import split_doc
 from mcp_bdd.report.history import Entry
+from mcp_bdd.report.links import Link, requirement_links
 from mcp_bdd.report.model import (
     OUTCOMES,
     Background,
@@ -394,6 +395,12 @@ class ReportView:
     glossary: list[GlossaryGroup]
     scenarios: list[ScenarioView] = field(default_factory=list)
     history: list[Entry] = field(default_factory=list)  # past runs of the same label, then this one
+    links: dict[str, str] = field(default_factory=dict)  # requirement-link templates of the runs
+
+    def link(self, tag: str) -> Link | None:
+        """The requirement link of a tag (`@JIRA-123` under `[tool.mcp-bdd.links]`), if any."""
+        found = requirement_links((tag,), self.links) if self.links else ()
+        return found[0] if found else None
 
     @property
     def merged(self) -> bool:
@@ -766,6 +773,7 @@ def build_report(runs: Sequence[Run], title: str | None = None, history: Sequenc
         servers=_servers(runs, all_features),
         glossary=_glossary(runs),
         scenarios=builder.scenarios,
+        links={k: v for r in runs for k, v in r.links.items()},
     )
     if history:
         report.history = [*history, current_entry(report)]

@@ -48,9 +48,13 @@ class SampleRun:
         return self.html.read_text(encoding="utf-8")
 
 
-def make_sample_run(root: Path, label: str = "stdio", *extra: str) -> SampleRun:
+def make_sample_run(root: Path, label: str = "stdio", *extra: str, files: dict[str, str] | None = None) -> SampleRun:
+    """The sample project copied to `root/project` (plus `files`: relative path -> text), run once."""
     project = root / "project"
     shutil.copytree(SAMPLE, project)
+    for name, text in (files or {}).items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text, encoding="utf-8")
     proc = run_behave(
         project,
         "-f",

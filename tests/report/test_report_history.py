@@ -1,6 +1,7 @@
 """Run history across three consecutive real behave runs: the trend, each scenario's dots,
 flaky marks (flips between runs, and between transport legs in a merged report), "new failure"
-vs "still failing", failure categories; `mcp-bdd report merge` with and without a history."""
+vs "still failing", failure categories and requirement links (from the project's config);
+`mcp-bdd report merge` with and without a history."""
 
 from __future__ import annotations
 
@@ -30,12 +31,22 @@ def _scenario_html(html: Path, sid: str) -> str:
     return text[start : text.index("</summary>", start)]
 
 
+# The history folder and the requirement links come from the project's configuration; the
+# folder is relative to the config file (each run's project is tmp/<n>/project).
+PROJECT_FILES = {
+    "mcp-bdd.toml": 'history = "../../history"\nhistory_runs = 5\n[links]\nJIRA = "https://jira.example.com/browse/{}"\n',
+    "features/tools/traced.feature": (
+        "@JIRA-7\nFeature: Traced to a requirement\n  Scenario: Adding is traced\n"
+        '    Given the "shop" server is running\n    When I call "add" with 1 and 1\n    Then the result is 2\n'
+    ),
+}
+
+
 def test_three_consecutive_runs(tmp_path: Path) -> None:
     history = tmp_path / "history"
-    flags = ("-D", f"mcp_bdd.history={history}")
-    first = make_sample_run(tmp_path / "1", "stdio", *flags)
-    second = make_sample_run(tmp_path / "2", "stdio", *flags, "-D", "break_division=1")
-    third = make_sample_run(tmp_path / "3", "stdio", *flags)
+    first = make_sample_run(tmp_path / "1", "stdio", files=PROJECT_FILES)
+    second = make_sample_run(tmp_path / "2", "stdio", "-D", "break_division=1", files=PROJECT_FILES)
+    third = make_sample_run(tmp_path / "3", "stdio", files=PROJECT_FILES)
 
     entries = read_history(history, "stdio")
     assert len(entries) == 3 and len(list(history.glob("run-*.json"))) == 3
@@ -57,6 +68,8 @@ def test_three_consecutive_runs(tmp_path: Path) -> None:
     assert "still failing · 3 runs" in _scenario_html(third.html, WRONG)
     assert "<h2>History" in third.text and "data-flaky" in third.text
     assert 'data-kind="expectation"' in third.text  # categories stay filters
+    for report in (first, second, third):  # requirement tags are links in every run
+        assert '<a class="tag req" href="https://jira.example.com/browse/JIRA-7"' in report.text
 
 
 def test_history_keeps_the_newest_runs_per_label(tmp_path: Path) -> None:
