@@ -7,7 +7,7 @@ extraction, the 20 kB cut, masking), then the page and the run JSON are written.
 printed, also as a ratio to writing the run's JSON in the same process (a baseline that moves
 with the machine), never asserted; exits 1 only when a size target is missed.
 
-    .venv/bin/python benchmarks/report_scale.py [--scenarios 1000] [--steps 5] [--out DIR] [--own-features]
+    .venv/bin/python benchmarks/report_scale.py [--scenarios 1000] [--steps 5] [--out DIR] [--own-features] [--browser]
 """
 
 from __future__ import annotations
@@ -172,14 +172,49 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--out", type=Path, default=None, help="keep the files here (default: a temp folder)")
     parser.add_argument("--own-features", action="store_true", help="also report on this repo's features/")
+    parser.add_argument("--browser", action="store_true", help="also time opening the page in headless Chromium")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="report-scale-") as tmp:
         out = args.out or Path(tmp)
         code = _measure(args.scenarios, args.steps, out)
+        if args.browser:
+            _open_in_browser(out / "living-doc.html")
         if args.own_features:
             code |= _own_features(out / "own")
         return code
+
+
+def _open_in_browser(html: Path) -> None:
+    """Time from navigation to the page's data unpacked and its failures drawn (data-ready), in Chromium."""
+    import shutil
+
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    if chromium is None or driver_path is None:
+        print("browser: headless Chromium not installed (apt-get install chromium chromium-driver); skipped")
+        return
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    with tempfile.TemporaryDirectory(prefix="report-scale-chromium-") as profile:
+        options = webdriver.ChromeOptions()
+        options.binary_location = chromium
+        for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                     "--disable-background-networking", f"--user-data-dir={profile}"):  # fmt: skip
+            options.add_argument(flag)
+        driver = webdriver.Chrome(service=Service(driver_path), options=options)
+        try:
+            driver.get("about:blank")
+            t0 = time.perf_counter()
+            driver.get(html.as_uri())
+            loaded = time.perf_counter() - t0
+            ready = "return document.documentElement.getAttribute('data-ready')"
+            WebDriverWait(driver, 60, poll_frequency=0.01).until(lambda d: d.execute_script(ready) == "1")
+            total = time.perf_counter() - t0
+        finally:
+            driver.quit()
+    print(f"browser: page loaded in {loaded:.2f} s, data unpacked and failures drawn at {total:.2f} s")
 
 
 def _own_features(out: Path) -> int:

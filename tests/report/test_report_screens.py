@@ -109,6 +109,13 @@ def test_print_layout(browser: Any, sample_run: SampleRun) -> None:
             " document.documentElement.scrollWidth <= document.documentElement.clientWidth]"
         )
         assert state == ["none", "none", True]
+        browser.execute_script("window.dispatchEvent(new Event('beforeprint'))")  # opens and draws everything
+        spilling = browser.execute_script(
+            "return [...document.querySelectorAll('pre, .failure, .x')].filter(e =>"
+            " getComputedStyle(e).overflowY === 'visible' && e.scrollHeight > e.clientHeight + 2)"
+            ".map(e => e.className + ' ' + e.textContent.slice(0, 40))"
+        )
+        assert spilling == []  # nothing runs over what follows it on paper
         pdf = browser.execute_cdp_cmd("Page.printToPDF", {"printBackground": True})
         assert base64.b64decode(pdf["data"]).startswith(b"%PDF")
     finally:
