@@ -119,3 +119,50 @@ def test_report_in_a_real_browser(browser: Any, sample_run: SampleRun) -> None:
         browser.execute_script("window.dispatchEvent(new Event('afterprint')); window.scrollTo(0, 0)")
         Path(shot).parent.mkdir(parents=True, exist_ok=True)
         browser.save_screenshot(shot)
+
+
+def test_long_values_fold_and_text_holding_json_or_markdown_is_formatted(browser: Any, tmp_path: Path) -> None:
+    from report_helpers import exchange, feature, run, scenario
+
+    from mcp_bdd.report.render import write_html
+
+    markdown = "# Order ORD-1\n\n- **2** lamps\n- 1 `chair`\n"
+    result = {
+        "content": [
+            {"type": "text", "text": '{"order": "ORD-1", "lines": [1, 2]}'},
+            {"type": "text", "text": markdown},
+        ],
+        "structuredContent": {"ids": list(range(50)), "note": "n" * 1000},
+    }
+    messages = (
+        exchange(1, "request", "tools/call", {"name": "order"}),
+        exchange(2, "response", "tools/call", result, 1),
+    )
+    page = write_html(tmp_path / "fold.html", [run(feature("f", scenario("f--s", exchanges=messages)))])
+    open_page(browser, page.as_uri())
+    details = browser.find_element("css selector", "#f--s details.evidence")
+    browser.execute_script("arguments[0].open = true", details)
+    response = _wait(lambda: details.find_elements("css selector", ".x.k-response"))[0]
+    raw = response.find_element("css selector", "pre.json")
+    assert "show all 50 items" in raw.text and "show all 1000 characters" in raw.text
+    assert "n" * 1000 not in raw.text and len(raw.text.splitlines()) < 20  # 8 of 50 ids shown, the string cut
+    for button in raw.find_elements("css selector", "button.fold"):
+        button.click()
+    assert _wait(lambda: "n" * 1000 in raw.text and "show all" not in raw.text)
+    assert _json(raw.text)["structuredContent"]["ids"] == list(range(50))  # unfolded = valid JSON
+    formatted = [x.text for x in response.find_elements("css selector", ".xtext")]
+    assert formatted[0].startswith("text 1 as JSON") and '"order": "ORD-1"' in formatted[0]
+    assert formatted[1].startswith("text 2 as Markdown")
+    md = response.find_element("css selector", ".md")
+    assert md.find_element("css selector", ".md-h").text == "Order ORD-1"
+    assert [li.text for li in md.find_elements("tag name", "li")] == ["2 lamps", "1 chair"]
+    assert md.find_element("tag name", "strong").text == "2"
+
+
+def _json(text: str) -> Any:
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
