@@ -131,18 +131,20 @@ class ScenarioView:
     kind: str = "scenario"
     trend: list[Outcome | None] = field(default_factory=list)  # this scenario in the runs of the history, oldest first
 
-    @property
+    @cached_property
     def flips(self) -> int:
         """How often the executed outcome changed from one run of the history to the next."""
+        if len(self.trend) < 3:
+            return 0
         done = [o for o in self.trend if o in ("passed", "failed", "errored")]
         return sum(1 for a, b in itertools.pairwise(done) if (a == "passed") != (b == "passed"))
 
-    @property
+    @cached_property
     def flaky(self) -> bool:
         """Passes and fails without a change in between: flipped twice in the history, or legs disagree."""
         return self.flips >= 2 or self.inconsistent
 
-    @property
+    @cached_property
     def change(self) -> str | None:
         """ "new failure", "still failing" (for N runs), "fixed" — against the previous run of the history."""
         if len(self.trend) < 2:
@@ -190,7 +192,7 @@ class ScenarioView:
     def outcome(self) -> Outcome:
         return outcome(self.status)
 
-    @property
+    @cached_property
     def category(self) -> str | None:
         """The failure category (mcp_bdd.errors.KINDS) of the first problem in any run, from the typed error."""
         for result in self.results:
