@@ -27,6 +27,7 @@ __all__ = [
     "CommandServer",
     "Config",
     "Endpoint",
+    "FakeSpec",
     "ServerConfig",
     "UrlServer",
     "load_config",
@@ -180,6 +181,18 @@ class UrlServer(_Overrides):
 ServerConfig = AppServer | CommandServer | UrlServer
 
 
+class FakeSpec(_Model):
+    """A fake declared with options: `shopdb = { kind = "postgres", schema = "db/schema.sql" }`.
+
+    The options are checked by the kind of fake when the fake is first made (each kind knows its
+    own); `root` is the configuration file's folder, which relative paths in them are read from.
+    """
+
+    kind: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    root: str = "."
+
+
 class Config(_Model):
     server: str | None = None
     transport: str = "in-memory"
@@ -195,8 +208,9 @@ class Config(_Model):
     prestart: Annotated[int, Field(ge=0, le=8)] = 0
     #: the longest JSON-RPC line accepted over stdio; a longer one fails its request (bounded memory)
     max_message_bytes: Annotated[int, Field(ge=1024)] = 128 * 1024 * 1024
-    #: name -> kind of fakes referenced by placeholders (http | database | workspace | a user fake)
-    fakes: dict[str, str] = Field(default_factory=dict)
+    #: name -> kind of fakes referenced by placeholders (http | database | postgres | workspace | a user
+    #: fake), or a table with `kind` and the kind's options
+    fakes: dict[str, str | FakeSpec] = Field(default_factory=dict)
     #: where the living-doc formatter writes its HTML whatever `-o` behave paired with it
     report: str | None = None
     #: requirement links: tag key -> URL template with "{}" (see mcp_bdd.report.links)
@@ -339,6 +353,8 @@ def parse_config(raw: Mapping[str, Any], *, source: str, root: Path) -> Config:
     for name, body in servers_raw.items():
         servers[name] = _parse_server(name, body, source)
     top = {k: v for k, v in raw.items() if k != "servers"}
+    if "fakes" in top:
+        top["fakes"] = _parse_fakes(top["fakes"], source, root)
     try:
         config = Config(**top, servers={}, source=source, root=str(root))
     except ConfigError as exc:
@@ -353,6 +369,30 @@ def parse_config(raw: Mapping[str, Any], *, source: str, root: Path) -> Config:
             + (f" Configured servers: {', '.join(servers)}." if servers else " No servers are configured.")
         )
     return config
+
+
+def _parse_fakes(raw: Any, source: str, root: Path) -> dict[str, str | FakeSpec]:
+    """`name = "kind"` or `name = { kind = "...", <option> = ... }` for every declared fake."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f'{source}: `fakes` must be a table of name = "kind" (e.g. shop = "database").')
+    fakes: dict[str, str | FakeSpec] = {}
+    for name, value in raw.items():
+        if isinstance(value, str):
+            fakes[name] = value
+        elif isinstance(value, Mapping):
+            kind = value.get("kind")
+            if not isinstance(kind, str):
+                raise ConfigError(
+                    f'{source} [fakes.{name}]: a fake declared as a table needs `kind` (e.g. kind = "postgres").'
+                )
+            options = {k: v for k, v in value.items() if k != "kind"}
+            fakes[name] = FakeSpec(kind=kind, options=options, root=str(root))
+        else:
+            raise ConfigError(
+                f'{source} [fakes]: {name} = {value!r} is neither a kind ("postgres") nor a table '
+                '({ kind = "postgres", schema = "db/schema.sql" }).'
+            )
+    return fakes
 
 
 def _parse_server(name: str, body: Any, source: str) -> ServerConfig:

@@ -18,7 +18,7 @@ from typing import Any
 
 from mcp_bdd.config import Config, normalize_transport
 from mcp_bdd.errors import TransportNotServed, UsageError
-from mcp_bdd.fakes import teardown
+from mcp_bdd.fakes import close_shared, teardown
 from mcp_bdd.servers import discard_prestarted, start_server
 from mcp_bdd.session import Persona, Session
 
@@ -200,6 +200,7 @@ class Runtime:
     def close(self) -> list[str]:
         problems = self.close_scope("all")
         discard_prestarted()
+        problems += close_shared()  # run-wide fake resources (the PostgreSQL server), before their files go
         with contextlib.suppress(OSError):
             shutil.rmtree(self.root, ignore_errors=True)
         return problems

@@ -8,6 +8,7 @@ fake the scenario already uses, so a misspelt name is a usage error rather than 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -19,7 +20,7 @@ from behave import register_type  # type: ignore[import-untyped, unused-ignore]
 from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
 
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, pretty
-from mcp_bdd.fakes import FakeDatabase, FakeHttpService, FakeWorkspace, ReceivedRequest
+from mcp_bdd.fakes import FakeHttpService, FakeWorkspace, ReceivedRequest, TableStore
 from mcp_bdd.fakes._database import check_identifier, coerce_cell, same_value
 from mcp_bdd.fakes._http import check_method, split_target
 from mcp_bdd.matchers import ABSENT, Mismatch, coerce_literal, compare, parse_json_docstring, query_one
@@ -452,7 +453,10 @@ def step_http_received_json(context: Any, name: str, method: str, path: str) -> 
 
 @given(_TABLE + " contains:")
 def step_db_seed(context: Any, table: str, name: str) -> None:
-    """Seed a table of a fake SQLite database (created from the headings if needed; empty cell = NULL).
+    """Seed a table of a fake database (empty cell = NULL).
+
+    SQLite creates the table from the headings if needed; PostgreSQL needs it in the schema and
+    reads each cell by its column's type (numbers, true/false, JSON, timestamps).
 
     Example:
         Given the table "products" of the fake database "shop" contains:
@@ -463,12 +467,12 @@ def step_db_seed(context: Any, table: str, name: str) -> None:
     _fakes(context).database(_text(context, name)).seed(_text(context, table), headings, rows)
 
 
-def _database(context: Any, name: str) -> FakeDatabase:
-    db: FakeDatabase = _fakes(context).existing(_text(context, name), "database")
+def _database(context: Any, name: str) -> TableStore:
+    db: TableStore = _fakes(context).existing(_text(context, name), "database")
     return db
 
 
-def _no_table(db: FakeDatabase, table: str) -> ExpectationFailed:
+def _no_table(db: TableStore, table: str) -> ExpectationFailed:
     tables = db.tables()
     return ExpectationFailed(
         f'The fake database "{db.name}" has no table "{table}"',
@@ -501,12 +505,23 @@ def step_db_count(context: Any, table: str, name: str, count: int, noun: str) ->
         )
 
 
+def _cell(value: Any) -> str:
+    """A stored value as a table cell: NULL empty, booleans and JSON as they are written in a feature."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
 def _render_rows(columns: Sequence[str], rows: Sequence[dict[str, Any]] | Sequence[Sequence[Any]]) -> str:
     """A Gherkin-style table, as a product owner wrote it (NULL as an empty cell)."""
     grid = [list(columns)]
     for row in rows[:_SHOWN]:
         cells = [row.get(c) for c in columns] if isinstance(row, dict) else list(row)
-        grid.append(["" if v is None else str(v) for v in cells])
+        grid.append([_cell(v) for v in cells])
     widths = [max(len(r[i]) for r in grid) for i in range(len(columns))]
     lines = ["    | " + " | ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)) + " |" for r in grid]
     if len(rows) > _SHOWN:
