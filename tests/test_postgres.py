@@ -40,7 +40,7 @@ SEED = """
 
 
 def _postgres_processes(server_only: bool = False) -> list[psutil.Process]:
-    """Every postgres process started by this test (they carry the census marker of conftest).
+    """Every postgres process started by this test, and its lifeline (they carry conftest's census marker).
 
     `server_only`: the running server's (not initdb's single-user postgres).
     """
@@ -50,7 +50,12 @@ def _postgres_processes(server_only: bool = False) -> list[psutil.Process]:
         try:
             ours = (proc.info.get("environ") or {}).get("MCP_BDD_TEST_MARKER") == marker
             single = "--single" in (proc.info.get("cmdline") or [])
-            if proc.info["name"] == "postgres" and ours and not (server_only and single):
+            lifeline = any(part.endswith("_lifeline.py") for part in proc.info.get("cmdline") or [])
+            if (
+                (proc.info["name"] == "postgres" or (lifeline and not server_only))
+                and ours
+                and not (server_only and single)
+            ):
                 found.append(proc)
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue

