@@ -40,7 +40,7 @@ from typing import Any, Protocol, TypeVar
 
 from anyio.from_thread import BlockingPortal
 
-from mcp_bdd.errors import McpBddError, UsageError, did_you_mean
+from mcp_bdd.errors import FakeReplaced, McpBddError, UsageError, did_you_mean
 from mcp_bdd.fakes._database import FakeDatabase, TableStore
 from mcp_bdd.fakes._http import METHODS, FakeHttpService, ReceivedRequest, Stub
 from mcp_bdd.fakes._postgres import FakePostgres, PostgresCluster
@@ -260,6 +260,13 @@ _register(
     )
 )
 
+def _real(ctx: FakeContext) -> Any:
+    raise FakeReplaced(f'The fake "{ctx.name}" is replaced by a real dependency; it cannot be created.')
+
+
+# A profile's `replace.<name>` declares the fake as "real": placeholders read the given values.
+_register(FakeKind("real", _real, "real dependency", builtin=True))
+
 #: kind -> the class of built-in fakes
 BUILTIN_KINDS: dict[str, type[Any]] = {k.name: k.cls for k in _REGISTRY.values() if k.cls is not None}
 
@@ -284,6 +291,7 @@ class _Declared(Protocol):
     kind: str
     options: Mapping[str, Any]
     root: str
+    profile: str | None
 
 
 class Fakes:
@@ -328,6 +336,7 @@ class Fakes:
 
         `kind` may name a family ("database"): a declared "postgres" fake serves the database steps.
         """
+        self._refuse_replaced(name)
         entry = self._entries.get(name)
         if entry is not None:
             if kind is not None and not _serves(entry.kind, kind):
@@ -363,8 +372,24 @@ class Fakes:
         obj: FakeWorkspace = self.get(name, "workspace")
         return obj
 
+    def replaced(self, name: str) -> Mapping[str, Any] | None:
+        """The real dependency's values when the run's profile replaced this fake, else None."""
+        spec = self._specs.get(name)
+        return spec.options if spec is not None and spec.kind == "real" else None
+
+    def _refuse_replaced(self, name: str) -> None:
+        spec = self._specs.get(name)
+        if spec is None or spec.kind != "real":
+            return
+        by = f'the profile "{spec.profile}"' if spec.profile else "[tool.mcp-bdd.fakes]"
+        raise FakeReplaced(
+            f'{by} replaces the fake "{name}" with a real dependency '
+            f"({', '.join(f'{k}={v}' for k, v in spec.options.items())}): a step cannot stub or check it."
+        )
+
     def existing(self, name: str, kind: str) -> Any:
         """A fake that must already be in use (for verification steps): UsageError if it never was."""
+        self._refuse_replaced(name)
         entry = self._entries.get(name)
         if entry is None:
             in_use = ", ".join(f'"{n}" ({_label(e.kind)})' for n, e in self._entries.items()) or "none"
@@ -385,7 +410,7 @@ class Fakes:
         return None
 
     def _kinds_offer(self) -> str:
-        parts = [f"{k.label} offers {', '.join(k.attrs)}" for k in _builtin_kinds().values()]
+        parts = [f"{k.label} offers {', '.join(k.attrs)}" for k in _builtin_kinds().values() if k.attrs]
         users = ", ".join(sorted(registered_fakes()))
         text = "A " + "; a ".join(parts) + "."
         return text + (f" User fakes: {users}." if users else " No user fakes are registered.")
@@ -458,7 +483,20 @@ class Fakes:
 
     # -- placeholders and dependency injection ---------------------------------------------------
     def resolve(self, name: str, attr: str) -> str:
-        """The text of `${fake.<name>.<attr>}`; creates the fake on first reference."""
+        """The text of `${fake.<name>.<attr>}`; creates the fake on first reference.
+
+        A fake the profile replaced reads the real dependency's values (`${env.NAME}` allowed there).
+        """
+        real = self.replaced(name)
+        if real is not None:
+            if attr not in real:
+                raise UsageError(
+                    f'${{fake.{name}.{attr}}}: the profile replaces the fake "{name}" but gives no "{attr}". '
+                    + did_you_mean(attr, real, "value")
+                )
+            from mcp_bdd.variables import interpolate
+
+            return interpolate(str(real[attr]), {}, where=f"the profile's replacement for the fake {name}")
         entry = self._entries.get(name)
         if entry is None:
             kind = self._declared.get(name) or self._kind_from_name(name)

@@ -4,12 +4,17 @@ Every quoted parameter, table cell and doc string is interpolated first (`${fake
 `${order}` ...). Set-up steps create the fake on first reference; verification steps require a
 fake the scenario already uses, so a misspelt name is a usage error rather than a silent
 "received 0 requests".
+
+A fake that the run's profile replaced with a real dependency cannot be stubbed or checked: its
+steps are reported as skipped, with the reason (`skip_replaced`), never silently passed.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
@@ -19,7 +24,7 @@ from behave import given as _given  # type: ignore[import-untyped, unused-ignore
 from behave import register_type  # type: ignore[import-untyped, unused-ignore]
 from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
 
-from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, pretty
+from mcp_bdd.errors import ExpectationFailed, FakeReplaced, UsageError, did_you_mean, pretty
 from mcp_bdd.fakes import FakeHttpService, FakeWorkspace, ReceivedRequest, TableStore
 from mcp_bdd.fakes._database import check_identifier, coerce_cell, same_value
 from mcp_bdd.fakes._http import check_method, split_target
@@ -31,8 +36,92 @@ from mcp_bdd.matchers import ABSENT, Mismatch, coerce_literal, compare, parse_js
 _F = TypeVar("_F", bound=Callable[..., Any])
 _T = TypeVar("_T")
 
-given: Callable[[str], Callable[[_F], _F]] = _given
-then: Callable[[str], Callable[[_F], _F]] = _then
+
+
+def skip_step(context: Any, reason: str) -> None:
+    """Report the running step as skipped, with the reason (console, transcript, report).
+
+    behave has no skip for one step: it keeps a status the step set itself, so the running step —
+    the first of the scenario's steps not run yet — is marked skipped, and the scenario goes on.
+    """
+    from behave.model_core import Status  # type: ignore[import-untyped, unused-ignore]
+
+    scenario = getattr(context, "scenario", None)
+    steps = list(getattr(scenario, "all_steps", None) or [])
+    step = next((s for s in steps if s.status == Status.untested), None)
+    if step is None:  # not inside a scenario's own step (a nested step): an error rather than a silent pass
+        raise FakeReplaced(reason)
+    _count_skips_as_neutral()
+    step.status = Status.skipped
+    step.skip_reason = reason
+    st = getattr(context, "mcp", None)
+    if st is not None:
+        st.transcript.record("info", "profile", f"step skipped: {reason}", {"reason": reason})
+    print(f"\n  Skipped at {step.location}: {step.keyword} {step.name}\n    {reason}", file=sys.__stderr__)
+
+
+def _count_skips_as_neutral() -> None:
+    """A scenario's status ignores the steps a profile skipped (once installed, for the whole run).
+
+    behave's Scenario.compute_status returns the status of the first step that did not pass: a
+    skipped fake step before a failing call would report the scenario *skipped*, hiding the
+    failure. Here the other steps decide (all skipped: skipped). behave itself never skips a step
+    before one that runs, so nothing else changes.
+    """
+    from behave.model import Scenario  # type: ignore[import-untyped, unused-ignore]
+    from behave.model_core import Status  # type: ignore[import-untyped, unused-ignore]
+
+    original = Scenario.compute_status
+    if getattr(original, "_mcp_bdd", False):
+        return
+
+    def compute_status(self: Any) -> Any:
+        steps = list(self.all_steps)
+        neutral = [s for s in steps if getattr(s, "skip_reason", None) and s.status == Status.skipped]
+        if not neutral or len(neutral) == len(steps):
+            return original(self)
+        for step in neutral:
+            step.status = Status.passed
+        try:
+            return original(self)
+        finally:
+            for step in neutral:
+                step.status = Status.skipped
+
+    compute_status._mcp_bdd = True  # type: ignore[attr-defined]
+    Scenario.compute_status = compute_status
+
+
+def skip_replaced(func: _F) -> _F:
+    """A step function that reports itself skipped when it needs a fake the profile replaced."""
+
+    @functools.wraps(func)  # behave unwraps __wrapped__ for the step's location
+    def run(context: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(context, *args, **kwargs)
+        except FakeReplaced as exc:
+            skip_step(context, str(exc))
+            return None
+
+    typed: _F = run  # type: ignore[assignment]
+    return typed
+
+
+def given(pattern: str) -> Callable[[_F], _F]:
+    def register(func: _F) -> _F:
+        _given(pattern)(skip_replaced(func))
+        return func
+
+    return register
+
+
+def then(pattern: str) -> Callable[[_F], _F]:
+    def register(func: _F) -> _F:
+        _then(pattern)(skip_replaced(func))
+        return func
+
+    return register
+
 
 
 def _parse_type(pattern: str, convert: Callable[[str], _T]) -> Callable[[str], _T]:
