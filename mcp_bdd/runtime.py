@@ -141,8 +141,9 @@ class Runtime:
             cfg = cfg.model_copy(update={"env": {**getattr(cfg, "env", {}), **env_overrides}})
             scope = "scenario"  # a scenario-specific environment cannot be shared
         persona: Persona = state.persona
-        if not persona.empty():
-            scope = "scenario"  # the client's capabilities are the scenario's own
+        client_headers: dict[str, str] = dict(getattr(state, "client_headers", None) or {})
+        if not persona.empty() or client_headers:
+            scope = "scenario"  # the client's capabilities (and credentials) are the scenario's own
         key = (name, transport, protocol, scope)
         if scope != "scenario" and key in self.long_lived:
             item = self.long_lived[key]
@@ -172,6 +173,7 @@ class Runtime:
             return kwargs
 
         server = start_server(name, cfg, config, transport, interpolate=interp, inject=inject, logdir=self.logdir)
+        server.headers.update(client_headers)  # sent by the session's HTTP client (streamable HTTP, SSE)
         session = Session(
             name,
             server,

@@ -6,6 +6,7 @@ until the scenario ends (`Fakes.close`, called by the `after_scenario` hook).
 
 Kinds: "http" (`FakeHttpService`), "database" (`FakeDatabase`, SQLite), "workspace" (`FakeWorkspace`),
 "postgres" (`FakePostgres`, a real PostgreSQL database per scenario; `pip install mcp-bdd[postgres]`),
+"oauth" (`FakeAuthServer`, an OAuth authorization server issuing signed JWT access tokens),
 or the name of a user fake registered with `@fake("name")`. Built-in kinds register through the
 same registry as users' fakes (`_register`), so there is one way to create, inject and tear down
 a fake of any kind:
@@ -43,6 +44,7 @@ from anyio.from_thread import BlockingPortal
 from mcp_bdd.errors import FakeReplaced, McpBddError, UsageError, did_you_mean
 from mcp_bdd.fakes._database import FakeDatabase, TableStore
 from mcp_bdd.fakes._http import METHODS, FakeHttpService, ReceivedRequest, Stub
+from mcp_bdd.fakes._oauth import FakeAuthServer, IssuedToken
 from mcp_bdd.fakes._postgres import FakePostgres, PostgresCluster
 from mcp_bdd.fakes._workspace import FakeWorkspace
 from mcp_bdd.transcript import Transcript
@@ -50,6 +52,7 @@ from mcp_bdd.transcript import Transcript
 __all__ = [
     "BUILTIN_KINDS",
     "METHODS",
+    "FakeAuthServer",
     "FakeContext",
     "FakeDatabase",
     "FakeHttpService",
@@ -57,6 +60,7 @@ __all__ = [
     "FakePostgres",
     "FakeWorkspace",
     "Fakes",
+    "IssuedToken",
     "ReceivedRequest",
     "Stub",
     "TableStore",
@@ -170,7 +174,7 @@ def _label(kind: str) -> str:
 
 def _a(kind: str) -> str:
     """`_label` with its article: "an HTTP service", "a database"."""
-    return ("an " if kind == "http" else "a ") + _label(kind)
+    return ("an " if kind in ("http", "oauth") else "a ") + _label(kind)
 
 
 def _serves(kind: str, wanted: str) -> bool:
@@ -259,6 +263,25 @@ _register(
         builtin=True,
     )
 )
+
+def _oauth(ctx: FakeContext) -> Iterator[FakeAuthServer]:
+    server = FakeAuthServer(ctx.name, transcript=ctx.transcript, options=ctx.options)
+    yield server
+    server.close()
+
+
+_register(
+    FakeKind(
+        "oauth",
+        _oauth,
+        "OAuth authorization server",
+        FakeAuthServer.ATTRS,
+        FakeAuthServer,
+        options=FakeAuthServer.OPTIONS,
+        builtin=True,
+    )
+)
+
 
 def _real(ctx: FakeContext) -> Any:
     raise FakeReplaced(f'The fake "{ctx.name}" is replaced by a real dependency; it cannot be created.')
