@@ -102,6 +102,13 @@ def test_issued_tokens_carry_the_claims_asked_for(auth: FakeAuthServer, client: 
         auth.issue(["c"])
 
 
+def test_issued_tokens_are_masked_like_every_other_secret(auth: FakeAuthServer) -> None:
+    from mcp_bdd.secrets import mask
+
+    token = auth.issue(["a"])
+    assert token not in mask(f"the server echoed Authorization: Bearer {token} and {token}")
+
+
 def test_close_frees_the_port(auth: FakeAuthServer, client: httpx2.Client) -> None:
     url = auth.metadata_url
     assert client.get(url).status_code == 200

