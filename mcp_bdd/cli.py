@@ -354,7 +354,7 @@ def print_steps(*, markdown: bool, project: bool, out: TextIO | None = None) -> 
     groups: dict[str, list[tuple[str, str, str, str]]] = {}
     for step_type in ("given", "when", "then", "step"):
         for matcher in step_registry.registry.steps.get(step_type, []):
-            func = matcher.func
+            func = inspect.unwrap(matcher.func)  # a decorated step (e.g. skip_replaced) lists at its own line
             module = str(getattr(func, "__module__", "?"))
             doc = inspect.getdoc(func) or ""
             line = int(getattr(getattr(func, "__code__", None), "co_firstlineno", 0))

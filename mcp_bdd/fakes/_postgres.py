@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import queue
 import shutil
 import signal
 import socket
@@ -105,6 +106,8 @@ class PostgresCluster:
         self._counter = itertools.count(1)
         #: template -> the thread copying the next scenario's database from it, and that database's name
         self._spares: dict[str, tuple[threading.Thread, list[str]]] = {}
+        self._drops: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._dropper: threading.Thread | None = None
         self._admin: Any = None
         self._closed = False
 
@@ -195,6 +198,9 @@ class PostgresCluster:
         self._closed = True
         for thread, _name in list(self._spares.values()):
             thread.join(30)  # a copy under way finishes first (stopping the server under it would log errors)
+        if self._dropper is not None:
+            self._drops.put(None)
+            self._dropper.join(30)
         if self._admin is not None:
             with contextlib.suppress(Exception):
                 self._admin.close()
@@ -324,11 +330,26 @@ class PostgresCluster:
         thread.start()
 
     def drop(self, dbname: str) -> None:
-        """Drop a scenario's database, disconnecting whoever still uses it (a server under test)."""
+        """Drop a scenario's database in the background, disconnecting whoever still uses it.
+
+        Dropping costs ~0.1 s (PostgreSQL flushes the database's buffers and unlinks its files);
+        nothing waits for it, so the next scenario does not pay it. What is left to drop when the
+        run ends goes with the server's data.
+        """
         if self._closed:
             return
         with self._lock:
-            self._admin.execute(f"DROP DATABASE IF EXISTS {_ident(dbname)} WITH (FORCE)")
+            if self._dropper is None:
+                self._dropper = threading.Thread(target=self._drop_loop, name="mcp-bdd-postgres-drop", daemon=True)
+                self._dropper.start()
+        self._drops.put(dbname)
+
+    def _drop_loop(self) -> None:
+        psycopg, _bin = _imports()
+        with contextlib.suppress(Exception), psycopg.connect(**self.params("postgres"), autocommit=True) as conn:
+            while (dbname := self._drops.get()) is not None:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute(f"DROP DATABASE IF EXISTS {_ident(dbname)} WITH (FORCE)")
 
 
 class FakePostgres:
@@ -408,16 +429,19 @@ class FakePostgres:
 
     def tables(self) -> list[str]:
         rows = self.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name"
+            "SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace "
+            "AND relkind IN ('r', 'p', 'v', 'm', 'f') ORDER BY relname"
         )
         return [str(r[0]) for r in rows]
 
     def column_types(self, table: str) -> dict[str, str]:
         """Column name -> type, in table order ({} when the table does not exist)."""
         check_identifier(table, "table name")
-        rows = self.execute(
-            "SELECT column_name, data_type FROM information_schema.columns "
-            "WHERE table_schema = current_schema() AND table_name = %s ORDER BY ordinal_position",
+        rows = self.execute(  # pg_catalog, not information_schema: a tenth of the time
+            "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+            "JOIN pg_class c ON c.oid = a.attrelid WHERE c.relname = %s "
+            "AND c.relnamespace = current_schema()::regnamespace AND a.attnum > 0 AND NOT a.attisdropped "
+            "ORDER BY a.attnum",
             [table],
         )
         return {str(r[0]): str(r[1]) for r in rows}
