@@ -352,11 +352,9 @@ def load_config(
     return parse_config(raw, source=source, root=root)
 
 
-_PROFILE_KEYS = ("transport", "protocol", "scope", "timeout", "startup_timeout", "server", "pool", "prestart")
-
-
 def _profile_keys() -> tuple[str, ...]:
-    return (*_PROFILE_KEYS, "servers", "fakes", "replace")
+    """Every top-level key but the profiles themselves, plus `replace`."""
+    return (*(k for k in _TOP_KEYS if k not in {"profile", "profiles"}), "replace")
 
 
 def _check_profile(name: str, body: Any, source: str) -> None:
