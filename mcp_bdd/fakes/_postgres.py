@@ -38,7 +38,6 @@ from typing import Any
 from mcp_bdd._lifelines import die_with_parent
 from mcp_bdd.errors import ServerStartError, UsageError, did_you_mean
 from mcp_bdd.fakes._database import check_headings, check_identifier, no_column
-from mcp_bdd.servers._process import lifeline
 from mcp_bdd.transcript import Transcript
 
 __all__ = ["FakePostgres", "PostgresCluster"]
@@ -161,6 +160,8 @@ class PostgresCluster:
                 start_new_session=True,  # its session is what the lifeline kills; Ctrl-C reaches behave only
                 **as_user,
             )
+        from mcp_bdd.servers._process import lifeline  # (late: importing fakes must not import the servers)
+
         lifeline().watch(process.pid)
         cluster = cls(directory, port, process)
         try:
@@ -214,6 +215,8 @@ class PostgresCluster:
             self._process.wait()
         with contextlib.suppress(ProcessLookupError):  # a backend that outlived its postmaster
             os.killpg(self.pid, signal.SIGKILL)
+        from mcp_bdd.servers._process import lifeline
+
         lifeline().forget(self.pid)
         shutil.rmtree(self.socket_dir, ignore_errors=True)
 
