@@ -264,6 +264,7 @@ _register(
     )
 )
 
+
 def _oauth(ctx: FakeContext) -> Iterator[FakeAuthServer]:
     server = FakeAuthServer(ctx.name, transcript=ctx.transcript, options=ctx.options)
     yield server
@@ -311,10 +312,14 @@ class _Entry:
 class _Declared(Protocol):
     """A fake's table in [tool.mcp-bdd.fakes] (`config.FakeSpec`): its kind and options."""
 
-    kind: str
-    options: Mapping[str, Any]
-    root: str
-    profile: str | None
+    @property
+    def kind(self) -> str: ...
+    @property
+    def options(self) -> Mapping[str, Any]: ...
+    @property
+    def root(self) -> str: ...
+    @property
+    def profile(self) -> str | None: ...
 
 
 class Fakes:
