@@ -13,6 +13,8 @@ so one process can build servers for several scenarios with different fakes:
   Tables ``orders`` and ``users`` are created as needed in the same file. The schema is
   prepared on first use, not at start-up, so a test may fill the file after the server starts.
   Unset: a private in-memory database, seeded the same way.
+- ``AUTH_ISSUER`` (and ``AUTH_AUDIENCE``, ``AUTH_SCOPES``, ``AUTH_RESOURCE``): protect the HTTP
+  transports with OAuth (see `demo.auth`); unset: no protection.
 - ``PAYMENTS_URL``: base URL of the payment provider. ``pay_order`` sends
   ``POST {PAYMENTS_URL}/charges`` with ``{"order_id", "amount"}``; any 2xx means paid (a JSON
   body may carry the charge ``id``), anything else or no answer within 3 s means the payment
@@ -85,6 +87,8 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
+
+from demo.auth import protection_from_env
 
 __all__ = ["create_server"]
 
@@ -600,7 +604,7 @@ def create_server() -> MCPServer:
     payments_url = os.environ.get("PAYMENTS_URL") or None
     subscriptions = _Subscriptions()
 
-    server = MCPServer("shop", version="1.0.0", instructions=INSTRUCTIONS)
+    server = MCPServer("shop", version="1.0.0", instructions=INSTRUCTIONS, **protection_from_env())
     lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
     # MCPServer has no public hook for these 2025-11-25 features; register them on its lowlevel server.
     lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscriptions.subscribe)

@@ -145,6 +145,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--junit", type=Path, metavar="PATH", help="the JUnit file (default: junit.xml beside the report)")
     run.add_argument("--title", help="the report's title")
+    run.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="apply [profiles.NAME] of the configuration (e.g. real dependencies instead of fakes); = -D profile=NAME",
+    )
 
     probe = add(
         "probe",
@@ -209,6 +214,11 @@ def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.Argum
     if command == "run":
         from mcp_bdd.matrix import RunOptions, run_matrix
 
+        if args.profile:  # an unknown profile stops here, before any worker starts
+            from mcp_bdd.config import load_config
+
+            load_config(userdata={"profile": args.profile})
+            extra = ["-D", f"profile={args.profile}", *extra]
         return run_matrix(
             RunOptions(
                 transports=args.transport or [],
@@ -282,7 +292,7 @@ def _behave_args(argv: list[str]) -> list[str]:
     """With `--`, everything after it goes to behave verbatim (our options come before it)."""
     index = argv.index("--")
     before = argv[:index]
-    known = {"--transport", "--protocol", "--jobs", "-j", "--shard", "--report", "--junit", "--title"}
+    known = {"--transport", "--protocol", "--jobs", "-j", "--shard", "--report", "--junit", "--title", "--profile"}
     passthrough: list[str] = []
     i = 1  # skip "run"
     while i < len(before):
@@ -344,7 +354,7 @@ def print_steps(*, markdown: bool, project: bool, out: TextIO | None = None) -> 
     groups: dict[str, list[tuple[str, str, str, str]]] = {}
     for step_type in ("given", "when", "then", "step"):
         for matcher in step_registry.registry.steps.get(step_type, []):
-            func = matcher.func
+            func = inspect.unwrap(matcher.func)  # a decorated step (e.g. skip_replaced) lists at its own line
             module = str(getattr(func, "__module__", "?"))
             doc = inspect.getdoc(func) or ""
             line = int(getattr(getattr(func, "__code__", None), "co_firstlineno", 0))

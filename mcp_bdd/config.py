@@ -27,6 +27,7 @@ __all__ = [
     "CommandServer",
     "Config",
     "Endpoint",
+    "FakeSpec",
     "ServerConfig",
     "UrlServer",
     "load_config",
@@ -180,6 +181,20 @@ class UrlServer(_Overrides):
 ServerConfig = AppServer | CommandServer | UrlServer
 
 
+class FakeSpec(_Model):
+    """A fake declared with options: `shopdb = { kind = "postgres", schema = "db/schema.sql" }`.
+
+    The options are checked by the kind of fake when the fake is first made (each kind knows its
+    own); `root` is the configuration file's folder, which relative paths in them are read from.
+    """
+
+    kind: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    root: str = "."
+    #: the profile that replaced this fake with a real dependency (kind "real")
+    profile: str | None = None
+
+
 class Config(_Model):
     server: str | None = None
     transport: str = "in-memory"
@@ -195,8 +210,9 @@ class Config(_Model):
     prestart: Annotated[int, Field(ge=0, le=8)] = 0
     #: the longest JSON-RPC line accepted over stdio; a longer one fails its request (bounded memory)
     max_message_bytes: Annotated[int, Field(ge=1024)] = 128 * 1024 * 1024
-    #: name -> kind of fakes referenced by placeholders (http | database | workspace | a user fake)
-    fakes: dict[str, str] = Field(default_factory=dict)
+    #: name -> kind of fakes referenced by placeholders (http | database | postgres | workspace | a user
+    #: fake), or a table with `kind` and the kind's options
+    fakes: dict[str, str | FakeSpec] = Field(default_factory=dict)
     #: where the living-doc formatter writes its HTML whatever `-o` behave paired with it
     report: str | None = None
     #: requirement links: tag key -> URL template with "{}" (see mcp_bdd.report.links)
@@ -205,6 +221,10 @@ class Config(_Model):
     history: str | None = None
     #: how many runs (per run label) the history keeps
     history_runs: Annotated[int, Field(ge=2, le=1000)] = 20
+    #: the selected profile (`-D profile=staging`, `mcp-bdd run --profile staging`), already applied
+    profile: str | None = None
+    #: name -> overrides of top-level keys, servers and fakes, and `replace` (fakes swapped for real values)
+    profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
     source: str = "(defaults)"
     root: str = "."
 
@@ -327,7 +347,86 @@ def load_config(
     for key, value in (userdata or {}).items():
         if key in _USERDATA_KEYS:
             raw[key] = value
+    profile = (userdata or {}).get("profile") or raw.get("profile")
+    if profile:
+        raw = apply_profile(raw, str(profile), source)
+        for key, value in (userdata or {}).items():  # -D still wins over the profile
+            if key in _USERDATA_KEYS:
+                raw[key] = value
     return parse_config(raw, source=source, root=root)
+
+
+def _profile_keys() -> tuple[str, ...]:
+    """Every top-level key but the profiles themselves, plus `replace`."""
+    return (*(k for k in _TOP_KEYS if k not in {"profile", "profiles"}), "replace")
+
+
+def _check_profile(name: str, body: Any, source: str) -> None:
+    where = f"{source} [profiles.{name}]"
+    if not isinstance(body, Mapping):
+        raise ConfigError(f"{where}: a profile is a table of overrides (servers, fakes, replace, timeout, ...).")
+    for key in body:
+        if key not in _profile_keys():
+            raise ConfigError(
+                f'{where}: unknown key "{key}".{_closest(key, _profile_keys())} '
+                f"Valid keys here: {', '.join(_profile_keys())}."
+            )
+    for section in ("servers", "fakes", "replace"):
+        value = body.get(section, {})
+        if not isinstance(value, Mapping) or not all(isinstance(v, Mapping | str) for v in value.values()):
+            raise ConfigError(
+                f"{source} [profiles.{name}.{section}]: must be a table of [profiles.{name}.{section}.<name>] tables."
+            )
+    for fake, values in body.get("replace", {}).items():
+        if not isinstance(values, Mapping) or not values or not all(isinstance(v, str) for v in values.values()):
+            raise ConfigError(
+                f"{source} [profiles.{name}.replace.{fake}]: the real dependency's values for "
+                f"${{fake.{fake}.<attr>}}, as text, "
+                f'e.g. {fake} = {{ url = "https://sandbox.example.com" }}.'
+            )
+
+
+def apply_profile(raw: Mapping[str, Any], name: str, source: str) -> dict[str, Any]:
+    """The configuration with profile `name` laid over it.
+
+    Top-level keys are replaced; `servers.<name>` tables are merged into the server's own
+    (`env` and `headers` key by key, so a profile changes one variable); `fakes.<name>` re-declares
+    a fake; `replace.<name>` swaps a fake for a real dependency: `${fake.<name>.<attr>}` reads the
+    given values, and steps that stub or check that fake are skipped with the reason.
+    """
+    profiles = raw.get("profiles") or {}
+    if not isinstance(profiles, Mapping) or name not in profiles:
+        known = list(profiles) if isinstance(profiles, Mapping) else []
+        raise ConfigError(
+            f'{source}: there is no profile "{name}".{_closest(name, known)} '
+            + (f"Profiles: {', '.join(known)}." if known else "No profiles are configured ([profiles.<name>]).")
+        )
+    body = profiles[name]
+    _check_profile(name, body, source)
+    out = dict(raw)
+    for key, value in body.items():
+        if key == "servers":
+            servers = dict(out.get("servers") or {})
+            for server, overrides in value.items():
+                merged = dict(servers.get(server) or {})
+                for field, setting in overrides.items():
+                    if field in ("env", "headers") and isinstance(setting, Mapping):
+                        merged[field] = {**(merged.get(field) or {}), **setting}
+                    else:
+                        merged[field] = setting
+                servers[server] = merged
+            out["servers"] = servers
+        elif key == "fakes":
+            out["fakes"] = {**(out.get("fakes") or {}), **value}
+        elif key == "replace":
+            out["fakes"] = {
+                **(out.get("fakes") or {}),
+                **{fake: {"kind": "real", **values} for fake, values in value.items()},
+            }
+        else:
+            out[key] = value
+    out["profile"] = name
+    return out
 
 
 def parse_config(raw: Mapping[str, Any], *, source: str, root: Path) -> Config:
@@ -343,6 +442,10 @@ def parse_config(raw: Mapping[str, Any], *, source: str, root: Path) -> Config:
     for name, body in servers_raw.items():
         servers[name] = _parse_server(name, body, source)
     top = {k: v for k, v in raw.items() if k != "servers"}
+    for name, body in (top.get("profiles") or {}).items():
+        _check_profile(name, body, source)
+    if "fakes" in top:
+        top["fakes"] = _parse_fakes(top["fakes"], source, root, top.get("profile"))
     try:
         config = Config(**top, servers={}, source=source, root=str(root))
     except ConfigError as exc:
@@ -357,6 +460,32 @@ def parse_config(raw: Mapping[str, Any], *, source: str, root: Path) -> Config:
             + (f" Configured servers: {', '.join(servers)}." if servers else " No servers are configured.")
         )
     return config
+
+
+def _parse_fakes(raw: Any, source: str, root: Path, profile: str | None = None) -> dict[str, str | FakeSpec]:
+    """`name = "kind"` or `name = { kind = "...", <option> = ... }` for every declared fake."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f'{source}: `fakes` must be a table of name = "kind" (e.g. shop = "database").')
+    fakes: dict[str, str | FakeSpec] = {}
+    for name, value in raw.items():
+        if isinstance(value, str):
+            fakes[name] = value
+        elif isinstance(value, Mapping):
+            kind = value.get("kind")
+            if not isinstance(kind, str):
+                raise ConfigError(
+                    f'{source} [fakes.{name}]: a fake declared as a table needs `kind` (e.g. kind = "postgres").'
+                )
+            options = {k: v for k, v in value.items() if k != "kind"}
+            fakes[name] = FakeSpec(
+                kind=kind, options=options, root=str(root), profile=profile if kind == "real" else None
+            )
+        else:
+            raise ConfigError(
+                f'{source} [fakes]: {name} = {value!r} is neither a kind ("postgres") nor a table '
+                '({ kind = "postgres", schema = "db/schema.sql" }).'
+            )
+    return fakes
 
 
 def _parse_server(name: str, body: Any, source: str) -> ServerConfig:

@@ -3,7 +3,8 @@
     McpBddError                      root: everything mcp-bdd raises on purpose       kind         exit
     ├── ConfigError                  [tool.mcp-bdd] is wrong (before any scenario runs) config        2
     ├── UsageError                   a feature asks for the impossible (bad table, ...)  usage         2
-    │   └── NothingSelected          no feature file / no scenario matched the run       usage         5
+    │   ├── NothingSelected          no feature file / no scenario matched the run       usage         5
+    │   └── FakeReplaced             a step needs a fake the profile replaced (skipped)  usage         2
     ├── ServerStartError             a server could not be started or reached            setup         3
     │   └── TransportNotServed       the server has no way to run over that transport    not-served    3
     ├── RequestTimeout               an MCP request did not answer within `timeout`      timeout       1
@@ -42,6 +43,7 @@ __all__ = [
     "KINDS",
     "ConfigError",
     "ExpectationFailed",
+    "FakeReplaced",
     "JsonDiff",
     "McpBddError",
     "NothingSelected",
@@ -135,6 +137,14 @@ class NothingSelected(UsageError):
     """A run selected nothing to test: green on nothing would be a lie."""
 
     exit_code = EXIT_NOTHING_RAN
+
+
+class FakeReplaced(UsageError):
+    """A step stubs or checks a fake that the run's profile replaced with a real dependency.
+
+    The fake steps report their step as skipped, with this message as the reason: a profile that
+    runs the features against a sandbox API cannot stub it or count its requests.
+    """
 
 
 class ServerStartError(McpBddError):

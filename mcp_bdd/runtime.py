@@ -18,7 +18,7 @@ from typing import Any
 
 from mcp_bdd.config import Config, normalize_transport
 from mcp_bdd.errors import TransportNotServed, UsageError
-from mcp_bdd.fakes import teardown
+from mcp_bdd.fakes import close_shared, teardown
 from mcp_bdd.servers import discard_prestarted, start_server
 from mcp_bdd.session import Persona, Session
 
@@ -141,8 +141,9 @@ class Runtime:
             cfg = cfg.model_copy(update={"env": {**getattr(cfg, "env", {}), **env_overrides}})
             scope = "scenario"  # a scenario-specific environment cannot be shared
         persona: Persona = state.persona
-        if not persona.empty():
-            scope = "scenario"  # the client's capabilities are the scenario's own
+        client_headers: dict[str, str] = dict(getattr(state, "client_headers", None) or {})
+        if not persona.empty() or client_headers:
+            scope = "scenario"  # the client's capabilities (and credentials) are the scenario's own
         key = (name, transport, protocol, scope)
         if scope != "scenario" and key in self.long_lived:
             item = self.long_lived[key]
@@ -172,6 +173,7 @@ class Runtime:
             return kwargs
 
         server = start_server(name, cfg, config, transport, interpolate=interp, inject=inject, logdir=self.logdir)
+        server.headers.update(client_headers)  # sent by the session's HTTP client (streamable HTTP, SSE)
         session = Session(
             name,
             server,
@@ -200,6 +202,7 @@ class Runtime:
     def close(self) -> list[str]:
         problems = self.close_scope("all")
         discard_prestarted()
+        problems += close_shared()  # run-wide fake resources (the PostgreSQL server), before their files go
         with contextlib.suppress(OSError):
             shutil.rmtree(self.root, ignore_errors=True)
         return problems

@@ -48,6 +48,8 @@ class ScenarioState:
     last_calls: list[Outcome] = field(default_factory=list)
     last_request: Outcome | None = None  # any request kind, for "rejected with error code"
     connect_error: str | None = None
+    #: headers the client sends to HTTP servers (the access token of the auth steps), set before the server step
+    client_headers: dict[str, str] = field(default_factory=dict)
     log_level: str | None = None
     completions: list[str] | None = None
     #: set when this scenario lent fakes to a long-lived server: their files must outlive it

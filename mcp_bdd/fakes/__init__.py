@@ -4,8 +4,12 @@ A fake is created on its first reference — a step, a `${fake.<name>.<attr>}` p
 server configuration or a step), or a parameter of an app factory (`Fakes.inject`) — and lives
 until the scenario ends (`Fakes.close`, called by the `after_scenario` hook).
 
-Kinds: "http" (`FakeHttpService`), "database" (`FakeDatabase`), "workspace" (`FakeWorkspace`),
-or the name of a user fake registered with `@fake("name")`:
+Kinds: "http" (`FakeHttpService`), "database" (`FakeDatabase`, SQLite), "workspace" (`FakeWorkspace`),
+"postgres" (`FakePostgres`, a real PostgreSQL database per scenario; `pip install mcp-bdd[postgres]`),
+"oauth" (`FakeAuthServer`, an OAuth authorization server issuing signed JWT access tokens),
+or the name of a user fake registered with `@fake("name")`. Built-in kinds register through the
+same registry as users' fakes (`_register`), so there is one way to create, inject and tear down
+a fake of any kind:
 
     @fake("queue")
     def queue(ctx: FakeContext) -> Iterator[MemoryQueue]:
@@ -15,61 +19,60 @@ or the name of a user fake registered with `@fake("name")`:
 
 The kind of a fake nobody has declared is inferred from the placeholder that first names it:
 `workspace` -> workspace, a registered user fake -> that fake, `.url` -> HTTP service,
-`.path` -> database. `[tool.mcp-bdd.fakes]` declares the others (`shop = "database"`).
+`.path` -> database. `[tool.mcp-bdd.fakes]` declares the others (`shop = "database"`), with
+options when the kind takes some (`shopdb = { kind = "postgres", schema = "db/schema.sql" }`).
+
+Some fakes share one expensive resource across the run (one PostgreSQL server, many databases):
+`FakeContext.shared(key, start)` starts it once, and `close_shared()` (called when the run ends)
+stops it.
 """
 
 from __future__ import annotations
 
+import atexit
 import inspect
 import re
+import threading
 import typing
-from collections.abc import Callable, Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from anyio.from_thread import BlockingPortal
 
-from mcp_bdd.errors import McpBddError, UsageError, did_you_mean
-from mcp_bdd.fakes._database import FakeDatabase
+from mcp_bdd.errors import FakeReplaced, McpBddError, UsageError, did_you_mean
+from mcp_bdd.fakes._database import FakeDatabase, TableStore
 from mcp_bdd.fakes._http import METHODS, FakeHttpService, ReceivedRequest, Stub
+from mcp_bdd.fakes._oauth import FakeAuthServer, IssuedToken
+from mcp_bdd.fakes._postgres import FakePostgres, PostgresCluster
 from mcp_bdd.fakes._workspace import FakeWorkspace
 from mcp_bdd.transcript import Transcript
 
 __all__ = [
     "BUILTIN_KINDS",
     "METHODS",
+    "FakeAuthServer",
     "FakeContext",
     "FakeDatabase",
     "FakeHttpService",
+    "FakeKind",
+    "FakePostgres",
     "FakeWorkspace",
     "Fakes",
+    "IssuedToken",
     "ReceivedRequest",
     "Stub",
+    "TableStore",
+    "close_shared",
     "fake",
     "registered_fakes",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: kind -> the class of built-in fakes
-BUILTIN_KINDS: dict[str, type[Any]] = {
-    "http": FakeHttpService,
-    "database": FakeDatabase,
-    "workspace": FakeWorkspace,
-}
-_LABELS = {"http": "HTTP service", "database": "database", "workspace": "workspace"}
 # No dots: `${fake.<name>.<attr>}` splits on them.
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-
-
-def _label(kind: str) -> str:
-    return _LABELS.get(kind, f'"{kind}" fake')
-
-
-def _a(kind: str) -> str:
-    """`_label` with its article: "an HTTP service", "a database"."""
-    return ("an " if kind == "http" else "a ") + _label(kind)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -77,21 +80,107 @@ def _a(kind: str) -> str:
 # ------------------------------------------------------------------------------------------------
 
 
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+_C = TypeVar("_C", bound=_Closable)
+_SHARED: dict[str, _Closable] = {}
+_SHARED_LOCK = threading.Lock()
+
+
 @dataclass(frozen=True)
 class FakeContext:
-    """What a user fake's factory gets: its name, a directory of its own, the run's portal, the transcript."""
+    """What a fake's factory gets: its name, a directory of its own, the run's portal, the transcript, options."""
 
     name: str
     tmpdir: Path  # created for this fake inside the scenario's temp dir; removed with it
     portal: BlockingPortal  # the run's event loop, e.g. portal.wrap_async_context_manager(...)
     transcript: Transcript
+    #: the fake's table in [tool.mcp-bdd.fakes] less `kind` (e.g. {"schema": "db/schema.sql"})
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: the directory relative paths in `options` are read from (the configuration file's folder)
+    root: Path = field(default_factory=Path.cwd)
+    #: the run's temp dir (outlives the scenario): where run-wide resources keep their files
+    run_dir: Path | None = None
 
     def record(self, method: str, payload: Any = None) -> None:
         """Show traffic of this fake in the scenario's transcript (and so in the report)."""
         self.transcript.record("fake", self.name, method, payload)
 
+    def shared(self, key: str, start: Callable[[Path], _C]) -> _C:
+        """A resource shared by every scenario of the run (one database server, many databases).
 
-_REGISTRY: dict[str, Callable[[FakeContext], Any]] = {}
+        Started by `start(directory)` on first use, in a directory of the run's temp dir; stopped
+        by `close_shared()` when the run ends (and at interpreter exit, as a last resort).
+        """
+        with _SHARED_LOCK:
+            found = _SHARED.get(key)
+            if found is None:
+                directory = (self.run_dir or self.tmpdir.parent) / f"shared-{key}"
+                directory.mkdir(parents=True, exist_ok=True)
+                found = start(directory)
+                _SHARED[key] = found
+        typed: _C = found  # type: ignore[assignment]
+        return typed
+
+
+def close_shared() -> list[str]:
+    """Stop every run-wide resource of the fakes (in reverse start order); never raises."""
+    problems: list[str] = []
+    with _SHARED_LOCK:
+        items = list(_SHARED.items())
+        _SHARED.clear()
+    for key, resource in reversed(items):
+        try:
+            resource.close()
+        except Exception as exc:  # the others must still stop
+            problems.append(f"shared fake resource {key!r}: {type(exc).__name__}: {exc}")
+    return problems
+
+
+atexit.register(close_shared)
+
+
+@dataclass(frozen=True)
+class FakeKind:
+    """One kind of fake in the registry: how to make one, and what it offers to placeholders."""
+
+    name: str
+    factory: Callable[[FakeContext], Any]
+    label: str  # "HTTP service", "database": how messages name a fake of this kind
+    #: documented `${fake.<name>.<attr>}` attributes; () = any public attribute of the object
+    attrs: tuple[str, ...] = ()
+    #: the class of its objects, for app-factory parameters annotated with it (built-ins)
+    cls: type[Any] | None = None
+    #: a step family it can stand in for: a "postgres" fake serves the "database" steps
+    family: str | None = None
+    #: option keys its [tool.mcp-bdd.fakes] table may set
+    options: tuple[str, ...] = ()
+    builtin: bool = False
+
+
+_REGISTRY: dict[str, FakeKind] = {}
+
+
+def _register(kind: FakeKind) -> None:
+    _REGISTRY[kind.name] = kind
+
+
+def _label(kind: str) -> str:
+    found = _REGISTRY.get(kind)
+    return found.label if found is not None and found.builtin else f'"{kind}" fake'
+
+
+def _a(kind: str) -> str:
+    """`_label` with its article: "an HTTP service", "a database"."""
+    return ("an " if kind in ("http", "oauth") else "a ") + _label(kind)
+
+
+def _serves(kind: str, wanted: str) -> bool:
+    """Can a fake of `kind` be used where a step wants `wanted` (itself, or the family it belongs to)?"""
+    found = _REGISTRY.get(kind)
+    return kind == wanted or (found is not None and found.family == wanted)
 
 
 def fake(name: str) -> Callable[[F], F]:
@@ -104,8 +193,9 @@ def fake(name: str) -> Callable[[F], F]:
             f'"{name}" cannot name a fake: use letters, digits, "_" and "-" (no dots), '
             "as it appears in ${fake.<name>.<attr>}."
         )
-    if name in BUILTIN_KINDS:
-        raise UsageError(f'"{name}" is a built-in kind of fake ({", ".join(BUILTIN_KINDS)}); pick another name.')
+    builtins = [k.name for k in _REGISTRY.values() if k.builtin]
+    if name in builtins:
+        raise UsageError(f'"{name}" is a built-in kind of fake ({", ".join(builtins)}); pick another name.')
 
     def register(func: F) -> F:
         if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
@@ -114,7 +204,7 @@ def fake(name: str) -> Callable[[F], F]:
                 "Tip: run async setup through ctx.portal, e.g. "
                 "obj = ctx.portal.call(start) or ctx.portal.wrap_async_context_manager(cm)."
             )
-        _REGISTRY[name] = func
+        _register(FakeKind(name, func, f'"{name}" fake'))
         return func
 
     return register
@@ -122,7 +212,87 @@ def fake(name: str) -> Callable[[F], F]:
 
 def registered_fakes() -> dict[str, Callable[[FakeContext], Any]]:
     """Name -> factory of every user fake registered so far."""
-    return dict(_REGISTRY)
+    return {k.name: k.factory for k in _REGISTRY.values() if not k.builtin}
+
+
+def _builtin_kinds() -> dict[str, FakeKind]:
+    return {k.name: k for k in _REGISTRY.values() if k.builtin}
+
+
+# ------------------------------------------------------------------------------------------------
+# Built-in kinds: registered like users' fakes
+
+
+def _http(ctx: FakeContext) -> Iterator[FakeHttpService]:
+    service = FakeHttpService(ctx.name, portal=ctx.portal, transcript=ctx.transcript)
+    yield service
+    service.close()
+
+
+def _database(ctx: FakeContext) -> Iterator[FakeDatabase]:
+    db = FakeDatabase(ctx.name, path=ctx.tmpdir.parent / f"{ctx.name}.sqlite3", transcript=ctx.transcript)
+    yield db
+    db.close()
+
+
+def _workspace(ctx: FakeContext) -> Iterator[FakeWorkspace]:
+    workspace = FakeWorkspace(ctx.name, path=ctx.tmpdir, transcript=ctx.transcript)
+    yield workspace
+    workspace.close()
+
+
+def _postgres(ctx: FakeContext) -> Iterator[FakePostgres]:
+    cluster = ctx.shared("postgres", PostgresCluster.start)
+    db = FakePostgres.create(ctx.name, cluster, options=ctx.options, root=ctx.root, transcript=ctx.transcript)
+    yield db
+    db.close()
+
+
+_register(FakeKind("http", _http, "HTTP service", FakeHttpService.ATTRS, FakeHttpService, builtin=True))
+_register(FakeKind("database", _database, "database", FakeDatabase.ATTRS, FakeDatabase, builtin=True))
+_register(FakeKind("workspace", _workspace, "workspace", FakeWorkspace.ATTRS, FakeWorkspace, builtin=True))
+_register(
+    FakeKind(
+        "postgres",
+        _postgres,
+        "PostgreSQL database",
+        FakePostgres.ATTRS,
+        FakePostgres,
+        family="database",
+        options=FakePostgres.OPTIONS,
+        builtin=True,
+    )
+)
+
+
+def _oauth(ctx: FakeContext) -> Iterator[FakeAuthServer]:
+    server = FakeAuthServer(ctx.name, transcript=ctx.transcript, options=ctx.options)
+    yield server
+    server.close()
+
+
+_register(
+    FakeKind(
+        "oauth",
+        _oauth,
+        "OAuth authorization server",
+        FakeAuthServer.ATTRS,
+        FakeAuthServer,
+        options=FakeAuthServer.OPTIONS,
+        builtin=True,
+    )
+)
+
+
+def _real(ctx: FakeContext) -> Any:
+    raise FakeReplaced(f'The fake "{ctx.name}" is replaced by a real dependency; it cannot be created.')
+
+
+# A profile's `replace.<name>` declares the fake as "real": placeholders read the given values.
+_register(FakeKind("real", _real, "real dependency", builtin=True))
+
+#: kind -> the class of built-in fakes
+BUILTIN_KINDS: dict[str, type[Any]] = {k.name: k.cls for k in _REGISTRY.values() if k.cls is not None}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -139,6 +309,19 @@ class _Entry:
     attrs: tuple[str, ...] = field(default=())
 
 
+class _Declared(Protocol):
+    """A fake's table in [tool.mcp-bdd.fakes] (`config.FakeSpec`): its kind and options."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def options(self) -> Mapping[str, Any]: ...
+    @property
+    def root(self) -> str: ...
+    @property
+    def profile(self) -> str | None: ...
+
+
 class Fakes:
     """The fakes of one scenario, created on first reference and closed together at its end."""
 
@@ -148,12 +331,21 @@ class Fakes:
         portal: BlockingPortal,
         transcript: Transcript,
         tmpdir: Path,
-        declared: Mapping[str, str] | None = None,
+        declared: Mapping[str, str | _Declared] | None = None,
+        run_dir: Path | None = None,
     ) -> None:
         self._portal = portal
         self._transcript = transcript
         self._tmpdir = tmpdir
-        self._declared = dict(declared or {})
+        self._run_dir = run_dir or tmpdir.parent
+        self._declared: dict[str, str] = {}
+        self._specs: dict[str, _Declared] = {}
+        for name, value in (declared or {}).items():
+            if isinstance(value, str):
+                self._declared[name] = value
+            else:
+                self._declared[name] = value.kind
+                self._specs[name] = value
         self._entries: dict[str, _Entry] = {}  # insertion order = creation order
         self._closed = False
 
@@ -168,22 +360,26 @@ class Fakes:
         return entry.kind if entry else None
 
     def get(self, name: str, kind: str | None = None) -> Any:
-        """The fake called `name`, created on first reference; `kind` must agree with an existing fake."""
+        """The fake called `name`, created on first reference; `kind` must agree with an existing fake.
+
+        `kind` may name a family ("database"): a declared "postgres" fake serves the database steps.
+        """
+        self._refuse_replaced(name)
         entry = self._entries.get(name)
         if entry is not None:
-            if kind is not None and kind != entry.kind:
+            if kind is not None and not _serves(entry.kind, kind):
                 raise UsageError(
                     f'The fake "{name}" is {_a(entry.kind)} in this scenario, not {_a(kind)}. '
                     "Tip: give each fake its own name."
                 )
             return entry.obj
         declared = self._declared.get(name)
-        if kind is not None and declared is not None and declared != kind:
+        if kind is not None and declared is not None and not _serves(declared, kind):
             raise UsageError(
                 f'The fake "{name}" is declared as {_a(declared)} in [tool.mcp-bdd.fakes], '
                 f"but this step uses it as {_a(kind)}."
             )
-        kind = kind or declared or self._kind_from_name(name)
+        kind = declared or kind or self._kind_from_name(name)
         if kind is None:
             raise UsageError(
                 f'Cannot tell what kind of fake "{name}" is. Declare it in [tool.mcp-bdd.fakes] '
@@ -195,16 +391,33 @@ class Fakes:
         obj: FakeHttpService = self.get(name, "http")
         return obj
 
-    def database(self, name: str) -> FakeDatabase:
-        obj: FakeDatabase = self.get(name, "database")
+    def database(self, name: str) -> TableStore:
+        """A fake database of any kind (SQLite, PostgreSQL): what the table steps work on."""
+        obj: TableStore = self.get(name, "database")
         return obj
 
     def workspace(self, name: str = "workspace") -> FakeWorkspace:
         obj: FakeWorkspace = self.get(name, "workspace")
         return obj
 
+    def replaced(self, name: str) -> Mapping[str, Any] | None:
+        """The real dependency's values when the run's profile replaced this fake, else None."""
+        spec = self._specs.get(name)
+        return spec.options if spec is not None and spec.kind == "real" else None
+
+    def _refuse_replaced(self, name: str) -> None:
+        spec = self._specs.get(name)
+        if spec is None or spec.kind != "real":
+            return
+        by = f'the profile "{spec.profile}"' if spec.profile else "[tool.mcp-bdd.fakes]"
+        raise FakeReplaced(
+            f'{by} replaces the fake "{name}" with a real dependency '
+            f"({', '.join(f'{k}={v}' for k, v in spec.options.items())}): a step cannot stub or check it."
+        )
+
     def existing(self, name: str, kind: str) -> Any:
         """A fake that must already be in use (for verification steps): UsageError if it never was."""
+        self._refuse_replaced(name)
         entry = self._entries.get(name)
         if entry is None:
             in_use = ", ".join(f'"{n}" ({_label(e.kind)})' for n, e in self._entries.items()) or "none"
@@ -219,13 +432,14 @@ class Fakes:
     def _kind_from_name(self, name: str) -> str | None:
         if name == "workspace":
             return "workspace"
-        if name in _REGISTRY:
+        found = _REGISTRY.get(name)
+        if found is not None and not found.builtin:
             return name
         return None
 
     def _kinds_offer(self) -> str:
-        parts = [f"{_label(k)} offers {', '.join(c.ATTRS)}" for k, c in BUILTIN_KINDS.items()]
-        users = ", ".join(sorted(_REGISTRY))
+        parts = [f"{k.label} offers {', '.join(k.attrs)}" for k in _builtin_kinds().values() if k.attrs]
+        users = ", ".join(sorted(registered_fakes()))
         text = "A " + "; a ".join(parts) + "."
         return text + (f" User fakes: {users}." if users else " No user fakes are registered.")
 
@@ -234,46 +448,33 @@ class Fakes:
             raise McpBddError(f'The fake "{name}" is needed after the scenario\'s fakes were closed.')
         if not _NAME.fullmatch(name):
             raise UsageError(f'"{name}" cannot name a fake: use letters, digits, "_" and "-".')
-        if kind not in BUILTIN_KINDS and kind not in _REGISTRY:
+        found = _REGISTRY.get(kind)
+        if found is None:
+            raise UsageError(f'Unknown kind of fake "{kind}" for "{name}". ' + did_you_mean(kind, _REGISTRY, "kind"))
+        spec = self._specs.get(name)
+        options: Mapping[str, Any] = spec.options if spec is not None else {}
+        unknown = [key for key in options if key not in found.options]
+        if unknown:
+            offered = ", ".join(found.options) or "none"
             raise UsageError(
-                f'Unknown kind of fake "{kind}" for "{name}". '
-                + did_you_mean(kind, [*BUILTIN_KINDS, *_REGISTRY], "kind")
+                f'[tool.mcp-bdd.fakes.{name}]: unknown option "{unknown[0]}" for {_a(kind)} '
+                f"(its options: {offered}). " + did_you_mean(unknown[0], found.options, "option")
             )
-        base = self._tmpdir / "fakes"
-        entry: _Entry
-        if kind == "http":
-            obj: Any = FakeHttpService(name, portal=self._portal, transcript=self._transcript)
-            entry = _Entry(name, kind, obj, obj.close, FakeHttpService.ATTRS)
-        elif kind == "database":
-            obj = FakeDatabase(name, path=base / f"{name}.sqlite3", transcript=self._transcript)
-            entry = _Entry(name, kind, obj, obj.close, FakeDatabase.ATTRS)
-        elif kind == "workspace":
-            obj = FakeWorkspace(name, path=base / name, transcript=self._transcript)
-            entry = _Entry(name, kind, obj, obj.close, FakeWorkspace.ATTRS)
-        else:
-            entry = self._create_user(name, kind, base / name)
+        directory = self._tmpdir / "fakes" / name
+        directory.mkdir(parents=True, exist_ok=True)
+        ctx = FakeContext(
+            name=name,
+            tmpdir=directory,
+            portal=self._portal,
+            transcript=self._transcript,
+            options=dict(options),
+            root=Path(spec.root) if spec is not None else Path.cwd(),
+            run_dir=self._run_dir,
+        )
+        entry = _make(found, ctx)
         self._entries[name] = entry
         self._transcript.record("info", name, f"fake {_label(kind)} started", {"kind": kind})
         return entry
-
-    def _create_user(self, name: str, kind: str, directory: Path) -> _Entry:
-        factory = _REGISTRY[kind]
-        directory.mkdir(parents=True, exist_ok=True)
-        ctx = FakeContext(name=name, tmpdir=directory, portal=self._portal, transcript=self._transcript)
-        try:
-            result = factory(ctx)
-            if not inspect.isgenerator(result):
-                return _Entry(name, kind, result)
-            try:
-                obj = next(result)
-            except StopIteration:
-                raise UsageError(
-                    f'The fake "{name}" ({factory.__qualname__}) returned without yielding its object.'
-                ) from None
-        except Exception as exc:
-            exc.add_note(f'(while setting up the fake "{name}" with {factory.__qualname__})')
-            raise
-        return _Entry(name, kind, obj, _finisher(name, result))
 
     # -- sharing with feature/run-scoped servers -------------------------------------------------
     def lend(self, names: Iterable[str]) -> list[_Entry]:
@@ -310,7 +511,20 @@ class Fakes:
 
     # -- placeholders and dependency injection ---------------------------------------------------
     def resolve(self, name: str, attr: str) -> str:
-        """The text of `${fake.<name>.<attr>}`; creates the fake on first reference."""
+        """The text of `${fake.<name>.<attr>}`; creates the fake on first reference.
+
+        A fake the profile replaced reads the real dependency's values (`${env.NAME}` allowed there).
+        """
+        real = self.replaced(name)
+        if real is not None:
+            if attr not in real:
+                raise UsageError(
+                    f'${{fake.{name}.{attr}}}: the profile replaces the fake "{name}" but gives no "{attr}". '
+                    + did_you_mean(attr, real, "value")
+                )
+            from mcp_bdd.variables import interpolate
+
+            return interpolate(str(real[attr]), {}, where=f"the profile's replacement for the fake {name}")
         entry = self._entries.get(name)
         if entry is None:
             kind = self._declared.get(name) or self._kind_from_name(name)
@@ -364,7 +578,7 @@ class Fakes:
             raise UsageError(
                 f'{name}() needs the argument "{unfilled[0]}", which is not a fake. Parameters of an app '
                 "factory name fakes (payments: FakeHttpService) or have defaults. "
-                + did_you_mean(unfilled[0], [*self._entries, *self._declared, *_REGISTRY], "fake")
+                + did_you_mean(unfilled[0], [*self._entries, *self._declared, *registered_fakes()], "fake")
             )
         return kwargs
 
@@ -396,6 +610,26 @@ def teardown(entries: Iterable[_Entry]) -> list[str]:
         except Exception as exc:  # teardown must go on; the problem is reported
             problems.append(f'fake "{entry.name}" ({_label(entry.kind)}): {type(exc).__name__}: {exc}')
     return problems
+
+
+def _make(kind: FakeKind, ctx: FakeContext) -> _Entry:
+    """Run a kind's factory: a generator (setup, `yield obj`, cleanup) or a function returning obj."""
+    factory, name = kind.factory, ctx.name
+    try:
+        result = factory(ctx)
+        if not inspect.isgenerator(result):
+            return _Entry(name, kind.name, result, None, kind.attrs)
+        try:
+            obj = next(result)
+        except StopIteration:
+            raise UsageError(
+                f'The fake "{name}" ({factory.__qualname__}) returned without yielding its object.'
+            ) from None
+    except Exception as exc:
+        if not kind.builtin:
+            exc.add_note(f'(while setting up the fake "{name}" with {factory.__qualname__})')
+        raise
+    return _Entry(name, kind.name, obj, _finisher(name, result), kind.attrs)
 
 
 def _finisher(name: str, gen: Generator[Any, Any, Any]) -> Callable[[], None]:
@@ -437,13 +671,14 @@ def _kind_of_annotation(annotation: Any) -> str | None:
     """ "http" for FakeHttpService (also `FakeHttpService | None` and the string "FakeHttpService")."""
     if annotation is inspect.Parameter.empty:
         return None
+    classes = {k.name: k.cls for k in _builtin_kinds().values() if k.cls is not None}
     if isinstance(annotation, str):
         text = annotation.replace(" ", "")
-        for kind, cls in BUILTIN_KINDS.items():
+        for kind, cls in classes.items():
             if cls.__name__ in text.split("|") or text.endswith("." + cls.__name__):
                 return kind
         return None
-    for kind, cls in BUILTIN_KINDS.items():
+    for kind, cls in classes.items():
         if annotation is cls:
             return kind
     for arg in typing.get_args(annotation):  # Optional[FakeDatabase], FakeDatabase | None

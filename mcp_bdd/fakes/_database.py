@@ -1,23 +1,40 @@
-"""The fake database: a real SQLite file in the scenario's temp dir.
+"""The fake database: a real SQLite file in the scenario's temp dir; and what every fake database shares.
 
 A connection is opened per operation and closed straight after, so the fake never holds a lock
 the server under test (maybe another process) would wait on, and what a step seeds is committed
 before the next step runs.
+
+The table steps ("Given the table ... of the fake database ... contains:", the row checks) work on
+any `TableStore` — this SQLite fake and the PostgreSQL one — and read cells the same way:
+`check_headings` validates a table's heading row, `same_value` compares a cell with what the
+database returned (numbers as numbers, booleans, JSON, timestamps), and an unknown table or
+column is the same error with the ones that exist.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from mcp_bdd.errors import UsageError, did_you_mean
 from mcp_bdd.transcript import Transcript
 
-__all__ = ["FakeDatabase", "coerce_cell", "same_value"]
+__all__ = [
+    "FakeDatabase",
+    "TableStore",
+    "check_headings",
+    "check_identifier",
+    "coerce_cell",
+    "no_column",
+    "same_value",
+]
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Integers without leading zeros (so "007" and zip codes stay text); decimals and exponents.
@@ -36,16 +53,62 @@ def coerce_cell(cell: str) -> int | float | str | None:
     return cell
 
 
+_TRUE = {"true", "t", "yes", "y", "on", "1"}
+_FALSE = {"false", "f", "no", "n", "off", "0"}
+
+
 def same_value(expected: int | float | str | None, actual: Any) -> bool:
-    """Compare a coerced cell with a stored value: numbers as numbers, everything else as text."""
+    """Compare a coerced cell with a stored value, by the type the database returned.
+
+    Numbers as numbers (an integer, a float or a Decimal), booleans by their usual spellings
+    (true/false, yes/no, t/f, 1/0), JSON values as JSON (key order and spacing do not matter),
+    timestamps as instants (a cell without a zone is UTC), everything else as text.
+    """
     if expected is None or actual is None:
         return expected is None and actual is None
-    numeric = (int, float)
-    if isinstance(expected, numeric) and isinstance(actual, numeric) and not isinstance(actual, bool):
-        return float(expected) == float(actual)
+    if isinstance(actual, bool):
+        word = str(expected).strip().lower()
+        return (word in _TRUE) if actual else (word in _FALSE)
+    if isinstance(actual, int | float | Decimal):
+        return _same_number(expected, actual)
+    if isinstance(actual, dict | list):
+        try:
+            return bool(json.loads(str(expected)) == actual)
+        except ValueError:
+            return False
+    if isinstance(actual, dt.datetime | dt.date | dt.time):
+        return _same_moment(str(expected), actual)
     if isinstance(actual, bytes):
         actual = actual.decode("utf-8", errors="replace")
     return _text(expected) == _text(actual)
+
+
+def _same_number(expected: int | float | str, actual: int | float | Decimal) -> bool:
+    if isinstance(expected, str):
+        return _text(expected) == _text(actual)
+    try:
+        return Decimal(repr(expected) if isinstance(expected, float) else expected) == Decimal(
+            repr(actual) if isinstance(actual, float) else actual
+        )
+    except InvalidOperation:
+        return float(expected) == float(actual)
+
+
+def _same_moment(expected: str, actual: dt.datetime | dt.date | dt.time) -> bool:
+    text = expected.strip()
+    try:
+        if isinstance(actual, dt.datetime):
+            wanted = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+            if (wanted.tzinfo is None) != (actual.tzinfo is None):
+                # A cell without a zone means UTC (the fake database's own time zone).
+                wanted = wanted.replace(tzinfo=dt.UTC) if wanted.tzinfo is None else wanted
+                actual = actual.replace(tzinfo=dt.UTC) if actual.tzinfo is None else actual
+            return wanted == actual
+        if isinstance(actual, dt.date):
+            return dt.date.fromisoformat(text) == actual
+        return dt.time.fromisoformat(text) == actual
+    except ValueError:
+        return text == actual.isoformat()
 
 
 def _text(value: Any) -> str:
@@ -60,6 +123,49 @@ def check_identifier(name: str, what: str) -> str:
             "not starting with a digit (e.g. order_id)."
         )
     return name
+
+
+def check_headings(table: str, headings: Sequence[str]) -> None:
+    """The heading row of a seeding table: present, SQL identifiers, each once."""
+    check_identifier(table, "table name")
+    if not headings:
+        raise UsageError(f'A table for "{table}" needs a heading row naming its columns.')
+    for heading in headings:
+        check_identifier(heading, "column heading")
+    if len(set(headings)) != len(headings):
+        twice = sorted({h for h in headings if list(headings).count(h) > 1})
+        raise UsageError(f'The column heading "{twice[0]}" appears twice in the table for "{table}".')
+
+
+def no_column(kind: str, db: str, table: str, column: str, columns: Sequence[str]) -> UsageError:
+    """The error for a heading that names no column of an existing table."""
+    return UsageError(
+        f'The table "{table}" of the fake {kind} "{db}" has no column "{column}". '
+        + did_you_mean(column, columns, "column")
+    )
+
+
+@runtime_checkable
+class TableStore(Protocol):
+    """What the table steps need from a fake database (SQLite, PostgreSQL, or a user's own)."""
+
+    name: str
+
+    def tables(self) -> list[str]: ...
+
+    def columns(self, table: str) -> list[str]:
+        """The table's column names ([] when the table does not exist)."""
+        ...
+
+    def seed(self, table: str, headings: Sequence[str], rows: Sequence[Sequence[str]]) -> int: ...
+
+    def count(self, table: str) -> int:
+        """LookupError when the table does not exist."""
+        ...
+
+    def rows(self, table: str) -> list[dict[str, Any]]:
+        """LookupError when the table does not exist."""
+        ...
 
 
 class FakeDatabase:
@@ -101,24 +207,14 @@ class FakeDatabase:
 
     def seed(self, table: str, headings: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
         """Insert rows of text cells (see `coerce_cell`); create the table from the headings if needed."""
-        check_identifier(table, "table name")
-        if not headings:
-            raise UsageError(f'A table for "{table}" needs a heading row naming its columns.')
-        for heading in headings:
-            check_identifier(heading, "column heading")
-        if len(set(headings)) != len(headings):
-            twice = sorted({h for h in headings if list(headings).count(h) > 1})
-            raise UsageError(f'The column heading "{twice[0]}" appears twice in the table for "{table}".')
+        check_headings(table, headings)
         values = [[coerce_cell(cell) for cell in row] for row in rows]
         columns = ", ".join(f'"{h}"' for h in headings)
         marks = ", ".join("?" for _ in headings)
         existing = self.columns(table)
         missing = [h for h in headings if existing and h not in existing]
         if missing:
-            raise UsageError(
-                f'The table "{table}" of the fake database "{self.name}" has no column "{missing[0]}". '
-                + did_you_mean(missing[0], existing, "column")
-            )
+            raise no_column("database", self.name, table, missing[0], existing)
         with self._connect() as conn:
             # Columns without a declared type keep each value's own type (INTEGER, REAL, TEXT, NULL).
             conn.execute(f'CREATE TABLE IF NOT EXISTS "{table}" ({columns})')

@@ -188,6 +188,8 @@ class _CollectingFormatter(Formatter):  # type: ignore[misc]
             "python": platform.python_version(),
             "platform": platform.platform(terse=True),
         }
+        if self.userdata.get("profile"):  # the run's profile (-D profile=staging): fakes or real dependencies
+            meta["profile"] = self.userdata["profile"]
         if self.userdata:
             shown = {k: (MASK if is_secret_name(k) else v) for k, v in sorted(self.userdata.items())}
             meta["userdata"] = " ".join(f"{k}={v}" for k, v in shown.items())

@@ -161,7 +161,9 @@ def _cases(
     return cases
 
 
-def _suite(feature: Feature, stamp: str, links: dict[str, str]) -> tuple[ET.Element, dict[str, int]]:
+def _suite(
+    feature: Feature, stamp: str, links: dict[str, str], meta: dict[str, str] | None = None
+) -> tuple[ET.Element, dict[str, int]]:
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     classname = _dotted(feature.filename)
     cases = []
@@ -175,6 +177,9 @@ def _suite(feature: Feature, stamp: str, links: dict[str, str]) -> tuple[ET.Elem
     suite.set("time", f"{feature.duration:.6f}")
     suite.set("timestamp", stamp)
     suite.set("file", _clean(feature.filename))
+    if meta and meta.get("profile"):  # the run's profile: fakes, or the real dependencies it swapped in
+        properties = ET.SubElement(suite, "properties")
+        ET.SubElement(properties, "property", name="profile", value=_clean(meta["profile"]))
     suite.extend(cases)
     return suite, counts
 
@@ -186,7 +191,7 @@ def junit_xml(run: Run) -> str:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(run.started_at or time.time()))
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for feature in run.features:
-        suite, counts = _suite(feature, stamp, run.links)
+        suite, counts = _suite(feature, stamp, run.links, dict(run.meta))
         root.append(suite)
         for key, value in counts.items():
             totals[key] += value

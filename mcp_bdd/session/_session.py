@@ -217,9 +217,21 @@ class Session(ClientSide):
         assert self.server.url is not None
         if self.server.transport == "sse":
             return sse_client(self.server.url, headers=self.server.headers or None)
-        http = httpx2.AsyncClient(headers=self.server.headers or None, timeout=httpx2.Timeout(self.timeout, read=300))
+        http = httpx2.AsyncClient(
+            headers=self.server.headers or None,
+            timeout=httpx2.Timeout(self.timeout, read=300),
+            event_hooks={"response": [self._record_http]},
+        )
         self._http_client = http  # the SDK does not close a client it is given: close() does
         return streamable_http_client(self.server.url, http_client=http)
+
+    async def _record_http(self, response: Any) -> None:
+        """Every HTTP answer's status (and an error's headers), for the auth steps (401, WWW-Authenticate)."""
+        request, status = response.request, response.status_code
+        payload: dict[str, Any] = {"method": request.method, "url": str(request.url), "status": status}
+        if status >= 300:
+            payload["headers"] = {k.lower(): v for k, v in response.headers.items() if k.lower() != "set-cookie"}
+        self.transcript.record("info", self.name, "http", payload)
 
     def _connect_failure(self, cause: BaseException, elapsed: float) -> str:
         text = str(cause) or type(cause).__name__

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from mcp_bdd.steps import (  # noqa: F401 - imported for their step registrations
     _common,
+    auth,
     client,
     fakes,
     notifications,

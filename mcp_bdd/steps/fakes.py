@@ -4,11 +4,17 @@ Every quoted parameter, table cell and doc string is interpolated first (`${fake
 `${order}` ...). Set-up steps create the fake on first reference; verification steps require a
 fake the scenario already uses, so a misspelt name is a usage error rather than a silent
 "received 0 requests".
+
+A fake that the run's profile replaced with a real dependency cannot be stubbed or checked: its
+steps are reported as skipped, with the reason (`skip_replaced`), never silently passed.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import re
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
@@ -18,8 +24,8 @@ from behave import given as _given  # type: ignore[import-untyped, unused-ignore
 from behave import register_type  # type: ignore[import-untyped, unused-ignore]
 from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
 
-from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, pretty
-from mcp_bdd.fakes import FakeDatabase, FakeHttpService, FakeWorkspace, ReceivedRequest
+from mcp_bdd.errors import ExpectationFailed, FakeReplaced, UsageError, did_you_mean, pretty
+from mcp_bdd.fakes import FakeHttpService, FakeWorkspace, ReceivedRequest, TableStore
 from mcp_bdd.fakes._database import check_identifier, coerce_cell, same_value
 from mcp_bdd.fakes._http import check_method, split_target
 from mcp_bdd.matchers import ABSENT, Mismatch, coerce_literal, compare, parse_json_docstring, query_one
@@ -30,8 +36,92 @@ from mcp_bdd.matchers import ABSENT, Mismatch, coerce_literal, compare, parse_js
 _F = TypeVar("_F", bound=Callable[..., Any])
 _T = TypeVar("_T")
 
-given: Callable[[str], Callable[[_F], _F]] = _given
-then: Callable[[str], Callable[[_F], _F]] = _then
+
+
+def skip_step(context: Any, reason: str) -> None:
+    """Report the running step as skipped, with the reason (console, transcript, report).
+
+    behave has no skip for one step: it keeps a status the step set itself, so the running step —
+    the first of the scenario's steps not run yet — is marked skipped, and the scenario goes on.
+    """
+    from behave.model_core import Status  # type: ignore[import-untyped, unused-ignore]
+
+    scenario = getattr(context, "scenario", None)
+    steps = list(getattr(scenario, "all_steps", None) or [])
+    step = next((s for s in steps if s.status == Status.untested), None)
+    if step is None:  # not inside a scenario's own step (a nested step): an error rather than a silent pass
+        raise FakeReplaced(reason)
+    _count_skips_as_neutral()
+    step.status = Status.skipped
+    step.skip_reason = reason
+    st = getattr(context, "mcp", None)
+    if st is not None:
+        st.transcript.record("info", "profile", f"step skipped: {reason}", {"reason": reason})
+    print(f"\n  Skipped at {step.location}: {step.keyword} {step.name}\n    {reason}", file=sys.__stderr__)
+
+
+def _count_skips_as_neutral() -> None:
+    """A scenario's status ignores the steps a profile skipped (once installed, for the whole run).
+
+    behave's Scenario.compute_status returns the status of the first step that did not pass: a
+    skipped fake step before a failing call would report the scenario *skipped*, hiding the
+    failure. Here the other steps decide (all skipped: skipped). behave itself never skips a step
+    before one that runs, so nothing else changes.
+    """
+    from behave.model import Scenario  # type: ignore[import-untyped, unused-ignore]
+    from behave.model_core import Status  # type: ignore[import-untyped, unused-ignore]
+
+    original = Scenario.compute_status
+    if getattr(original, "_mcp_bdd", False):
+        return
+
+    def compute_status(self: Any) -> Any:
+        steps = list(self.all_steps)
+        neutral = [s for s in steps if getattr(s, "skip_reason", None) and s.status == Status.skipped]
+        if not neutral or len(neutral) == len(steps):
+            return original(self)
+        for step in neutral:
+            step.status = Status.passed
+        try:
+            return original(self)
+        finally:
+            for step in neutral:
+                step.status = Status.skipped
+
+    compute_status._mcp_bdd = True  # type: ignore[attr-defined]
+    Scenario.compute_status = compute_status
+
+
+def skip_replaced(func: _F) -> _F:
+    """A step function that reports itself skipped when it needs a fake the profile replaced."""
+
+    @functools.wraps(func)  # behave unwraps __wrapped__ for the step's location
+    def run(context: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(context, *args, **kwargs)
+        except FakeReplaced as exc:
+            skip_step(context, str(exc))
+            return None
+
+    typed: _F = run  # type: ignore[assignment]
+    return typed
+
+
+def given(pattern: str) -> Callable[[_F], _F]:
+    def register(func: _F) -> _F:
+        _given(pattern)(skip_replaced(func))
+        return func
+
+    return register
+
+
+def then(pattern: str) -> Callable[[_F], _F]:
+    def register(func: _F) -> _F:
+        _then(pattern)(skip_replaced(func))
+        return func
+
+    return register
+
 
 
 def _parse_type(pattern: str, convert: Callable[[str], _T]) -> Callable[[str], _T]:
@@ -452,7 +542,10 @@ def step_http_received_json(context: Any, name: str, method: str, path: str) -> 
 
 @given(_TABLE + " contains:")
 def step_db_seed(context: Any, table: str, name: str) -> None:
-    """Seed a table of a fake SQLite database (created from the headings if needed; empty cell = NULL).
+    """Seed a table of a fake database (empty cell = NULL).
+
+    SQLite creates the table from the headings if needed; PostgreSQL needs it in the schema and
+    reads each cell by its column's type (numbers, true/false, JSON, timestamps).
 
     Example:
         Given the table "products" of the fake database "shop" contains:
@@ -463,12 +556,12 @@ def step_db_seed(context: Any, table: str, name: str) -> None:
     _fakes(context).database(_text(context, name)).seed(_text(context, table), headings, rows)
 
 
-def _database(context: Any, name: str) -> FakeDatabase:
-    db: FakeDatabase = _fakes(context).existing(_text(context, name), "database")
+def _database(context: Any, name: str) -> TableStore:
+    db: TableStore = _fakes(context).existing(_text(context, name), "database")
     return db
 
 
-def _no_table(db: FakeDatabase, table: str) -> ExpectationFailed:
+def _no_table(db: TableStore, table: str) -> ExpectationFailed:
     tables = db.tables()
     return ExpectationFailed(
         f'The fake database "{db.name}" has no table "{table}"',
@@ -501,12 +594,23 @@ def step_db_count(context: Any, table: str, name: str, count: int, noun: str) ->
         )
 
 
+def _cell(value: Any) -> str:
+    """A stored value as a table cell: NULL empty, booleans and JSON as they are written in a feature."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
 def _render_rows(columns: Sequence[str], rows: Sequence[dict[str, Any]] | Sequence[Sequence[Any]]) -> str:
     """A Gherkin-style table, as a product owner wrote it (NULL as an empty cell)."""
     grid = [list(columns)]
     for row in rows[:_SHOWN]:
         cells = [row.get(c) for c in columns] if isinstance(row, dict) else list(row)
-        grid.append(["" if v is None else str(v) for v in cells])
+        grid.append([_cell(v) for v in cells])
     widths = [max(len(r[i]) for r in grid) for i in range(len(columns))]
     lines = ["    | " + " | ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)) + " |" for r in grid]
     if len(rows) > _SHOWN:
