@@ -16,21 +16,38 @@ Exit: 0 healthy and unchanged, 1 the surface differs from the baseline, 2 usage,
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_bdd.check.contract import (  # one implementation with the contract step and `mcp-bdd contract`
+    BASELINE_SCHEMA,
+    TOOL_FIELDS,
+    Changes,
+    Surface,
+    canonical_tool,
+    compare,
+    read_surface,
+    tools_hash,
+)
 from mcp_bdd.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, McpBddError, ServerStartError, UsageError
 
-__all__ = ["Surface", "compare", "open_session", "probe", "tools_hash"]
-
-BASELINE_SCHEMA = "mcp-bdd.probe/1"
-TOOL_FIELDS = ("name", "description", "inputSchema", "outputSchema", "annotations")
+__all__ = [
+    "BASELINE_SCHEMA",
+    "TOOL_FIELDS",
+    "Changes",
+    "Surface",
+    "canonical_tool",
+    "compare",
+    "open_session",
+    "probe",
+    "read_surface",
+    "tools_hash",
+]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -102,141 +119,6 @@ def configured(name: str | None, *, timeout: float | None, protocol: str | None)
     if update:
         config = config.model_copy(update={"servers": {**config.servers, chosen: cfg.model_copy(update=update)}})
     return config, chosen
-
-
-# ---------------------------------------------------------------------------------------------
-# the surface and its fingerprint
-
-
-def canonical_tool(tool: dict[str, Any]) -> dict[str, Any]:
-    return {k: tool[k] for k in TOOL_FIELDS if tool.get(k) is not None}
-
-
-def _canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def tools_hash(tools: Sequence[dict[str, Any]]) -> str:
-    """SHA-256 (hex) of the canonical JSON of the tools, sorted by name."""
-    canonical = sorted((canonical_tool(t) for t in tools), key=lambda t: str(t.get("name", "")))
-    return hashlib.sha256(_canonical_json(canonical).encode("utf-8")).hexdigest()
-
-
-@dataclass
-class Surface:
-    name: str | None
-    version: str | None
-    protocol: str
-    transport: str
-    target: str
-    tools: dict[str, dict[str, Any]]
-    resources: dict[str, dict[str, Any]] = field(default_factory=dict)
-    templates: dict[str, dict[str, Any]] = field(default_factory=dict)
-    prompts: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    @property
-    def sha256(self) -> str:
-        return tools_hash(list(self.tools.values()))
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema": BASELINE_SCHEMA,
-            "name": self.name,
-            "version": self.version,
-            "protocol": self.protocol,
-            "tools_sha256": self.sha256,
-            "tools": self.tools,
-            "resources": self.resources,
-            "resource_templates": self.templates,
-            "prompts": self.prompts,
-        }
-
-    @classmethod
-    def from_json(cls, data: Any, where: str) -> Surface:
-        if (
-            not isinstance(data, dict)
-            or data.get("schema") != BASELINE_SCHEMA
-            or not isinstance(data.get("tools"), dict)
-        ):
-            raise UsageError(f"{where} is not a probe baseline (written by `mcp-bdd probe --save-baseline`).")
-        return cls(
-            name=data.get("name"),
-            version=data.get("version"),
-            protocol=str(data.get("protocol", "")),
-            transport="",
-            target=where,
-            tools=data["tools"],
-            resources=data.get("resources") or {},
-            templates=data.get("resource_templates") or {},
-            prompts=data.get("prompts") or {},
-        )
-
-
-def _keep(item: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
-    return {k: item[k] for k in keys if item.get(k) is not None}
-
-
-def read_surface(session: Any) -> Surface:
-    client = session.client
-    caps = client.server_capabilities
-    info = client.server_info
-    tools = session.list_all("tools") if caps is None or caps.tools is not None else []
-    resources: list[dict[str, Any]] = []
-    templates: list[dict[str, Any]] = []
-    prompts: list[dict[str, Any]] = []
-    if caps is not None and caps.resources is not None:
-        resources = session.list_all("resources")
-        with contextlib.suppress(McpBddError, AssertionError):  # servers may not implement templates
-            templates = session.list_all("templates")
-    if caps is not None and caps.prompts is not None:
-        prompts = session.list_all("prompts")
-    return Surface(
-        name=info.name if info else None,
-        version=info.version if info else None,
-        protocol=str(client.protocol_version),
-        transport=session.server.transport,
-        target=session.server.display,
-        tools={str(t.get("name")): canonical_tool(t) for t in tools},
-        resources={str(r.get("uri")): _keep(r, ("uri", "name", "mimeType")) for r in resources},
-        templates={str(t.get("uriTemplate")): _keep(t, ("uriTemplate", "name", "mimeType")) for t in templates},
-        prompts={str(p.get("name")): _keep(p, ("name", "description", "arguments")) for p in prompts},
-    )
-
-
-@dataclass
-class Changes:
-    lines: list[str] = field(default_factory=list)  # surface changes (exit 1)
-    notes: list[str] = field(default_factory=list)  # identity changes (informational)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.lines)
-
-
-def compare(baseline: Surface, now: Surface) -> Changes:
-    changes = Changes()
-    for kind, old, new in (
-        ("tool", baseline.tools, now.tools),
-        ("resource", baseline.resources, now.resources),
-        ("resource template", baseline.templates, now.templates),
-        ("prompt", baseline.prompts, now.prompts),
-    ):
-        for key in sorted(set(new) - set(old)):
-            changes.lines.append(f"+ {kind} added: {key}")
-        for key in sorted(set(old) - set(new)):
-            changes.lines.append(f"- {kind} removed: {key}")
-        for key in sorted(set(old) & set(new)):
-            if _canonical_json(old[key]) != _canonical_json(new[key]):
-                fields = sorted(k for k in set(old[key]) | set(new[key]) if old[key].get(k) != new[key].get(k))
-                changes.lines.append(f"~ {kind} changed: {key} ({', '.join(fields)})")
-    for what, old_value, new_value in (
-        ("name", baseline.name, now.name),
-        ("version", baseline.version, now.version),
-        ("protocol", baseline.protocol, now.protocol),
-    ):
-        if old_value != new_value:
-            changes.notes.append(f"{what}: {old_value} -> {new_value}")
-    return changes
 
 
 # ---------------------------------------------------------------------------------------------
