@@ -203,6 +203,9 @@ def _parser() -> argparse.ArgumentParser:
         help="also call tools not annotated read-only (all, or a comma-separated list)",
     )
     check.add_argument(
+        "--no-call", action="append", default=[], metavar="TOOLS", help="never call these tools (comma-separated)"
+    )
+    check.add_argument(
         "--fail-on",
         default="medium",
         metavar="SEVERITY",
@@ -333,6 +336,7 @@ def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.Argum
                 only=[p for v in args.only for p in v.split(",") if p],
                 skip=[p for v in args.skip for p in v.split(",") if p],
                 allow_writes=args.allow_writes,
+                no_call=[t for v in args.no_call for t in v.split(",") if t],
                 fail_on=args.fail_on,
                 as_json=args.json,
                 sarif=args.sarif,

@@ -32,6 +32,7 @@ class CheckCommand:
     only: list[str] = field(default_factory=list)
     skip: list[str] = field(default_factory=list)
     allow_writes: str | None = None  # None: read-only tools only; "*": all; "a,b": these
+    no_call: list[str] = field(default_factory=list)  # tools never to call
     fail_on: str = "medium"
     as_json: bool = False
     sarif: Path | None = None
@@ -84,6 +85,7 @@ def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
     check_options = CheckOptions(
         allow_writes=writes == "*",
         write_tools=tuple(t.strip() for t in (writes or "").split(",") if t.strip() and writes != "*"),
+        no_call=tuple(options.no_call),
         seed=options.seed,
         min_description=options.min_description,
         call_timeout=options.call_timeout,

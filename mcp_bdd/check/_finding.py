@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mcp_bdd.check._secrets import mask_shapes
 from mcp_bdd.report.evidence import mask_secrets, mask_text
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ def bounded(value: Any, limit: int = TEXT_LIMIT) -> Any:
 
     def cut(item: Any) -> Any:
         if isinstance(item, str):
-            item = mask_text(item)
+            item = mask_shapes(mask_text(item))
             return item if len(item) <= limit else f"{item[:limit]}… ({len(item)} characters in all)"
         if isinstance(item, dict):
             return {str(k)[:200]: cut(v) for k, v in list(item.items())[:100]}
@@ -118,9 +119,9 @@ class Finding:
             check=spec.id,
             group=spec.group,
             severity=problem.severity or spec.severity,
-            title=mask_text(problem.title),
+            title=mask_shapes(mask_text(problem.title)),
             target=problem.target,
-            details=mask_text(problem.details),
+            details=mask_shapes(mask_text(problem.details)),
             tip=problem.tip,
             call=problem.call,
             rationale=spec.rationale,

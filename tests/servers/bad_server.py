@@ -98,7 +98,7 @@ TOOLS = [
         description="A tool whose name breaks the spec's charset.",
         input_schema=_schema(),
         annotations=READ_ONLY,
-    ),  # fmt: skip
+    ),
     types.Tool(
         name="broken_schema",
         description="A tool whose inputSchema uses a type that does not exist.",
@@ -125,13 +125,13 @@ TOOLS = [
         description="Fetches one item by its id from the store.",
         input_schema=_schema(),
         annotations=READ_ONLY,
-    ),  # fmt: skip
+    ),
     types.Tool(
         name="get_item",
         description="Also fetches one item by its id from the store.",
         input_schema=_schema(),
         annotations=READ_ONLY,
-    ),  # fmt: skip
+    ),
     types.Tool(
         name="lookup",
         description="Looks up a city; its errors never say which argument was wrong.",
@@ -175,6 +175,8 @@ TOOLS = [
 
 
 def create_server() -> Server[Any]:
+    calls_log = os.environ.get("BAD_SERVER_CALLS")  # read at start, as a real server reads its config
+
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         if params is None or not params.cursor:
             return types.ListToolsResult(tools=TOOLS, next_cursor="page2")
@@ -200,9 +202,8 @@ def create_server() -> Server[Any]:
                 return _text("title is required", error=True)
             return _text(f"Hello {args.get('title')} {args.get('name')}")
         if name == "writer":
-            log = os.environ.get("BAD_SERVER_CALLS")
-            if log:
-                with open(log, "a", encoding="utf-8") as file:
+            if calls_log:
+                with open(calls_log, "a", encoding="utf-8") as file:
                     file.write(f"{args}\n")
             return _text("written")
         return _text("ok")  # every other name, unknown ones included, is answered as a success

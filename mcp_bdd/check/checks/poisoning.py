@@ -20,6 +20,7 @@ from typing import Any
 from mcp_bdd.check._context import UNKNOWN_NAME, CheckContext, error_text
 from mcp_bdd.check._finding import Problem, call_of
 from mcp_bdd.check._registry import check
+from mcp_bdd.check._secrets import find_shape
 
 __all__ = ["hidden_instruction", "invisible_characters", "leaked_secret", "stack_trace"]
 
@@ -44,20 +45,6 @@ _EXFIL = re.compile(
     r"\b(?:to|at|into)\s+(?:https?://|[\w.-]+@[\w-]+\.[\w.]+|the\s+(?:url|endpoint|webhook|server)\b)",
     re.IGNORECASE,
 )
-_SECRETS = [
-    ("an AWS access key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    ("a GitHub token", r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
-    ("an OpenAI/Anthropic-style API key", r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}\b"),
-    ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
-    ("a private key", r"-----BEGIN (?:RSA |EC |OPENSSH |DSA |ENCRYPTED )?PRIVATE KEY-----"),
-    ("a bearer token", r"\bBearer\s+[A-Za-z0-9\-._~+/]{20,}=*"),
-    ("a password in a connection string", r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:[^\s@/]{3,}@"),
-    (
-        "a secret assignment",
-        r"(?i)\b[\w.-]*(?:password|passwd|secret|api[_-]?key|access[_-]?token)\s*[=:]\s*['\"]?[^\s'\",;]{6,}",
-    ),
-]
-SECRETS = [(label, re.compile(p)) for label, p in _SECRETS]
 _TRACES = [
     r"Traceback \(most recent call last\)",
     r"(?m)^\s*File \"[^\"]+\", line \d+, in \S+",
@@ -93,10 +80,7 @@ def invisible_characters(text: str) -> list[str]:
 
 
 def leaked_secret(text: str) -> str | None:
-    for label, pattern in SECRETS:
-        if pattern.search(text):
-            return label
-    return None
+    return find_shape(text)
 
 
 def stack_trace(text: str) -> bool:
