@@ -28,6 +28,7 @@ class CheckOptions:
     allow_writes: bool = False  # call tools not annotated readOnlyHint: true
     write_tools: tuple[str, ...] = ()  # ... or only these
     no_call: tuple[str, ...] = ()  # never call these (slow by design, costly, ...)
+    only_tools: tuple[str, ...] = ()  # call only these (the per-tool step); empty: every callable tool
     seed: int = 0  # the generator's seed: the same seed replays the same calls
     examples: int = 4  # generated valid calls per tool (beyond the minimal one)
     min_description: int = 20  # shortest acceptable description, in characters
@@ -97,6 +98,8 @@ class CheckContext:
         """Only read-only tools, unless the user opted in: a check must never change the world."""
         name = str(tool.get("name"))
         annotations = tool.get("annotations") or {}
+        if self.options.only_tools and name not in self.options.only_tools:
+            return False
         if name in self.options.no_call:
             self.skipped.setdefault(name, "left out with --no-call")
             return False
