@@ -93,6 +93,7 @@ def test_bad_server_report_shape(bad_report: dict[str, Any]) -> None:
     assert bad_report["seed"] == 0 and any("seed 0" in note for note in bad_report["notes"])
     # never calls a tool that is not read-only, and says so
     assert "writer" in bad_report["skipped"] and "readOnlyHint" in bad_report["skipped"]["writer"]
+    assert "bad_output_schema" in bad_report["skipped"]
     assert not (Path(bad_report["_project"]) / "writer-calls.txt").exists()
     # each finding carries the call that showed it, secrets masked
     leaks = [f for f in bad_report["findings"] if f["check"] == "poisoning.error-leaks"]
@@ -306,3 +307,23 @@ def test_selection_order_and_severity() -> None:
     assert {s.id for s in specs[-2:]} == {"schemas.structured-output", "poisoning.error-leaks"}
     assert not any(s.late for s in specs[:-2])
     assert Severity.parse("HIGH") is Severity.HIGH and Severity.LOW.sarif_level == "note"
+
+
+def test_an_sdk_free_server_breaking_the_legacy_basics_and_the_schema_shapes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """tests/servers/raw_server.py writes its own bytes: schemas no SDK would send, ping and setLevel failing."""
+    raw = ROOT / "tests" / "servers" / "raw_server.py"
+    code, out = _check(
+        monkeypatch, capsys, tmp_path, "--protocol", "legacy", "--only", "protocol", "--json", "--",
+        sys.executable, str(raw),
+    )  # fmt: skip
+    data = json.loads(out)
+    assert code == 1 and data["protocol"] == "2025-11-25", data
+    titles = {(f["check"], f["title"]) for f in data["findings"]}
+    assert ("protocol.legacy-basics", "ping fails") in titles
+    assert ("protocol.legacy-basics", "logging/setLevel fails although the server declares logging") in titles
+    # the SDK's client refuses a listing with a non-object inputSchema / outputSchema: the whole listing fails,
+    # and the finding quotes where
+    listing = next(f for f in data["findings"] if f["check"] == "protocol.listings")
+    assert "tools.0.inputSchema.type" in listing["details"] and "tools.1.outputSchema.type" in listing["details"]

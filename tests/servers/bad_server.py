@@ -29,6 +29,7 @@ PLANTED: list[tuple[str, str]] = [
     ("protocol.unknown-names", "tool mcp_bdd_check_no_such_name_9f3c"),
     ("schemas.tool-name", "tool 'bad name!'"),
     ("schemas.input-valid", "tool broken_schema"),
+    ("schemas.output-valid", "tool bad_output_schema"),
     ("schemas.structured-output", "tool wrong_output"),
     ("quality.descriptions", "tool todo_tool"),
     ("quality.descriptions", "tool nodesc"),
@@ -104,6 +105,13 @@ TOOLS = [
         description="A tool whose inputSchema uses a type that does not exist.",
         input_schema=_schema({"x": {"type": "strng", "description": "x"}}),
         annotations=READ_ONLY,
+    ),
+    types.Tool(
+        name="bad_output_schema",
+        description="A tool whose outputSchema uses a type that does not exist.",
+        input_schema=_schema(),
+        output_schema=_schema({"n": {"type": "integr"}}),
+        annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=False),
     ),
     types.Tool(
         name="wrong_output",
