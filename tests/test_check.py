@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,9 @@ import jsonschema
 import pytest
 from servers.bad_server import PLANTED
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from check_servers import installed, real_servers
+
 from mcp_bdd.check import GROUPS, REGISTRY, Severity, select
 from mcp_bdd.check.checks.honest import draw_calls, names_argument
 from mcp_bdd.check.checks.poisoning import hidden_instruction, invisible_characters, leaked_secret, stack_trace
@@ -28,8 +29,7 @@ from mcp_bdd.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-NODE_MODULES = ROOT / "node_modules"
-SARIF_SCHEMA = NODE_MODULES / "@microsoft" / "jest-sarif" / "lib" / "schemas" / "sarif-2.1.0-rtm.5.json"
+SARIF_SCHEMA = ROOT / "node_modules" / "@microsoft" / "jest-sarif" / "lib" / "schemas" / "sarif-2.1.0-rtm.5.json"
 
 pytestmark = pytest.mark.slow
 
@@ -197,39 +197,13 @@ def test_demo_shop_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsy
     assert "slow: left out with --no-call" in out
 
 
-def _git_repo(path: Path) -> Path:
-    path.mkdir()
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    subprocess.run(
-        ["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty",
-         "-m", "init"],
-        check=True,
-    )  # fmt: skip
-    return path
-
-
-def real_servers(tmp: Path) -> dict[str, list[str]]:
-    """The six third-party stdio servers the project installs (package.json, the dev extra)."""
-    everything = NODE_MODULES / "@modelcontextprotocol"
-    return {
-        "time": [str(BIN / "mcp-server-time"), "--local-timezone", "UTC"],
-        "git": [str(BIN / "mcp-server-git"), "--repository", str(_git_repo(tmp / "repo"))],
-        "fetch": [str(BIN / "mcp-server-fetch")],
-        "everything": ["node", str(everything / "server-everything" / "dist" / "index.js"), "stdio"],
-        "filesystem": ["node", str(everything / "server-filesystem" / "dist" / "index.js"), str(tmp)],
-        "memory": ["node", str(everything / "server-memory" / "dist" / "index.js")],
-    }
-
-
 @pytest.mark.realworld
 @pytest.mark.parametrize("server", ["time", "git", "fetch", "everything", "filesystem", "memory"])
 def test_real_servers_have_no_poisoning_finding(
     server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = real_servers(tmp_path)[server]
-    if (not Path(argv[0]).exists() and shutil.which(argv[0]) is None) or (
-        argv[0] == "node" and not Path(argv[1]).exists()
-    ):
+    if not installed(argv):
         pytest.skip(f"{server} is not installed (npm ci / pip install -e '.[dev]')")
     monkeypatch.setenv("MEMORY_FILE_PATH", str(tmp_path / "memory.jsonl"))
     code, out = _check(

@@ -14,6 +14,7 @@ Only tools annotated `readOnlyHint: true` are called unless the user opted in (`
 from __future__ import annotations
 
 import copy
+import importlib.util
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -170,13 +171,21 @@ class _Judge:
         why = _broke(outcome)
         if why is None:
             return None
+        if outcome.timed_out:
+            tip = (
+                "answer within the timeout (a long job can return at once and report progress); if the tool is "
+                "slow by design, leave it out with --no-call, or raise --call-timeout."
+            )
+        elif outcome.exception is not None:
+            tip = "the server died or broke the connection on this call: see its stderr; validate arguments first."
+        else:
+            tip = "catch the failure in the tool and return -32602 or an isError text that says what to fix."
         return Problem(
             title=f"the tool {why.split(':')[0]} on a generated call",
             target=self.target,
             details=f"call: {purpose}\n{why}",
             call=call_of(outcome),
-            tip="a tool must answer every call (a bad one with -32602 or isError naming the argument) "
-            "within the timeout; fix the crash, or validate arguments before doing any work.",
+            tip=tip,
             severity=Severity.HIGH,
         )
 
@@ -273,6 +282,11 @@ def _tools_to_call(ctx: CheckContext) -> list[dict[str, Any]]:
     if not ctx.__dict__.get("_seed_noted"):
         ctx.__dict__["_seed_noted"] = True
         ctx.notes.append(f"generated calls use seed {ctx.options.seed} (replay them with --seed {ctx.options.seed})")
+        if importlib.util.find_spec("hypothesis_jsonschema") is None:
+            ctx.notes.append(
+                "hypothesis-jsonschema is not installed: only tools without required arguments get generated "
+                "calls (pip install 'mcp-bdd[check]')"
+            )
     return tools
 
 
