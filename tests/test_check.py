@@ -301,3 +301,20 @@ def test_an_sdk_free_server_breaking_the_legacy_basics_and_the_schema_shapes(
     # and the finding quotes where
     listing = next(f for f in data["findings"] if f["check"] == "protocol.listings")
     assert "tools.0.inputSchema.type" in listing["details"] and "tools.1.outputSchema.type" in listing["details"]
+
+
+def test_results_that_do_not_fit_the_spec_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = ROOT / "tests" / "servers" / "raw_server.py"
+    monkeypatch.setenv("RAW_SERVER_MODE", "results")
+    code, out = _check(
+        monkeypatch, capsys, tmp_path, "--protocol", "legacy", "--only", "protocol.result-shapes,honest.valid-calls",
+        "--json", "--", sys.executable, str(raw),
+    )  # fmt: skip
+    data = json.loads(out)
+    shapes = [f for f in data["findings"] if f["check"] == "protocol.result-shapes"]
+    assert code == 1 and len(shapes) == 1, json.dumps(data, indent=1)[:3000]
+    # the SDK's client validates tool results itself: either it refuses this one (the finding quotes why)
+    # or the check's own validation against the SDK's models does
+    assert shapes[0]["target"] == "tool bad_result" and "content.0" in shapes[0]["details"]

@@ -54,6 +54,7 @@ class CheckContext:
     prompts: list[dict[str, Any]] = field(default_factory=list)
     listing_errors: dict[str, str] = field(default_factory=dict)  # kind -> why listing it failed
     calls: list[ToolCall] = field(default_factory=list)
+    answers: list[Outcome] = field(default_factory=list)  # every other request the checks made
     notes: list[str] = field(default_factory=list)  # informational lines (error shapes, skipped tools)
     skipped: dict[str, str] = field(default_factory=dict)  # tool -> why it was not called
 
@@ -123,7 +124,9 @@ class CheckContext:
         return outcome
 
     def request(self, request: Any) -> Outcome:
-        return self.session.request(request)
+        outcome = self.session.request(request)
+        self.answers.append(outcome)
+        return outcome
 
     def read_resource(self, uri: str) -> Outcome:
         return self.request(types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=uri)))
@@ -142,7 +145,9 @@ class CheckContext:
         return self.request(types.SetLevelRequest(params=types.SetLevelRequestParams(level=level)))  # type: ignore[arg-type]
 
     def ping(self) -> Outcome:
-        return self.session.ping()
+        outcome = self.session.ping()
+        self.answers.append(outcome)
+        return outcome
 
 
 def error_text(outcome: Outcome) -> str:

@@ -3,7 +3,8 @@
 The Python SDK refuses to send some broken shapes (an inputSchema that is not an object schema,
 an outputSchema of type string), so the checks for them need a server that writes its bytes
 itself, as a server in any language may. It also answers `logging/setLevel` with an error
-although it declares `logging`, and `ping` with an error: the legacy-era basics.
+although it declares `logging`, and `ping` with an error: the legacy-era basics. With
+RAW_SERVER_MODE=results it lists one well-formed tool whose results do not fit the schema.
 
     python tests/servers/raw_server.py
 """
@@ -11,10 +12,22 @@ although it declares `logging`, and `ping` with an error: the legacy-era basics.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
-TOOLS = [
+#: "schemas": list tools whose schemas no SDK would send; "results": a tool whose results do not fit
+MODE = os.environ.get("RAW_SERVER_MODE", "schemas")
+
+GOOD_TOOLS = [
+    {
+        "name": "bad_result",
+        "description": "A tool whose results carry a content item of a type the spec does not have.",
+        "inputSchema": {"type": "object", "properties": {}},
+        "annotations": {"readOnlyHint": True},
+    }
+]
+BROKEN_TOOLS = [
     {
         "name": "array_schema",
         "description": "A tool whose inputSchema is an array schema, not an object schema.",
@@ -42,9 +55,9 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
             "serverInfo": {"name": "raw", "version": "0.1.0"},
         }
     elif method == "tools/list":
-        result = {"tools": TOOLS}
+        result = {"tools": BROKEN_TOOLS if MODE == "schemas" else GOOD_TOOLS}
     elif method == "tools/call":
-        result = {"content": [{"type": "text", "text": "ok"}], "isError": False}
+        result = {"content": [{"type": "txt", "text": "ok"}], "isError": False}
     elif method in ("ping", "logging/setLevel"):
         return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": f"{method} is broken here"}}
     else:

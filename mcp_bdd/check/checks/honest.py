@@ -117,8 +117,8 @@ def _broke(outcome: Outcome) -> str | None:
     """Why an outcome breaks the invariants that hold for ANY call (None: it does not)."""
     if outcome.timed_out:
         return f"hung: no answer within {outcome.elapsed_ms / 1000:.1f} s"
-    if outcome.exception is not None:
-        return f"crashed: {outcome.exception}"
+    if outcome.exception is not None:  # the server went away, or sent what the client cannot read
+        return f"failed: {outcome.exception}"
     if outcome.error is not None and outcome.error.code == INTERNAL_ERROR:
         return f"answered with an internal error (-32603): {outcome.error.message}"
     return None
@@ -160,7 +160,7 @@ class _Judge:
         if self.dead or self.name in hung:
             return None
         outcome = self.ctx.call(self.name, arguments, purpose, generated=True)
-        if outcome.exception is not None:
+        if outcome.exception is not None and not self.ctx.session.alive:
             self.dead = True  # the server went away: more calls would only repeat it
         if outcome.timed_out:
             hung.add(self.name)  # each further call would cost a whole timeout again
@@ -177,7 +177,10 @@ class _Judge:
                 "slow by design, leave it out with --no-call, or raise --call-timeout."
             )
         elif outcome.exception is not None:
-            tip = "the server died or broke the connection on this call: see its stderr; validate arguments first."
+            tip = (
+                "the server went away on this call, or answered with a result the client cannot read "
+                "(see protocol.result-shapes and the server's stderr)."
+            )
         else:
             tip = "catch the failure in the tool and return -32602 or an isError text that says what to fix."
         return Problem(

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import mcp_types as types
+from pydantic import ValidationError
+
 from mcp_bdd.check._context import UNKNOWN_NAME, CheckContext, error_text
 from mcp_bdd.check._finding import Problem, call_of
 from mcp_bdd.check._registry import check
@@ -265,3 +268,72 @@ def unknown_names(ctx: CheckContext) -> Iterator[Problem]:
         else:
             said = error_text(outcome)
             ctx.notes.append(f"unknown {kind} rejected with {_shape(outcome)}: {said[:120]!r}")
+
+
+#: The SDK's models of the results the checks receive (mcp_types: the spec's schema as pydantic models).
+RESULT_MODELS: dict[str, Any] = {
+    "tools/call": types.CallToolResult,
+    "resources/read": types.ReadResourceResult,
+    "prompts/get": types.GetPromptResult,
+    "completion/complete": types.CompleteResult,
+}
+
+
+@check(
+    "protocol.result-shapes",
+    severity="high",
+    group="protocol",
+    rationale="A result that does not fit the spec's schema is rejected or misread by every strict client.",
+    late=True,
+)
+def result_shapes(ctx: CheckContext) -> Iterator[Problem]:
+    """Every tools/call, resources/read, prompts/get and completion/complete result any check received fits
+    the spec's schema, as the SDK's own models (mcp_types) define it; a result the SDK's client refused to
+    read on a live connection counts too. (Listings are parsed by the SDK's client itself: a listing that
+    does not fit fails `protocol.listings`.)"""
+    seen: set[tuple[str, str]] = set()
+    outcomes = [c.outcome for c in ctx.calls] + ctx.answers
+    alive = ctx.session.alive  # a failure on a live connection is an answer the client could not read
+    tip = "send results exactly as the spec's schema defines them (content items need a known `type`)."
+    for outcome in outcomes:
+        model = RESULT_MODELS.get(outcome.method)
+        if model is None:
+            continue
+        target = _target_of(outcome)
+        if outcome.raw is None:
+            if outcome.exception is not None and alive and (target, "") not in seen:
+                seen.add((target, ""))  # the SDK's client refused the result itself (it validates some)
+                yield Problem(
+                    title=f"a {outcome.method} result could not be read by the SDK's client",
+                    target=target,
+                    details=outcome.exception[:1500],
+                    call=call_of(outcome),
+                    tip=tip,
+                )
+            continue
+        try:
+            model.model_validate(outcome.raw, by_name=False)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            if (target, where) in seen:
+                continue
+            seen.add((target, where))
+            yield Problem(
+                title=f"a {outcome.method} result does not fit the MCP schema",
+                target=target,
+                details=f"at {where or '(root)'}: {first.get('msg')} ({exc.error_count()} error(s) in all)",
+                call=call_of(outcome),
+                tip=tip,
+            )
+
+
+def _target_of(outcome: Outcome) -> str:
+    params = outcome.params or {}
+    if outcome.method == "tools/call":
+        return f"tool {params.get('name')}"
+    if outcome.method == "prompts/get":
+        return f"prompt {params.get('name')}"
+    if outcome.method == "resources/read":
+        return f"resource {params.get('uri')}"
+    return "server"
