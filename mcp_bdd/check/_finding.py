@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mcp_bdd.check._secrets import mask_shapes
-from mcp_bdd.report.evidence import mask_secrets, mask_text
+from mcp_bdd.secrets import mask, mask_data
 
 if TYPE_CHECKING:
     from mcp_bdd.check._registry import CheckSpec, Severity
@@ -26,11 +26,11 @@ TEXT_LIMIT = 1500
 
 def bounded(value: Any, limit: int = TEXT_LIMIT) -> Any:
     """A copy of `value` with secrets masked and every long string cut: findings stay small and safe."""
-    value = mask_secrets(value, any_key=True)
+    value = mask_data(value, any_key=True)
 
     def cut(item: Any) -> Any:
         if isinstance(item, str):
-            item = mask_shapes(mask_text(item))
+            item = mask_shapes(mask(item))
             return item if len(item) <= limit else f"{item[:limit]}… ({len(item)} characters in all)"
         if isinstance(item, dict):
             return {str(k)[:200]: cut(v) for k, v in list(item.items())[:100]}
@@ -119,9 +119,9 @@ class Finding:
             check=spec.id,
             group=spec.group,
             severity=problem.severity or spec.severity,
-            title=mask_shapes(mask_text(problem.title)),
+            title=mask_shapes(mask(problem.title)),
             target=problem.target,
-            details=mask_shapes(mask_text(problem.details)),
+            details=mask_shapes(mask(problem.details)),
             tip=problem.tip,
             call=problem.call,
             rationale=spec.rationale,

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 
+from mcp_bdd.secrets import MASK
+
 __all__ = ["SECRET_SHAPES", "find_shape", "mask_shapes"]
 
-MASK = "••••••"
 
 _SHAPES = [
     ("an AWS access key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
