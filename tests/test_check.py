@@ -318,3 +318,16 @@ def test_results_that_do_not_fit_the_spec_schema(
     # the SDK's client validates tool results itself: either it refuses this one (the finding quotes why)
     # or the check's own validation against the SDK's models does
     assert shapes[0]["target"] == "tool bad_result" and "content.0" in shapes[0]["details"]
+
+
+def test_a_server_that_dies_is_reported_once_and_the_run_ends_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], no_leftover_processes: None
+) -> None:
+    raw = ROOT / "tests" / "servers" / "raw_server.py"
+    monkeypatch.setenv("RAW_SERVER_MODE", "crash")
+    code, out = _check(monkeypatch, capsys, tmp_path, "--protocol", "legacy", "--json", "--", sys.executable, str(raw))
+    data = json.loads(out)
+    assert code == 1, data
+    died = [f for f in data["findings"] if "Exit code: 3" in json.dumps(f)]
+    assert [(f["check"], f["severity"]) for f in died] == [("protocol.unknown-names", "high")], died
+    assert "the server went away: the remaining generated calls were not made" in data["notes"]

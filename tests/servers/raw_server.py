@@ -4,7 +4,8 @@ The Python SDK refuses to send some broken shapes (an inputSchema that is not an
 an outputSchema of type string), so the checks for them need a server that writes its bytes
 itself, as a server in any language may. It also answers `logging/setLevel` with an error
 although it declares `logging`, and `ping` with an error: the legacy-era basics. With
-RAW_SERVER_MODE=results it lists one well-formed tool whose results do not fit the schema.
+RAW_SERVER_MODE=results it lists one well-formed tool whose results do not fit the schema;
+with RAW_SERVER_MODE=crash the process exits on the first tool call.
 
     python tests/servers/raw_server.py
 """
@@ -16,7 +17,8 @@ import os
 import sys
 from typing import Any
 
-#: "schemas": list tools whose schemas no SDK would send; "results": a tool whose results do not fit
+#: "schemas": list tools whose schemas no SDK would send; "results": a tool whose results do not fit;
+#: "crash": the same tool, but the process exits on the first call
 MODE = os.environ.get("RAW_SERVER_MODE", "schemas")
 
 GOOD_TOOLS = [
@@ -57,6 +59,8 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
     elif method == "tools/list":
         result = {"tools": BROKEN_TOOLS if MODE == "schemas" else GOOD_TOOLS}
     elif method == "tools/call":
+        if MODE == "crash":
+            sys.exit(3)  # dies on the first call, as a server with an unhandled error in a tool does
         result = {"content": [{"type": "txt", "text": "ok"}], "isError": False}
     elif method in ("ping", "logging/setLevel"):
         return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": f"{method} is broken here"}}

@@ -159,6 +159,12 @@ class _Judge:
         hung: set[str] = self.ctx.__dict__.setdefault("_hung_tools", set())
         if self.dead or self.name in hung:
             return None
+        if not self.ctx.session.alive:
+            if not self.ctx.__dict__.get("_gone_noted"):
+                self.ctx.__dict__["_gone_noted"] = True
+                self.ctx.notes.append("the server went away: the remaining generated calls were not made")
+            self.dead = True
+            return None
         outcome = self.ctx.call(self.name, arguments, purpose, generated=True)
         if outcome.exception is not None and not self.ctx.session.alive:
             self.dead = True  # the server went away: more calls would only repeat it

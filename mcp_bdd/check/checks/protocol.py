@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from mcp_bdd.check._context import UNKNOWN_NAME, CheckContext, error_text
 from mcp_bdd.check._finding import Problem, call_of
-from mcp_bdd.check._registry import check
+from mcp_bdd.check._registry import Severity, check
 from mcp_bdd.session import Outcome
 
 KNOWN_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
@@ -254,7 +254,7 @@ def unknown_names(ctx: CheckContext) -> Iterator[Problem]:
                 details=outcome.describe(),
                 call=call_of(outcome),
                 tip=f"reject an unknown {kind} at once with a JSON-RPC error (-32602) or an error result.",
-                severity=None,
+                severity=Severity.HIGH,
             )
             continue
         rejected = outcome.error is not None or (kind == "tool" and outcome.is_error_result)
