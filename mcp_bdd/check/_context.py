@@ -57,6 +57,12 @@ class CheckContext:
     answers: list[Outcome] = field(default_factory=list)  # every other request the checks made
     notes: list[str] = field(default_factory=list)  # informational lines (error shapes, skipped tools)
     skipped: dict[str, str] = field(default_factory=dict)  # tool -> why it was not called
+    minimal_calls: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # tool -> its minimal call
+    hung: set[str] = field(default_factory=set)  # tools that hung once: never called again (each costs a timeout)
+
+    def note_once(self, note: str) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
 
     # -- the server's identity and declarations ------------------------------------------------
     @property

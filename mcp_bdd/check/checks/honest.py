@@ -94,7 +94,7 @@ def _properties(tool: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def minimal_call(ctx: CheckContext, tool: dict[str, Any]) -> dict[str, Any] | None:
     """Only the required arguments, generated from the schema (None: the schema cannot be satisfied)."""
-    cache: dict[str, dict[str, Any] | None] = ctx.__dict__.setdefault("_minimal_calls", {})
+    cache = ctx.minimal_calls
     name = str(tool.get("name"))
     if name in cache:
         return cache[name]
@@ -156,20 +156,17 @@ class _Judge:
         self.dead = False
 
     def call(self, arguments: dict[str, Any], purpose: str) -> Outcome | None:
-        hung: set[str] = self.ctx.__dict__.setdefault("_hung_tools", set())
-        if self.dead or self.name in hung:
+        if self.dead or self.name in self.ctx.hung:
             return None
         if not self.ctx.session.alive:
-            if not self.ctx.__dict__.get("_gone_noted"):
-                self.ctx.__dict__["_gone_noted"] = True
-                self.ctx.notes.append("the server went away: the remaining generated calls were not made")
+            self.ctx.note_once("the server went away: the remaining generated calls were not made")
             self.dead = True
             return None
         outcome = self.ctx.call(self.name, arguments, purpose, generated=True)
         if outcome.exception is not None and not self.ctx.session.alive:
             self.dead = True  # the server went away: more calls would only repeat it
         if outcome.timed_out:
-            hung.add(self.name)  # each further call would cost a whole timeout again
+            self.ctx.hung.add(self.name)  # each further call would cost a whole timeout again
             self.ctx.notes.append(f"tool {self.name}: not called again after it hung ({purpose})")
         return outcome
 
@@ -287,16 +284,14 @@ def _boundary_values(prop: dict[str, Any]) -> list[tuple[Any, str]]:
 
 
 def _tools_to_call(ctx: CheckContext) -> list[dict[str, Any]]:
-    tools = ctx.callable_tools()
-    if not ctx.__dict__.get("_seed_noted"):
-        ctx.__dict__["_seed_noted"] = True
-        ctx.notes.append(f"generated calls use seed {ctx.options.seed} (replay them with --seed {ctx.options.seed})")
-        if importlib.util.find_spec("hypothesis_jsonschema") is None:
-            ctx.notes.append(
-                "hypothesis-jsonschema is not installed: only tools without required arguments get generated "
-                "calls (pip install 'mcp-bdd[check]')"
-            )
-    return tools
+    seed = ctx.options.seed
+    ctx.note_once(f"generated calls use seed {seed} (replay them with --seed {seed})")
+    if importlib.util.find_spec("hypothesis_jsonschema") is None:
+        ctx.note_once(
+            "hypothesis-jsonschema is not installed: only tools without required arguments get generated "
+            "calls (pip install 'mcp-bdd[check]')"
+        )
+    return ctx.callable_tools()
 
 
 @check(
