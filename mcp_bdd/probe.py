@@ -101,15 +101,17 @@ def adhoc_config(
     return load_config(data=data, source="(mcp-bdd probe)"), "probe", transport
 
 
-def configured(name: str | None, *, timeout: float | None, protocol: str | None) -> tuple[Any, str]:
-    """The project's configuration with `--timeout` / `--protocol` applied to the server probed."""
+def configured(
+    name: str | None, *, timeout: float | None, protocol: str | None, verb: str = "probe"
+) -> tuple[Any, str]:
+    """The project's configuration with `--timeout` / `--protocol` applied to the server probed (or checked)."""
     from mcp_bdd.config import load_config, normalize_protocol
 
     config = load_config()
     chosen = name or config.default_server()
     if chosen is None:
         known = ", ".join(config.servers) or f"none are configured in {config.source}"
-        raise UsageError(f"Say what to probe: a URL, -- COMMAND ARGS, or --server NAME (servers: {known}).")
+        raise UsageError(f"Say what to {verb}: a URL, -- COMMAND ARGS, or --server NAME (servers: {known}).")
     cfg = config.server_named(chosen)
     update: dict[str, Any] = {}
     if timeout is not None:

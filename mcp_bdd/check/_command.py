@@ -43,7 +43,13 @@ class CheckCommand:
 
 
 def resolve_target(
-    target: list[str], server: str | None, *, timeout: float | None, protocol: str | None, headers: list[str]
+    target: list[str],
+    server: str | None,
+    *,
+    timeout: float | None,
+    protocol: str | None,
+    headers: list[str],
+    verb: str = "check",
 ) -> tuple[Any, str, str | None, str]:
     """(config, server name, transport, shown) for `check` / `contract`: a configured server by name,
     a URL, or a command — through probe's own helpers, so both commands read targets alike."""
@@ -65,7 +71,7 @@ def resolve_target(
             target, timeout=timeout or 10.0, protocol=protocol, headers=_headers(headers)
         )
         return config, name, natural, " ".join(target)
-    config, name = configured(server, timeout=timeout, protocol=protocol)
+    config, name = configured(server, timeout=timeout, protocol=protocol, verb=verb)
     return config, name, None, f"server {name}"
 
 
@@ -170,7 +176,9 @@ def run_contract_command(
 
     out = out or sys.stdout
     contract = load_contract(path) if action == "verify" else None
-    config, name, natural, shown = resolve_target(target, server, timeout=timeout, protocol=protocol, headers=[])
+    config, name, natural, shown = resolve_target(
+        target, server, timeout=timeout, protocol=protocol, headers=[], verb="record the contract of"
+    )
     chosen = normalize_transport(transport, "--transport") if transport else natural
     try:
         with open_session(config, name, chosen) as session:
