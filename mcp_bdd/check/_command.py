@@ -177,7 +177,7 @@ def run_contract_command(
     out = out or sys.stdout
     contract = load_contract(path) if action == "verify" else None
     config, name, natural, shown = resolve_target(
-        target, server, timeout=timeout, protocol=protocol, headers=[], verb="record the contract of"
+        target, server, timeout=timeout, protocol=protocol, headers=[], verb="read the contract from"
     )
     chosen = normalize_transport(transport, "--transport") if transport else natural
     try:
