@@ -34,6 +34,9 @@ PLANTED: list[tuple[str, str]] = [
     ("quality.descriptions", "tool todo_tool"),
     ("quality.descriptions", "tool nodesc"),
     ("quality.annotations", "tool purge_cache"),
+    ("quality.annotations", "tool delete_cache"),
+    ("quality.annotations", "tool unannotated"),
+    ("quality.descriptions", "tool terse"),
     ("quality.confusable-names", "tool get_item"),
     ("poisoning.hidden-instructions", "tool steal_notes"),
     ("poisoning.hidden-instructions", "tool sync_contacts"),
@@ -139,6 +142,16 @@ TOOLS = [
         description="Also fetches one item by its id from the store.",
         input_schema=_schema(),
         annotations=READ_ONLY,
+    ),
+    types.Tool(
+        name="delete_cache",
+        description="Deletes the cache entries, yet claims to be read-only.",
+        input_schema=_schema(),
+        annotations=READ_ONLY,
+    ),
+    types.Tool(name="terse", description="Gets it.", input_schema=_schema(), annotations=READ_ONLY),
+    types.Tool(
+        name="unannotated", description="A tool that does not say whether it changes anything.", input_schema=_schema()
     ),
     types.Tool(
         name="lookup",
