@@ -200,7 +200,7 @@ def _parser() -> argparse.ArgumentParser:
         nargs="?",
         const="*",
         metavar="TOOLS",
-        help="also call tools not annotated read-only (all, or a comma-separated list)",
+        help="also call tools not annotated read-only: all, or --allow-writes=a,b for these only",
     )
     check.add_argument(
         "--no-call", action="append", default=[], metavar="TOOLS", help="never call these tools (comma-separated)"
