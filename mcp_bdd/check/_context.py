@@ -116,7 +116,7 @@ class CheckContext:
             return True
         self.skipped.setdefault(
             name,
-            f"not annotated readOnlyHint: true (pass --allow-writes, or --allow-writes {name}, to call it)",
+            f"not annotated readOnlyHint: true (pass --allow-writes, or --allow-writes={name}, to call it)",
         )
         return False
 
