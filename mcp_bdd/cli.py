@@ -174,6 +174,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     probe.add_argument("--baseline", type=Path, metavar="FILE", help="compare with this saved surface")
     probe.add_argument("--save-baseline", type=Path, metavar="FILE", help="save the surface seen now")
+    probe.add_argument(
+        "--fail-on",
+        default="any",
+        choices=["breaking", "any"],
+        help="with --baseline: exit 1 on any change (default) or on breaking ones only",
+    )
     probe.add_argument("--json", action="store_true", help="print the result as JSON")
 
     check = add(
@@ -318,6 +324,7 @@ def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.Argum
                 baseline=args.baseline,
                 save_baseline=args.save_baseline,
                 as_json=args.json,
+                fail_on=args.fail_on,
             )
         )
     if command == "check":

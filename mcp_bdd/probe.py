@@ -10,7 +10,11 @@ the canonical JSON (sorted keys, no whitespace, tools sorted by name) of each to
 `description`, `inputSchema`, `outputSchema` and `annotations`. Absent and null fields are left
 out, so the hash is the same over every transport and both protocol eras.
 
-Exit: 0 healthy and unchanged, 1 the surface differs from the baseline, 2 usage, 3 unreachable.
+The baseline is the same file as a contract (`mcp-bdd contract`, the contract steps): its
+differences are classified breaking / routing / annotations / additive by mcp_bdd.check.contract.
+
+Exit: 0 healthy and unchanged, 1 the surface differs from the baseline (with `--fail-on breaking`:
+a breaking difference), 2 usage, 3 unreachable.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ from mcp_bdd.check.contract import (  # one implementation with the contract ste
     Surface,
     canonical_tool,
     compare,
+    load_contract,
     read_surface,
+    save_contract,
     tools_hash,
 )
 from mcp_bdd.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, McpBddError, ServerStartError, UsageError
@@ -138,6 +144,7 @@ class ProbeOptions:
     baseline: Path | None
     save_baseline: Path | None
     as_json: bool
+    fail_on: str = "any"  # any: every change fails; breaking: only breaking changes do
 
 
 def _headers(values: Sequence[str]) -> dict[str, str]:
@@ -156,15 +163,9 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
     out = out or sys.stdout
     if options.target and options.server:
         raise UsageError("Give either a URL / -- COMMAND or --server NAME, not both.")
-    baseline = None
-    if options.baseline is not None:
-        try:
-            data = json.loads(options.baseline.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise UsageError(f"Cannot read the baseline {options.baseline}: {exc.strerror or exc}.") from None
-        except ValueError as exc:
-            raise UsageError(f"The baseline {options.baseline} is not JSON: {exc}.") from None
-        baseline = Surface.from_json(data, str(options.baseline))
+    if options.fail_on not in ("breaking", "any"):
+        raise UsageError(f'--fail-on "{options.fail_on}": use breaking or any.')
+    baseline = load_contract(options.baseline, "baseline") if options.baseline is not None else None
     transport = normalize_transport(options.transport, "--transport") if options.transport else None
     if options.target:
         config, name, natural = adhoc_config(
@@ -191,13 +192,9 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
     elapsed = time.monotonic() - started
     changes = compare(baseline, surface) if baseline is not None else Changes()
     if options.save_baseline is not None:
-        from mcp_bdd.report.files import write_text
-
-        write_text(
-            options.save_baseline,
-            json.dumps(surface.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-        )
+        save_contract(options.save_baseline, surface)
     status = "changed" if changes.changed else "healthy"
+    failing = changes.of("breaking") if options.fail_on == "breaking" else changes.lines
     if options.as_json:
         print(json.dumps({
             "status": status, "target": shown, "transport": surface.transport, "name": surface.name,
@@ -206,6 +203,9 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
             "resource_templates": sorted(surface.templates), "prompts": sorted(surface.prompts),
             "baseline": str(options.baseline) if options.baseline else None,
             "changes": changes.lines, "notes": changes.notes, "elapsed_s": round(elapsed, 3),
+            "classified": [{"category": c.category, "kind": c.kind, "key": c.key, "text": c.text}
+                           for c in changes.items],
+            "worst": changes.worst(), "fail_on": options.fail_on,
         }, indent=2, ensure_ascii=False), file=out)  # fmt: skip
     else:
         head = "CHANGED" if changes.changed else "healthy"
@@ -222,14 +222,14 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
         if baseline is not None:
             verdict = "changed" if changes.changed else "unchanged"
             print(f"  baseline:  {verdict} against {options.baseline}", file=out)
-            for line in changes.lines:
-                print(f"    {line}", file=out)
+            for change in changes.items:  # classified as by the contract step: one implementation
+                print(f"    {change.render()}", file=out)
             for note in changes.notes:
                 print(f"    (note) {note}", file=out)
         if options.save_baseline is not None:
             print(f"  saved baseline: {options.save_baseline}", file=out)
         print(f"  time:      {elapsed:.2f} s", file=out)
-    return EXIT_FAILED if changes.changed else EXIT_OK
+    return EXIT_FAILED if failing else EXIT_OK
 
 
 def _unreachable(options: ProbeOptions, shown: str, message: str, elapsed: float, out: Any) -> int:

@@ -120,6 +120,8 @@ def test_contract_command_and_probe_read_one_file(
     data["tools"]["add"]["description"] = "An older text."
     contract.write_text(json.dumps(data))
     assert main(["contract", "verify", str(contract), "shop", "--fail-on", "breaking"]) == 0
+    assert main(["probe", "--server", "shop", "--baseline", str(contract), "--fail-on", "breaking"]) == 0
+    assert "[routing] tool add: description changed" in capsys.readouterr().out  # probe classifies alike
     assert main(["contract", "verify", str(contract), "shop", "--json"]) == 1
     capsys.readouterr()
     assert main(["contract", "verify", str(contract), "shop", "--json"]) == 1
@@ -136,8 +138,10 @@ def test_contract_command_and_probe_read_one_file(
     contract.write_text(json.dumps(data))
     assert main(["contract", "verify", str(contract), "shop", "--fail-on", "breaking"]) == 1
     assert "[breaking] tool retired: removed" in capsys.readouterr().out
-    assert main(["probe", "--server", "shop", "--baseline", str(contract)]) == 1
-    assert "- tool removed: retired" in capsys.readouterr().out
+    assert main(["probe", "--server", "shop", "--baseline", str(contract), "--fail-on", "breaking", "--json"]) == 1
+    probed = json.loads(capsys.readouterr().out)
+    assert "- tool removed: retired" in probed["changes"] and probed["worst"] == "breaking"
+    assert {"category": "breaking", "kind": "tool", "key": "retired", "text": "removed"} in probed["classified"]
     # check --contract turns each difference into a finding (breaking: high)
     assert main(["check", "shop", "--only", "protocol.identity", "--contract", str(contract), "--json"]) == 1
     findings = json.loads(capsys.readouterr().out)["findings"]

@@ -148,17 +148,19 @@ def read_surface(session: Any) -> Surface:
     )
 
 
-def load_contract(path: Path) -> Surface:
+def load_contract(path: Path, what: str = "contract") -> Surface:
+    """A contract (or probe baseline: the same file) from disk; every way it can be wrong is a UsageError."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UsageError(
-            f"The contract {path} does not exist. Record it with `mcp-bdd contract update {path} ...`."
+            f"The {what} {path} does not exist. Record it with `mcp-bdd contract update {path} ...` "
+            "(or `mcp-bdd probe ... --save-baseline`)."
         ) from None
     except OSError as exc:
-        raise UsageError(f"Cannot read the contract {path}: {exc.strerror or exc}.") from None
+        raise UsageError(f"Cannot read the {what} {path}: {exc.strerror or exc}.") from None
     except ValueError as exc:
-        raise UsageError(f"The contract {path} is not JSON: {exc}.") from None
+        raise UsageError(f"The {what} {path} is not JSON: {exc}.") from None
     return Surface.from_json(data, str(path))
 
 
