@@ -107,6 +107,9 @@ def test_bad_server_report_shape(bad_report: dict[str, Any]) -> None:
     # every check ran, and the unknown-name rejection shapes are reported
     assert set(bad_report["checks"]) == set(REGISTRY)
     assert any(note.startswith("unknown prompt rejected with JSON-RPC error") for note in bad_report["notes"])
+    # it declares resources but has no resource templates (-32601): optional, so not a finding
+    assert bad_report["counts"]["resource templates"] == 0
+    assert not [f for f in bad_report["findings"] if f["check"] == "protocol.listings"]
 
 
 def test_sarif_validates_against_the_official_schema(bad_report: dict[str, Any]) -> None:

@@ -95,7 +95,13 @@ class CheckContext:
             try:
                 setattr(self, kind, self.session.list_all(kind))
             except (McpBddError, AssertionError) as exc:
+                if kind == "templates" and self._not_implemented(types.ListResourceTemplatesRequest(params=None)):
+                    continue  # resource templates are optional within the `resources` capability
                 self.listing_errors[kind] = str(exc)
+
+    def _not_implemented(self, request: Any) -> bool:
+        outcome = self.session.request(request)
+        return outcome.error is not None and outcome.error.code == types.METHOD_NOT_FOUND
 
     # -- calling tools ---------------------------------------------------------------------------
     def tool(self, name: str) -> dict[str, Any] | None:

@@ -54,8 +54,6 @@ def listings(ctx: CheckContext) -> Iterator[Problem]:
     """tools/list, resources/list, resources/templates/list and prompts/list answer (cursor followed to
     the end, no repeated cursor) when the matching capability is declared."""
     for kind, why in ctx.listing_errors.items():
-        if kind == "templates" and "-32601" in why:  # templates are optional within `resources`
-            continue
         yield Problem(
             title=f"listing {kind} failed although the server declares the capability",
             details=why,
