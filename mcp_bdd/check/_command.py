@@ -9,9 +9,13 @@ Exit: 0 no finding at or above `--fail-on`, 1 findings, 2 usage, 3 unreachable.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import os
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -75,6 +79,34 @@ def resolve_target(
     return config, name, None, f"server {name}"
 
 
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
+@contextlib.contextmanager
+def _sdk_logs_held() -> Iterator[_Collect]:
+    """Keep the SDK's log lines off the console while checking: an in-memory server shares our stderr,
+    and the checks' bad calls make it log a traceback each (MCP_BDD_DEBUG=1 lets them through)."""
+    collect = _Collect()
+    logger = logging.getLogger("mcp")
+    if os.environ.get("MCP_BDD_DEBUG"):
+        yield collect
+        return
+    propagate = logger.propagate
+    logger.addHandler(collect)
+    logger.propagate = False
+    try:
+        yield collect
+    finally:
+        logger.removeHandler(collect)
+        logger.propagate = propagate
+
+
 def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
     import mcp_bdd.check.checks  # noqa: F401 - registers the built-in checks
     from mcp_bdd.check._context import CheckOptions
@@ -107,7 +139,7 @@ def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
         contract = load_contract(options.contract)
     started = time.monotonic()
     try:
-        with open_session(config, name, transport) as session:
+        with _sdk_logs_held() as held, open_session(config, name, transport) as session:
             report = run_checks(session, specs, check_options)
             if contract is not None:
                 from mcp_bdd.check.contract import contract_findings, read_surface
@@ -124,6 +156,12 @@ def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
         else:
             print(f"UNREACHABLE: {shown}\n  {str(exc).strip()}\n  time: {elapsed:.2f} s", file=out)
         return EXIT_UNREACHABLE
+    if held.count:
+        print(
+            "mcp-bdd check: the MCP SDK's own log lines were held back (an in-process server logs every call "
+            "the checks make it reject); MCP_BDD_DEBUG=1 shows them.",
+            file=sys.stderr,
+        )
     if options.sarif is not None:
         from mcp_bdd.report.files import write_text
 
