@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mcp_bdd.check._secrets import mask_shapes
+from mcp_bdd.check._severity import Severity
 from mcp_bdd.secrets import mask, mask_data
 
 if TYPE_CHECKING:
-    from mcp_bdd.check._registry import CheckSpec, Severity
     from mcp_bdd.session import Outcome
 
 __all__ = ["Call", "Finding", "Problem", "bounded", "call_of"]
@@ -113,19 +113,10 @@ class Finding:
     call: Call | None = None
     rationale: str = field(default="", compare=False)
 
-    @classmethod
-    def of(cls, spec: CheckSpec, problem: Problem) -> Finding:
-        return cls(
-            check=spec.id,
-            group=spec.group,
-            severity=problem.severity or spec.severity,
-            title=mask_shapes(mask(problem.title)),
-            target=problem.target,
-            details=mask_shapes(mask(problem.details)),
-            tip=problem.tip,
-            call=problem.call,
-            rationale=spec.rationale,
-        )
+    def __post_init__(self) -> None:
+        # what a server sent may reach titles and details: never re-publish a secret it leaked
+        object.__setattr__(self, "title", mask_shapes(mask(self.title)))
+        object.__setattr__(self, "details", mask_shapes(mask(self.details)))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -8,43 +8,20 @@ yields `Problem`s; the runner stamps each with the check's id, group and severit
 
 from __future__ import annotations
 
-import enum
 import fnmatch
 import inspect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp_bdd.check._finding import Finding, Problem
+from mcp_bdd.check._severity import Severity
 from mcp_bdd.errors import UsageError, did_you_mean
 
 if TYPE_CHECKING:
     from mcp_bdd.check._context import CheckContext
-    from mcp_bdd.check._finding import Problem
 
-__all__ = ["GROUPS", "REGISTRY", "CheckFunc", "CheckSpec", "Severity", "check", "select"]
-
-
-class Severity(enum.IntEnum):
-    """How bad a finding is; `--fail-on` compares against it. SARIF levels: error / warning / note."""
-
-    LOW = 1
-    MEDIUM = 2
-    HIGH = 3
-
-    @property
-    def label(self) -> str:
-        return self.name.lower()
-
-    @property
-    def sarif_level(self) -> str:
-        return {Severity.HIGH: "error", Severity.MEDIUM: "warning", Severity.LOW: "note"}[self]
-
-    @classmethod
-    def parse(cls, text: str, where: str = "--fail-on") -> Severity:
-        try:
-            return cls[text.strip().upper()]
-        except KeyError:
-            raise UsageError(f'{where}: "{text}" is not a severity (use high, medium or low).') from None
+__all__ = ["GROUPS", "REGISTRY", "CheckFunc", "CheckSpec", "Severity", "check", "finding_of", "select"]
 
 
 #: The groups, in the order they run and print.
@@ -57,7 +34,7 @@ GROUPS: dict[str, str] = {
     "contract": "the tool surface against a contract file kept in version control",
 }
 
-CheckFunc = Callable[["CheckContext"], Iterable["Problem"]]
+CheckFunc = Callable[["CheckContext"], Iterable[Problem]]
 
 
 @dataclass(frozen=True)
@@ -134,3 +111,18 @@ def describe_all() -> list[dict[str, Any]]:
         {"id": s.id, "group": s.group, "severity": s.severity.label, "rationale": s.rationale, "doc": s.doc}
         for s in REGISTRY.values()
     ]
+
+
+def finding_of(spec: CheckSpec, problem: Problem) -> Finding:
+    """The runner's stamp: a check's problem with the check's id, group, severity and rationale."""
+    return Finding(
+        check=spec.id,
+        group=spec.group,
+        severity=problem.severity or spec.severity,
+        title=problem.title,
+        target=problem.target,
+        details=problem.details,
+        tip=problem.tip,
+        call=problem.call,
+        rationale=spec.rationale,
+    )

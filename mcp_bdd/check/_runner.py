@@ -9,7 +9,8 @@ from typing import Any
 
 from mcp_bdd.check._context import CheckContext, CheckOptions
 from mcp_bdd.check._finding import Finding, Problem
-from mcp_bdd.check._registry import CheckSpec, Severity
+from mcp_bdd.check._registry import CheckSpec, finding_of
+from mcp_bdd.check._severity import Severity
 from mcp_bdd.errors import McpBddError, UsageError
 from mcp_bdd.session import Session
 
@@ -75,7 +76,7 @@ def run_checks(session: Session, specs: Sequence[CheckSpec], options: CheckOptio
                 )
             ]
         for problem in problems:
-            finding = Finding.of(spec, problem)
+            finding = finding_of(spec, problem)
             key = (finding.check, finding.target, finding.title)
             if key not in seen:
                 seen.add(key)
