@@ -14,7 +14,6 @@ Only tools annotated `readOnlyHint: true` are called unless the user opted in (`
 from __future__ import annotations
 
 import copy
-import importlib.util
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -48,12 +47,10 @@ WRONG: dict[str, Any] = {
 
 def draw_calls(schema: dict[str, Any], count: int, seed: int) -> list[dict[str, Any]]:
     """Up to `count` argument objects valid against `schema`, the same ones for the same seed."""
-    try:
-        from hypothesis import HealthCheck, Phase, given, settings
-        from hypothesis import seed as fixed_seed
-        from hypothesis_jsonschema import from_schema
-    except ImportError:  # pragma: no cover - the `check` extra is not installed
-        return []
+    from hypothesis import HealthCheck, Phase, given, settings  # imported here: ~0.5 s, only when calling
+    from hypothesis import seed as fixed_seed
+    from hypothesis_jsonschema import from_schema
+
     drawn: list[dict[str, Any]] = []
     try:
         strategy = from_schema(schema)
@@ -286,11 +283,6 @@ def _boundary_values(prop: dict[str, Any]) -> list[tuple[Any, str]]:
 def _tools_to_call(ctx: CheckContext) -> list[dict[str, Any]]:
     seed = ctx.options.seed
     ctx.note_once(f"generated calls use seed {seed} (replay them with --seed {seed})")
-    if importlib.util.find_spec("hypothesis_jsonschema") is None:
-        ctx.note_once(
-            "hypothesis-jsonschema is not installed: only tools without required arguments get generated "
-            "calls (pip install 'mcp-bdd[check]')"
-        )
     return ctx.callable_tools()
 
 
