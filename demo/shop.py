@@ -66,8 +66,9 @@ from mcp.server.mcpserver import (
 )
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.session import ServerSession
-from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types import (
+    INVALID_PARAMS,
     Completion,
     CompletionArgument,
     CompletionContext,
@@ -846,7 +847,10 @@ def create_server() -> MCPServer:
     @server.prompt()
     def order_confirmation(order_id: str) -> list[Message]:
         """Draft a confirmation message for an order (a user request and the assistant's draft)."""
-        order = store.order(order_id)
+        try:
+            order = store.order(order_id)
+        except ToolError as exc:  # an unknown order is the caller's mistake: -32602, not an internal error
+            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
         return [
             UserMessage(f"Write a confirmation for order {order.id} ({order.quantity} x {order.product_id})."),
             AssistantMessage(

@@ -1,9 +1,9 @@
-"""`mcp-bdd`: init, scaffold, run (the transport x protocol matrix), probe, steps, report merge.
+"""`mcp-bdd`: init, scaffold, run (the transport x protocol matrix), probe, check, contract, steps, report merge.
 
 Exit codes are stable, whatever the subcommand:
 
     0  all passed / healthy and unchanged
-    1  scenarios failed / the probed surface changed
+    1  scenarios failed / the probed surface changed / check findings at or above --fail-on
     2  usage or configuration error (a bad flag, an unknown transport, a file that would be overwritten)
     3  a server could not be started or reached
   130  interrupted (Ctrl-C / SIGTERM); `run` still writes the partial report
@@ -29,7 +29,7 @@ __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNREACHABLE", "EX
 _EXIT_CODES = """\
 exit codes:
   0  all passed (probe: healthy and unchanged)
-  1  scenarios failed (probe: the surface changed)
+  1  scenarios failed (probe: the surface changed; check: findings at or above --fail-on)
   2  usage or configuration error
   3  a server could not be started or reached
   5  nothing ran: no feature file, or no scenario matched the paths and tags
@@ -174,7 +174,84 @@ def _parser() -> argparse.ArgumentParser:
     )
     probe.add_argument("--baseline", type=Path, metavar="FILE", help="compare with this saved surface")
     probe.add_argument("--save-baseline", type=Path, metavar="FILE", help="save the surface seen now")
+    probe.add_argument(
+        "--fail-on",
+        default="any",
+        choices=["breaking", "any"],
+        help="with --baseline: exit 1 on any change (default) or on breaking ones only",
+    )
     probe.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    check = add(
+        "check",
+        "the compliance, quality and security gate: needs nothing but the server",
+        "Connect and run the built-in checks (docs/check.md): protocol, schemas, LLM-facing quality,\n"
+        "tool poisoning, and calls generated from each tool's inputSchema (read-only tools only unless\n"
+        "--allow-writes). Findings are grouped by severity, each with the call that showed it and a tip.\n\n"
+        "  mcp-bdd check shop\n"
+        "  mcp-bdd check https://mcp.example.com/mcp --sarif check.sarif\n"
+        "  mcp-bdd check --only poisoning -- npx @modelcontextprotocol/server-memory\n\n"
+        "Exit code: 1 when a finding is at or above --fail-on.",
+    )
+    check.add_argument("target", nargs="*", metavar="SERVER | URL | -- COMMAND ARGS", help="what to check")
+    check.add_argument("--server", metavar="NAME", help="a server of the project's configuration")
+    check.add_argument("--transport", metavar="T", help="transport (default: as configured; a URL: its own)")
+    check.add_argument("--protocol", metavar="P", help="auto (default), legacy or 2026-07-28")
+    check.add_argument("--timeout", type=float, metavar="SECONDS", help="connect and request timeout (default 10)")
+    check.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help="HTTP header for a URL")
+    check.add_argument("--only", action="append", default=[], metavar="ID", help="run only these checks or groups")
+    check.add_argument("--skip", action="append", default=[], metavar="ID", help="leave out these checks or groups")
+    check.add_argument(
+        "--allow-writes",
+        nargs="?",
+        const="*",
+        metavar="TOOLS",
+        help="also call tools not annotated read-only: all, or --allow-writes=a,b for these only",
+    )
+    check.add_argument(
+        "--no-call", action="append", default=[], metavar="TOOLS", help="never call these tools (comma-separated)"
+    )
+    check.add_argument(
+        "--fail-on",
+        default="medium",
+        metavar="SEVERITY",
+        help="exit 1 on findings at or above: high, medium (default), low",
+    )
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    check.add_argument("--sarif", type=Path, metavar="FILE", help="also write SARIF 2.1.0 (code-scanning dashboards)")
+    check.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the generated calls (default 0)")
+    check.add_argument(
+        "--min-description", type=int, default=20, metavar="N", help="shortest acceptable description (default 20)"
+    )
+    check.add_argument(
+        "--call-timeout",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="a generated tool call slower than this counts as hung (default 5)",
+    )
+    check.add_argument("--contract", type=Path, metavar="FILE", help="also compare the surface with this contract")
+    check.add_argument("--list", action="store_true", help="list the checks and exit")
+
+    contract = add(
+        "contract",
+        "record or verify the tool-surface contract (the file probe --baseline reads)",
+        "  mcp-bdd contract update contracts/shop.json shop\n"
+        "  mcp-bdd contract verify contracts/shop.json --fail-on breaking -- mcp-server-time\n\n"
+        "Differences are classified: breaking, routing (descriptions), annotations, additive.\n"
+        "Exit code (verify): 1 when a difference is at or above --fail-on (breaking | any).",
+    )
+    contract.add_argument("action", choices=["update", "verify"], help="update: record; verify: compare")
+    contract.add_argument("file", type=Path, metavar="FILE", help="the contract file (JSON, kept in git)")
+    contract.add_argument("target", nargs="*", metavar="SERVER | URL | -- COMMAND ARGS", help="the server")
+    contract.add_argument("--server", metavar="NAME", help="a server of the project's configuration")
+    contract.add_argument("--transport", metavar="T", help="transport (default: as configured)")
+    contract.add_argument("--protocol", metavar="P", help="auto (default), legacy or 2026-07-28")
+    contract.add_argument("--timeout", type=float, metavar="SECONDS", help="connect and request timeout")
+    contract.add_argument(
+        "--fail-on", default="any", choices=["breaking", "any"], help="verify: what fails (default any)"
+    )
+    contract.add_argument("--json", action="store_true", help="print the result as JSON")
 
     steps = add(
         "steps",
@@ -247,7 +324,48 @@ def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.Argum
                 baseline=args.baseline,
                 save_baseline=args.save_baseline,
                 as_json=args.json,
+                fail_on=args.fail_on,
             )
+        )
+    if command == "check":
+        from mcp_bdd.check._command import CheckCommand, list_checks, run_check_command
+
+        if args.list:
+            return list_checks()
+        return run_check_command(
+            CheckCommand(
+                target=list(args.target),
+                server=args.server,
+                transport=args.transport,
+                protocol=args.protocol,
+                timeout=args.timeout,
+                headers=list(args.header),
+                only=[p for v in args.only for p in v.split(",") if p],
+                skip=[p for v in args.skip for p in v.split(",") if p],
+                allow_writes=args.allow_writes,
+                no_call=[t for v in args.no_call for t in v.split(",") if t],
+                fail_on=args.fail_on,
+                as_json=args.json,
+                sarif=args.sarif,
+                seed=args.seed,
+                min_description=args.min_description,
+                call_timeout=args.call_timeout,
+                contract=args.contract,
+            )
+        )
+    if command == "contract":
+        from mcp_bdd.check._command import run_contract_command
+
+        return run_contract_command(
+            args.action,
+            args.file,
+            list(args.target),
+            server=args.server,
+            transport=args.transport,
+            protocol=args.protocol,
+            timeout=args.timeout,
+            fail_on=args.fail_on,
+            as_json=args.json,
         )
     if command == "steps":
         return print_steps(markdown=args.markdown, project=args.project)

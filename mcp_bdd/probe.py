@@ -10,27 +10,50 @@ the canonical JSON (sorted keys, no whitespace, tools sorted by name) of each to
 `description`, `inputSchema`, `outputSchema` and `annotations`. Absent and null fields are left
 out, so the hash is the same over every transport and both protocol eras.
 
-Exit: 0 healthy and unchanged, 1 the surface differs from the baseline, 2 usage, 3 unreachable.
+The baseline is the same file as a contract (`mcp-bdd contract`, the contract steps): its
+differences are classified breaking / routing / annotations / additive by mcp_bdd.check.contract.
+
+Exit: 0 healthy and unchanged, 1 the surface differs from the baseline (with `--fail-on breaking`:
+a breaking difference), 2 usage, 3 unreachable.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_bdd.check.contract import (  # one implementation with the contract step and `mcp-bdd contract`
+    BASELINE_SCHEMA,
+    TOOL_FIELDS,
+    Changes,
+    Surface,
+    canonical_tool,
+    compare,
+    load_contract,
+    read_surface,
+    save_contract,
+    tools_hash,
+)
 from mcp_bdd.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, McpBddError, ServerStartError, UsageError
 
-__all__ = ["Surface", "compare", "open_session", "probe", "tools_hash"]
-
-BASELINE_SCHEMA = "mcp-bdd.probe/1"
-TOOL_FIELDS = ("name", "description", "inputSchema", "outputSchema", "annotations")
+__all__ = [
+    "BASELINE_SCHEMA",
+    "TOOL_FIELDS",
+    "Changes",
+    "Surface",
+    "canonical_tool",
+    "compare",
+    "open_session",
+    "probe",
+    "read_surface",
+    "tools_hash",
+]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -84,15 +107,17 @@ def adhoc_config(
     return load_config(data=data, source="(mcp-bdd probe)"), "probe", transport
 
 
-def configured(name: str | None, *, timeout: float | None, protocol: str | None) -> tuple[Any, str]:
-    """The project's configuration with `--timeout` / `--protocol` applied to the server probed."""
+def configured(
+    name: str | None, *, timeout: float | None, protocol: str | None, verb: str = "probe"
+) -> tuple[Any, str]:
+    """The project's configuration with `--timeout` / `--protocol` applied to the server probed (or checked)."""
     from mcp_bdd.config import load_config, normalize_protocol
 
     config = load_config()
     chosen = name or config.default_server()
     if chosen is None:
         known = ", ".join(config.servers) or f"none are configured in {config.source}"
-        raise UsageError(f"Say what to probe: a URL, -- COMMAND ARGS, or --server NAME (servers: {known}).")
+        raise UsageError(f"Say what to {verb}: a URL, -- COMMAND ARGS, or --server NAME (servers: {known}).")
     cfg = config.server_named(chosen)
     update: dict[str, Any] = {}
     if timeout is not None:
@@ -102,141 +127,6 @@ def configured(name: str | None, *, timeout: float | None, protocol: str | None)
     if update:
         config = config.model_copy(update={"servers": {**config.servers, chosen: cfg.model_copy(update=update)}})
     return config, chosen
-
-
-# ---------------------------------------------------------------------------------------------
-# the surface and its fingerprint
-
-
-def canonical_tool(tool: dict[str, Any]) -> dict[str, Any]:
-    return {k: tool[k] for k in TOOL_FIELDS if tool.get(k) is not None}
-
-
-def _canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def tools_hash(tools: Sequence[dict[str, Any]]) -> str:
-    """SHA-256 (hex) of the canonical JSON of the tools, sorted by name."""
-    canonical = sorted((canonical_tool(t) for t in tools), key=lambda t: str(t.get("name", "")))
-    return hashlib.sha256(_canonical_json(canonical).encode("utf-8")).hexdigest()
-
-
-@dataclass
-class Surface:
-    name: str | None
-    version: str | None
-    protocol: str
-    transport: str
-    target: str
-    tools: dict[str, dict[str, Any]]
-    resources: dict[str, dict[str, Any]] = field(default_factory=dict)
-    templates: dict[str, dict[str, Any]] = field(default_factory=dict)
-    prompts: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    @property
-    def sha256(self) -> str:
-        return tools_hash(list(self.tools.values()))
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema": BASELINE_SCHEMA,
-            "name": self.name,
-            "version": self.version,
-            "protocol": self.protocol,
-            "tools_sha256": self.sha256,
-            "tools": self.tools,
-            "resources": self.resources,
-            "resource_templates": self.templates,
-            "prompts": self.prompts,
-        }
-
-    @classmethod
-    def from_json(cls, data: Any, where: str) -> Surface:
-        if (
-            not isinstance(data, dict)
-            or data.get("schema") != BASELINE_SCHEMA
-            or not isinstance(data.get("tools"), dict)
-        ):
-            raise UsageError(f"{where} is not a probe baseline (written by `mcp-bdd probe --save-baseline`).")
-        return cls(
-            name=data.get("name"),
-            version=data.get("version"),
-            protocol=str(data.get("protocol", "")),
-            transport="",
-            target=where,
-            tools=data["tools"],
-            resources=data.get("resources") or {},
-            templates=data.get("resource_templates") or {},
-            prompts=data.get("prompts") or {},
-        )
-
-
-def _keep(item: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
-    return {k: item[k] for k in keys if item.get(k) is not None}
-
-
-def read_surface(session: Any) -> Surface:
-    client = session.client
-    caps = client.server_capabilities
-    info = client.server_info
-    tools = session.list_all("tools") if caps is None or caps.tools is not None else []
-    resources: list[dict[str, Any]] = []
-    templates: list[dict[str, Any]] = []
-    prompts: list[dict[str, Any]] = []
-    if caps is not None and caps.resources is not None:
-        resources = session.list_all("resources")
-        with contextlib.suppress(McpBddError, AssertionError):  # servers may not implement templates
-            templates = session.list_all("templates")
-    if caps is not None and caps.prompts is not None:
-        prompts = session.list_all("prompts")
-    return Surface(
-        name=info.name if info else None,
-        version=info.version if info else None,
-        protocol=str(client.protocol_version),
-        transport=session.server.transport,
-        target=session.server.display,
-        tools={str(t.get("name")): canonical_tool(t) for t in tools},
-        resources={str(r.get("uri")): _keep(r, ("uri", "name", "mimeType")) for r in resources},
-        templates={str(t.get("uriTemplate")): _keep(t, ("uriTemplate", "name", "mimeType")) for t in templates},
-        prompts={str(p.get("name")): _keep(p, ("name", "description", "arguments")) for p in prompts},
-    )
-
-
-@dataclass
-class Changes:
-    lines: list[str] = field(default_factory=list)  # surface changes (exit 1)
-    notes: list[str] = field(default_factory=list)  # identity changes (informational)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.lines)
-
-
-def compare(baseline: Surface, now: Surface) -> Changes:
-    changes = Changes()
-    for kind, old, new in (
-        ("tool", baseline.tools, now.tools),
-        ("resource", baseline.resources, now.resources),
-        ("resource template", baseline.templates, now.templates),
-        ("prompt", baseline.prompts, now.prompts),
-    ):
-        for key in sorted(set(new) - set(old)):
-            changes.lines.append(f"+ {kind} added: {key}")
-        for key in sorted(set(old) - set(new)):
-            changes.lines.append(f"- {kind} removed: {key}")
-        for key in sorted(set(old) & set(new)):
-            if _canonical_json(old[key]) != _canonical_json(new[key]):
-                fields = sorted(k for k in set(old[key]) | set(new[key]) if old[key].get(k) != new[key].get(k))
-                changes.lines.append(f"~ {kind} changed: {key} ({', '.join(fields)})")
-    for what, old_value, new_value in (
-        ("name", baseline.name, now.name),
-        ("version", baseline.version, now.version),
-        ("protocol", baseline.protocol, now.protocol),
-    ):
-        if old_value != new_value:
-            changes.notes.append(f"{what}: {old_value} -> {new_value}")
-    return changes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -254,6 +144,7 @@ class ProbeOptions:
     baseline: Path | None
     save_baseline: Path | None
     as_json: bool
+    fail_on: str = "any"  # any: every change fails; breaking: only breaking changes do
 
 
 def _headers(values: Sequence[str]) -> dict[str, str]:
@@ -272,15 +163,9 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
     out = out or sys.stdout
     if options.target and options.server:
         raise UsageError("Give either a URL / -- COMMAND or --server NAME, not both.")
-    baseline = None
-    if options.baseline is not None:
-        try:
-            data = json.loads(options.baseline.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise UsageError(f"Cannot read the baseline {options.baseline}: {exc.strerror or exc}.") from None
-        except ValueError as exc:
-            raise UsageError(f"The baseline {options.baseline} is not JSON: {exc}.") from None
-        baseline = Surface.from_json(data, str(options.baseline))
+    if options.fail_on not in ("breaking", "any"):
+        raise UsageError(f'--fail-on "{options.fail_on}": use breaking or any.')
+    baseline = load_contract(options.baseline, "baseline") if options.baseline is not None else None
     transport = normalize_transport(options.transport, "--transport") if options.transport else None
     if options.target:
         config, name, natural = adhoc_config(
@@ -307,13 +192,9 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
     elapsed = time.monotonic() - started
     changes = compare(baseline, surface) if baseline is not None else Changes()
     if options.save_baseline is not None:
-        from mcp_bdd.report.files import write_text
-
-        write_text(
-            options.save_baseline,
-            json.dumps(surface.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-        )
+        save_contract(options.save_baseline, surface)
     status = "changed" if changes.changed else "healthy"
+    failing = changes.of("breaking") if options.fail_on == "breaking" else changes.lines
     if options.as_json:
         print(json.dumps({
             "status": status, "target": shown, "transport": surface.transport, "name": surface.name,
@@ -322,6 +203,9 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
             "resource_templates": sorted(surface.templates), "prompts": sorted(surface.prompts),
             "baseline": str(options.baseline) if options.baseline else None,
             "changes": changes.lines, "notes": changes.notes, "elapsed_s": round(elapsed, 3),
+            "classified": [{"category": c.category, "kind": c.kind, "key": c.key, "text": c.text}
+                           for c in changes.items],
+            "worst": changes.worst(), "fail_on": options.fail_on,
         }, indent=2, ensure_ascii=False), file=out)  # fmt: skip
     else:
         head = "CHANGED" if changes.changed else "healthy"
@@ -338,14 +222,14 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
         if baseline is not None:
             verdict = "changed" if changes.changed else "unchanged"
             print(f"  baseline:  {verdict} against {options.baseline}", file=out)
-            for line in changes.lines:
-                print(f"    {line}", file=out)
+            for change in changes.items:  # classified as by the contract step: one implementation
+                print(f"    {change.render()}", file=out)
             for note in changes.notes:
                 print(f"    (note) {note}", file=out)
         if options.save_baseline is not None:
             print(f"  saved baseline: {options.save_baseline}", file=out)
         print(f"  time:      {elapsed:.2f} s", file=out)
-    return EXIT_FAILED if changes.changed else EXIT_OK
+    return EXIT_FAILED if failing else EXIT_OK
 
 
 def _unreachable(options: ProbeOptions, shown: str, message: str, elapsed: float, out: Any) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from mcp_bdd.steps import (  # noqa: F401 - imported for their step registrations
     _common,
     auth,
+    check,
     client,
     fakes,
     notifications,

@@ -1,0 +1,252 @@
+"""`mcp-bdd check [SERVER | URL | -- COMMAND ARGS]`: the gate, from the command line.
+
+The server is opened exactly as `mcp-bdd probe` opens it (`probe.open_session`, and probe's
+way of turning a URL or a command into a configuration), the selected checks run, and the
+report goes to the console (grouped by severity), `--json` and `--sarif FILE`.
+
+Exit: 0 no finding at or above `--fail-on`, 1 findings, 2 usage, 3 unreachable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from mcp_bdd.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, McpBddError, ServerStartError, UsageError
+
+__all__ = ["CheckCommand", "resolve_target", "run_check_command"]
+
+
+@dataclass
+class CheckCommand:
+    target: list[str] = field(default_factory=list)
+    server: str | None = None
+    transport: str | None = None
+    protocol: str | None = None
+    timeout: float | None = None
+    headers: list[str] = field(default_factory=list)
+    only: list[str] = field(default_factory=list)
+    skip: list[str] = field(default_factory=list)
+    allow_writes: str | None = None  # None: read-only tools only; "*": all; "a,b": these
+    no_call: list[str] = field(default_factory=list)  # tools never to call
+    fail_on: str = "medium"
+    as_json: bool = False
+    sarif: Path | None = None
+    seed: int = 0
+    min_description: int = 20
+    call_timeout: float = 5.0
+    contract: Path | None = None
+
+
+def resolve_target(
+    target: list[str],
+    server: str | None,
+    *,
+    timeout: float | None,
+    protocol: str | None,
+    headers: list[str],
+    verb: str = "check",
+) -> tuple[Any, str, str | None, str]:
+    """(config, server name, transport, shown) for `check` / `contract`: a configured server by name,
+    a URL, or a command — through probe's own helpers, so both commands read targets alike."""
+    from mcp_bdd.probe import _headers, adhoc_config, configured
+
+    if target and server:
+        raise UsageError("Give either SERVER, a URL or -- COMMAND, or --server NAME, not both.")
+    if len(target) == 1 and not target[0].startswith(("http://", "https://")):
+        try:
+            from mcp_bdd.config import load_config
+
+            known = load_config().servers
+        except McpBddError:
+            known = {}
+        if target[0] in known:
+            server, target = target[0], []
+    if target:
+        config, name, natural = adhoc_config(
+            target, timeout=timeout or 10.0, protocol=protocol, headers=_headers(headers)
+        )
+        return config, name, natural, " ".join(target)
+    config, name = configured(server, timeout=timeout, protocol=protocol, verb=verb)
+    return config, name, None, f"server {name}"
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
+@contextlib.contextmanager
+def _sdk_logs_held() -> Iterator[_Collect]:
+    """Keep the SDK's log lines off the console while checking: an in-memory server shares our stderr,
+    and the checks' bad calls make it log a traceback each (MCP_BDD_DEBUG=1 lets them through)."""
+    collect = _Collect()
+    logger = logging.getLogger("mcp")
+    if os.environ.get("MCP_BDD_DEBUG"):
+        yield collect
+        return
+    propagate = logger.propagate
+    logger.addHandler(collect)
+    logger.propagate = False
+    try:
+        yield collect
+    finally:
+        logger.removeHandler(collect)
+        logger.propagate = propagate
+
+
+def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
+    import mcp_bdd.check.checks  # noqa: F401 - registers the built-in checks
+    from mcp_bdd.check._context import CheckOptions
+    from mcp_bdd.check._output import dumps, print_report, report_json, sarif
+    from mcp_bdd.check._registry import Severity, select
+    from mcp_bdd.check._runner import run_checks
+    from mcp_bdd.config import normalize_transport
+    from mcp_bdd.probe import open_session
+
+    out = out or sys.stdout
+    fail_on = Severity.parse(options.fail_on)
+    specs = select(options.only, options.skip)
+    writes = options.allow_writes
+    check_options = CheckOptions(
+        allow_writes=writes == "*",
+        write_tools=tuple(t.strip() for t in (writes or "").split(",") if t.strip() and writes != "*"),
+        no_call=tuple(options.no_call),
+        seed=options.seed,
+        min_description=options.min_description,
+        call_timeout=options.call_timeout,
+    )
+    config, name, natural, shown = resolve_target(
+        options.target, options.server, timeout=options.timeout, protocol=options.protocol, headers=options.headers
+    )
+    transport = normalize_transport(options.transport, "--transport") if options.transport else natural
+    contract = None
+    if options.contract is not None:
+        from mcp_bdd.check.contract import load_contract
+
+        contract = load_contract(options.contract)
+    started = time.monotonic()
+    try:
+        with _sdk_logs_held() as held, open_session(config, name, transport) as session:
+            report = run_checks(session, specs, check_options)
+            if contract is not None:
+                from mcp_bdd.check.contract import contract_findings, read_surface
+
+                report.findings.extend(contract_findings(contract, read_surface(session), str(options.contract)))
+                report.checks.append("contract.matches")
+    except UsageError:
+        raise
+    except (ServerStartError, McpBddError, AssertionError) as exc:
+        elapsed = time.monotonic() - started
+        if options.as_json:
+            print(dumps({"status": "unreachable", "target": shown, "error": str(exc), "elapsed_s": round(elapsed, 3)}),
+                  file=out)  # fmt: skip
+        else:
+            print(f"UNREACHABLE: {shown}\n  {str(exc).strip()}\n  time: {elapsed:.2f} s", file=out)
+        return EXIT_UNREACHABLE
+    if held.count:
+        print(
+            "mcp-bdd check: the MCP SDK's own log lines were held back (an in-process server logs every call "
+            "the checks make it reject); MCP_BDD_DEBUG=1 shows them.",
+            file=sys.stderr,
+        )
+    if options.sarif is not None:
+        from mcp_bdd.report.files import write_text
+
+        write_text(options.sarif, json.dumps(sarif(report), indent=2, ensure_ascii=False) + "\n")
+    if options.as_json:
+        print(dumps(report_json(report, fail_on=fail_on)), file=out)
+    else:
+        print_report(report, out, fail_on=fail_on)
+        if options.sarif is not None:
+            print(f"SARIF: {options.sarif}", file=out)
+    return EXIT_FAILED if report.at_or_above(fail_on) else EXIT_OK
+
+
+def list_checks(out: TextIO | None = None) -> int:
+    """`mcp-bdd check --list`: every registered check with its group, severity and rationale."""
+    import mcp_bdd.check.checks  # noqa: F401 - registers the built-in checks
+    from mcp_bdd.check._registry import GROUPS, REGISTRY
+
+    out = out or sys.stdout
+    for group, what in GROUPS.items():
+        specs = [s for s in REGISTRY.values() if s.group == group]
+        if not specs and group != "contract":
+            continue
+        print(f"{group}: {what}", file=out)
+        for spec in specs:
+            print(f"  {spec.id:<34} {spec.severity.label:<7} {spec.rationale}", file=out)
+        if group == "contract":
+            print(f"  {'contract.matches':<34} {'varies':<7} with --contract FILE: the surface against the file",
+                  file=out)  # fmt: skip
+    return EXIT_OK
+
+
+def run_contract_command(
+    action: str,
+    path: Path,
+    target: list[str],
+    *,
+    server: str | None,
+    transport: str | None,
+    protocol: str | None,
+    timeout: float | None,
+    fail_on: str,
+    as_json: bool,
+    out: TextIO | None = None,
+) -> int:
+    """`mcp-bdd contract update|verify FILE [SERVER | URL | -- COMMAND]`."""
+    from mcp_bdd.check.contract import compare, load_contract, read_surface, save_contract
+    from mcp_bdd.config import normalize_transport
+    from mcp_bdd.probe import open_session
+
+    out = out or sys.stdout
+    contract = load_contract(path) if action == "verify" else None
+    config, name, natural, shown = resolve_target(
+        target, server, timeout=timeout, protocol=protocol, headers=[], verb="read the contract from"
+    )
+    chosen = normalize_transport(transport, "--transport") if transport else natural
+    try:
+        with open_session(config, name, chosen) as session:
+            surface = read_surface(session)
+    except UsageError:
+        raise
+    except (McpBddError, AssertionError) as exc:
+        print(f"UNREACHABLE: {shown}\n  {str(exc).strip()}", file=out)
+        return EXIT_UNREACHABLE
+    if contract is None:
+        save_contract(path, surface)
+        print(f"recorded: {path} ({len(surface.tools)} tools, sha256 {surface.sha256})", file=out)
+        return EXIT_OK
+    changes = compare(contract, surface)
+    failing = changes.of("breaking") if fail_on == "breaking" else changes.items
+    if as_json:
+        print(json.dumps({
+            "status": "differs" if changes.items else "matches",
+            "contract": str(path),
+            "tools_sha256": surface.sha256,
+            "contract_sha256": contract.sha256,
+            "changes": [{"category": c.category, "kind": c.kind, "key": c.key, "text": c.text} for c in changes.items],
+            "notes": changes.notes,
+            "fail_on": fail_on,
+        }, indent=2, ensure_ascii=False), file=out)  # fmt: skip
+    else:
+        verdict = "matches" if not changes.items else f"differs ({changes.worst()})"
+        print(f"{verdict}: {shown} against {path}", file=out)
+        for change in changes.items:
+            print(f"  {change.render()}", file=out)
+        for note in changes.notes:
+            print(f"  (note) {note}", file=out)
+    return EXIT_FAILED if failing else EXIT_OK

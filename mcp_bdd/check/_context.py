@@ -1,0 +1,174 @@
+"""What every check sees: the server's declared surface, read once, and one way to call it.
+
+Checks never talk to the SDK: they use the `Session` API (`request`, `list_all`, `call_tool`)
+through this context, which records every tool call so the late checks (structuredContent
+against outputSchema, leaks in error texts) judge every call any check made.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+
+from mcp_bdd.errors import McpBddError
+from mcp_bdd.session import Outcome, Session
+
+__all__ = ["CheckContext", "CheckOptions", "ToolCall"]
+
+#: A tool name no server has: calling it must be rejected.
+UNKNOWN_NAME = "mcp_bdd_check_no_such_name_9f3c"
+
+
+@dataclass
+class CheckOptions:
+    """How a check run behaves (the `mcp-bdd check` flags, or a step's defaults)."""
+
+    allow_writes: bool = False  # call tools not annotated readOnlyHint: true
+    write_tools: tuple[str, ...] = ()  # ... or only these
+    no_call: tuple[str, ...] = ()  # never call these (slow by design, costly, ...)
+    only_tools: tuple[str, ...] = ()  # call only these (the per-tool step); empty: every callable tool
+    seed: int = 0  # the generator's seed: the same seed replays the same calls
+    examples: int = 4  # generated valid calls per tool (beyond the minimal one)
+    min_description: int = 20  # shortest acceptable description, in characters
+    max_items: int = 25  # resources read / prompts got at most, per listing
+    call_timeout: float = 5.0  # per generated tool call: a call slower than this counts as hung
+
+
+@dataclass
+class ToolCall:
+    tool: str
+    arguments: dict[str, Any]
+    outcome: Outcome
+    purpose: str  # "minimal valid call", "missing required argument 'x'", ...
+
+
+@dataclass
+class CheckContext:
+    session: Session
+    options: CheckOptions
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    resources: list[dict[str, Any]] = field(default_factory=list)
+    templates: list[dict[str, Any]] = field(default_factory=list)
+    prompts: list[dict[str, Any]] = field(default_factory=list)
+    listing_errors: dict[str, str] = field(default_factory=dict)  # kind -> why listing it failed
+    calls: list[ToolCall] = field(default_factory=list)
+    answers: list[Outcome] = field(default_factory=list)  # every other request the checks made
+    notes: list[str] = field(default_factory=list)  # informational lines (error shapes, skipped tools)
+    skipped: dict[str, str] = field(default_factory=dict)  # tool -> why it was not called
+    minimal_calls: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # tool -> its minimal call
+    hung: set[str] = field(default_factory=set)  # tools that hung once: never called again (each costs a timeout)
+
+    def note_once(self, note: str) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
+
+    # -- the server's identity and declarations ------------------------------------------------
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        caps = self.session.client.server_capabilities if self.session.client else None
+        return caps.model_dump(by_alias=True, exclude_none=True, mode="json") if caps is not None else {}
+
+    @property
+    def server_info(self) -> dict[str, Any]:
+        info = self.session.client.server_info if self.session.client else None
+        return info.model_dump(by_alias=True, exclude_none=True, mode="json") if info is not None else {}
+
+    @property
+    def protocol(self) -> str:
+        return self.session.protocol_version
+
+    @property
+    def legacy(self) -> bool:
+        return self.session.is_legacy
+
+    def declares(self, capability: str) -> bool:
+        return capability in self.capabilities
+
+    def read_surface(self) -> None:
+        """List everything the server declares, once; a listing that fails is kept as its reason."""
+        for kind, capability in (("tools", "tools"), ("resources", "resources"), ("templates", "resources"),
+                                 ("prompts", "prompts")):  # fmt: skip
+            if not self.declares(capability):
+                continue
+            try:
+                setattr(self, kind, self.session.list_all(kind))
+            except (McpBddError, AssertionError) as exc:
+                if kind == "templates" and self._not_implemented(types.ListResourceTemplatesRequest(params=None)):
+                    continue  # resource templates are optional within the `resources` capability
+                self.listing_errors[kind] = str(exc)
+
+    def _not_implemented(self, request: Any) -> bool:
+        outcome = self.session.request(request)
+        return outcome.error is not None and outcome.error.code == types.METHOD_NOT_FOUND
+
+    # -- calling tools ---------------------------------------------------------------------------
+    def tool(self, name: str) -> dict[str, Any] | None:
+        return next((t for t in self.tools if t.get("name") == name), None)
+
+    def may_call(self, tool: dict[str, Any]) -> bool:
+        """Only read-only tools, unless the user opted in: a check must never change the world."""
+        name = str(tool.get("name"))
+        annotations = tool.get("annotations") or {}
+        if self.options.only_tools and name not in self.options.only_tools:
+            return False
+        if name in self.options.no_call:
+            self.skipped.setdefault(name, "left out with --no-call")
+            return False
+        if annotations.get("readOnlyHint") is True:
+            return True
+        if self.options.allow_writes or name in self.options.write_tools:
+            return True
+        self.skipped.setdefault(
+            name,
+            f"not annotated readOnlyHint: true (pass --allow-writes, or --allow-writes={name}, to call it)",
+        )
+        return False
+
+    def callable_tools(self) -> list[dict[str, Any]]:
+        return [t for t in self.tools if self.may_call(t)]
+
+    def call(self, name: str, arguments: dict[str, Any] | None, purpose: str, *, generated: bool = False) -> Outcome:
+        timeout = min(self.options.call_timeout, self.session.timeout) if generated else None
+        outcome = self.session.call_tool(name, arguments, timeout=timeout)
+        self.calls.append(ToolCall(name, dict(arguments or {}), outcome, purpose))
+        return outcome
+
+    def request(self, request: Any) -> Outcome:
+        outcome = self.session.request(request)
+        self.answers.append(outcome)
+        return outcome
+
+    def read_resource(self, uri: str) -> Outcome:
+        return self.request(types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=uri)))
+
+    def get_prompt(self, name: str, arguments: dict[str, str] | None) -> Outcome:
+        return self.request(types.GetPromptRequest(params=types.GetPromptRequestParams(name=name, arguments=arguments)))
+
+    def complete_prompt(self, prompt: str, argument: str, value: str) -> Outcome:
+        params = types.CompleteRequestParams(
+            ref=types.PromptReference(type="ref/prompt", name=prompt),
+            argument=types.CompletionArgument(name=argument, value=value),
+        )
+        return self.request(types.CompleteRequest(params=params))
+
+    def set_level(self, level: str) -> Outcome:
+        return self.request(types.SetLevelRequest(params=types.SetLevelRequestParams(level=level)))  # type: ignore[arg-type]
+
+    def ping(self) -> Outcome:
+        outcome = self.session.ping()
+        self.answers.append(outcome)
+        return outcome
+
+
+def error_text(outcome: Outcome) -> str:
+    """What a rejected call said: the JSON-RPC error message (+ data), or an isError result's text."""
+    from mcp_bdd.session import result_text
+
+    if outcome.error is not None:
+        data = outcome.error.data
+        return outcome.error.message + (f" {data}" if data is not None else "")
+    if outcome.raw is not None:
+        return result_text(outcome.raw)
+    return outcome.exception or ""

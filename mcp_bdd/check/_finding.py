@@ -1,0 +1,144 @@
+"""What a check reports: a `Problem` (yielded by the check) becomes a `Finding` (stamped by the runner).
+
+A finding carries everything a reader needs to act without rerunning: which check, how bad,
+what is wrong, on which tool / prompt / resource, the exact call that showed it (request and
+response, secrets masked, sizes bounded) and a Tip.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mcp_bdd.check._secrets import mask_shapes
+from mcp_bdd.check._severity import Severity
+from mcp_bdd.secrets import mask, mask_data
+
+if TYPE_CHECKING:
+    from mcp_bdd.session import Outcome
+
+__all__ = ["Call", "Finding", "Problem", "bounded", "call_of"]
+
+#: Longest string kept from a server's answer in a finding (the rest is cut, its size noted).
+TEXT_LIMIT = 1500
+
+
+def bounded(value: Any, limit: int = TEXT_LIMIT) -> Any:
+    """A copy of `value` with secrets masked and every long string cut: findings stay small and safe."""
+    value = mask_data(value, any_key=True)
+
+    def cut(item: Any) -> Any:
+        if isinstance(item, str):
+            item = mask_shapes(mask(item))
+            return item if len(item) <= limit else f"{item[:limit]}… ({len(item)} characters in all)"
+        if isinstance(item, dict):
+            return {str(k)[:200]: cut(v) for k, v in list(item.items())[:100]}
+        if isinstance(item, list):
+            return [cut(v) for v in item[:50]] + ([f"… ({len(item)} items in all)"] if len(item) > 50 else [])
+        return item
+
+    return cut(value)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request the check made and what came back (masked, bounded)."""
+
+    method: str
+    params: dict[str, Any]
+    response: dict[str, Any] | None = None  # the result, as sent
+    error: dict[str, Any] | None = None  # a JSON-RPC error {code, message, data}
+    note: str | None = None  # timed out / connection lost
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"method": self.method, "params": self.params}
+        for key in ("response", "error", "note"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
+
+    def render(self) -> str:
+        lines = [f"→ {self.method} {json.dumps(self.params, ensure_ascii=False)[:600]}"]
+        if self.error is not None:
+            lines.append(f"← error {json.dumps(self.error, ensure_ascii=False)[:600]}")
+        if self.response is not None:
+            lines.append(f"← {json.dumps(self.response, ensure_ascii=False)[:600]}")
+        if self.note:
+            lines.append(f"← {self.note}")
+        return "\n".join(lines)
+
+
+def call_of(outcome: Outcome) -> Call:
+    error = None
+    if outcome.error is not None:
+        error = {"code": outcome.error.code, "message": outcome.error.message}
+        if outcome.error.data is not None:
+            error["data"] = outcome.error.data
+    note = None
+    if outcome.timed_out:
+        note = f"no answer within {outcome.elapsed_ms / 1000:.2f} s (timed out)"
+    elif outcome.exception:
+        note = outcome.exception
+    return Call(
+        method=outcome.method,
+        params=bounded(outcome.params),
+        response=bounded(outcome.raw) if outcome.raw is not None else None,
+        error=bounded(error) if error is not None else None,
+        note=bounded(note) if note else None,
+    )
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a check function yields: the runner turns it into a `Finding`."""
+
+    title: str
+    target: str = "server"  # "tool add", "prompt greet", "resource shop://catalog", "server"
+    details: str = ""
+    tip: str = ""
+    call: Call | None = None
+    severity: Severity | None = None  # overrides the check's default severity for this one
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    group: str
+    severity: Severity
+    title: str
+    target: str
+    details: str
+    tip: str
+    call: Call | None = None
+    rationale: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        # what a server sent may reach titles and details: never re-publish a secret it leaked
+        object.__setattr__(self, "title", mask_shapes(mask(self.title)))
+        object.__setattr__(self, "details", mask_shapes(mask(self.details)))
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "check": self.check,
+            "group": self.group,
+            "severity": self.severity.label,
+            "title": self.title,
+            "target": self.target,
+        }
+        if self.details:
+            out["details"] = self.details
+        if self.tip:
+            out["tip"] = self.tip
+        if self.call is not None:
+            out["call"] = self.call.to_json()
+        return out
+
+    def render(self) -> str:
+        lines = [f"[{self.severity.label}] {self.check}: {self.title}", f"  on: {self.target}"]
+        lines.extend(f"  {line}" for line in self.details.splitlines())
+        if self.call is not None:
+            lines.extend(f"  {line}" for line in self.call.render().splitlines())
+        if self.tip:
+            lines.append(f"  Tip: {self.tip}")
+        return "\n".join(lines)

@@ -1,0 +1,128 @@
+"""The check registry: every check is a plain function registered with an id, a severity and a rationale.
+
+Modelled on schemathesis: a check is a function of one argument (the run's `CheckContext`) that
+yields `Problem`s; the runner stamps each with the check's id, group and severity, making it a
+`Finding`. Built-in checks register through the same `@check` decorator a user's would, so
+`--only` / `--skip` and docs/check.md see them all alike.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import inspect
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mcp_bdd.check._finding import Finding, Problem
+from mcp_bdd.check._severity import Severity
+from mcp_bdd.errors import UsageError, did_you_mean
+
+if TYPE_CHECKING:
+    from mcp_bdd.check._context import CheckContext
+
+__all__ = ["GROUPS", "REGISTRY", "CheckFunc", "CheckSpec", "Severity", "check", "finding_of", "select"]
+
+
+#: The groups, in the order they run and print.
+GROUPS: dict[str, str] = {
+    "protocol": "the protocol: handshake, declared capabilities, pagination, unknown names",
+    "schemas": "tool names, input and output schemas, structuredContent against outputSchema",
+    "quality": "what an LLM client reads: descriptions, annotations, confusable names",
+    "poisoning": "security: instructions hidden for the model, invisible unicode, exfiltration, leaks",
+    "honest-schemas": "generated calls: does each tool do what its inputSchema says?",
+    "contract": "the tool surface against a contract file kept in version control",
+}
+
+CheckFunc = Callable[["CheckContext"], Iterable[Problem]]
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    id: str
+    severity: Severity
+    group: str
+    rationale: str  # one line: why a server must pass this
+    doc: str  # the function's docstring: what exactly is checked
+    func: CheckFunc
+    calls_tools: bool = False  # calls tools (only read-only ones, unless --allow-writes)
+    late: bool = False  # runs after the others (looks at every call they made)
+
+
+#: Every registered check by id, in registration order.
+REGISTRY: dict[str, CheckSpec] = {}
+
+
+def check(
+    id: str,
+    *,
+    severity: Severity | str,
+    group: str,
+    rationale: str,
+    calls_tools: bool = False,
+    late: bool = False,
+) -> Callable[[CheckFunc], CheckFunc]:
+    """Register a check: `@check("schemas.input-valid", severity="high", group="schemas", rationale=...)`."""
+    if group not in GROUPS:
+        raise UsageError(f'@check("{id}"): unknown group "{group}". {did_you_mean(group, GROUPS, "group")}.')
+    level = severity if isinstance(severity, Severity) else Severity.parse(severity, f'@check("{id}")')
+
+    def register(func: CheckFunc) -> CheckFunc:
+        if id in REGISTRY and REGISTRY[id].func is not func:
+            raise UsageError(
+                f'@check("{id}") is registered twice ({REGISTRY[id].func.__module__} and {func.__module__}).'
+            )
+        REGISTRY[id] = CheckSpec(
+            id=id,
+            severity=level,
+            group=group,
+            rationale=rationale,
+            doc=inspect.getdoc(func) or "",
+            func=func,
+            calls_tools=calls_tools,
+            late=late,
+        )
+        return func
+
+    return register
+
+
+def _matches(spec: CheckSpec, pattern: str) -> bool:
+    return pattern == spec.group or fnmatch.fnmatchcase(spec.id, pattern) or spec.id.startswith(pattern + ".")
+
+
+def select(only: Sequence[str] = (), skip: Sequence[str] = ()) -> list[CheckSpec]:
+    """The checks to run: `only`/`skip` name check ids, groups or globs (`poisoning`, `schemas.*`)."""
+    specs = list(REGISTRY.values())
+    for pattern in [*only, *skip]:
+        if not any(_matches(s, pattern) for s in specs):
+            names = [*GROUPS, *REGISTRY]
+            raise UsageError(f'No check matches "{pattern}". {did_you_mean(pattern, names, "check or group")}.')
+    if only:
+        specs = [s for s in specs if any(_matches(s, p) for p in only)]
+    specs = [s for s in specs if not any(_matches(s, p) for p in skip)]
+    order = list(GROUPS)
+    return sorted(specs, key=lambda s: (s.late, order.index(s.group)))
+
+
+def describe_all() -> list[dict[str, Any]]:
+    """Every check as a dict (id, group, severity, rationale, doc), for docs and `--list`."""
+    return [
+        {"id": s.id, "group": s.group, "severity": s.severity.label, "rationale": s.rationale, "doc": s.doc}
+        for s in REGISTRY.values()
+    ]
+
+
+def finding_of(spec: CheckSpec, problem: Problem) -> Finding:
+    """The runner's stamp: a check's problem with the check's id, group, severity and rationale."""
+    return Finding(
+        check=spec.id,
+        group=spec.group,
+        severity=problem.severity or spec.severity,
+        title=problem.title,
+        target=problem.target,
+        details=problem.details,
+        tip=problem.tip,
+        call=problem.call,
+        rationale=spec.rationale,
+    )

@@ -1,0 +1,104 @@
+"""Run the selected checks against one open session and collect their findings."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_bdd.check._context import CheckContext, CheckOptions
+from mcp_bdd.check._finding import Finding, Problem
+from mcp_bdd.check._registry import CheckSpec, finding_of
+from mcp_bdd.check._severity import Severity
+from mcp_bdd.errors import McpBddError, UsageError
+from mcp_bdd.session import Session
+
+__all__ = ["CheckReport", "run_checks"]
+
+
+@dataclass
+class CheckReport:
+    """The result of a check run: what was checked, what was found, what was left out and why."""
+
+    target: str
+    transport: str
+    server: dict[str, Any]
+    protocol: str
+    seed: int
+    checks: list[str]
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+    counts: dict[str, int] = field(default_factory=dict)  # tools / resources / prompts / tool calls
+
+    def at_or_above(self, level: Severity) -> list[Finding]:
+        return [f for f in self.findings if f.severity >= level]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "transport": self.transport,
+            "server": self.server,
+            "protocol": self.protocol,
+            "seed": self.seed,
+            "checks": self.checks,
+            "counts": self.counts,
+            "findings": [f.to_json() for f in self.findings],
+            "notes": self.notes,
+            "skipped": self.skipped,
+            "elapsed_s": round(self.elapsed_s, 3),
+        }
+
+
+def run_checks(session: Session, specs: Sequence[CheckSpec], options: CheckOptions | None = None) -> CheckReport:
+    """Run `specs` in order against `session`; a check that breaks on the server becomes a finding."""
+    import mcp_bdd.check.checks  # noqa: F401 - registers the built-in checks
+
+    options = options or CheckOptions()
+    started = time.monotonic()
+    ctx = CheckContext(session=session, options=options)
+    ctx.read_surface()
+    findings: list[Finding] = []
+    seen: set[tuple[str, str, str]] = set()
+    for spec in specs:
+        try:
+            problems = list(spec.func(ctx))
+        except UsageError:
+            raise
+        except (McpBddError, AssertionError) as exc:  # the server broke the check itself (timeout, crash)
+            problems = [
+                Problem(
+                    title="the check could not complete: the server failed a request it had to answer",
+                    details=str(exc),
+                    tip="see the server's stderr; a request that times out or kills the server is a bug in itself.",
+                )
+            ]
+        for problem in problems:
+            finding = finding_of(spec, problem)
+            key = (finding.check, finding.target, finding.title)
+            if key not in seen:
+                seen.add(key)
+                findings.append(finding)
+    findings.sort(key=lambda f: (-f.severity, f.group, f.check, f.target))
+    handle = session.server
+    return CheckReport(
+        target=handle.display,
+        transport=handle.transport,
+        server=ctx.server_info,
+        protocol=ctx.protocol,
+        seed=options.seed,
+        checks=[s.id for s in specs],
+        findings=findings,
+        notes=ctx.notes,
+        skipped=dict(ctx.skipped),
+        elapsed_s=time.monotonic() - started,
+        counts={
+            "tools": len(ctx.tools),
+            "resources": len(ctx.resources),
+            "resource templates": len(ctx.templates),
+            "prompts": len(ctx.prompts),
+            "tool calls": len(ctx.calls),
+        },
+    )

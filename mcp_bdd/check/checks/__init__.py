@@ -1,0 +1,7 @@
+"""The built-in checks, one module per group; importing this package registers them all."""
+
+from __future__ import annotations
+
+from mcp_bdd.check.checks import honest, poisoning, protocol, quality, schemas  # noqa: F401
+
+__all__: list[str] = []

@@ -1,0 +1,233 @@
+"""Tool poisoning and hygiene: text a server shows the model must not steer it against the user.
+
+Descriptions are read by the model, not the user: an instruction hidden there ("ignore previous
+instructions", "do not tell the user", an <IMPORTANT> block), text the user cannot see (zero-width
+and bidirectional controls, Unicode tag characters) or a hint to send data somewhere is how a tool
+attacks the assistant that loaded it. Error texts reach the model too: stack traces and secrets in
+them leak the server's insides.
+
+The patterns are deliberately specific (the real third-party servers the suite installs produce
+no finding at all); each names the exact text that matched.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from typing import Any
+
+from mcp_bdd.check._context import UNKNOWN_NAME, CheckContext, error_text
+from mcp_bdd.check._finding import Problem, call_of
+from mcp_bdd.check._registry import check
+from mcp_bdd.check._secrets import find_shape
+
+__all__ = ["hidden_instruction", "invisible_characters", "leaked_secret", "stack_trace"]
+
+_INSTRUCTIONS = [
+    r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding|other)\s+(?:instructions|prompts|rules|directions)",
+    r"\bdisregard\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|system|user'?s?)\b",
+    r"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention\s+(?:this|it)\s+to|reveal\s+(?:this|it)\s+to|show\s+(?:this|it)\s+to|notify|alert)\s+the\s+user",
+    r"\b(?:without|before)\s+(?:telling|informing|notifying|asking)\s+the\s+user\b",
+    r"\bthe\s+user\s+(?:must|should)\s+(?:not|never)\s+(?:know|see|be\s+told)",
+    r"<\s*/?\s*(?:important|system|instructions?|secret|hidden|admin)\s*>",
+    r"\[\s*(?:system|inst)\s*\]|<<\s*sys\s*>>|<\|im_start\|>",
+    r"\byou\s+(?:are|must\s+now\s+act\s+as)\s+now\b|\bnew\s+(?:system\s+)?instructions\s*:",
+    r"\b(?:instead\s+of|rather\s+than)\s+(?:using|calling)\s+(?:the\s+)?[\w.-]+\s+tool\b",
+    r"\bwhen(?:ever)?\s+(?:the\s+)?[\w.-]+\s+tool\s+is\s+(?:called|used|invoked),?\s+(?:also|first|always)\b",
+    r"\b(?:read|open|cat|include|send|pass)\s+(?:the\s+)?(?:contents?\s+of\s+)?(?:~/|/etc/passwd|\.ssh|id_rsa|\.env\b|\.aws|mcp\.json|credentials?\s+file)",
+    r"\b(?:pass|include|put|add|send)\s+(?:the\s+)?(?:entire\s+|whole\s+|full\s+)?(?:conversation|chat\s+history|system\s+prompt|previous\s+messages)\b",
+]
+INSTRUCTIONS = [re.compile(p, re.IGNORECASE) for p in _INSTRUCTIONS]
+URL = re.compile(r"\b(?:https?|ftp|wss?)://[^\s\"'<>)]+", re.IGNORECASE)
+_EXFIL = re.compile(
+    r"\b(?:send|post|upload|forward|transmit|report|exfiltrate|leak|copy|mail|email)\b[^.\n]{0,80}"
+    r"\b(?:to|at|into)\s+(?:https?://|[\w.-]+@[\w-]+\.[\w.]+|the\s+(?:url|endpoint|webhook|server)\b)",
+    re.IGNORECASE,
+)
+_TRACES = [
+    r"Traceback \(most recent call last\)",
+    r"(?m)^\s*File \"[^\"]+\", line \d+, in \S+",
+    r"(?m)^\s+at (?:async )?[\w$.<>\[\] ]+ \((?:file://)?[/\\\w.:-]+:\d+:\d+\)",
+    r"(?m)^\s+at (?:file://)?/[\w/.-]+\.m?[jt]s:\d+:\d+",
+    r"\bgoroutine \d+ \[running\]:",
+    r"(?m)^\s+at [\w.$]+\([\w]+\.java:\d+\)",
+    r"\bthread '[^']+' panicked at\b",
+]
+TRACES = [re.compile(p) for p in _TRACES]
+
+
+def hidden_instruction(text: str) -> str | None:
+    """The first phrase of `text` that instructs the model behind the user's back, or None."""
+    normal = unicodedata.normalize("NFKC", text)
+    normal = "".join(c for c in normal if unicodedata.category(c) != "Cf")
+    for pattern in INSTRUCTIONS:
+        match = pattern.search(normal)
+        if match:
+            return match.group(0)
+    match = _EXFIL.search(normal)
+    return match.group(0) if match else None
+
+
+def invisible_characters(text: str) -> list[str]:
+    """Code points a user cannot see: format controls (zero-width, bidi, tags) and private-use ones."""
+    found = []
+    for char in text:
+        category = unicodedata.category(char)
+        if category in ("Cf", "Co") or (category == "Cc" and char not in "\n\r\t"):
+            found.append(f"U+{ord(char):04X} {unicodedata.name(char, category)}")
+    return sorted(set(found))
+
+
+def leaked_secret(text: str) -> str | None:
+    return find_shape(text)
+
+
+def stack_trace(text: str) -> bool:
+    return any(p.search(text) for p in TRACES)
+
+
+def _texts(ctx: CheckContext) -> Iterator[tuple[str, str, str]]:
+    """(target, field, text) of everything the server wrote for the model to read."""
+
+    def walk(value: Any, path: str) -> Iterator[tuple[str, str]]:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key in ("description", "title") and isinstance(item, str):
+                    yield f"{path}.{key}".lstrip("."), item
+                elif isinstance(item, dict | list):
+                    yield from walk(item, f"{path}.{key}")
+                elif isinstance(item, str) and key in ("default", "const", "examples", "enum"):
+                    yield f"{path}.{key}".lstrip("."), item
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, str):
+                    yield f"{path}[{i}]", item
+                else:
+                    yield from walk(item, f"{path}[{i}]")
+
+    for tool in ctx.tools:
+        name = str(tool.get("name"))
+        yield f"tool {name}", "name", name
+        for field, text in walk({k: v for k, v in tool.items() if k != "name"}, ""):
+            yield f"tool {name}", field, text
+    for prompt in ctx.prompts:
+        name = str(prompt.get("name"))
+        for field, text in walk(prompt, ""):
+            yield f"prompt {name}", field, text
+    for kind, items in (("resource", ctx.resources), ("resource template", ctx.templates)):
+        for item in items:
+            key = str(item.get("uri") or item.get("uriTemplate"))
+            for field, text in walk(item, ""):
+                yield f"{kind} {key}", field, text
+    instructions = ctx.session.client.instructions if ctx.session.client else None
+    if instructions:
+        yield "server", "instructions", instructions
+
+
+@check(
+    "poisoning.hidden-instructions",
+    severity="high",
+    group="poisoning",
+    rationale="Descriptions go to the model unseen by the user: instructions hidden there hijack the assistant.",
+)
+def hidden_instructions(ctx: CheckContext) -> Iterator[Problem]:
+    """No tool, argument, prompt or resource description tells the model to ignore its instructions, to keep
+    something from the user, to read credentials files, to pass on the conversation, to send data to an
+    address, or carries <IMPORTANT>/<SYSTEM>-style blocks."""
+    for target, field, text in _texts(ctx):
+        if field == "instructions":
+            continue  # server instructions are meant for the model: only invisible text is judged there
+        found = hidden_instruction(text)
+        if found:
+            yield Problem(
+                title="a description contains instructions aimed at the model",
+                target=target,
+                details=f"{field}: …{found!r}…",
+                tip="descriptions say what a tool does; they never tell the model what to hide or where to send data.",
+            )
+
+
+@check(
+    "poisoning.invisible-unicode",
+    severity="high",
+    group="poisoning",
+    rationale="Zero-width, bidirectional and tag characters hide text from the user that the model still reads.",
+)
+def invisible_unicode(ctx: CheckContext) -> Iterator[Problem]:
+    """No name, description, title or server instructions contain format / private-use / control characters
+    (zero-width space, RLO and other bidi controls, Unicode tags U+E0000-E007F, ...)."""
+    for target, field, text in _texts(ctx):
+        found = invisible_characters(text)
+        if found:
+            yield Problem(
+                title="text the user cannot see: invisible or bidirectional unicode",
+                target=target,
+                details=f"{field}: {', '.join(found[:8])}",
+                tip="remove them: what a model reads must be what the user sees.",
+            )
+
+
+@check(
+    "poisoning.urls",
+    severity="medium",
+    group="poisoning",
+    rationale="A URL in a description can steer the model to fetch or send data somewhere the user never chose.",
+)
+def urls(ctx: CheckContext) -> Iterator[Problem]:
+    """No tool or argument description carries a URL (documentation links belong in the server's docs,
+    not in what the model reads at every turn); each one found is listed."""
+    for target, field, text in _texts(ctx):
+        if not target.startswith("tool ") or not field.endswith(("description", "title")):
+            continue  # a URL as a default value or an enum member is data, not text the model is told
+        found = URL.findall(text)
+        if found:
+            yield Problem(
+                title="a tool description carries a URL",
+                target=target,
+                details=f"{field}: {', '.join(found[:5])}",
+                tip="keep URLs out of what the model reads; if the tool talks to a host, configure it server-side.",
+            )
+
+
+def _error_samples(ctx: CheckContext) -> list[tuple[str, Any]]:
+    """Every rejected call any check made, plus (when none was made) an unknown tool and an empty call."""
+    samples = [(f"tool {c.tool}", c.outcome) for c in ctx.calls if c.outcome.error or c.outcome.is_error_result]
+    if not ctx.calls and ctx.declares("tools"):
+        samples.append((f"tool {UNKNOWN_NAME}", ctx.call(UNKNOWN_NAME, {}, "unknown tool")))
+        for tool in ctx.callable_tools():
+            if (tool.get("inputSchema") or {}).get("required"):
+                outcome = ctx.call(str(tool.get("name")), {}, "no arguments")
+                samples.append((f"tool {tool.get('name')}", outcome))
+    return samples
+
+
+@check(
+    "poisoning.error-leaks",
+    severity="high",
+    group="poisoning",
+    rationale="Error texts reach the model and the logs: stack traces and secrets in them leak the server's insides.",
+    calls_tools=True,
+    late=True,
+)
+def error_leaks(ctx: CheckContext) -> Iterator[Problem]:
+    """No error a call got (JSON-RPC error message and data, or an isError result's text) contains a stack
+    trace (Python, Node, Java, Go, Rust) or a secret (API keys, tokens, private keys, passwords)."""
+    for target, outcome in _error_samples(ctx):
+        raw_text = error_text(outcome)
+        secret = leaked_secret(raw_text)
+        if secret:
+            yield Problem(
+                title=f"an error text leaks {secret}",
+                target=target,
+                call=call_of(outcome),
+                tip="never put credentials in errors; log them server-side (masked) if at all.",
+            )
+        if stack_trace(raw_text):
+            yield Problem(
+                title="an error text carries a stack trace",
+                target=target,
+                call=call_of(outcome),
+                tip="catch exceptions in the tool and return a short isError text that says what to fix.",
+                severity=None,
+            )

@@ -1,0 +1,150 @@
+"""Schema checks: tool names and schemas an LLM client can rely on, and results that keep their promise."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+
+from mcp_bdd.check._context import CheckContext
+from mcp_bdd.check._finding import Problem, call_of
+from mcp_bdd.check._registry import check
+
+#: The spec's tool-name rule (2025-11-25): 1 to 128 characters of A-Z a-z 0-9 _ - .
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+def _schema_problems(schema: Any, what: str) -> list[str]:
+    if not isinstance(schema, dict):
+        return [f"the {what} is not a JSON object"]
+    problems = []
+    try:
+        cls = validator_for(schema, default=Draft202012Validator)
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path) or "(root)"
+        problems.append(f"the {what} is not a valid JSON Schema (at {where}): {exc.message}")
+    if schema.get("type") != "object":
+        problems.append(f'the {what} has type {schema.get("type")!r}, not "object"')
+    props = schema.get("properties")
+    required = schema.get("required")
+    if isinstance(required, list) and isinstance(props, dict):
+        missing = [r for r in required if r not in props]
+        if missing and schema.get("additionalProperties") is not True:
+            problems.append(f"the {what} requires {missing} but declares no such properties")
+    return problems
+
+
+@check(
+    "schemas.tool-name",
+    severity="medium",
+    group="schemas",
+    rationale="Clients reject or rewrite tool names outside the spec's charset (A-Z a-z 0-9 _ - .) and length (1-128).",
+)
+def tool_name(ctx: CheckContext) -> Iterator[Problem]:
+    """Each tool name is 1-128 characters of A-Z, a-z, 0-9, `_`, `-` and `.` (spec 2025-11-25, tools)."""
+    for tool in ctx.tools:
+        name = tool.get("name")
+        if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
+            bad = sorted({c for c in str(name) if not re.fullmatch(r"[A-Za-z0-9_.-]", c)})
+            yield Problem(
+                title="the tool name breaks the spec's naming rule",
+                target=f"tool {name!r}",
+                details=f"length {len(str(name))}; characters outside the rule: {' '.join(repr(c) for c in bad)}",
+                tip="use 1-128 characters of A-Z a-z 0-9 _ - . (e.g. get_weather).",
+            )
+
+
+@check(
+    "schemas.input-valid",
+    severity="high",
+    group="schemas",
+    rationale="A model fills in arguments from inputSchema; an invalid or non-object schema cannot be followed.",
+)
+def input_valid(ctx: CheckContext) -> Iterator[Problem]:
+    """Each tool's inputSchema is a valid JSON Schema (2020-12 unless `$schema` says otherwise) of
+    `type: object`, and every `required` name is a declared property."""
+    for tool in ctx.tools:
+        for text in _schema_problems(tool.get("inputSchema"), "inputSchema"):
+            yield Problem(
+                title=text,
+                target=f"tool {tool.get('name')}",
+                tip='declare {"type": "object", "properties": {...}, "required": [...]} with valid keywords.',
+            )
+
+
+@check(
+    "schemas.output-valid",
+    severity="high",
+    group="schemas",
+    rationale="Clients validate structuredContent against outputSchema; an invalid outputSchema breaks every call.",
+)
+def output_valid(ctx: CheckContext) -> Iterator[Problem]:
+    """Each outputSchema that is given is a valid JSON Schema (2020-12) of `type: object`."""
+    for tool in ctx.tools:
+        if tool.get("outputSchema") is None:
+            continue
+        for text in _schema_problems(tool.get("outputSchema"), "outputSchema"):
+            yield Problem(
+                title=text,
+                target=f"tool {tool.get('name')}",
+                tip="structuredContent is always a JSON object: describe it as one.",
+            )
+
+
+@check(
+    "schemas.structured-output",
+    severity="high",
+    group="schemas",
+    rationale="Clients (the SDKs included) reject a result whose structuredContent does not match outputSchema.",
+    calls_tools=True,
+    late=True,
+)
+def structured_output(ctx: CheckContext) -> Iterator[Problem]:
+    """Every successful call any check made to a tool with an outputSchema returned `structuredContent`
+    that validates against it. Tools nobody called yet get one call with their required arguments
+    generated from the inputSchema (read-only tools only, unless --allow-writes)."""
+    from mcp_bdd.check.checks.honest import minimal_call
+
+    called = {c.tool for c in ctx.calls}
+    for tool in ctx.tools:
+        name = str(tool.get("name"))
+        if tool.get("outputSchema") and name not in called and ctx.may_call(tool):
+            args = minimal_call(ctx, tool)
+            if args is not None:
+                ctx.call(name, args, "minimal valid call", generated=True)
+    for call in ctx.calls:
+        listed = ctx.tool(call.tool)
+        schema = (listed or {}).get("outputSchema")
+        raw = call.outcome.raw
+        if not isinstance(schema, dict) or raw is None or raw.get("isError"):
+            continue
+        if "structuredContent" not in raw:
+            yield Problem(
+                title="a tool with an outputSchema returned no structuredContent",
+                target=f"tool {call.tool}",
+                details=f"call: {call.purpose}",
+                call=call_of(call.outcome),
+                tip="return structuredContent matching outputSchema on every successful call.",
+            )
+            continue
+        try:
+            validator = validator_for(schema, default=Draft202012Validator)(schema)
+            errors = sorted(validator.iter_errors(raw["structuredContent"]), key=lambda e: list(e.path))
+        except SchemaError:
+            continue  # reported by schemas.output-valid
+        if errors:
+            first = errors[0]
+            where = "$" + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in first.path)
+            yield Problem(
+                title="structuredContent does not match the tool's outputSchema",
+                target=f"tool {call.tool}",
+                details=f"call: {call.purpose}\nat {where}: {first.message}"
+                + (f"\n(+{len(errors) - 1} more mismatches)" if len(errors) > 1 else ""),
+                call=call_of(call.outcome),
+                tip="fix the result or the outputSchema so that they agree.",
+            )

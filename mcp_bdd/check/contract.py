@@ -1,0 +1,400 @@
+"""The contract lock: a server's surface, its fingerprint, and classified differences.
+
+One implementation for `Then the tool surface matches the contract "contracts/shop.json"`,
+`mcp-bdd contract`, `mcp-bdd check --contract` and `mcp-bdd probe --baseline`: the same file
+(kept in version control), the same hash, the same classification, so the CI suite and the
+post-deploy probe agree.
+
+The hash: SHA-256 of the canonical JSON (sorted keys, no whitespace, tools sorted by name) of
+each tool's `name`, `description`, `inputSchema`, `outputSchema` and `annotations`; absent and
+null fields are left out, so it is the same over every transport and both protocol eras.
+
+Each difference is classified:
+    breaking     a client that worked yesterday fails today: tool / prompt / resource removed,
+                 required argument added, argument removed, type narrowed, enum value removed,
+                 output field removed or made optional
+    routing      the text a model reads to choose changed (descriptions, titles)
+    annotations  readOnlyHint / destructiveHint / ... changed
+    additive     something new that breaks no one: tool added, optional argument added, type widened
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcp_bdd.errors import McpBddError, UsageError
+
+__all__ = [
+    "CATEGORIES",
+    "Change",
+    "Changes",
+    "Surface",
+    "canonical_tool",
+    "compare",
+    "load_contract",
+    "read_surface",
+    "save_contract",
+    "tools_hash",
+]
+
+BASELINE_SCHEMA = "mcp-bdd.probe/1"
+TOOL_FIELDS = ("name", "description", "inputSchema", "outputSchema", "annotations")
+#: Categories from worst to mildest; `--fail-on breaking` fails only on the first.
+CATEGORIES = ("breaking", "routing", "annotations", "additive")
+
+
+def canonical_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    return {k: tool[k] for k in TOOL_FIELDS if tool.get(k) is not None}
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def tools_hash(tools: Sequence[dict[str, Any]]) -> str:
+    """SHA-256 (hex) of the canonical JSON of the tools, sorted by name."""
+    canonical = sorted((canonical_tool(t) for t in tools), key=lambda t: str(t.get("name", "")))
+    return hashlib.sha256(canonical_json(canonical).encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Surface:
+    name: str | None
+    version: str | None
+    protocol: str
+    transport: str
+    target: str
+    tools: dict[str, dict[str, Any]]
+    resources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    templates: dict[str, dict[str, Any]] = field(default_factory=dict)
+    prompts: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def sha256(self) -> str:
+        return tools_hash(list(self.tools.values()))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": BASELINE_SCHEMA,
+            "name": self.name,
+            "version": self.version,
+            "protocol": self.protocol,
+            "tools_sha256": self.sha256,
+            "tools": self.tools,
+            "resources": self.resources,
+            "resource_templates": self.templates,
+            "prompts": self.prompts,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> Surface:
+        if (
+            not isinstance(data, dict)
+            or data.get("schema") != BASELINE_SCHEMA
+            or not isinstance(data.get("tools"), dict)
+        ):
+            raise UsageError(
+                f"{where} is not a contract / probe baseline (written by `mcp-bdd contract update` or "
+                "`mcp-bdd probe --save-baseline`)."
+            )
+        return cls(
+            name=data.get("name"),
+            version=data.get("version"),
+            protocol=str(data.get("protocol", "")),
+            transport="",
+            target=where,
+            tools=data["tools"],
+            resources=data.get("resources") or {},
+            templates=data.get("resource_templates") or {},
+            prompts=data.get("prompts") or {},
+        )
+
+
+def _keep(item: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    return {k: item[k] for k in keys if item.get(k) is not None}
+
+
+def read_surface(session: Any) -> Surface:
+    """The surface a session sees now: tools, and resources / templates / prompts when declared."""
+    client = session.client
+    caps = client.server_capabilities
+    info = client.server_info
+    tools = session.list_all("tools") if caps is None or caps.tools is not None else []
+    resources: list[dict[str, Any]] = []
+    templates: list[dict[str, Any]] = []
+    prompts: list[dict[str, Any]] = []
+    if caps is not None and caps.resources is not None:
+        resources = session.list_all("resources")
+        with contextlib.suppress(McpBddError, AssertionError):  # servers may not implement templates
+            templates = session.list_all("templates")
+    if caps is not None and caps.prompts is not None:
+        prompts = session.list_all("prompts")
+    return Surface(
+        name=info.name if info else None,
+        version=info.version if info else None,
+        protocol=str(client.protocol_version),
+        transport=session.server.transport,
+        target=session.server.display,
+        tools={str(t.get("name")): canonical_tool(t) for t in tools},
+        resources={str(r.get("uri")): _keep(r, ("uri", "name", "mimeType")) for r in resources},
+        templates={str(t.get("uriTemplate")): _keep(t, ("uriTemplate", "name", "mimeType")) for t in templates},
+        prompts={str(p.get("name")): _keep(p, ("name", "description", "arguments")) for p in prompts},
+    )
+
+
+def load_contract(path: Path, what: str = "contract") -> Surface:
+    """A contract (or probe baseline: the same file) from disk; every way it can be wrong is a UsageError."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(
+            f"The {what} {path} does not exist. Record it with `mcp-bdd contract update {path} ...` "
+            "(or `mcp-bdd probe ... --save-baseline`)."
+        ) from None
+    except OSError as exc:
+        raise UsageError(f"Cannot read the {what} {path}: {exc.strerror or exc}.") from None
+    except ValueError as exc:
+        raise UsageError(f"The {what} {path} is not JSON: {exc}.") from None
+    return Surface.from_json(data, str(path))
+
+
+def save_contract(path: Path, surface: Surface) -> None:
+    from mcp_bdd.report.files import write_text
+
+    write_text(path, json.dumps(surface.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# differences
+
+
+@dataclass(frozen=True)
+class Change:
+    category: str  # one of CATEGORIES
+    kind: str  # tool, resource, resource template, prompt
+    key: str  # its name / URI
+    text: str  # what changed, in words
+
+    def render(self) -> str:
+        return f"[{self.category}] {self.kind} {self.key}: {self.text}"
+
+
+@dataclass
+class Changes:
+    lines: list[str] = field(default_factory=list)  # one line per changed item (probe's output)
+    notes: list[str] = field(default_factory=list)  # identity changes (informational)
+    items: list[Change] = field(default_factory=list)  # every difference, classified
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.lines)
+
+    def worst(self) -> str | None:
+        found = {c.category for c in self.items}
+        return next((c for c in CATEGORIES if c in found), None)
+
+    def of(self, category: str) -> list[Change]:
+        return [c for c in self.items if c.category == category]
+
+
+def _types(schema: Any) -> set[str] | None:
+    """The JSON types a property schema admits (None: anything / not stated)."""
+    if not isinstance(schema, dict):
+        return None
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        out = {kind}
+    elif isinstance(kind, list):
+        out = {str(k) for k in kind}
+    else:
+        variants = schema.get("anyOf") or schema.get("oneOf")
+        if not isinstance(variants, list):
+            return None
+        out = set()
+        for variant in variants:
+            inner = _types(variant)
+            if inner is None:
+                return None
+            out |= inner
+    if "number" in out:
+        out.add("integer")
+    return out
+
+
+def _props(schema: Any) -> dict[str, Any]:
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    return props if isinstance(props, dict) else {}
+
+
+def _required(schema: Any) -> set[str]:
+    req = schema.get("required") if isinstance(schema, dict) else None
+    return {str(r) for r in req} if isinstance(req, list) else set()
+
+
+def _schema_changes(old: Any, new: Any, *, output: bool) -> Iterator[tuple[str, str]]:
+    """(category, text) for each difference between two input (or output) schemas."""
+    where = "output field" if output else "argument"
+    old_props, new_props = _props(old), _props(new)
+    old_req, new_req = _required(old), _required(new)
+    for name in sorted(set(old_props) - set(new_props)):
+        yield "breaking", f"{where} {name!r} removed"
+    for name in sorted(set(new_props) - set(old_props)):
+        if not output and name in new_req:
+            yield "breaking", f"required {where} {name!r} added"
+        else:
+            yield "additive", f"{where} {name!r} added"
+    for name in sorted(set(old_props) & set(new_props)):
+        if not output and name in new_req and name not in old_req:
+            yield "breaking", f"{where} {name!r} became required"
+        if output and name in old_req and name not in new_req:
+            yield "breaking", f"{where} {name!r} is no longer always present"
+        if not output and name in old_req and name not in new_req:
+            yield "additive", f"{where} {name!r} became optional"
+        before, after = old_props[name], new_props[name]
+        if canonical_json(before) == canonical_json(after):
+            continue
+        yield from _property_changes(name, before, after, where=where, output=output)
+    rest_old = {k: v for k, v in (old or {}).items() if k not in ("properties", "required")}
+    rest_new = {k: v for k, v in (new or {}).items() if k not in ("properties", "required")}
+    if canonical_json(rest_old) != canonical_json(rest_new):
+        keys = sorted(k for k in set(rest_old) | set(rest_new) if rest_old.get(k) != rest_new.get(k))
+        routing = {"description", "title", "examples", "$comment"}
+        yield ("routing" if set(keys) <= routing else "breaking"), f"schema {', '.join(keys)} changed"
+
+
+def _property_changes(name: str, before: Any, after: Any, *, where: str, output: bool) -> Iterator[tuple[str, str]]:
+    old_t, new_t = _types(before), _types(after)
+    if old_t != new_t:
+        narrowed = old_t is None or (new_t is not None and not old_t <= new_t)
+        widened = new_t is None or (old_t is not None and old_t < new_t)
+        # An input accepting fewer types breaks callers; an output with more types breaks readers.
+        if (narrowed and not output) or (widened and output) or (narrowed and widened):
+            yield "breaking", f"{where} {name!r} type {sorted(old_t or ['any'])} -> {sorted(new_t or ['any'])}"
+        else:
+            yield "additive", f"{where} {name!r} type {sorted(old_t or ['any'])} -> {sorted(new_t or ['any'])}"
+    old_enum = before.get("enum") if isinstance(before, dict) else None
+    new_enum = after.get("enum") if isinstance(after, dict) else None
+    if isinstance(old_enum, list) or isinstance(new_enum, list):
+        old_values = [canonical_json(v) for v in old_enum or []]
+        new_values = [canonical_json(v) for v in new_enum or []]
+        removed = [v for v in old_values if v not in new_values] if new_enum is not None else []
+        added = [v for v in new_values if v not in old_values] if old_enum is not None else []
+        if old_enum is None and new_enum is not None:
+            yield "breaking", f"{where} {name!r} now restricted to {', '.join(new_values)}"
+        if removed:
+            yield (
+                ("additive" if output else "breaking"),
+                f"{where} {name!r} enum value(s) removed: {', '.join(removed)}",
+            )
+        if added:
+            yield ("breaking" if output else "additive"), f"{where} {name!r} enum value(s) added: {', '.join(added)}"
+    rest = {"type", "enum", "anyOf", "oneOf"}
+    others = sorted(
+        k
+        for k in set(before if isinstance(before, dict) else {}) | set(after if isinstance(after, dict) else {})
+        if k not in rest and (before or {}).get(k) != (after or {}).get(k)
+    )
+    if others:
+        routing = {"description", "title", "examples", "$comment"}
+        category = "routing" if set(others) <= routing else ("additive" if set(others) <= {"default"} else "breaking")
+        yield category, f"{where} {name!r} {', '.join(others)} changed"
+
+
+def _tool_changes(old: dict[str, Any], new: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    if old.get("description") != new.get("description"):
+        yield "routing", "description changed (it changes what the model picks)"
+    if canonical_json(old.get("annotations")) != canonical_json(new.get("annotations")):
+        before, after = old.get("annotations") or {}, new.get("annotations") or {}
+        keys = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        yield "annotations", f"annotations changed: {', '.join(f'{k} {before.get(k)} -> {after.get(k)}' for k in keys)}"
+    if canonical_json(old.get("inputSchema")) != canonical_json(new.get("inputSchema")):
+        yield from _schema_changes(old.get("inputSchema") or {}, new.get("inputSchema") or {}, output=False)
+    if canonical_json(old.get("outputSchema")) != canonical_json(new.get("outputSchema")):
+        if new.get("outputSchema") is None:
+            yield "breaking", "outputSchema removed"
+        elif old.get("outputSchema") is None:
+            yield "additive", "outputSchema added"
+        else:
+            yield from _schema_changes(old["outputSchema"], new["outputSchema"], output=True)
+
+
+def _prompt_changes(old: dict[str, Any], new: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    if old.get("description") != new.get("description"):
+        yield "routing", "description changed"
+    before = {str(a.get("name")): a for a in old.get("arguments") or [] if isinstance(a, dict)}
+    after = {str(a.get("name")): a for a in new.get("arguments") or [] if isinstance(a, dict)}
+    for name in sorted(set(before) - set(after)):
+        yield "breaking", f"argument {name!r} removed"
+    for name in sorted(set(after) - set(before)):
+        yield ("breaking" if after[name].get("required") else "additive"), f"argument {name!r} added"
+    for name in sorted(set(before) & set(after)):
+        if after[name].get("required") and not before[name].get("required"):
+            yield "breaking", f"argument {name!r} became required"
+        elif before[name].get("description") != after[name].get("description"):
+            yield "routing", f"argument {name!r} description changed"
+
+
+def compare(baseline: Surface, now: Surface) -> Changes:
+    """What changed from `baseline` to `now`: probe's lines plus every difference, classified."""
+    changes = Changes()
+    for kind, old, new in (
+        ("tool", baseline.tools, now.tools),
+        ("resource", baseline.resources, now.resources),
+        ("resource template", baseline.templates, now.templates),
+        ("prompt", baseline.prompts, now.prompts),
+    ):
+        for key in sorted(set(new) - set(old)):
+            changes.lines.append(f"+ {kind} added: {key}")
+            changes.items.append(Change("additive", kind, key, "added"))
+        for key in sorted(set(old) - set(new)):
+            changes.lines.append(f"- {kind} removed: {key}")
+            changes.items.append(Change("breaking", kind, key, "removed"))
+        for key in sorted(set(old) & set(new)):
+            if canonical_json(old[key]) == canonical_json(new[key]):
+                continue
+            fields = sorted(k for k in set(old[key]) | set(new[key]) if old[key].get(k) != new[key].get(k))
+            changes.lines.append(f"~ {kind} changed: {key} ({', '.join(fields)})")
+            if kind == "tool":
+                found = list(_tool_changes(old[key], new[key]))
+            elif kind == "prompt":
+                found = list(_prompt_changes(old[key], new[key]))
+            else:
+                found = [("routing" if set(fields) <= {"name", "description", "title"} else "breaking",
+                          f"{', '.join(fields)} changed")]  # fmt: skip
+            changes.items.extend(Change(category, kind, key, text) for category, text in found)
+    for what, old_value, new_value in (
+        ("name", baseline.name, now.name),
+        ("version", baseline.version, now.version),
+        ("protocol", baseline.protocol, now.protocol),
+    ):
+        if old_value != new_value:
+            changes.notes.append(f"{what}: {old_value} -> {new_value}")
+    return changes
+
+
+def contract_findings(contract: Surface, now: Surface, where: str) -> list[Any]:
+    """Each classified difference as a check finding (breaking: high; routing, annotations: medium; additive: low)."""
+    from mcp_bdd.check._finding import Finding
+    from mcp_bdd.check._registry import Severity
+
+    level = {"breaking": Severity.HIGH, "routing": Severity.MEDIUM, "annotations": Severity.MEDIUM,
+             "additive": Severity.LOW}  # fmt: skip
+    return [
+        Finding(
+            check="contract.matches",
+            group="contract",
+            severity=level[change.category],
+            title=f"{change.category}: {change.text}",
+            target=f"{change.kind} {change.key}",
+            details=f"against the contract {where}",
+            tip=f"if this change is intended, record it: `mcp-bdd contract update {where} ...` (and tell the "
+            "clients if it is breaking).",
+        )
+        for change in compare(contract, now).items
+    ]
