@@ -392,10 +392,10 @@ def test_steps_are_catalogued_with_docstrings(tmp_path: Path) -> None:
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     for phrase in [
-        'Given the fake HTTP service "{name:FakeQ}" responds to {method:FakeMethod} "{path:FakeQ}" with status',
-        'Then the fake HTTP service "{name:FakeQ}" received {count:d} {noun:FakeRequests} to "{path:FakeQ}"',
-        'Given the workspace contains the file "{path:FakeQ}" with:',
-        'Then the table "{table:FakeQ}" of the fake database "{name:FakeQ}" has {count:d} {noun:FakeRows}',
+        'Given the fake HTTP service "{name:Q}" responds to {method:Method} "{path:Q}" with status',
+        'Then the fake HTTP service "{name:Q}" received {count:d} {noun:Requests} to "{path:Q}"',
+        'Given the workspace contains the file "{path:Q}" with:',
+        'Then the table "{table:Q}" of the fake database "{name:Q}" has {count:d} {noun:Rows}',
     ]:
         assert phrase in output, output
     assert "Stub a fake HTTP service" in output

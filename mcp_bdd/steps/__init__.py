@@ -10,7 +10,7 @@ Importing a module registers its steps with behave; one module per MCP feature.
 from __future__ import annotations
 
 from mcp_bdd.steps import (  # noqa: F401 - imported for their step registrations
-    _common,
+    _base,
     auth,
     check,
     client,

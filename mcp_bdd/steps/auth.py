@@ -83,7 +83,7 @@ def step_no_token(context: Any) -> None:
     _state(context).client_headers.pop("Authorization", None)
 
 
-@given('the client is authorized with the scopes "{scopes:FakeQ}"')
+@given('the client is authorized with the scopes "{scopes:Q}"')
 def step_authorized(context: Any, scopes: str) -> None:
     """Give the client an access token from the fake authorization server, with these scopes.
 
@@ -110,7 +110,7 @@ def step_expired(context: Any) -> None:
     _use(context, token)
 
 
-@given('the client\'s access token is for the audience "{audience:FakeQ}"')
+@given('the client\'s access token is for the audience "{audience:Q}"')
 def step_audience(context: Any, audience: str) -> None:
     """Replace the client's token with one like it issued for another audience (another resource).
 
@@ -233,7 +233,7 @@ def step_http_status(context: Any, status: int) -> None:
         )
 
 
-@then('the last HTTP response has the header "{name:FakeQ}" containing "{text:FakeQ}"')
+@then('the last HTTP response has the header "{name:Q}" containing "{text:Q}"')
 def step_http_header(context: Any, name: str, text: str) -> None:
     """Check a header of the last HTTP answer (kept for answers of 300 and above; names ignore case).
 
@@ -254,7 +254,7 @@ def step_http_header(context: Any, name: str, text: str) -> None:
         )
 
 
-@then('the server\'s protected resource metadata names the authorization server "{issuer:FakeQ}"')
+@then('the server\'s protected resource metadata names the authorization server "{issuer:Q}"')
 def step_resource_metadata(context: Any, issuer: str) -> None:
     """Fetch the server's RFC 9728 metadata (path-inserted well-known URL, then the root one).
 
@@ -273,7 +273,7 @@ def step_resource_metadata(context: Any, issuer: str) -> None:
     if not url:
         raise UsageError(
             f'{st.location}: the server "{session.name}" runs over {session.server.transport}: protected resource '
-            "metadata is served over HTTP. Tip: give it transport = \"streamable-http\"."
+            'metadata is served over HTTP. Tip: give it transport = "streamable-http".'
         )
     parts = urlsplit(url)
     origin = f"{parts.scheme}://{parts.netloc}"

@@ -10,33 +10,13 @@ the field and the type it expects.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any, TypeVar
-
-import parse  # type: ignore[import-untyped, unused-ignore]
-from behave import given as _given  # type: ignore[import-untyped, unused-ignore]
-from behave import register_type  # type: ignore[import-untyped, unused-ignore]
-from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
+from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.session import Session
-from mcp_bdd.steps._common import current_session, state, table_rows, text
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-# Typed views of behave's decorators (behave ships no type information).
-given: Callable[[str], Callable[[_F], _F]] = _given
-then: Callable[[str], Callable[[_F], _F]] = _then
+from mcp_bdd.steps._base import current_session, given, state, table_rows, text, then
 
 __all__: list[str] = []
-
-
-def _times(word: str) -> str:
-    return word
-
-
-# "1 time" and "2 times" are one phrase.
-register_type(ClientTimes=parse.with_pattern(r"times?")(_times))
 
 
 def _before_connecting(context: Any, what: str) -> None:
@@ -147,7 +127,7 @@ def _declared(session: Session, what: str) -> str | None:
     return f'the client did not declare {what}, so the server cannot ask for it: add "{step}" before the server step.'
 
 
-@then("the server requested sampling {n:Int} {unit:ClientTimes}")
+@then("the server requested sampling {n:Int} {unit:Times}")
 def step_sampling_count(context: Any, n: int, unit: str) -> None:
     """Check how many sampling requests the server sent in this session.
 

@@ -19,23 +19,16 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
-import parse  # type: ignore[import-untyped, unused-ignore]
-from behave import given as _given  # type: ignore[import-untyped, unused-ignore]
-from behave import register_type  # type: ignore[import-untyped, unused-ignore]
-from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
-
 from mcp_bdd.errors import ExpectationFailed, FakeReplaced, UsageError, did_you_mean, pretty
 from mcp_bdd.fakes import FakeHttpService, FakeWorkspace, ReceivedRequest, TableStore
 from mcp_bdd.fakes._database import check_identifier, coerce_cell, same_value
 from mcp_bdd.fakes._http import check_method, split_target
 from mcp_bdd.matchers import ABSENT, Mismatch, coerce_literal, compare, parse_json_docstring, query_one
-
-# ------------------------------------------------------------------------------------------------
-# Typed views of behave's decorators and parse types (neither package ships type information)
+from mcp_bdd.steps._base import docstring, state, table_rows, text, where
+from mcp_bdd.steps._base import given as _given
+from mcp_bdd.steps._base import then as _then
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-_T = TypeVar("_T")
-
 
 
 def skip_step(context: Any, reason: str) -> None:
@@ -108,6 +101,8 @@ def skip_replaced(func: _F) -> _F:
 
 
 def given(pattern: str) -> Callable[[_F], _F]:
+    """mcp_bdd.steps._base's `given`, for steps that need a fake: skipped when a profile replaced it."""
+
     def register(func: _F) -> _F:
         _given(pattern)(skip_replaced(func))
         return func
@@ -116,6 +111,8 @@ def given(pattern: str) -> Callable[[_F], _F]:
 
 
 def then(pattern: str) -> Callable[[_F], _F]:
+    """mcp_bdd.steps._base's `then`, for steps that need a fake: skipped when a profile replaced it."""
+
     def register(func: _F) -> _F:
         _then(pattern)(skip_replaced(func))
         return func
@@ -123,89 +120,30 @@ def then(pattern: str) -> Callable[[_F], _F]:
     return register
 
 
-
-def _parse_type(pattern: str, convert: Callable[[str], _T]) -> Callable[[str], _T]:
-    """A parse type: `convert` with the regex `pattern` that selects its text."""
-
-    def parse_type(text: str) -> _T:
-        return convert(text)
-
-    typed: Callable[[str], _T] = parse.with_pattern(pattern)(parse_type)
-    return typed
-
-
-def _same(text: str) -> str:
-    return text
-
-
-# FakeQ: the inside of a quoted parameter — never a double quote, so `"a" to "b"` is two parameters.
-register_type(
-    FakeQ=_parse_type(r'[^"]*', _same),
-    # Any word: validated in the step, so a typo gets a did-you-mean instead of "undefined step".
-    FakeMethod=_parse_type(r"[A-Za-z]+", _same),
-    FakeSeconds=_parse_type(r"\d+(?:\.\d+)?", float),
-    FakeRequests=_parse_type(r"requests?", _same),
-    FakeRows=_parse_type(r"rows?", _same),
-    FakeSecondWord=_parse_type(r"seconds?", _same),
-)
-
-_SERVICE = 'the fake HTTP service "{name:FakeQ}"'
-_TABLE = 'the table "{table:FakeQ}" of the fake database "{name:FakeQ}"'
+_SERVICE = 'the fake HTTP service "{name:Q}"'
+_TABLE = 'the table "{table:Q}" of the fake database "{name:Q}"'
 _SHOWN = 20  # requests / rows listed in a failure message
 
 # ------------------------------------------------------------------------------------------------
 # Plumbing
 
 
-def _state(context: Any) -> Any:
-    st = getattr(context, "mcp", None)
-    if st is None:
-        raise UsageError(
-            "mcp-bdd's hooks are not installed: add `from mcp_bdd.environment import *` to the "
-            "environment.py next to your features/ folder."
-        )
-    return st
-
-
-def _where(context: Any) -> str:
-    location = getattr(_state(context), "location", "")
-    return f"{location}: " if location else ""
-
-
-def _text(context: Any, value: str) -> str:
-    return str(_state(context).interpolate(value))
-
-
-def _doc(context: Any) -> str:
-    if context.text is None:
-        raise UsageError(f'{_where(context)}this step needs a doc string (""" ... """) under it.')
-    return _text(context, context.text)
-
-
-def _table(context: Any) -> tuple[list[str], list[list[str]]]:
-    if context.table is None:
-        raise UsageError(f"{_where(context)}this step needs a table under it.")
-    headings = [_text(context, h) for h in context.table.headings]
-    rows = [[_text(context, cell) for cell in row.cells] for row in context.table.rows]
-    return headings, rows
-
-
 def _header_pairs(context: Any) -> list[tuple[str, str]]:
-    headings, rows = _table(context)
+    headings, rows = table_rows(context)
     if [h.lower() for h in headings] not in (["name", "value"], ["header", "value"]):
         raise UsageError(
-            f"{_where(context)}headers are a two-column table with the headings `name` and `value`, e.g.\n"
+            f"{where(context)}headers are a two-column table with the headings `name` and `value`, e.g.\n"
             "      | name          | value     |\n      | Cache-Control | no-store  |"
         )
     return [(row[0], row[1]) for row in rows]
 
 
 def _fakes(context: Any) -> Any:
-    return _state(context).fakes
+    return state(context).fakes
 
 
 def _service(context: Any, name: str) -> FakeHttpService:
-    service: FakeHttpService = _fakes(context).existing(_text(context, name), "http")
+    service: FakeHttpService = _fakes(context).existing(text(context, name), "http")
     return service
 
 
@@ -213,16 +151,16 @@ def _service(context: Any, name: str) -> FakeHttpService:
 # HTTP service: stubs
 
 
-@given(_SERVICE + ' responds to {method:FakeMethod} "{path:FakeQ}" with status {status:d}')
+@given(_SERVICE + ' responds to {method:Method} "{path:Q}" with status {status:d}')
 def step_http_status(context: Any, name: str, method: str, path: str, status: int) -> None:
     """Stub a fake HTTP service: answer a method and path with a status code and an empty body.
 
     Example: Given the fake HTTP service "payments" responds to DELETE "/charges/ch_1" with status 204
     """
-    _fakes(context).http(_text(context, name)).stub(method, _text(context, path), status=status)
+    _fakes(context).http(text(context, name)).stub(method, text(context, path), status=status)
 
 
-@given(_SERVICE + ' responds to {method:FakeMethod} "{path:FakeQ}" with status {status:d} and body:')
+@given(_SERVICE + ' responds to {method:Method} "{path:Q}" with status {status:d} and body:')
 def step_http_status_body(context: Any, name: str, method: str, path: str, status: int) -> None:
     """Stub a fake HTTP service with a status and a body (JSON bodies are sent as application/json).
 
@@ -232,11 +170,11 @@ def step_http_status_body(context: Any, name: str, method: str, path: str, statu
           {"id": "ch_1", "status": "succeeded"}
           \"\"\"
     """
-    body = _doc(context)
-    _fakes(context).http(_text(context, name)).stub(method, _text(context, path), status=status, body=body)
+    body = docstring(context)
+    _fakes(context).http(text(context, name)).stub(method, text(context, path), status=status, body=body)
 
 
-@given(_SERVICE + ' responds to {method:FakeMethod} "{path:FakeQ}" with status {status:d} and headers:')
+@given(_SERVICE + ' responds to {method:Method} "{path:Q}" with status {status:d} and headers:')
 def step_http_status_headers(context: Any, name: str, method: str, path: str, status: int) -> None:
     """Stub a fake HTTP service with a status and response headers (table `name | value`), no body.
 
@@ -246,10 +184,10 @@ def step_http_status_headers(context: Any, name: str, method: str, path: str, st
           | Location | /new  |
     """
     headers = _header_pairs(context)
-    _fakes(context).http(_text(context, name)).stub(method, _text(context, path), status=status, headers=headers)
+    _fakes(context).http(text(context, name)).stub(method, text(context, path), status=status, headers=headers)
 
 
-@given(_SERVICE + ' responds to {method:FakeMethod} "{path:FakeQ}" with the headers:')
+@given(_SERVICE + ' responds to {method:Method} "{path:Q}" with the headers:')
 def step_http_add_headers(context: Any, name: str, method: str, path: str) -> None:
     """Add response headers (table `name | value`) to a stub defined by an earlier step.
 
@@ -259,28 +197,25 @@ def step_http_add_headers(context: Any, name: str, method: str, path: str) -> No
           | X-Request-Id | r-42  |
     """
     headers = _header_pairs(context)
-    _fakes(context).http(_text(context, name)).amend(method, _text(context, path), headers=headers)
+    _fakes(context).http(text(context, name)).amend(method, text(context, path), headers=headers)
 
 
-@given(
-    _SERVICE + ' responds to {method:FakeMethod} "{path:FakeQ}" after a delay of '
-    "{seconds:FakeSeconds} {unit:FakeSecondWord}"
-)
+@given(_SERVICE + ' responds to {method:Method} "{path:Q}" after a delay of {seconds:Seconds} {unit:SecondWord}')
 def step_http_delay(context: Any, name: str, method: str, path: str, seconds: float, unit: str) -> None:
     """Make a stub defined by an earlier step answer only after a delay (to test the server's timeouts).
 
     Example: Given the fake HTTP service "payments" responds to POST "/charges" after a delay of 3 seconds
     """
-    _fakes(context).http(_text(context, name)).amend(method, _text(context, path), delay=seconds)
+    _fakes(context).http(text(context, name)).amend(method, text(context, path), delay=seconds)
 
 
-@given(_SERVICE + ' drops the connection on {method:FakeMethod} "{path:FakeQ}"')
+@given(_SERVICE + ' drops the connection on {method:Method} "{path:Q}"')
 def step_http_drop(context: Any, name: str, method: str, path: str) -> None:
     """Make a fake HTTP service hang up without answering a method and path (a network failure).
 
     Example: Given the fake HTTP service "payments" drops the connection on POST "/charges"
     """
-    _fakes(context).http(_text(context, name)).stub(method, _text(context, path), drop=True)
+    _fakes(context).http(text(context, name)).stub(method, text(context, path), drop=True)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -333,13 +268,13 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-@then(_SERVICE + ' received {count:d} {noun:FakeRequests} to "{path:FakeQ}"')
+@then(_SERVICE + ' received {count:d} {noun:Requests} to "{path:Q}"')
 def step_http_received_count(context: Any, name: str, count: int, noun: str, path: str) -> None:
     """Check how many requests (any method) a fake HTTP service received for a path (`?k=v` narrows it).
 
     Example: Then the fake HTTP service "payments" received 1 request to "/charges"
     """
-    service, target = _service(context, name), _text(context, path)
+    service, target = _service(context, name), text(context, path)
     found = _matching(service, None, target)
     if len(found) != count:
         tip = None
@@ -381,7 +316,7 @@ def _expect_one(
     accept: Callable[[ReceivedRequest], bool],
     query: str = "",
 ) -> None:
-    service, target = _service(context, name), _text(context, path)
+    service, target = _service(context, name), text(context, path)
     method = check_method(method) if method else None
     candidates = _matching(service, method, target, query)
     if not any(accept(r) for r in candidates):
@@ -397,7 +332,7 @@ def _expect_one(
         )
 
 
-@then(_SERVICE + ' received a {method:FakeMethod} request to "{path:FakeQ}"')
+@then(_SERVICE + ' received a {method:Method} request to "{path:Q}"')
 def step_http_received_method(context: Any, name: str, method: str, path: str) -> None:
     """Check that a fake HTTP service received at least one request with this method and path.
 
@@ -406,50 +341,47 @@ def step_http_received_method(context: Any, name: str, method: str, path: str) -
     _expect_one(context, name, method, path, "", lambda r: True)
 
 
-@then(_SERVICE + ' received a {method:FakeMethod} request to "{path:FakeQ}" with body containing "{text:FakeQ}"')
-def step_http_received_body(context: Any, name: str, method: str, path: str, text: str) -> None:
+@then(_SERVICE + ' received a {method:Method} request to "{path:Q}" with body containing "{needle:Q}"')
+def step_http_received_body(context: Any, name: str, method: str, path: str, needle: str) -> None:
     """Check that a request with this method and path arrived whose body contains a text.
 
     Example: Then the fake HTTP service "payments" received a POST request to "/charges" with body containing "1999"
     """
-    needle = _text(context, text)
-    _expect_one(context, name, method, path, f' with body containing "{needle}"', lambda r: needle in r.body)
+    wanted = text(context, needle)
+    _expect_one(context, name, method, path, f' with body containing "{wanted}"', lambda r: wanted in r.body)
 
 
-@then(_SERVICE + ' received a request to "{path:FakeQ}" with query "{query:FakeQ}"')
+@then(_SERVICE + ' received a request to "{path:Q}" with query "{query:Q}"')
 def step_http_received_query(context: Any, name: str, path: str, query: str) -> None:
     """Check that a request (any method) arrived at a path with these query parameters (others may follow).
 
     Example: Then the fake HTTP service "catalog" received a request to "/search" with query "q=shoes&limit=10"
     """
-    wanted = _text(context, query).lstrip("?")
+    wanted = text(context, query).lstrip("?")
     if not parse_qsl(wanted, keep_blank_values=True):
-        raise UsageError(f'{_where(context)}"{wanted}" is not a query: write it as k=v, e.g. "q=shoes&limit=10".')
+        raise UsageError(f'{where(context)}"{wanted}" is not a query: write it as k=v, e.g. "q=shoes&limit=10".')
     _expect_one(context, name, None, path, f' with query "{wanted}"', lambda r: True, query=wanted)
 
 
-@then(_SERVICE + ' received a {method:FakeMethod} request to "{path:FakeQ}" with query "{query:FakeQ}"')
+@then(_SERVICE + ' received a {method:Method} request to "{path:Q}" with query "{query:Q}"')
 def step_http_received_method_query(context: Any, name: str, method: str, path: str, query: str) -> None:
     """Check that a request with this method arrived at a path carrying these query parameters.
 
     Example: Then the fake HTTP service "catalog" received a GET request to "/search" with query "q=shoes"
     """
-    wanted = _text(context, query).lstrip("?")
+    wanted = text(context, query).lstrip("?")
     if not parse_qsl(wanted, keep_blank_values=True):
-        raise UsageError(f'{_where(context)}"{wanted}" is not a query: write it as k=v, e.g. "q=shoes&limit=10".')
+        raise UsageError(f'{where(context)}"{wanted}" is not a query: write it as k=v, e.g. "q=shoes&limit=10".')
     _expect_one(context, name, method, path, f' with query "{wanted}"', lambda r: True, query=wanted)
 
 
-@then(
-    _SERVICE + ' received a {method:FakeMethod} request to "{path:FakeQ}" with the header "{header:FakeQ}" '
-    'set to "{value:FakeQ}"'
-)
+@then(_SERVICE + ' received a {method:Method} request to "{path:Q}" with the header "{header:Q}" set to "{value:Q}"')
 def step_http_received_header(context: Any, name: str, method: str, path: str, header: str, value: str) -> None:
     """Check that a request arrived carrying a header with exactly this value (header names ignore case).
 
     Example: Then the fake HTTP service "payments" received a POST request to "/charges" with the header "Authorization" set to "Bearer ${env.PAY_TOKEN}"
     """  # noqa: E501
-    key, wanted = _text(context, header).lower(), _text(context, value)
+    key, wanted = text(context, header).lower(), text(context, value)
     what = f' with the header "{key}" set to "{wanted}"'
     _expect_one(context, name, method, path, what, lambda r: r.headers.get(key) == wanted)
 
@@ -472,17 +404,17 @@ def _difference(mismatch: Mismatch) -> str:
 def _expected_literal(context: Any, value: str) -> Any:
     stripped = value.strip()
     if re.fullmatch(r'"[^"]*"', stripped):
-        return _text(context, stripped[1:-1])  # a quoted text: interpolate inside the quotes only
-    return coerce_literal(_text(context, stripped))
+        return text(context, stripped[1:-1])  # a quoted text: interpolate inside the quotes only
+    return coerce_literal(text(context, stripped))
 
 
-@then(_SERVICE + ' received a {method:FakeMethod} request to "{path:FakeQ}" whose body at "{jpath:FakeQ}" is {value}')
+@then(_SERVICE + ' received a {method:Method} request to "{path:Q}" whose body at "{jpath:Q}" is {value}')
 def step_http_received_body_at(context: Any, name: str, method: str, path: str, jpath: str, value: str) -> None:
     """Check that a request arrived whose JSON body holds a value at a JSONPath (fuzzy markers allowed).
 
     Example: Then the fake HTTP service "payments" received a POST request to "/charges" whose body at "$.amount" is 1999
     """  # noqa: E501
-    where = _text(context, jpath)
+    where = text(context, jpath)
     expected = _expected_literal(context, value)
 
     def accept(request: ReceivedRequest) -> bool:
@@ -498,7 +430,7 @@ def step_http_received_body_at(context: Any, name: str, method: str, path: str, 
     _expect_one(context, name, method, path, f" whose body at {where} is {pretty(expected)}", accept)
 
 
-@then(_SERVICE + ' received a {method:FakeMethod} request to "{path:FakeQ}" with a JSON body containing:')
+@then(_SERVICE + ' received a {method:Method} request to "{path:Q}" with a JSON body containing:')
 def step_http_received_json(context: Any, name: str, method: str, path: str) -> None:
     """Check that a request arrived whose JSON body contains the doc string's JSON (subset match).
 
@@ -508,8 +440,8 @@ def step_http_received_json(context: Any, name: str, method: str, path: str) -> 
           {"amount": 1999, "currency": "eur", "idempotency_key": "#uuid"}
           \"\"\"
     """
-    expected = parse_json_docstring(_doc(context), where=getattr(_state(context), "location", ""))
-    service, target = _service(context, name), _text(context, path)
+    expected = parse_json_docstring(docstring(context), where=state(context).location)
+    service, target = _service(context, name), text(context, path)
     candidates = _matching(service, check_method(method), target)
     best: tuple[int, list[Mismatch]] | None = None
     for request in candidates:
@@ -552,12 +484,12 @@ def step_db_seed(context: Any, table: str, name: str) -> None:
           | id       | name   | price | stock |
           | PROD-123 | Widget | 9.99  | 12    |
     """
-    headings, rows = _table(context)
-    _fakes(context).database(_text(context, name)).seed(_text(context, table), headings, rows)
+    headings, rows = table_rows(context)
+    _fakes(context).database(text(context, name)).seed(text(context, table), headings, rows)
 
 
 def _database(context: Any, name: str) -> TableStore:
-    db: TableStore = _fakes(context).existing(_text(context, name), "database")
+    db: TableStore = _fakes(context).existing(text(context, name), "database")
     return db
 
 
@@ -572,13 +504,13 @@ def _no_table(db: TableStore, table: str) -> ExpectationFailed:
     )
 
 
-@then(_TABLE + " has {count:d} {noun:FakeRows}")
+@then(_TABLE + " has {count:d} {noun:Rows}")
 def step_db_count(context: Any, table: str, name: str, count: int, noun: str) -> None:
     """Check the number of rows in a table of a fake database.
 
     Example: Then the table "orders" of the fake database "shop" has 1 row
     """
-    db, table = _database(context, name), _text(context, table)
+    db, table = _database(context, name), text(context, table)
     check_identifier(table, "table name")
     try:
         actual = db.count(table)
@@ -629,8 +561,8 @@ def step_db_contains(context: Any, table: str, name: str) -> None:
           | product_id | quantity | status  |
           | PROD-123   | 2        | pending |
     """
-    db, table = _database(context, name), _text(context, table)
-    headings, expected_rows = _table(context)
+    db, table = _database(context, name), text(context, table)
+    headings, expected_rows = table_rows(context)
     check_identifier(table, "table name")
     try:
         actual = db.rows(table)
@@ -640,7 +572,7 @@ def step_db_contains(context: Any, table: str, name: str) -> None:
     for heading in headings:
         if heading not in columns:
             raise UsageError(
-                f'{_where(context)}the table "{table}" of the fake database "{db.name}" has no column '
+                f'{where(context)}the table "{table}" of the fake database "{db.name}" has no column '
                 f'"{heading}". ' + did_you_mean(heading, columns, "column")
             )
     unmatched = list(actual)
@@ -687,7 +619,7 @@ def _no_file(ws: FakeWorkspace, relative: str) -> ExpectationFailed:
     )
 
 
-@given('the workspace contains the file "{path:FakeQ}" with:')
+@given('the workspace contains the file "{path:Q}" with:')
 def step_workspace_write(context: Any, path: str) -> None:
     """Write a file (doc string content) into the workspace, at a path relative to it.
 
@@ -697,28 +629,28 @@ def step_workspace_write(context: Any, path: str) -> None:
           - buy milk
           \"\"\"
     """
-    content = _doc(context)
-    _fakes(context).workspace().write(_text(context, path), content)
+    content = docstring(context)
+    _fakes(context).workspace().write(text(context, path), content)
 
 
-@then('the workspace contains the file "{path:FakeQ}"')
+@then('the workspace contains the file "{path:Q}"')
 def step_workspace_has(context: Any, path: str) -> None:
     """Check that a file exists in the workspace.
 
     Example: Then the workspace contains the file "reports/summary.txt"
     """
-    ws, relative = _workspace(context), _text(context, path)
+    ws, relative = _workspace(context), text(context, path)
     if not ws.exists(relative):
         raise _no_file(ws, relative)
 
 
-@then('the workspace does not contain the file "{path:FakeQ}"')
+@then('the workspace does not contain the file "{path:Q}"')
 def step_workspace_lacks(context: Any, path: str) -> None:
     """Check that a file does not exist in the workspace.
 
     Example: Then the workspace does not contain the file "notes/todo.md"
     """
-    ws, relative = _workspace(context), _text(context, path)
+    ws, relative = _workspace(context), text(context, path)
     if ws.exists(relative):
         raise ExpectationFailed(
             f'The workspace still contains the file "{relative}"',
@@ -727,13 +659,13 @@ def step_workspace_lacks(context: Any, path: str) -> None:
         )
 
 
-@then('the workspace file "{path:FakeQ}" contains "{text:FakeQ}"')
-def step_workspace_file_contains(context: Any, path: str, text: str) -> None:
+@then('the workspace file "{path:Q}" contains "{needle:Q}"')
+def step_workspace_file_contains(context: Any, path: str, needle: str) -> None:
     """Check that a workspace file's text contains a piece of text.
 
     Example: Then the workspace file "notes/todo.md" contains "buy milk"
     """
-    ws, relative, needle = _workspace(context), _text(context, path), _text(context, text)
+    ws, relative, needle = _workspace(context), text(context, path), text(context, needle)
     if not ws.exists(relative):
         raise _no_file(ws, relative)
     content = ws.read(relative)
@@ -746,7 +678,7 @@ def step_workspace_file_contains(context: Any, path: str, text: str) -> None:
         )
 
 
-@then('the workspace file "{path:FakeQ}" is:')
+@then('the workspace file "{path:Q}" is:')
 def step_workspace_file_is(context: Any, path: str) -> None:
     """Check a workspace file's whole text against the doc string (trailing newlines ignored).
 
@@ -756,7 +688,7 @@ def step_workspace_file_is(context: Any, path: str) -> None:
           - buy milk
           \"\"\"
     """
-    ws, relative, expected = _workspace(context), _text(context, path), _doc(context)
+    ws, relative, expected = _workspace(context), text(context, path), docstring(context)
     if not ws.exists(relative):
         raise _no_file(ws, relative)
     content = ws.read(relative)

@@ -11,20 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
-
-from behave import given as _given  # type: ignore[import-untyped, unused-ignore]
-from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
+from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
 from mcp_bdd.session import Session, Timeline
-from mcp_bdd.steps._common import current_session, state, text
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-# Typed views of behave's decorators (behave ships no type information).
-given: Callable[[str], Callable[[_F], _F]] = _given
-then: Callable[[str], Callable[[_F], _F]] = _then
+from mcp_bdd.steps._base import current_session, given, state, text, then
 
 __all__ = ["KINDS", "LOG_LEVELS"]
 

@@ -8,24 +8,15 @@ an unknown prompt with JSON-RPC code 0 on 2025-11-25 and -32603 on 2026-07-28.)
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import mcp_types as types
-from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
-from behave import when as _when  # type: ignore[import-untyped, unused-ignore]
 
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.state import LastResult
-from mcp_bdd.steps._common import argument_table, current_session, keep_result, state, text
+from mcp_bdd.steps._base import argument_table, current_session, keep_result, state, text, then, when
 from mcp_bdd.steps.resources import advertised, capability, rejection_checked_later
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-# Typed views of behave's decorators (behave ships no type information).
-when: Callable[[str], Callable[[_F], _F]] = _when
-then: Callable[[str], Callable[[_F], _F]] = _then
 
 __all__: list[str] = []
 

@@ -12,23 +12,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import mcp_types as types
-from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
-from behave import when as _when  # type: ignore[import-untyped, unused-ignore]
 
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.state import LastResult
-from mcp_bdd.steps._common import current_session, keep_result, state, text
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-# Typed views of behave's decorators (behave ships no type information).
-when: Callable[[str], Callable[[_F], _F]] = _when
-then: Callable[[str], Callable[[_F], _F]] = _then
+from mcp_bdd.steps._base import current_session, keep_result, state, text, then, when
 
 __all__ = ["advertised", "capability", "rejection_checked_later", "resource_uris"]
 

@@ -9,12 +9,10 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from behave import given, then, when
-
 from mcp_bdd import matchers
 from mcp_bdd.errors import ExpectationFailed, UsageError, pretty, produced_by
 from mcp_bdd.state import LastResult
-from mcp_bdd.steps._common import docstring_json, state, text
+from mcp_bdd.steps._base import docstring_json, given, state, text, then, when
 
 
 def _last(context: Any) -> LastResult:
@@ -226,7 +224,7 @@ def step_output_schema(context: Any) -> None:
 
     Example: Then the result conforms to the tool's output schema
     """
-    from mcp_bdd.steps._common import current_session
+    from mcp_bdd.steps._base import current_session
 
     last = _last(context)
     if last.kind != "tool":

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from behave import given, then, when
-
 from mcp_bdd.errors import ExpectationFailed, ServerStartError, UsageError
-from mcp_bdd.steps._common import current_session, ensure_server, state, table_rows, text
+from mcp_bdd.steps._base import current_session, ensure_server, given, state, table_rows, text, then, when
 
 _CAPABILITIES = {
     "tools": ("tools", None),
@@ -42,7 +40,7 @@ def step_server_running_over(context: Any, server: str, transport: str) -> None:
 
 @given('the MCP server "{server:Q}" is running with the environment:')
 def step_server_running_env(context: Any, server: str) -> None:
-    """Start the named server with extra environment variables (table: | name | value |).
+    """Start the named server with extra environment variables (a table with the headings `name` and `value`).
 
     Example:
         Given the MCP server "shop" is running with the environment:

@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from behave import then, when
-
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
 from mcp_bdd.session import Outcome, Session
-from mcp_bdd.steps._common import (
+from mcp_bdd.steps._base import (
     argument_table,
     column,
     current_session,
@@ -17,6 +15,8 @@ from mcp_bdd.steps._common import (
     keep_result,
     state,
     text,
+    then,
+    when,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -577,7 +577,7 @@ def step_results_different(context: Any, path: str) -> None:
     Example: Then the results at "$.id" are all different
     """
     from mcp_bdd.matchers import all_different, query_one
-    from mcp_bdd.steps._common import result_value
+    from mcp_bdd.steps._base import result_value
 
     calls = state(context).last_calls
     p = text(context, path)

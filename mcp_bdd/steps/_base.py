@@ -1,0 +1,242 @@
+"""The one base of every step module: typed decorators, parse types, scenario state, tables, doc strings.
+
+Every step module (built-in or a user's) writes steps the same way:
+
+    from mcp_bdd.steps._base import given, state, text, then, when
+
+    @then('the order "{order:Q}" is paid')
+    def step_paid(context, order): ...
+
+The decorators are behave's own, typed (behave ships no type information); the parse types are
+registered once, here, so a quoted parameter means the same in every phrase.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import parse  # type: ignore[import-untyped, unused-ignore]
+from behave import given as _given  # type: ignore[import-untyped, unused-ignore]
+from behave import register_type  # type: ignore[import-untyped, unused-ignore]
+from behave import step as _step  # type: ignore[import-untyped, unused-ignore]
+from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
+from behave import when as _when  # type: ignore[import-untyped, unused-ignore]
+
+from mcp_bdd.errors import UsageError, did_you_mean
+from mcp_bdd.session import Outcome, Session, coerce_value, result_text
+from mcp_bdd.state import LastResult, ScenarioState
+
+__all__ = [
+    "PARSE_TYPES",
+    "argument_table",
+    "column",
+    "current_session",
+    "docstring",
+    "docstring_json",
+    "ensure_server",
+    "given",
+    "keep_result",
+    "result_value",
+    "state",
+    "step",
+    "table_rows",
+    "text",
+    "then",
+    "when",
+    "where",
+]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
+
+given: Callable[[str], Callable[[_F], _F]] = _given
+when: Callable[[str], Callable[[_F], _F]] = _when
+then: Callable[[str], Callable[[_F], _F]] = _then
+step: Callable[[str], Callable[[_F], _F]] = _step
+
+
+def _parse_type(pattern: str, convert: Callable[[str], _T]) -> Callable[[str], _T]:
+    """A parse type: `convert` applied to the text the regex `pattern` selects."""
+
+    def parse_type(value: str) -> _T:
+        return convert(value)
+
+    typed: Callable[[str], _T] = parse.with_pattern(pattern)(parse_type)
+    return typed
+
+
+def _same(value: str) -> str:
+    return value
+
+
+#: name -> (regex, conversion): every parse type of the vocabulary, registered once with behave.
+PARSE_TYPES: dict[str, tuple[str, Callable[[str], Any]]] = {
+    # Q: a quoted parameter's inside — never a double quote, so `"a" on "b"` is two parameters.
+    "Q": (r'[^"]*', _same),
+    "Num": (r"-?\d+(?:\.\d+)?", float),
+    "Int": (r"-?\d+", int),
+    "Literal": (r'[^"\s].*', _same),
+    "Transport": (r"in-memory|stdio|streamable HTTP|streamable-http|SSE|sse", _same),
+    # Any word: validated in the step, so a typo gets a did-you-mean instead of "undefined step".
+    "Method": (r"[A-Za-z]+", _same),
+    "Seconds": (r"\d+(?:\.\d+)?", float),
+    # Singular and plural are one phrase: "1 request" / "2 requests".
+    "Requests": (r"requests?", _same),
+    "Rows": (r"rows?", _same),
+    "SecondWord": (r"seconds?", _same),
+    "Times": (r"times?", _same),
+}
+
+register_type(**{name: _parse_type(pattern, convert) for name, (pattern, convert) in PARSE_TYPES.items()})
+
+
+def state(context: Any) -> ScenarioState:
+    st = getattr(context, "mcp", None)
+    if st is None:
+        raise UsageError(
+            "mcp-bdd's hooks are not installed: add `from mcp_bdd.environment import *` to the environment.py "
+            "next to your features/ folder."
+        )
+    return st  # type: ignore[no-any-return]
+
+
+def text(context: Any, value: str, extra: dict[str, str] | None = None) -> str:
+    """Interpolate one quoted parameter."""
+    return state(context).interpolate(value, extra)
+
+
+def ensure_server(context: Any, name: str, *, transport: str | None = None, env: dict[str, str] | None = None) -> None:
+    """Make `name` the scenario's current server, started and connected unless it already is."""
+    st = state(context)
+    st.current_server = name
+    st.runtime.ensure_session(st, name, transport=transport, env_overrides=env)
+
+
+def current_session(context: Any, server: str | None = None) -> Session:
+    """The session a step targets: `on "<server>"`, else the scenario's current server."""
+    st = state(context)
+    name = text(context, server) if server else (st.current_server or st.config.default_server())
+    if name is None:
+        raise UsageError(
+            f"{st.location}: which server? Several servers are configured ({', '.join(st.config.servers)}) "
+            'and no server step ran yet. Start with "Given the MCP server "<name>" is running", or set '
+            '`server = "<name>"` in [tool.mcp-bdd].'
+        )
+    if name not in st.sessions:
+        if name not in st.config.servers:
+            raise UsageError(
+                f'{st.location}: unknown server "{name}". {did_you_mean(name, st.config.servers, "server")}.'
+            )
+        if st.connect_error is not None and name == st.current_server:
+            raise UsageError(f'{st.location}: the connection to "{name}" failed earlier:\n{st.connect_error}')
+        # Steps like "When I list the tools" may come first: start the server the scenario targets.
+        # Naming a server with `on "<server>"` must not make it the current one.
+        current = st.current_server
+        ensure_server(context, name)
+        if server:
+            st.current_server = current
+    return st.sessions[name]
+
+
+def where(context: Any) -> str:
+    """ "features/x.feature:12: " of the running step (empty outside a step), to start a message."""
+    location = state(context).location
+    return f"{location}: " if location else ""
+
+
+def docstring(context: Any) -> str:
+    if context.text is None:
+        raise UsageError(f'{state(context).location}: this step needs a doc string (""" ... """) under it.')
+    return text(context, context.text)
+
+
+def docstring_json(context: Any) -> Any:
+    from mcp_bdd.matchers import parse_json_docstring
+
+    return parse_json_docstring(docstring(context), where=state(context).location)
+
+
+def table_rows(context: Any, extra: dict[str, str] | None = None) -> tuple[list[str], list[list[str]]]:
+    if context.table is None:
+        raise UsageError(f"{state(context).location}: this step needs a table under it.")
+    headings = [text(context, h, extra) for h in context.table.headings]
+    rows = [[text(context, cell, extra) for cell in row.cells] for row in context.table.rows]
+    return headings, rows
+
+
+def column(context: Any, heading: str = "name") -> list[str]:
+    headings, rows = table_rows(context)
+    if headings != [heading]:
+        raise UsageError(
+            f"{state(context).location}: this step takes a one-column table with the heading `{heading}`, "
+            f"got {headings}."
+        )
+    return [r[0] for r in rows]
+
+
+def argument_table(
+    context: Any,
+    session: Session | None,
+    tool: str,
+    *,
+    extra: dict[str, str] | None = None,
+    kind: str = "tool",
+) -> dict[str, Any]:
+    """Heading row = argument names, one data row = values, coerced by the tool's inputSchema."""
+    st = state(context)
+    headings, rows = table_rows(context, extra)
+    if len(rows) != 1:
+        raise UsageError(
+            f"{st.location}: the argument table needs exactly one row of values under its heading row "
+            f"(got {len(rows)}). Example:\n      | product_id | quantity |\n      | PROD-123   | 2        |"
+        )
+    schema: dict[str, Any] = {}
+    if session is not None and kind == "tool":
+        found = session.tool_named(tool)
+        schema = (found or {}).get("inputSchema") or {}
+    props: dict[str, Any] = schema.get("properties") or {}
+    args: dict[str, Any] = {}
+    for name in headings:
+        if props and name not in props:
+            raise UsageError(
+                f'{st.location}: the {kind} "{tool}" has no argument "{name}". '
+                f"{did_you_mean(name, props, 'argument')}. "
+                'To send unexpected arguments on purpose, use "with arguments:" and a JSON doc string.'
+            )
+    for name, cell in zip(headings, rows[0], strict=True):
+        if cell == "":
+            continue  # an empty cell leaves the argument out
+        if name in props:
+            try:
+                args[name] = coerce_value(cell, props[name], field_name=name)
+            except UsageError as exc:
+                raise UsageError(
+                    f'{st.location}: {exc} To send a value of the wrong type on purpose, use "with arguments:" '
+                    "and a JSON doc string."
+                ) from None
+        else:
+            args[name] = cell
+    return args
+
+
+def result_value(raw: dict[str, Any]) -> Any:
+    """structuredContent when present, else the text content parsed as JSON when it parses, else text."""
+    if raw.get("structuredContent") is not None:
+        return raw["structuredContent"]
+    content = result_text(raw)
+    try:
+        return json.loads(content)
+    except ValueError:
+        return content
+
+
+def keep_result(context: Any, kind: str, outcome: Outcome, name: str) -> None:
+    st = state(context)
+    if outcome.raw is not None:
+        st.last = LastResult(
+            kind, outcome.server, outcome.raw, result_value(outcome.raw), result_text(outcome.raw), name
+        )
+    else:
+        st.last = None
