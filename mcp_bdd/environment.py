@@ -176,21 +176,15 @@ def after_step(context: Any, step: Any) -> None:
 
 
 def _closest_phrases(text: str, context: Any = None) -> str:
-    """The vocabulary phrases closest to an undefined step, so a typo is a one-second fix."""
-    import difflib
-
+    """The vocabulary phrases closest to an undefined step (or the `\\"` fix), so a typo is a one-second fix."""
     from behave.step_registry import registry as global_registry
+
+    from mcp_bdd.steps._phrases import undefined_hint
 
     runner = getattr(context, "_runner", None)
     registry = getattr(runner, "step_registry", None) or global_registry
-    patterns: list[str] = []
-    for defs in registry.steps.values():
-        for step_def in defs:
-            patterns.append(str(getattr(step_def, "pattern", step_def)))
-    close = difflib.get_close_matches(text, patterns, n=3, cutoff=0.4)
-    if not close:
-        return ""
-    return "  Closest phrases of the step vocabulary:\n" + "\n".join(f"    {p}" for p in close)
+    patterns = [str(getattr(d, "pattern", d)) for defs in registry.steps.values() for d in defs]
+    return undefined_hint(text, patterns)
 
 
 def after_scenario(context: Any, scenario: Any) -> None:

@@ -17,6 +17,7 @@ import asyncio
 import contextvars
 import json
 import logging
+import re
 import socket
 import threading
 import time
@@ -226,7 +227,8 @@ class FakeHttpService:
 
         A later stub for the same method, path and query replaces the earlier one, so a scenario
         can override its Background. A body that is not str/bytes is sent as JSON; a str body that
-        parses as JSON is sent as `application/json`, other text as `text/plain`.
+        parses as JSON is sent as `application/json`, an HTML document as `text/html`, an XML one
+        as `application/xml`, other text as `text/plain`. A `content-type` header always wins.
         """
         path, query = split_target(target)
         if not 100 <= status <= 599:
@@ -324,9 +326,26 @@ def _encode_body(body: str | bytes | Any) -> tuple[bytes, str | None]:
         try:
             json.loads(body)
         except ValueError:
-            return body.encode(), "text/plain; charset=utf-8"
+            return body.encode(), _text_type(body)
         return body.encode(), "application/json"
     return json.dumps(body).encode(), "application/json"
+
+
+_HTML = re.compile(r"\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|(?:html|head|body)[\s>])", re.IGNORECASE | re.DOTALL)
+_XML = re.compile(r"\s*<(?:\?xml[\s?]|[A-Za-z_][\w.:-]*[\s/>])")
+
+
+def _text_type(body: str) -> str:
+    """The content type a person means by a text body: an HTML page, an XML document, else plain text.
+
+    Why sniff: a stub of a web page or an XML API written as a doc string should reach the server
+    under test as what it is, without an extra headers step (servers branch on the content type).
+    """
+    if _HTML.match(body):
+        return "text/html; charset=utf-8"
+    if _XML.match(body) and body.rstrip().endswith(">"):
+        return "application/xml; charset=utf-8"
+    return "text/plain; charset=utf-8"
 
 
 class _App:

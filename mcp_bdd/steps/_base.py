@@ -44,6 +44,7 @@ __all__ = [
     "table_rows",
     "text",
     "then",
+    "unquote_value",
     "when",
     "where",
 ]
@@ -71,10 +72,20 @@ def _same(value: str) -> str:
     return value
 
 
+def unquote_value(value: str) -> str:
+    """A quoted parameter as written in the feature, with `\\"` turned into `"`.
+
+    Only `\\"` is an escape: every other backslash is kept as written, so a regular expression
+    such as `"^Result: \\d+$"` means what it says.
+    """
+    return value.replace('\\"', '"')
+
+
 #: name -> (regex, conversion): every parse type of the vocabulary, registered once with behave.
 PARSE_TYPES: dict[str, tuple[str, Callable[[str], Any]]] = {
-    # Q: a quoted parameter's inside — never a double quote, so `"a" on "b"` is two parameters.
-    "Q": (r'[^"]*', _same),
+    # Q: a quoted parameter's inside — never a bare double quote, so `"a" on "b"` is two parameters;
+    # a double quote inside the value is written \" (see unquote_value).
+    "Q": (r'(?:[^"\\]|\\.)*', unquote_value),
     "Num": (r"-?\d+(?:\.\d+)?", float),
     "Int": (r"-?\d+", int),
     "Literal": (r'[^"\s].*', _same),
@@ -87,6 +98,12 @@ PARSE_TYPES: dict[str, tuple[str, Callable[[str], Any]]] = {
     "Rows": (r"rows?", _same),
     "SecondWord": (r"seconds?", _same),
     "Times": (r"times?", _same),
+    "Items": (r"items?", _same),
+    "Messages": (r"messages?", _same),
+    "Notifications": (r"notifications?", _same),
+    # "a" / "an" ("an info message") and "receive" / "received": both read naturally, both work.
+    "A": (r"an?", _same),
+    "Receive": (r"received?", _same),
 }
 
 register_type(**{name: _parse_type(pattern, convert) for name, (pattern, convert) in PARSE_TYPES.items()})

@@ -106,18 +106,31 @@ def _log_tip(session: Session) -> str | None:
     )
 
 
-@then('I receive a "{kind:Q}" notification within {seconds:Num} seconds')
-def step_receive(context: Any, kind: str, seconds: float) -> None:
-    """Wait until a notification of a kind has arrived (passes at once if it already has).
+@then('I {tense:Receive} a "{kind:Q}" notification within {seconds:Num} {unit:SecondWord}')
+def step_receive(context: Any, tense: str, kind: str, seconds: float, unit: str) -> None:
+    """Wait until a notification of a kind has arrived (passes at once if it already has; "received" works too).
 
     Example: Then I receive a "tools list changed" notification within 2 seconds
     """
+    _receive(context, kind, seconds, None)
+
+
+@then('I {tense:Receive} a "{kind:Q}" notification on "{server:Q}" within {seconds:Num} {unit:SecondWord}')
+def step_receive_on(context: Any, tense: str, kind: str, server: str, seconds: float, unit: str) -> None:
+    """Wait until a named server has sent a notification of a kind (passes at once if it already has).
+
+    Example: Then I receive a "progress" notification on "shop" within 1 second
+    """
+    _receive(context, kind, seconds, server)
+
+
+def _receive(context: Any, kind: str, seconds: float, server: str | None) -> None:
     name = text(context, kind)
     if name not in KINDS:
         raise UsageError(
             f'{state(context).location}: unknown notification kind "{name}". {did_you_mean(name, KINDS, "kind")}.'
         )
-    session = current_session(context)
+    session = current_session(context, server)
     method = KINDS[name]
     tip = None
     if method == "notifications/message":
@@ -134,8 +147,8 @@ def step_receive(context: Any, kind: str, seconds: float) -> None:
     )
 
 
-@then('I receive an update for the resource "{uri:Q}" within {seconds:Num} seconds')
-def step_resource_update(context: Any, uri: str, seconds: float) -> None:
+@then('I {tense:Receive} an update for the resource "{uri:Q}" within {seconds:Num} {unit:SecondWord}')
+def step_resource_update(context: Any, tense: str, uri: str, seconds: float, unit: str) -> None:
     """Wait until the server tells that a subscribed resource changed (passes at once if it already did).
 
     Example: Then I receive an update for the resource "shop://catalog" within 5 seconds
@@ -188,13 +201,26 @@ def _log_text(params: dict[str, Any]) -> str:
     return data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
 
 
-@then('the server logged a "{level:Q}" message containing "{needle:Q}"')
-def step_logged(context: Any, level: str, needle: str) -> None:
+@then('the server logged {article:A} "{level:Q}" message containing "{needle:Q}"')
+def step_logged(context: Any, article: str, level: str, needle: str) -> None:
     """Check that the server sent a log message of exactly this level whose data contains a text.
 
-    Example: Then the server logged a "info" message containing "Order"
+    Example: Then the server logged an "info" message containing "Order"
     """
-    session = current_session(context)
+    _logged(context, level, needle, None)
+
+
+@then('the server logged {article:A} "{level:Q}" message containing "{needle:Q}" on "{server:Q}"')
+def step_logged_on(context: Any, article: str, level: str, needle: str, server: str) -> None:
+    """Check that a named server sent a log message of exactly this level whose data contains a text.
+
+    Example: Then the server logged an "info" message containing "Order" on "shop"
+    """
+    _logged(context, level, needle, server)
+
+
+def _logged(context: Any, level: str, needle: str, server: str | None) -> None:
+    session = current_session(context, server)
     wanted_level = text(context, level).lower()
     wanted = text(context, needle)
     if wanted_level not in LOG_LEVELS:
@@ -235,8 +261,8 @@ def _describe_progress(params: dict[str, Any]) -> str:
     return f"request #{params.get('request')}: {done}{message}"
 
 
-@then("I received at least {n:Int} progress notifications")
-def step_progress_count(context: Any, n: int) -> None:
+@then("I {tense:Receive} at least {n:Int} progress {unit:Notifications}")
+def step_progress_count(context: Any, tense: str, n: int, unit: str) -> None:
     """Check how many progress notifications arrived in this session (for all requests together).
 
     Example: Then I received at least 3 progress notifications

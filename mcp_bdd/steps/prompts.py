@@ -59,13 +59,35 @@ def step_list_prompts(context: Any) -> None:
     current_session(context).list_all("prompts")
 
 
+@when('I list the prompts on "{server:Q}"')
+def step_list_prompts_on(context: Any, server: str) -> None:
+    """Fetch the prompt list of a named server (following every page).
+
+    Example: When I list the prompts on "shop"
+    """
+    current_session(context, server).list_all("prompts")
+
+
 @then('the prompts include "{name:Q}"')
 def step_prompts_include(context: Any, name: str) -> None:
     """Check that the prompt list includes a prompt (fetched if no list was taken yet).
 
     Example: Then the prompts include "greeting"
     """
-    session = current_session(context)
+    _prompts_include(context, name, None)
+
+
+@then('the prompts include "{name:Q}" on "{server:Q}"')
+def step_prompts_include_on(context: Any, name: str, server: str) -> None:
+    """Check that a named server offers a prompt.
+
+    Example: Then the prompts include "order_confirmation" on "shop"
+    """
+    _prompts_include(context, name, server)
+
+
+def _prompts_include(context: Any, name: str, server: str | None) -> None:
+    session = current_session(context, server)
     wanted = text(context, name)
     names = [str(p.get("name")) for p in _prompt_list(session)]
     if wanted not in names:
@@ -80,9 +102,9 @@ def step_prompts_include(context: Any, name: str) -> None:
 # getting a prompt
 
 
-def _get(context: Any, name: str, arguments: dict[str, Any] | None) -> None:
+def _get(context: Any, name: str, arguments: dict[str, Any] | None, server: str | None = None) -> None:
     st = state(context)
-    session = current_session(context)
+    session = current_session(context, server)
     params = types.GetPromptRequestParams(name=name, arguments=arguments)
     outcome = session.request(types.GetPromptRequest(params=params))
     st.last_request = outcome
@@ -118,17 +140,18 @@ def step_get_prompt(context: Any, name: str) -> None:
     _get(context, text(context, name), None)
 
 
-@when('I get the prompt "{name:Q}" with:')
-def step_get_prompt_with(context: Any, name: str) -> None:
-    """Get a prompt with an argument table: heading row = argument names, one row of (string) values.
+@when('I get the prompt "{name:Q}" on "{server:Q}"')
+def step_get_prompt_on(context: Any, name: str, server: str) -> None:
+    """Get a prompt of a named server without arguments; its messages become "the result".
 
-    Example:
-        When I get the prompt "greeting" with:
-          | name |
-          | Ada  |
+    Example: When I get the prompt "greeting" on "shop"
     """
+    _get(context, text(context, name), None, server)
+
+
+def _get_with_table(context: Any, name: str, server: str | None) -> None:
     st = state(context)
-    session = current_session(context)
+    session = current_session(context, server)
     wanted = text(context, name)
     args = argument_table(context, session, wanted, kind="prompt")
     prompt = _prompt_named(session, wanted)
@@ -140,7 +163,31 @@ def step_get_prompt_with(context: Any, name: str) -> None:
                     f'{st.location}: the prompt "{wanted}" has no argument "{arg}". '
                     f"{did_you_mean(arg, known, 'argument')}."
                 )
-    _get(context, wanted, {k: str(v) for k, v in args.items()})
+    _get(context, wanted, {k: str(v) for k, v in args.items()}, server)
+
+
+@when('I get the prompt "{name:Q}" with:')
+def step_get_prompt_with(context: Any, name: str) -> None:
+    """Get a prompt with an argument table: heading row = argument names, one row of (string) values.
+
+    Example:
+        When I get the prompt "greeting" with:
+          | name |
+          | Ada  |
+    """
+    _get_with_table(context, name, None)
+
+
+@when('I get the prompt "{name:Q}" on "{server:Q}" with:')
+def step_get_prompt_on_with(context: Any, name: str, server: str) -> None:
+    """Get a prompt of a named server with an argument table (heading row = argument names, one row of values).
+
+    Example:
+        When I get the prompt "greeting" on "shop" with:
+          | name |
+          | Ada  |
+    """
+    _get_with_table(context, name, server)
 
 
 def _last_prompt(context: Any) -> tuple[LastResult, list[dict[str, Any]]]:
@@ -178,9 +225,9 @@ def _overview(messages: list[dict[str, Any]]) -> list[str]:
     return [f"{i}. {m.get('role')}: {_message_text(m)[:300]!r}" for i, m in enumerate(messages, start=1)]
 
 
-@then("the prompt has {n:Int} messages")
-def step_prompt_count(context: Any, n: int) -> None:
-    """Check how many messages the prompt just got has.
+@then("the prompt has {n:Int} {unit:Messages}")
+def step_prompt_count(context: Any, n: int, unit: str) -> None:
+    """Check how many messages the prompt just got has ("1 message" works too).
 
     Example: Then the prompt has 2 messages
     """

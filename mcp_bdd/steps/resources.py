@@ -82,13 +82,35 @@ def step_list_resources(context: Any) -> None:
     current_session(context).list_all("resources")
 
 
+@when('I list the resources on "{server:Q}"')
+def step_list_resources_on(context: Any, server: str) -> None:
+    """Fetch the resource list of a named server (following every page).
+
+    Example: When I list the resources on "shop"
+    """
+    current_session(context, server).list_all("resources")
+
+
 @then('the resources include "{uri:Q}"')
 def step_resources_include(context: Any, uri: str) -> None:
     """Check that the resource list includes a URI (fetched if no list was taken yet).
 
     Example: Then the resources include "shop://catalog"
     """
-    session = current_session(context)
+    _resources_include(context, uri, None)
+
+
+@then('the resources include "{uri:Q}" on "{server:Q}"')
+def step_resources_include_on(context: Any, uri: str, server: str) -> None:
+    """Check that a named server lists a resource URI.
+
+    Example: Then the resources include "shop://catalog" on "shop"
+    """
+    _resources_include(context, uri, server)
+
+
+def _resources_include(context: Any, uri: str, server: str | None) -> None:
+    session = current_session(context, server)
     wanted = text(context, uri)
     listed = session.listing("resources")
     uris = [str(r.get("uri")) for r in listed]

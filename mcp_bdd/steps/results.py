@@ -61,6 +61,25 @@ def step_text_contains(context: Any, needle: str) -> None:
         )
 
 
+@then('the result text does not contain "{needle:Q}"')
+def step_text_lacks(context: Any, needle: str) -> None:
+    """Check that the result text does not contain a text (case-sensitive).
+
+    Example: Then the result text does not contain "Traceback"
+    """
+    last = _last(context)
+    wanted = text(context, needle)
+    if wanted in last.text:
+        at = last.text.index(wanted)
+        raise ExpectationFailed(
+            f'The result text contains "{wanted}"',
+            expected=f'text without "{wanted}"',
+            actual=last.text,
+            details=f"  Found at character {at}: …{last.text[max(0, at - 40) : at + len(wanted) + 40]}…",
+            exchange=_exchange(context),
+        )
+
+
 @then('the result text matches "{pattern:Q}"')
 def step_text_matches(context: Any, pattern: str) -> None:
     """Check the result text against a regular expression (searched, anchor with ^ and $).
@@ -102,6 +121,28 @@ def step_result_contains(context: Any) -> None:
           \"\"\"
     """
     matchers.assert_matches(docstring_json(context), _last(context).value, subset=True, exchange=_exchange(context))
+
+
+@then("the result does not contain:")
+def step_result_lacks(context: Any) -> None:
+    """Check that the result does NOT contain the doc string's JSON (the opposite of "the result contains:").
+
+    Example:
+        Then the result does not contain:
+          \"\"\"json
+          {"status": "cancelled"}
+          \"\"\"
+    """
+    expected = docstring_json(context)
+    actual = _last(context).value
+    if not matchers.compare(expected, actual, subset=True):
+        raise ExpectationFailed(
+            "The result contains what it should not",
+            expected=f"no match for {pretty(expected)}",
+            actual=actual,
+            exchange=_exchange(context),
+            tip="the check passes when at least one expected key, value or item is absent or different.",
+        )
 
 
 def _at(context: Any, path: str) -> tuple[str, Any]:
@@ -187,9 +228,9 @@ def step_at_matches(context: Any, path: str, pattern: str) -> None:
         )
 
 
-@then('the result at "{path:Q}" has {n:Int} items')
-def step_at_count(context: Any, path: str, n: int) -> None:
-    """Count the items of the array (or keys of the object) at a JSONPath.
+@then('the result at "{path:Q}" has {n:Int} {unit:Items}')
+def step_at_count(context: Any, path: str, n: int, unit: str) -> None:
+    """Count the items of the array (or keys of the object) at a JSONPath ("1 item" works too).
 
     Example: Then the result at "$.items" has 3 items
     """

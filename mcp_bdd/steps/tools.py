@@ -32,12 +32,21 @@ def step_list_tools(context: Any) -> None:
     current_session(context).list_all("tools")
 
 
+@when('I list the tools on "{server:Q}"')
+def step_list_tools_on(context: Any, server: str) -> None:
+    """Fetch the tool list of a named server (following every page).
+
+    Example: When I list the tools on "analytics"
+    """
+    current_session(context, server).list_all("tools")
+
+
 def _names(session: Session) -> list[str]:
     return [str(t.get("name")) for t in session.tool_list()]
 
 
-def _tool(context: Any, name: str) -> tuple[Session, dict[str, Any]]:
-    session = current_session(context)
+def _tool(context: Any, name: str, server: str | None = None) -> tuple[Session, dict[str, Any]]:
+    session = current_session(context, server)
     name = text(context, name)
     tool = session.tool_named(name)
     if tool is None:
@@ -95,15 +104,39 @@ def step_tool_list_includes(context: Any, name: str) -> None:
     _tool(context, name)
 
 
+@then('the tool list includes "{name:Q}" on "{server:Q}"')
+def step_tool_list_includes_on(context: Any, name: str, server: str) -> None:
+    """Check that a named server offers one tool.
+
+    Example: Then the tool list includes "stock_value" on "analytics"
+    """
+    _tool(context, name, server)
+
+
+def _lacks_tool(context: Any, name: str, server: str | None) -> None:
+    session = current_session(context, server)
+    if text(context, name) in _names(session):
+        raise ExpectationFailed(
+            f'The server "{session.name}" offers the tool "{text(context, name)}"', actual=sorted(_names(session))
+        )
+
+
 @then('the tool list does not include "{name:Q}"')
 def step_tool_list_excludes(context: Any, name: str) -> None:
     """Check that a tool is NOT offered.
 
     Example: Then the tool list does not include "drop_database"
     """
-    session = current_session(context)
-    if text(context, name) in _names(session):
-        raise ExpectationFailed(f'The server offers the tool "{text(context, name)}"', actual=sorted(_names(session)))
+    _lacks_tool(context, name, None)
+
+
+@then('the tool list does not include "{name:Q}" on "{server:Q}"')
+def step_tool_list_excludes_on(context: Any, name: str, server: str) -> None:
+    """Check that a named server does NOT offer a tool.
+
+    Example: Then the tool list does not include "add" on "analytics"
+    """
+    _lacks_tool(context, name, server)
 
 
 @then('the tool "{name:Q}" requires the arguments:')
@@ -329,8 +362,8 @@ def step_call_on_json(context: Any, tool: str, server: str) -> None:
     _call(context, tool, server, _json_args(context))
 
 
-@when('I call the tool "{tool:Q}" with a timeout of {seconds:Num} seconds with:')
-def step_call_timeout(context: Any, tool: str, seconds: float) -> None:
+@when('I call the tool "{tool:Q}" with a timeout of {seconds:Num} {unit:SecondWord} with:')
+def step_call_timeout(context: Any, tool: str, seconds: float, unit: str) -> None:
     """Call a tool and give up after a number of seconds (then check "the tool call times out").
 
     Example:
@@ -341,19 +374,23 @@ def step_call_timeout(context: Any, tool: str, seconds: float) -> None:
     _table_call(context, tool, None, timeout=seconds)
 
 
-@when('I call the tool "{tool:Q}" {n:Int} times concurrently with:')
-def step_call_concurrently(context: Any, tool: str, n: int) -> None:
-    """Call a tool n times at once; `${i}` in the table is the call index 1..n.
+@when('I call the tool "{tool:Q}" on "{server:Q}" with a timeout of {seconds:Num} {unit:SecondWord} with:')
+def step_call_on_timeout(context: Any, tool: str, server: str, seconds: float, unit: str) -> None:
+    """Call a tool of a named server and give up after a number of seconds.
 
     Example:
-        When I call the tool "add" 10 times concurrently with:
-          | a    | b |
-          | ${i} | 1 |
+        When I call the tool "slow" on "shop" with a timeout of 1 second with:
+          | seconds |
+          | 3       |
     """
+    _table_call(context, tool, server, timeout=seconds)
+
+
+def _call_concurrently(context: Any, tool: str, server: str | None, n: int) -> None:
     st = state(context)
     if n < 1:
         raise UsageError(f"{st.location}: call at least once (got {n}).")
-    session = current_session(context)
+    session = current_session(context, server)
     name = text(context, tool)
     argsets = [argument_table(context, session, name, extra={"i": str(i)}) for i in range(1, n + 1)]
     outcomes = session.call_tool_many(name, argsets)
@@ -363,8 +400,32 @@ def step_call_concurrently(context: Any, tool: str, n: int) -> None:
     keep_result(context, "tool", outcomes[-1], name)
 
 
-@when('I call the tool "{tool:Q}" and cancel it after {seconds:Num} seconds with:')
-def step_call_cancel(context: Any, tool: str, seconds: float) -> None:
+@when('I call the tool "{tool:Q}" {n:Int} {unit:Times} concurrently with:')
+def step_call_concurrently(context: Any, tool: str, n: int, unit: str) -> None:
+    """Call a tool n times at once; `${i}` in the table is the call index 1..n.
+
+    Example:
+        When I call the tool "add" 10 times concurrently with:
+          | a    | b |
+          | ${i} | 1 |
+    """
+    _call_concurrently(context, tool, None, n)
+
+
+@when('I call the tool "{tool:Q}" on "{server:Q}" {n:Int} {unit:Times} concurrently with:')
+def step_call_on_concurrently(context: Any, tool: str, server: str, n: int, unit: str) -> None:
+    """Call a tool of a named server n times at once; `${i}` in the table is the call index 1..n.
+
+    Example:
+        When I call the tool "add" on "shop" 10 times concurrently with:
+          | a    | b |
+          | ${i} | 1 |
+    """
+    _call_concurrently(context, tool, server, n)
+
+
+@when('I call the tool "{tool:Q}" and cancel it after {seconds:Num} {unit:SecondWord} with:')
+def step_call_cancel(context: Any, tool: str, seconds: float, unit: str) -> None:
     """Call a tool and cancel the request after a number of seconds (the server is told).
 
     Example:
@@ -373,6 +434,18 @@ def step_call_cancel(context: Any, tool: str, seconds: float) -> None:
           | 3       |
     """
     _table_call(context, tool, None, cancel_after=seconds)
+
+
+@when('I call the tool "{tool:Q}" on "{server:Q}" and cancel it after {seconds:Num} {unit:SecondWord} with:')
+def step_call_on_cancel(context: Any, tool: str, server: str, seconds: float, unit: str) -> None:
+    """Call a tool of a named server and cancel the request after a number of seconds.
+
+    Example:
+        When I call the tool "slow" on "shop" and cancel it after 1 second with:
+          | seconds |
+          | 3       |
+    """
+    _table_call(context, tool, server, cancel_after=seconds)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -595,7 +668,20 @@ def step_still_responds(context: Any) -> None:
 
     Example: Then the server still responds
     """
-    session = current_session(context)
+    _still_responds(context, None)
+
+
+@then('the server still responds on "{server:Q}"')
+def step_still_responds_on(context: Any, server: str) -> None:
+    """Check that a named server still answers a cheap request (ping, or listing tools).
+
+    Example: Then the server still responds on "shop"
+    """
+    _still_responds(context, server)
+
+
+def _still_responds(context: Any, server: str | None) -> None:
+    session = current_session(context, server)
     outcome = session.ping() if session.is_legacy else session.request(_list_tools_request())
     if not outcome.ok:
         raise ExpectationFailed(
