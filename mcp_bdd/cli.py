@@ -453,13 +453,13 @@ def _report_error(exc: BaseException) -> int:
 
 
 def print_steps(*, markdown: bool, project: bool, out: TextIO | None = None) -> int:
-    """The step catalog from behave's registry, grouped by the module that defines each step."""
-    import inspect
+    """The step catalog from behave's registry (placeholders, not parse types), grouped by module."""
     import runpy
 
     from behave import step_registry
 
     import mcp_bdd.steps  # noqa: F401 - registers the vocabulary
+    from mcp_bdd.steps._phrases import catalog
 
     stream = out or sys.stdout
     if project:
@@ -469,53 +469,8 @@ def print_steps(*, markdown: bool, project: bool, out: TextIO | None = None) -> 
             return EXIT_USAGE
         for file in sorted(steps_dir.glob("*.py")):
             runpy.run_path(str(file), run_name=f"steps.{file.stem}")
-    groups: dict[str, list[tuple[str, str, str, str]]] = {}
-    for step_type in ("given", "when", "then", "step"):
-        for matcher in step_registry.registry.steps.get(step_type, []):
-            func = inspect.unwrap(matcher.func)  # a decorated step (e.g. skip_replaced) lists at its own line
-            module = str(getattr(func, "__module__", "?"))
-            doc = inspect.getdoc(func) or ""
-            line = int(getattr(getattr(func, "__code__", None), "co_firstlineno", 0))
-            groups.setdefault(module, []).append((f"{line:06d}", step_type.capitalize(), str(matcher.pattern), doc))
-    for module in sorted(groups):
-        entries = sorted(groups[module])
-        if markdown:
-            print(f"## `{module}`\n", file=stream)
-            for _, keyword, pattern, doc in entries:
-                summary, example = _split_doc(doc)
-                print(f"- **{keyword}** `{pattern}`", file=stream)
-                if summary:
-                    print("", file=stream)
-                    for text in summary.splitlines():
-                        print(f"  {text}".rstrip(), file=stream)
-                if example:
-                    print("\n  ```gherkin", file=stream)
-                    for text in example.splitlines():
-                        print(f"  {text}".rstrip(), file=stream)
-                    print("  ```", file=stream)
-                print("", file=stream)
-        else:
-            print(module, file=stream)
-            for _, keyword, pattern, doc in entries:
-                print(f"  {keyword} {pattern}", file=stream)
-                for text in doc.splitlines():
-                    print(f"      {text}".rstrip(), file=stream)
-            print(file=stream)
+    stream.write(catalog(step_registry.registry.steps, markdown=markdown))
     return EXIT_OK
-
-
-def _split_doc(doc: str) -> tuple[str, str]:
-    """(summary, Gherkin example) of a step docstring ("... Example: Given ..." by convention)."""
-    import textwrap
-
-    lines = doc.splitlines()
-    for i, line in enumerate(lines):
-        if line.strip().startswith("Example:"):
-            first = line.strip()[len("Example:") :].strip()
-            rest = textwrap.dedent("\n".join(lines[i + 1 :])).strip("\n")
-            example = "\n".join(x for x in (first, rest) if x)
-            return "\n".join(lines[:i]).strip(), example
-    return doc.strip(), ""
 
 
 if __name__ == "__main__":

@@ -365,6 +365,6 @@ def test_every_subcommand_has_help(capsys: pytest.CaptureFixture[str]) -> None:
 def test_steps_catalog_in_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["steps", "--markdown"]) == 0
     out = capsys.readouterr().out
-    assert "## `mcp_bdd.steps.tools`" in out
-    assert '- **When** `I call the tool "{tool:Q}" with:`' in out
+    assert "(`mcp_bdd.steps.tools`)" in out
+    assert '- **When** `I call the tool "<tool>" with:`' in out
     assert "```gherkin" in out

@@ -165,7 +165,7 @@ def test_usage_errors_say_where_and_what_to_do(tmp_path: Path) -> None:
     assert "features/u.feature:" in out  # where
     assert "Traceback" not in run.stdout  # our errors replace Python tracebacks
     assert "Closest phrases of the step vocabulary" in out
-    assert 'I call the tool "{tool:Q}"' in out
+    assert 'I call the tool "<tool>"' in out  # the phrase with placeholders, not parse types
 
 
 def test_a_server_that_cannot_start_fails_its_scenario_and_the_next_runs(tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ def step_elicitation_cancel(context: Any) -> None:
 
 @given("the client exposes the roots:")
 def step_roots(context: Any) -> None:
-    """Declare roots and answer roots/list with these folders (table: | uri | name |, name optional).
+    """Declare roots and answer roots/list with these folders (table headings `uri` and `name`, name optional).
 
     Example:
         Given the client exposes the roots:

@@ -227,7 +227,7 @@ def _overview(messages: list[dict[str, Any]]) -> list[str]:
 
 @then("the prompt has {n:Int} {unit:Messages}")
 def step_prompt_count(context: Any, n: int, unit: str) -> None:
-    """Check how many messages the prompt just got has ("1 message" works too).
+    """Check the number of messages in the prompt just got ("1 message" works too).
 
     Example: Then the prompt has 2 messages
     """
