@@ -1,4 +1,5 @@
-"""`mcp-bdd`: init, scaffold, run (the transport x protocol matrix), probe, check, contract, steps, report merge.
+"""`mcp-bdd`: init, scaffold, run (the transport x protocol matrix), probe, check, contract, call, list,
+steps, report merge.
 
 Exit codes are stable, whatever the subcommand:
 
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from mcp_bdd.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
+from mcp_bdd.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, UsageError
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "main"]
 
@@ -253,6 +254,51 @@ def _parser() -> argparse.ArgumentParser:
     )
     contract.add_argument("--json", action="store_true", help="print the result as JSON")
 
+    def connect_options(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--transport", metavar="T", help="transport for a configured server (default: as configured)"
+        )
+        command.add_argument("--protocol", metavar="P", help="auto (default), legacy or 2026-07-28")
+        command.add_argument(
+            "--timeout", type=float, metavar="SECONDS", help="connect and request timeout (default 10)"
+        )
+        command.add_argument(
+            "--header",
+            action="append",
+            default=[],
+            metavar="'NAME: VALUE'",
+            help="an HTTP header for a URL (repeatable)",
+        )
+        command.add_argument("--json", action="store_true", help="print what the server sent, as JSON (for jq)")
+
+    call = add(
+        "call",
+        "call one tool of a server and print its result",
+        "Call a tool of a configured server (its fakes included), a URL, or a command after `--`.\n"
+        "key=value arguments are coerced by the tool's inputSchema like a feature's table; key:=<json>\n"
+        "sends a JSON value as written.\n\n"
+        "  mcp-bdd call shop add a=2 b=3\n"
+        "  mcp-bdd call shop create_order product_id=PROD-123 quantity=2 --json | jq .structuredContent\n"
+        "  mcp-bdd call https://mcp.example.com/mcp search query=shoes --header 'Authorization: Bearer ...'\n"
+        "  mcp-bdd call get_current_time timezone=UTC -- mcp-server-time\n\n"
+        "Exit code 1 when the tool call fails (isError or a JSON-RPC error).",
+    )
+    call.add_argument("words", nargs="*", metavar="SERVER TOOL [key=value ...]", help="what to call, with what")
+    connect_options(call)
+
+    listing = add(
+        "list",
+        "list a server's tools, resources, resource templates or prompts",
+        "List what a configured server (its fakes included), a URL or a command after `--` offers.\n\n"
+        "  mcp-bdd list shop tools\n"
+        "  mcp-bdd list shop resources --json | jq '.[].uri'\n"
+        "  mcp-bdd list prompts -- mcp-server-time",
+    )
+    listing.add_argument(
+        "words", nargs="*", metavar="SERVER tools|resources|templates|prompts", help="which server, and what to list"
+    )
+    connect_options(listing)
+
     steps = add(
         "steps",
         "print the step vocabulary with its documentation",
@@ -276,8 +322,46 @@ def _report_merge(argv: Sequence[str]) -> int:
     return EXIT_OK if code == 0 else EXIT_USAGE
 
 
+def _shell(args: argparse.Namespace, extra: list[str]) -> int:
+    """`call` / `list`: the words before `--` say what to do; after `--` comes the server's command."""
+    from mcp_bdd.shell import ShellOptions, call, listing
+
+    unknown = [w for w in extra if w.startswith("-")]
+    if unknown:
+        raise UsageError(f"mcp-bdd {args.cmd}: unrecognized arguments: {' '.join(unknown)}")
+    words = [*args.words, *extra]
+    target: list[str] = []
+    server = None
+    if args.server_command is not None:
+        target = args.server_command
+        if not target:
+            raise UsageError(f"mcp-bdd {args.cmd}: give the server's command after `--`, e.g. -- mcp-server-time")
+    elif words and words[0].startswith(("http://", "https://")):
+        target, words = [words[0]], words[1:]
+    elif words:
+        server, words = words[0], words[1:]
+    options = ShellOptions(
+        server=server,
+        target=target,
+        transport=args.transport,
+        protocol=args.protocol,
+        timeout=args.timeout,
+        headers=list(args.header),
+        as_json=args.json,
+    )
+    if args.cmd == "call":
+        if not words:
+            raise UsageError("mcp-bdd call: say which tool: mcp-bdd call SERVER TOOL [key=value ...]")
+        return call(options, words[0], words[1:])
+    if len(words) != 1:
+        raise UsageError("mcp-bdd list: say what to list: mcp-bdd list SERVER tools|resources|templates|prompts")
+    return listing(options, words[0])
+
+
 def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.ArgumentParser) -> int:
     command = args.cmd
+    if command in ("call", "list"):
+        return _shell(args, extra)
     if command != "run" and extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if command == "init":
@@ -385,12 +469,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args_list[:2] == ["report", "merge"]:
             return _report_merge(args_list[2:])
         parser = _parser()
+        # `call` / `list`: after `--` comes the server's own command line, never parsed as our options.
+        split = args_list[:1] in (["call"], ["list"]) and "--" in args_list
+        ours = args_list[: args_list.index("--")] if split else args_list
         try:
-            args, extra = parser.parse_known_args(args_list)
+            args, extra = parser.parse_known_args(ours)
         except SystemExit as exc:  # --help (0) and usage errors (2)
             return exc.code if isinstance(exc.code, int) else EXIT_USAGE
         if args.cmd == "run" and "--" in args_list:
             extra = _behave_args(args_list)
+        args.server_command = args_list[args_list.index("--") + 1 :] if split else None
         try:
             return _dispatch(args, extra, parser)
         except SystemExit as exc:

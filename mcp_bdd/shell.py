@@ -1,0 +1,297 @@
+"""`mcp-bdd call` and `mcp-bdd list`: try a server from the shell, as a scenario would reach it.
+
+    mcp-bdd call shop add a=2 b=3            # a server of the project's configuration (fakes included)
+    mcp-bdd call shop create_order product_id=PROD-123 quantity=2 --json | jq .structuredContent
+    mcp-bdd list shop tools
+    mcp-bdd call get_current_time timezone=UTC -- mcp-server-time
+    mcp-bdd list https://mcp.example.com/mcp prompts --header "Authorization: Bearer $TOKEN"
+
+What the MCP Inspector's CLI is used for during development, but through the same Runtime as
+the behave hooks (`mcp_bdd.probe.open_session`): `app` factories, `${fake...}` placeholders
+and transports behave exactly as in a scenario, and the target is resolved like `probe`'s (a
+server name, a URL, or `-- COMMAND ARGS`).
+
+`key=value` arguments are coerced by the tool's inputSchema exactly as a feature's argument
+table is (`quantity=2` sends the integer 2 when the schema says integer); `key:=<json>` sends a
+JSON value as written. Output is for people (the text content, then structured content), or
+with `--json` the result as the server sent it, for jq. Whatever the server sends is shown
+with control characters escaped: a tool cannot drive the terminal.
+
+Exit codes, as `probe`'s: 0 the call succeeded / the listing came back, 1 the call failed
+(`isError` or a JSON-RPC error), 2 usage, 3 the server could not be started or reached (or did
+not answer in time).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from mcp_bdd.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, McpBddError, ServerStartError, UsageError
+
+__all__ = ["KINDS", "ShellOptions", "call", "listing", "parse_arguments"]
+
+#: What `mcp-bdd list` lists -> the Session listing kind.
+KINDS = {"tools": "tools", "resources": "resources", "templates": "templates", "prompts": "prompts"}
+_SHOWN_TEXT = 1_000_000  # characters of a result printed for people (--json prints everything)
+
+
+@dataclass
+class ShellOptions:
+    """Where to connect: a configured `server` name, or a `target` (a URL, or a command's argv)."""
+
+    server: str | None = None
+    target: list[str] = field(default_factory=list)
+    transport: str | None = None
+    protocol: str | None = None
+    timeout: float | None = None
+    headers: list[str] = field(default_factory=list)
+    as_json: bool = False
+
+
+# ---------------------------------------------------------------------------------------------
+# arguments
+
+
+def parse_arguments(pairs: Sequence[str], tool: dict[str, Any] | None) -> dict[str, Any]:
+    """`key=value` (coerced by the tool's inputSchema, like a feature's table) and `key:=<json>` (as written)."""
+    from mcp_bdd.errors import did_you_mean
+    from mcp_bdd.session import coerce_value
+
+    schema = (tool or {}).get("inputSchema") or {}
+    props: dict[str, Any] = schema.get("properties") or {}
+    name = (tool or {}).get("name", "?")
+    args: dict[str, Any] = {}
+    for pair in pairs:
+        key, raw_json, value = _split_pair(pair)
+        if props and key not in props and not raw_json:
+            raise UsageError(
+                f'the tool "{name}" has no argument "{key}". {did_you_mean(key, props, "argument")}. '
+                "To send it anyway, write it as key:=<json>."
+            )
+        if raw_json:
+            try:
+                args[key] = json.loads(value)
+            except ValueError as exc:
+                raise UsageError(f'{key}:= takes a JSON value; "{value}" is not JSON ({exc}).') from None
+        elif key in props:
+            try:
+                args[key] = coerce_value(value, props[key], field_name=key)
+            except UsageError:
+                raise UsageError(
+                    f'{pair}: the argument "{key}" of "{name}" expects {_type_of(props[key])}. '
+                    f"Write a value of that type (JSON for arrays and objects), or {key}:=<json> to send a value "
+                    "as written."
+                ) from None
+        else:
+            args[key] = value
+    missing = [r for r in schema.get("required") or [] if r not in args]
+    if missing:
+        shown = " ".join(f"{m}=<{_type_of(props.get(m))}>" for m in missing)
+        raise UsageError(f'the tool "{name}" requires {", ".join(missing)}: add {shown}.')
+    return args
+
+
+def _split_pair(pair: str) -> tuple[str, bool, str]:
+    match = re.match(r"^([^=:]+)(:?=)(.*)$", pair, re.S)
+    if match is None:
+        raise UsageError(f'"{pair}" is not key=value (or key:=<json>), e.g. quantity=2 or tags:=\'["a", "b"]\'.')
+    return match.group(1).strip(), match.group(2) == ":=", match.group(3)
+
+
+def _type_of(prop: dict[str, Any] | None) -> str:
+    prop = prop or {}
+    kind = prop.get("type")
+    if kind is None and isinstance(prop.get("anyOf"), list):
+        kind = [p.get("type") for p in prop["anyOf"] if isinstance(p, dict) and p.get("type")]
+    if isinstance(kind, list):
+        return "|".join(str(k) for k in kind) or "value"
+    return str(kind or "value")
+
+
+# ---------------------------------------------------------------------------------------------
+# connecting: probe's target resolution and session, reused
+
+
+def _resolve(options: ShellOptions) -> tuple[Any, str, str | None]:
+    """(config, server name, transport) for a configured name, a URL or `-- COMMAND ARGS` — read as
+    `check` and `contract` read their target (one resolution for every command that connects)."""
+    from mcp_bdd.check._command import resolve_target
+    from mcp_bdd.config import normalize_transport
+
+    if not options.target and not options.server:
+        raise UsageError("say which server: a configured server name, a URL, or -- COMMAND ARGS.")
+    transport = normalize_transport(options.transport, "--transport") if options.transport else None
+    config, name, natural, _ = resolve_target(
+        options.target,
+        options.server,
+        timeout=options.timeout,
+        protocol=options.protocol,
+        headers=options.headers,
+        verb="call",
+    )
+    return config, name, transport or natural
+
+
+# ---------------------------------------------------------------------------------------------
+# output
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def safe(text: str) -> str:
+    """Server text for a terminal: control characters (escape sequences ...) shown as \\xNN, never run."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _print_json(value: Any, out: TextIO) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False, default=str), file=out)
+
+
+def _same_json(text: str, value: Any) -> bool:
+    try:
+        return bool(json.loads(text) == value)
+    except ValueError:
+        return False
+
+
+def _content_lines(raw: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for block in raw.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            text = str(block.get("text", ""))
+            lines.append(text if len(text) <= _SHOWN_TEXT else text[:_SHOWN_TEXT] + f"… ({len(text)} characters)")
+        elif kind in ("image", "audio"):
+            lines.append(f"[{kind} {block.get('mimeType')}, {len(str(block.get('data', '')))} base64 characters]")
+        elif kind == "resource_link":
+            lines.append(f"[link to {block.get('uri')}{' — ' + str(block['name']) if block.get('name') else ''}]")
+        elif kind == "resource":
+            resource = block.get("resource") or {}
+            lines.append(f"[embedded resource {resource.get('uri')}]")
+            if "text" in resource:
+                lines.append(str(resource["text"]))
+        else:
+            lines.append(f"[{kind} content]")
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
+# the commands
+
+
+def call(options: ShellOptions, tool: str, pairs: Sequence[str], out: TextIO | None = None) -> int:
+    """`mcp-bdd call`: call one tool and show its result."""
+    out = out or sys.stdout
+    config, name, transport = _resolve(options)
+    from mcp_bdd.errors import did_you_mean
+    from mcp_bdd.probe import open_session
+
+    try:
+        with open_session(config, name, transport) as session:
+            found = session.tool_named(tool)
+            if found is None:
+                names = [str(t.get("name")) for t in session.tool_list()]
+                raise UsageError(f'the server "{name}" has no tool "{tool}". {did_you_mean(tool, names, "tool")}.')
+            args = parse_arguments(pairs, found)
+            outcome = session.call_tool(tool, args)
+    except ServerStartError as exc:
+        return _unreachable(options, name, str(exc), out)
+    except (McpBddError, AssertionError) as exc:
+        if isinstance(exc, UsageError):
+            raise
+        return _unreachable(options, name, str(exc), out)
+    if outcome.timed_out or (outcome.raw is None and outcome.error is None):
+        return _unreachable(options, name, outcome.describe(), out)
+    failed = outcome.error is not None or outcome.is_error_result
+    if options.as_json:
+        if outcome.error is not None:
+            _print_json({"error": outcome.error.model_dump(mode="json", exclude_none=True)}, out)
+        else:
+            _print_json(outcome.raw, out)
+        return EXIT_FAILED if failed else EXIT_OK
+    if outcome.error is not None:
+        print(safe(f"ERROR: {outcome.describe()}"), file=out)
+        return EXIT_FAILED
+    raw = outcome.raw or {}
+    if outcome.is_error_result:
+        print("ERROR (the tool returned isError: true):", file=out)
+    structured = raw.get("structuredContent")
+    lines = _content_lines(raw)
+    if structured is not None and _same_json("\n".join(lines), structured):
+        lines = []  # the text is the structured content serialized: show it once
+    for line in lines:
+        print(safe(line), file=out)
+    if structured is not None:
+        if lines:
+            print("structuredContent:", file=out)
+        print(safe(json.dumps(structured, indent=2, ensure_ascii=False, default=str)), file=out)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def listing(options: ShellOptions, kind: str, out: TextIO | None = None) -> int:
+    """`mcp-bdd list`: the server's tools, resources, resource templates or prompts (every page)."""
+    out = out or sys.stdout
+    if kind not in KINDS:
+        from mcp_bdd.errors import did_you_mean
+
+        raise UsageError(f'cannot list "{kind}". {did_you_mean(kind, KINDS, "kind")}.')
+    config, name, transport = _resolve(options)
+    from mcp_bdd.probe import open_session
+
+    try:
+        with open_session(config, name, transport) as session:
+            items = session.list_all(KINDS[kind])
+    except ServerStartError as exc:
+        return _unreachable(options, name, str(exc), out)
+    except (McpBddError, AssertionError) as exc:
+        if isinstance(exc, UsageError):
+            raise
+        return _unreachable(options, name, str(exc), out)
+    if options.as_json:
+        _print_json(items, out)
+        return EXIT_OK
+    if not items:
+        print(f"(no {kind})", file=out)
+    for item in items:
+        print(safe(_describe(kind, item)), file=out)
+    return EXIT_OK
+
+
+def _describe(kind: str, item: dict[str, Any]) -> str:
+    if kind == "tools":
+        props = (item.get("inputSchema") or {}).get("properties") or {}
+        required = set((item.get("inputSchema") or {}).get("required") or [])
+        args = " ".join(f"{k}=<{_type_of(v)}>" if k in required else f"[{k}=<{_type_of(v)}>]" for k, v in props.items())
+        return _with_description(f"{item.get('name')} {args}".rstrip(), item)
+    if kind == "prompts":
+        args = " ".join(
+            f"{a.get('name')}" if a.get("required") else f"[{a.get('name')}]" for a in item.get("arguments") or []
+        )
+        return _with_description(f"{item.get('name')} {args}".rstrip(), item)
+    uri = item.get("uri") if kind == "resources" else item.get("uriTemplate")
+    mime = f" ({item['mimeType']})" if item.get("mimeType") else ""
+    name = f" — {item['name']}" if item.get("name") and item.get("name") != uri else ""
+    return _with_description(f"{uri}{mime}{name}", item)
+
+
+def _with_description(head: str, item: dict[str, Any]) -> str:
+    description = str(item.get("description") or "").strip()
+    first = description.splitlines()[0] if description else ""
+    return f"{head}\n    {first}" if first else head
+
+
+def _unreachable(options: ShellOptions, name: str, message: str, out: TextIO) -> int:
+    shown = " ".join(options.target) or f"server {name}"
+    if options.as_json:
+        _print_json({"status": "unreachable", "target": shown, "error": message}, out)
+    else:
+        print(safe(f"UNREACHABLE: {shown}\n  {message.strip()}"), file=sys.stderr)
+    return EXIT_UNREACHABLE

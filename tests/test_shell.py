@@ -1,0 +1,158 @@
+"""`mcp-bdd call` and `mcp-bdd list` against the demo servers (as configured, fakes included) and a real
+third-party server (mcp-server-time from the dev extra), with probe's exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from behave_project import REPO
+
+from mcp_bdd.cli import main
+from mcp_bdd.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
+
+pytestmark = pytest.mark.usefixtures("no_leftover_processes")
+
+TIME_SERVER = str(Path(sys.executable).parent / "mcp-server-time")
+
+CONFIG = f"""
+server = "shop"
+
+[servers.shop]
+app = "demo.shop:create_server"
+cwd = "{REPO}"
+
+[servers.analytics]
+app = "demo.analytics:create_server"
+cwd = "{REPO}"
+env = {{ WAREHOUSE_URL = "${{fake.warehouse.url}}" }}
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "mcp-bdd.toml").write_text(textwrap.dedent(CONFIG))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(REPO))
+    return tmp_path
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_call_coerces_arguments_by_the_schema(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "call", "shop", "add", "a=2", "b=3")
+    assert code == EXIT_OK, err
+    assert out.splitlines()[0] == "5"
+    assert '"result": 5' in out
+
+    code, out, err = _run(capsys, "call", "shop", "add", "a=2", "b=3", "--json")
+    assert code == EXIT_OK, err
+    result = json.loads(out)
+    assert result["structuredContent"] == {"result": 5}
+    assert result.get("isError") in (None, False)
+
+
+def test_call_raw_json_values_and_usage_errors(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "call", "shop", "echo", 'text:="quoted"')
+    assert (code, out.strip()) == (EXIT_OK, "quoted"), err
+
+    code, _, err = _run(capsys, "call", "shop", "add", "a=2", "b=two")
+    assert code == EXIT_USAGE
+    assert 'b=two: the argument "b" of "add" expects integer' in err
+
+    code, _, err = _run(capsys, "call", "shop", "ad", "a=1")
+    assert code == EXIT_USAGE
+    assert 'has no tool "ad". Did you mean "add"?' in err
+
+    code, _, err = _run(capsys, "call", "shop", "add", "a=1", "c=2")
+    assert code == EXIT_USAGE
+    assert 'has no argument "c"' in err
+
+    code, _, err = _run(capsys, "call", "shop", "add", "a=1")
+    assert code == EXIT_USAGE
+    assert "requires b: add b=<integer>" in err
+
+    code, _, err = _run(capsys, "call", "shop", "add", "a")
+    assert code == EXIT_USAGE
+    assert '"a" is not key=value' in err
+
+    code, _, err = _run(capsys, "call", "shp", "add")
+    assert code == EXIT_USAGE
+    assert 'Did you mean "shop"?' in err
+
+
+def test_a_failing_call_exits_1_and_shows_the_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "call", "shop", "get_order", "order_id=ORD-nope")
+    assert code == EXIT_FAILED
+    assert out.startswith("ERROR (the tool returned isError: true):")
+    assert "ORD-nope" in out
+
+    code, out, _ = _run(capsys, "call", "shop", "get_order", "order_id=ORD-nope", "--json")
+    assert code == EXIT_FAILED
+    assert json.loads(out)["isError"] is True
+
+
+def test_call_reaches_the_configured_fakes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """${fake.warehouse.url} is a real fake HTTP service: unstubbed, it answers 404, and the tool says so."""
+    code, out, _ = _run(capsys, "call", "analytics", "sales_summary")
+    assert code == EXIT_FAILED
+    assert "HTTP 404" in out
+
+
+def test_server_text_cannot_drive_the_terminal(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "call", "shop", "echo", "text=hi\x1b[31mred\x07")
+    assert code == EXIT_OK
+    assert "\x1b" not in out and "\x07" not in out
+    assert "hi\\x1b[31mred\\x07" in out
+
+
+def test_list_tools_resources_templates_prompts(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "list", "shop", "tools")
+    assert code == EXIT_OK, err
+    assert "add a=<integer> b=<integer>" in out
+    assert "import_catalog [count=<integer>]" in out
+
+    code, out, _ = _run(capsys, "list", "shop", "resources", "--json")
+    assert code == EXIT_OK
+    assert "shop://catalog" in [r["uri"] for r in json.loads(out)]
+
+    code, out, _ = _run(capsys, "list", "shop", "templates")
+    assert code == EXIT_OK and "shop://docs/{topic}" in out
+
+    code, out, _ = _run(capsys, "list", "shop", "prompts")
+    assert code == EXIT_OK and "greeting name" in out
+
+    code, _, err = _run(capsys, "list", "shop", "tool")
+    assert code == EXIT_USAGE and 'Did you mean "tools"?' in err
+
+
+def test_a_third_party_server_as_a_command(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "call", "get_current_time", "timezone=UTC", "--json", "--", TIME_SERVER)
+    assert code == EXIT_OK, err
+    assert json.loads(out)["structuredContent"]["timezone"] == "UTC"
+
+    code, out, _ = _run(capsys, "list", "tools", "--", TIME_SERVER, "--local-timezone", "UTC")
+    assert code == EXIT_OK
+    assert "get_current_time timezone=<string>" in out
+    assert "convert_time" in out
+
+    code, out, _ = _run(capsys, "call", "get_current_time", "timezone=Nowhere/X", "--", TIME_SERVER)
+    assert code == EXIT_FAILED
+    assert "Invalid timezone" in out
+
+
+def test_an_unreachable_server_exits_3(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "list", "tools", "--", str(project / "no-such-server"))
+    assert code == EXIT_UNREACHABLE
+    assert "UNREACHABLE" in err and "could not be started" in err
+
+    code, out, _ = _run(capsys, "call", "anything", "--json", "--", str(project / "no-such-server"))
+    assert code == EXIT_UNREACHABLE
+    assert json.loads(out)["status"] == "unreachable"
