@@ -305,6 +305,11 @@ def _parser() -> argparse.ArgumentParser:
         "Print every step phrase of mcp_bdd.steps (and with --project, of ./steps/*.py), grouped by module.",
     )
     steps.add_argument("--markdown", action="store_true", help="print Markdown (for docs)")
+    steps.add_argument(
+        "--editor",
+        choices=["vscode"],
+        help="write a step-pattern file and the settings an editor extension reads, for step completion",
+    )
     steps.add_argument("--project", action="store_true", help="also load the project's steps/*.py")
 
     report = add("report", "work with living-documentation reports", "Report tools: `mcp-bdd report merge --help`.")
@@ -452,6 +457,8 @@ def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.Argum
             as_json=args.json,
         )
     if command == "steps":
+        if args.editor:
+            return write_editor_files(args.editor)
         return print_steps(markdown=args.markdown, project=args.project)
     if command == "report":
         print(
@@ -538,6 +545,26 @@ def _report_error(exc: BaseException) -> int:
 
 # ---------------------------------------------------------------------------------------------
 # mcp-bdd steps
+
+
+def write_editor_files(editor: str, root: Path | None = None, out: TextIO | None = None) -> int:
+    """`mcp-bdd steps --editor vscode`: step completion for the vocabulary in the project's editor."""
+    from behave import step_registry
+
+    import mcp_bdd.steps  # noqa: F401 - registers the vocabulary
+    from mcp_bdd.steps._editor import write_vscode
+
+    stream = out or sys.stdout
+    folder = root or Path.cwd()
+    written = write_vscode(folder, step_registry.registry.steps)
+    count = sum(len(m) for m in step_registry.registry.steps.values())
+    print(f"mcp-bdd steps --editor {editor}: wrote {written[0]} ({count} phrases) and {written[1]}.", file=stream)
+    print(
+        '  Install the VS Code extension "Cucumber (Gherkin) Full Support" (alexkrechik.cucumberautocomplete);\n'
+        "  it then completes and checks steps in .feature files. Re-run after upgrading mcp-bdd.",
+        file=stream,
+    )
+    return EXIT_OK
 
 
 def print_steps(*, markdown: bool, project: bool, out: TextIO | None = None) -> int:

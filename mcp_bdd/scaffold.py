@@ -599,6 +599,7 @@ def _next_steps(choice: ServerChoice, layout: Layout, root: Path) -> list[str]:
     lines = [hint, f"Report: behave -f pretty -f living-doc -D mcp_bdd.report=reports/living-doc.html {features}/"]
     if not choice.example:
         lines.append("Then: mcp-bdd scaffold   (starter features for every tool, resource and prompt)")
+    lines.append("Editor: mcp-bdd steps --editor vscode   (step completion in VS Code, see docs/editors.md)")
     return lines
 
 

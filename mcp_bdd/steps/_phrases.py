@@ -96,7 +96,8 @@ def to_regex(pattern: str, types: dict[str, str] | None = None) -> str:
 
 
 def _escape(literal: str) -> str:
-    """Escape regex syntax only (re.escape also escapes `-`, `#`, `~` ..., which JavaScript's `u` mode rejects)."""
+    """Escape regex syntax only (re.escape also escapes `-`, `#`, `~` ..., which JavaScript's `u` mode rejects),
+    and `/`, so the regex can be written as a JavaScript /literal/ (the editor files)."""
     return re.sub(r"([\\^$.|?*+()\[\]{}/])", r"\\\1", literal)
 
 
