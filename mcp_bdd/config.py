@@ -344,15 +344,17 @@ def load_config(
         raw = dict(data)
         source = source or "(given)"
     raw = dict(raw)
-    for key, value in (userdata or {}).items():
-        if key in _USERDATA_KEYS:
-            raw[key] = value
+    overrides = {k: v for k, v in (userdata or {}).items() if k in _USERDATA_KEYS}
     profile = (userdata or {}).get("profile") or raw.get("profile")
     if profile:
-        raw = apply_profile(raw, str(profile), source)
-        for key, value in (userdata or {}).items():  # -D still wins over the profile
-            if key in _USERDATA_KEYS:
-                raw[key] = value
+        raw = apply_profile(raw, str(profile), source)  # then -D, so -D still wins over the profile
+    if not overrides:
+        return parse_config(raw, source=source, root=root)
+    parse_config(raw, source=source, root=root)  # the file's (and profile's) own mistakes are blamed on them
+    for key, value in overrides.items():
+        # Then each -D on its own: a bad value is blamed on the -D that gave it, not on the file.
+        parse_config({**raw, key: value}, source=f"-D {key}={value} (behave userdata)", root=root)
+        raw[key] = value
     return parse_config(raw, source=source, root=root)
 
 
@@ -497,7 +499,10 @@ def _parse_server(name: str, body: Any, source: str) -> ServerConfig:
         if not kinds:
             for key in body:
                 if key not in _ALL_SERVER_KEYS:
-                    raise ConfigError(f'{where}: unknown key "{key}".{_closest(key, list(_ALL_SERVER_KEYS))}')
+                    raise ConfigError(
+                        f'{where}: unknown key "{key}".{_closest(key, list(_ALL_SERVER_KEYS))} A server needs '
+                        f"exactly one of `app`, `command` or `url`. Valid keys: {', '.join(_ALL_SERVER_KEYS)}."
+                    )
             raise ConfigError(
                 f"{where}: say how to reach the server with exactly one of `app` (a Python server object, "
                 '"module:attr"), `command` (argv of a stdio server) or `url` (an already running server).'

@@ -18,7 +18,7 @@ import re
 import signal
 import sys
 import traceback
-from typing import Any
+from typing import Any, NoReturn
 
 import behave.model as behave_model
 
@@ -72,8 +72,7 @@ def before_all(context: Any) -> None:
     try:
         config = load_config(userdata=userdata)
     except ConfigError as exc:
-        print(f"\nmcp-bdd configuration error:\n  {exc}\n", file=sys.stderr)
-        raise
+        _abort_run(context, str(exc))
     runner = getattr(context, "_runner", None)
     unknown = unknown_server_references(getattr(runner, "features", []) or [], config, context.config)
     if unknown:
@@ -82,14 +81,20 @@ def before_all(context: Any) -> None:
             + "\n".join(unknown)
             + f"\n  Configured servers: {', '.join(config.servers) or 'none'} (in {config.source})."
         )
-        print(f"\nmcp-bdd configuration error:\n{message}\n", file=sys.stderr)
-        raise ConfigError(message)
+        _abort_run(context, message.strip())
     portal_cm = start_blocking_portal()
     portal = portal_cm.__enter__()
     context._mcp_portal_cm = portal_cm
     context.mcp_runtime = Runtime(config, portal)
     if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _on_signal)
+
+
+def _abort_run(context: Any, message: str) -> NoReturn:
+    """Stop the run before it starts: the message once (behave prints a hook's error itself), no
+    "ABORTED: By user." (behave's words for any abort; after_all takes them back)."""
+    context._mcp_config_failed = True
+    raise ConfigError(f"mcp-bdd configuration error:\n  {message}") from None
 
 
 _SERVER_REFS = (
@@ -212,6 +217,9 @@ def after_feature(context: Any, feature: Any) -> None:
 
 
 def after_all(context: Any) -> None:
+    runner = getattr(context, "_runner", None)
+    if getattr(context, "_mcp_config_failed", False) and runner is not None:
+        runner.aborted = False  # a configuration error, not the user: the run still fails (hook error)
     runtime = getattr(context, "mcp_runtime", None)
     try:
         _close_run(context, runtime)
