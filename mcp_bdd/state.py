@@ -46,6 +46,7 @@ class ScenarioState:
     last: LastResult | None = None
     last_call: Outcome | None = None
     last_calls: list[Outcome] = field(default_factory=list)
+    calls_by_server: dict[str, Outcome] = field(default_factory=dict)  # the last call on each server
     last_request: Outcome | None = None  # any request kind, for "rejected with error code"
     connect_error: str | None = None
     #: headers the client sends to HTTP servers (the access token of the auth steps), set before the server step

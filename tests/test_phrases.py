@@ -68,10 +68,24 @@ Feature: phrases users reached for
       | seconds |
       | 30      |
     Then the tool call times out
+    And the tool call on "shop" times out
     When I call the tool "slow" on "shop" and cancel it after 0.2 seconds with:
       | seconds |
       | 30      |
     Then the tool call is cancelled
+    And the tool call on "shop" is cancelled
+    When I call the tool "add" on "shop" with:
+      | a | b |
+      | 1 | 2 |
+    And I call the tool "stock_value" on "analytics" with arguments:
+      """json
+      {"products": "not a list"}
+      """
+    Then the tool call on "shop" succeeds
+    And the tool call on "analytics" fails
+    And the tool call on "analytics" returns an error result
+    And the tool call on "analytics" fails with an error mentioning "products"
+    And the tool call fails
     When I call the tool "add" on "shop" 3 times concurrently with:
       | a    | b |
       | ${i} | 1 |
@@ -149,6 +163,13 @@ Feature: the negative checks fail when they should
     Given the MCP server "shop" is running
     When I get the prompt "greeting" on "analytics"
 
+  Scenario: the last call on a server that was not called
+    Given the MCP server "shop" is running
+    When I call the tool "add" on "shop" with:
+      | a | b |
+      | 1 | 2 |
+    Then the tool call on "analytics" succeeds
+
   Scenario: a quote inside a quoted value, unescaped
     Given the MCP server "shop" is running
     When I call the tool "echo" with:
@@ -170,8 +191,9 @@ def test_negative_phrases_fail_with_their_own_message(tmp_path: Path) -> None:
     root = make_project(tmp_path, TWO_SERVERS, {"failing.feature": FAILING})
     run = run_behave(root)
     output = run.output
-    # 3 failed checks; the undefined step makes the 4th scenario an error (behave's count).
-    assert run.counts() == {"passed": 0, "failed": 3, "error": 1, "skipped": 0}, output
+    # 3 failed checks; a usage error and the undefined step make 2 scenarios errors (behave's count).
+    assert run.counts() == {"passed": 0, "failed": 3, "error": 2, "skipped": 0}, output
+    assert 'no tool was called on "analytics" yet in this scenario (servers called: "shop")' in output
     assert "1 undefined" in run.stdout, output
     assert 'The result text contains "hi"' in output, output
     assert "The result contains what it should not" in output, output

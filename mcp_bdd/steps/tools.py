@@ -272,6 +272,7 @@ def _call(
     session = current_session(context, server)
     outcome = session.call_tool(text(context, tool), args, timeout=timeout, cancel_after=cancel_after)
     st.last_call = outcome
+    st.calls_by_server[outcome.server] = outcome
     st.last_calls = [outcome]
     st.last_request = outcome
     keep_result(context, "tool", outcome, text(context, tool))
@@ -396,6 +397,7 @@ def _call_concurrently(context: Any, tool: str, server: str | None, n: int) -> N
     outcomes = session.call_tool_many(name, argsets)
     st.last_calls = outcomes
     st.last_call = outcomes[-1]
+    st.calls_by_server[outcomes[-1].server] = outcomes[-1]
     st.last_request = outcomes[-1]
     keep_result(context, "tool", outcomes[-1], name)
 
@@ -452,8 +454,17 @@ def step_call_on_cancel(context: Any, tool: str, server: str, seconds: float, un
 # outcomes
 
 
-def _last_call(context: Any) -> Outcome:
+def _last_call(context: Any, server: str | None = None) -> Outcome:
+    """The last tool call of the scenario, or with `on "<server>"` the last one on that server."""
     st = state(context)
+    if server is not None:
+        name = text(context, server)
+        if name not in st.calls_by_server:
+            called = ", ".join(f'"{s}"' for s in st.calls_by_server) or "none"
+            raise UsageError(
+                f'{st.location}: no tool was called on "{name}" yet in this scenario (servers called: {called}).'
+            )
+        return st.calls_by_server[name]
     if st.last_call is None:
         raise UsageError(f'{st.location}: no tool was called yet in this scenario ("When I call the tool ...").')
     return st.last_call
@@ -488,12 +499,15 @@ def _fail(context: Any, title: str, outcome: Outcome, expected: str, tip: str | 
 
 
 @then("the tool call succeeds")
-def step_call_succeeds(context: Any) -> None:
+@then('the tool call on "{server:Q}" succeeds')
+def step_call_succeeds(context: Any, server: str | None = None) -> None:
     """Check that the last call returned a result with isError false and no protocol error.
 
-    Example: Then the tool call succeeds
+    Example:
+        Then the tool call succeeds
+        Then the tool call on "shop" succeeds
     """
-    outcome = _last_call(context)
+    outcome = _last_call(context, server)
     if not outcome.ok or outcome.is_error_result:
         _fail(
             context,
@@ -509,12 +523,15 @@ def _failed(outcome: Outcome) -> bool:
 
 
 @then("the tool call fails")
-def step_call_fails(context: Any) -> None:
+@then('the tool call on "{server:Q}" fails')
+def step_call_fails(context: Any, server: str | None = None) -> None:
     """Check that the last call failed: an error result (isError) or a JSON-RPC error.
 
-    Example: Then the tool call fails
+    Example:
+        Then the tool call fails
+        Then the tool call on "shop" fails
     """
-    outcome = _last_call(context)
+    outcome = _last_call(context, server)
     if not _failed(outcome):
         _fail(
             context,
@@ -535,12 +552,15 @@ def _error_text(outcome: Outcome) -> str:
 
 
 @then('the tool call fails with an error mentioning "{needle:Q}"')
-def step_call_fails_with(context: Any, needle: str) -> None:
+@then('the tool call on "{server:Q}" fails with an error mentioning "{needle:Q}"')
+def step_call_fails_with(context: Any, needle: str, server: str | None = None) -> None:
     """Check that the last call failed and its error mentions a text (case-insensitive).
 
-    Example: Then the tool call fails with an error mentioning "not found"
+    Example:
+        Then the tool call fails with an error mentioning "not found"
+        Then the tool call on "shop" fails with an error mentioning "not found"
     """
-    outcome = _last_call(context)
+    outcome = _last_call(context, server)
     wanted = text(context, needle)
     if not _failed(outcome):
         _fail(
@@ -559,12 +579,15 @@ def step_call_fails_with(context: Any, needle: str) -> None:
 
 
 @then("the tool call returns an error result")
-def step_call_error_result(context: Any) -> None:
+@then('the tool call on "{server:Q}" returns an error result')
+def step_call_error_result(context: Any, server: str | None = None) -> None:
     """Check for an error result specifically (isError true, not a JSON-RPC error).
 
-    Example: Then the tool call returns an error result
+    Example:
+        Then the tool call returns an error result
+        Then the tool call on "shop" returns an error result
     """
-    outcome = _last_call(context)
+    outcome = _last_call(context, server)
     if not outcome.is_error_result:
         _fail(
             context,
@@ -596,23 +619,29 @@ def step_rejected(context: Any, code: int) -> None:
 
 
 @then("the tool call times out")
-def step_times_out(context: Any) -> None:
+@then('the tool call on "{server:Q}" times out')
+def step_times_out(context: Any, server: str | None = None) -> None:
     """Check that the last call got no answer within its timeout.
 
-    Example: Then the tool call times out
+    Example:
+        Then the tool call times out
+        Then the tool call on "shop" times out
     """
-    outcome = _last_call(context)
+    outcome = _last_call(context, server)
     if not outcome.timed_out:
         _fail(context, "The tool call did not time out", outcome, "no answer within the timeout")
 
 
 @then("the tool call is cancelled")
-def step_cancelled(context: Any) -> None:
+@then('the tool call on "{server:Q}" is cancelled')
+def step_cancelled(context: Any, server: str | None = None) -> None:
     """Check that the last call was cancelled by the client before an answer came.
 
-    Example: Then the tool call is cancelled
+    Example:
+        Then the tool call is cancelled
+        Then the tool call on "shop" is cancelled
     """
-    outcome = _last_call(context)
+    outcome = _last_call(context, server)
     if not outcome.cancelled:
         _fail(
             context,
