@@ -71,7 +71,7 @@ def parse_arguments(pairs: Sequence[str], tool: dict[str, Any] | None) -> dict[s
         if props and key not in props and not raw_json:
             raise UsageError(
                 f'the tool "{name}" has no argument "{key}". {did_you_mean(key, props, "argument")}. '
-                "To send it anyway, write it as key:=<json>."
+                f"To send it anyway, write it as {key}:=<json>."
             )
         if raw_json:
             try:
@@ -99,7 +99,8 @@ def parse_arguments(pairs: Sequence[str], tool: dict[str, Any] | None) -> dict[s
 def _split_pair(pair: str) -> tuple[str, bool, str]:
     match = re.match(r"^([^=:]+)(:?=)(.*)$", pair, re.S)
     if match is None:
-        raise UsageError(f'"{pair}" is not key=value (or key:=<json>), e.g. quantity=2 or tags:=\'["a", "b"]\'.')
+        # (Messages say "name=value": the secret masker reads "key=..." as a secret being printed.)
+        raise UsageError(f'"{pair}" is not name=value (or name:=<json>), e.g. quantity=2 or tags:=\'["a", "b"]\'.')
     return match.group(1).strip(), match.group(2) == ":=", match.group(3)
 
 

@@ -81,7 +81,7 @@ def test_call_raw_json_values_and_usage_errors(project: Path, capsys: pytest.Cap
 
     code, _, err = _run(capsys, "call", "shop", "add", "a")
     assert code == EXIT_USAGE
-    assert '"a" is not key=value' in err
+    assert '"a" is not name=value' in err
 
     code, _, err = _run(capsys, "call", "shp", "add")
     assert code == EXIT_USAGE
