@@ -74,15 +74,18 @@ def _contract_steps() -> list[tuple[str, str]]:
 
 
 def _example_steps() -> list[tuple[str, str]]:
-    """[keyword, text] of the first line of every step definition's docstring example."""
+    """[keyword, text] of every Gherkin step line of the step definitions' docstring examples."""
     out: list[tuple[str, str]] = []
-    for step_type, matchers in registry.steps.items():
+    for matchers in registry.steps.values():
         for matcher in matchers:
             _, example = split_doc(matcher.func.__doc__ or "")
-            first = example.splitlines()[0] if example else ""
-            match = re.match(r"^(Given|When|Then) (.*)$", first)
-            if match:
-                out.append((step_type if step_type != "step" else match.group(1).lower(), match.group(2)))
+            keyword = "given"
+            for line in example.splitlines():
+                match = re.match(r"^\s*(Given|When|Then|And|But) (.*)$", line)
+                if match:
+                    if match.group(1) not in ("And", "But"):
+                        keyword = match.group(1).lower()
+                    out.append((keyword, match.group(2).rstrip()))
     return out
 
 
