@@ -12,12 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from behave import then
-
 from mcp_bdd.check import CheckOptions, CheckReport, Finding, Severity, run_checks, select
 from mcp_bdd.check.contract import compare, load_contract, read_surface, save_contract
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
-from mcp_bdd.steps._common import current_session, state, text
+from mcp_bdd.steps._base import current_session, state, text, then
 
 __all__: list[str] = []
 
