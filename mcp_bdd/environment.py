@@ -100,7 +100,8 @@ def _abort_run(context: Any, message: str) -> NoReturn:
 _SERVER_REFS = (
     re.compile(r'^the MCP server "([^"]+)"'),
     re.compile(r'^I connect to the MCP server "([^"]+)"'),
-    re.compile(r'^I (?:call the tool|read the resource) "[^"]*" on "([^"]+)"'),
+    # every `on "<server>"` of the vocabulary names a server (calls, listings, outcomes, notifications)
+    re.compile(r'(?:^|\s)on "((?:[^"\\]|\\.)+)"'),
 )
 
 
@@ -118,10 +119,7 @@ def unknown_server_references(features: list[Any], config: Any, run_config: Any 
             if run_config is not None and not _will_run(scenario, run_config):
                 continue  # excluded by --tags / --name: its servers do not matter for this run
             for step in scenario.all_steps:
-                for pattern in _SERVER_REFS:
-                    match = pattern.match(step.name)
-                    if not match:
-                        continue
+                for match in (m for pattern in _SERVER_REFS for m in pattern.finditer(step.name)):
                     name = match.group(1)
                     if "<" in name or "${" in name or name in config.servers:
                         continue

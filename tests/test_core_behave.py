@@ -419,6 +419,9 @@ def test_unknown_server_names_fail_before_any_scenario_runs(tmp_path: Path) -> N
             Given the MCP server "shop" is running
           Scenario: typo
             Given the MCP server "shpo" is running
+          Scenario: typo in an outcome step
+            Given the MCP server "shop" is running
+            Then the tool call on "shoop" succeeds
           Scenario Outline: placeholders are left to run time
             Given the MCP server "<name>" is running
             Examples:
@@ -431,4 +434,5 @@ def test_unknown_server_names_fail_before_any_scenario_runs(tmp_path: Path) -> N
     assert run.returncode != 0
     assert 'features/a.feature:6: Given the MCP server "shpo" is running' in run.output
     assert 'unknown server "shpo". Did you mean "shop"?' in run.output
+    assert 'features/a.feature:9: Then the tool call on "shoop" succeeds' in run.output, run.output[-3000:]
     assert "1 scenario passed" not in run.stdout  # nothing ran
