@@ -59,6 +59,7 @@ class CheckContext:
     skipped: dict[str, str] = field(default_factory=dict)  # tool -> why it was not called
     minimal_calls: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # tool -> its minimal call
     hung: set[str] = field(default_factory=set)  # tools that hung once: never called again (each costs a timeout)
+    shared: dict[str, Any] = field(default_factory=dict)  # what a group's checks learn once and share (auth)
 
     def note_once(self, note: str) -> None:
         if note not in self.notes:

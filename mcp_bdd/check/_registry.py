@@ -30,6 +30,7 @@ GROUPS: dict[str, str] = {
     "schemas": "tool names, input and output schemas, structuredContent against outputSchema",
     "quality": "what an LLM client reads: descriptions, annotations, confusable names",
     "poisoning": "security: instructions hidden for the model, invisible unicode, exfiltration, leaks",
+    "auth": "OAuth over HTTP: the 401 challenge, RFC 9728 and RFC 8414 metadata, bad tokens refused",
     "honest-schemas": "generated calls: does each tool do what its inputSchema says?",
     "contract": "the tool surface against a contract file kept in version control",
 }
@@ -118,7 +119,7 @@ def finding_of(spec: CheckSpec, problem: Problem) -> Finding:
     return Finding(
         check=spec.id,
         group=spec.group,
-        severity=problem.severity or spec.severity,
+        severity=problem.severity if problem.severity is not None else spec.severity,
         title=problem.title,
         target=problem.target,
         details=problem.details,

@@ -12,19 +12,16 @@ and fetch the server's protected resource metadata at its well-known locations.
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from mcp_bdd.check._discovery import challenge_params, challenge_problem, fetch_json, resource_metadata_locations
 from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.fakes import FakeAuthServer
 from mcp_bdd.steps.fakes import given, then
 
 __all__: list[str] = []
-
-_PARAM = re.compile(r'(\w+)="([^"]*)"')
-_MAX_BODY = 256 * 1024
 
 
 def _state(context: Any) -> Any:
@@ -148,10 +145,6 @@ def _last(context: Any) -> dict[str, Any]:
     return responses[-1]
 
 
-def _challenge(header: str) -> dict[str, str]:
-    return {k.lower(): v for k, v in _PARAM.findall(header)}
-
-
 def _shown(response: dict[str, Any]) -> str:
     headers = response.get("headers") or {}
     lines = [f"  {response.get('method')} {response.get('url')} -> {response.get('status')}"]
@@ -178,21 +171,15 @@ def step_401(context: Any) -> None:
             details=_shown(response),
             tip="A protected server refuses a request without a valid token before any MCP message is handled.",
         )
-    metadata = _challenge(header).get("resource_metadata", "")
     url = urlsplit(str(response.get("url")))
-    where = urlsplit(metadata)
-    if (
-        not header.lower().startswith("bearer")
-        or not metadata
-        or (where.scheme, where.netloc) != (url.scheme, url.netloc)
-        or not where.path.startswith("/.well-known/oauth-protected-resource")
-    ):
+    problem = challenge_problem(header, str(response.get("url")))
+    if problem is not None:
         raise ExpectationFailed(
             "The 401 does not point to the server's protected resource metadata",
             expected=f'WWW-Authenticate: Bearer resource_metadata="{url.scheme}://{url.netloc}'
             f'/.well-known/oauth-protected-resource{url.path}"',
             actual=header or "(no WWW-Authenticate header)",
-            details=_shown(response),
+            details=f"  {problem}\n" + _shown(response),
             tip="RFC 9728 §5.1: the challenge names the metadata URL, so a client can find the authorization server.",
         )
 
@@ -208,7 +195,7 @@ def step_403(context: Any) -> None:
     """
     response = _last(context)
     header = (response.get("headers") or {}).get("www-authenticate", "")
-    if response.get("status") != 403 or _challenge(header).get("error") != "insufficient_scope":
+    if response.get("status") != 403 or challenge_params(header).get("error") != "insufficient_scope":
         raise ExpectationFailed(
             "The request was not refused for insufficient scope",
             expected='403 with WWW-Authenticate: Bearer error="insufficient_scope"',
@@ -275,38 +262,25 @@ def step_resource_metadata(context: Any, issuer: str) -> None:
             f'{st.location}: the server "{session.name}" runs over {session.server.transport}: protected resource '
             'metadata is served over HTTP. Tip: give it transport = "streamable-http".'
         )
-    parts = urlsplit(url)
-    origin = f"{parts.scheme}://{parts.netloc}"
-    locations = [f"{origin}/.well-known/oauth-protected-resource{parts.path.rstrip('/')}"]
-    if parts.path.strip("/"):
-        locations.append(f"{origin}/.well-known/oauth-protected-resource")
-    tried: list[str] = []
     with httpx2.Client(timeout=5, trust_env=False) as client:
-        for location in locations:
-            answer = client.get(location)
-            exchange = {"method": "GET", "url": location, "status": answer.status_code}
-            st.transcript.record("info", session.name, "http", exchange)
-            tried.append(f"  GET {location} -> {answer.status_code}")
-            if answer.status_code != 200 or len(answer.content) > _MAX_BODY:
-                continue
-            try:
-                document = answer.json()
-            except ValueError:
-                tried[-1] += " (not JSON)"
-                continue
-            servers = [str(s).rstrip("/") for s in document.get("authorization_servers") or []]
-            resource = str(document.get("resource") or "").rstrip("/")
-            if wanted in servers and resource == url.rstrip("/"):
-                return
-            raise ExpectationFailed(
-                "The protected resource metadata does not name the expected authorization server and resource",
-                expected={"resource": url, "authorization_servers": [wanted]},
-                actual=document,
-                details="\n".join(tried),
-            )
+        fetch = fetch_json(client, resource_metadata_locations(url))
+    for location, status, _ in fetch.attempts:
+        st.transcript.record("info", session.name, "http", {"method": "GET", "url": location, "status": status})
+    document = fetch.document
+    if document is not None:
+        servers = [str(s).rstrip("/") for s in document.get("authorization_servers") or []]
+        resource = str(document.get("resource") or "").rstrip("/")
+        if wanted in servers and resource == url.rstrip("/"):
+            return
+        raise ExpectationFailed(
+            "The protected resource metadata does not name the expected authorization server and resource",
+            expected={"resource": url, "authorization_servers": [wanted]},
+            actual=document,
+            details=fetch.shown(),
+        )
     raise ExpectationFailed(
         "The server serves no protected resource metadata (RFC 9728)",
         expected="200 with JSON at one of the well-known locations",
-        details="\n".join(tried),
+        details=fetch.shown(),
         tip="The SDK serves it when AuthSettings has resource_server_url (the server's own URL).",
     )

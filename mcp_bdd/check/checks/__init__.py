@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from mcp_bdd.check.checks import honest, poisoning, protocol, quality, schemas  # noqa: F401
+from mcp_bdd.check.checks import auth, honest, poisoning, protocol, quality, schemas  # noqa: F401
 
 __all__: list[str] = []
