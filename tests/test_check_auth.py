@@ -104,6 +104,12 @@ def test_the_protected_demo_shop_passes_the_auth_group(
     token = auth.issue(["orders:read"])
     with _serving(_shop(transport, port), port, env):
         code, data = _check(capsys, url, "--header", f"Authorization: Bearer {token}", "--fail-on", "low")
+        # without a (valid) token the session cannot open: the report says why and how to give one
+        for header, why in ([], "it asks for a token"), (["--header", "Authorization: Bearer x"], "was refused"):
+            refused, unreachable = _check(capsys, url, *header)
+            assert refused == 3 and unreachable["status"] == "unreachable", unreachable
+            assert "The server answers 401 Unauthorized (WWW-Authenticate: Bearer" in unreachable["error"], unreachable
+            assert why in unreachable["error"] and '--header "Authorization: Bearer <token>"' in unreachable["error"]
     assert sorted(data["checks"]) == sorted(AUTH_CHECKS) and data["transport"] == transport, data
     assert data["findings"] == [], json.dumps(data, indent=2)
     assert code == 0

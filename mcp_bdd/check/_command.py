@@ -150,11 +150,12 @@ def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
         raise
     except (ServerStartError, McpBddError, AssertionError) as exc:
         elapsed = time.monotonic() - started
+        error = str(exc).strip() + (_token_tip(config, name) if options.target else "")
         if options.as_json:
-            print(dumps({"status": "unreachable", "target": shown, "error": str(exc), "elapsed_s": round(elapsed, 3)}),
+            print(dumps({"status": "unreachable", "target": shown, "error": error, "elapsed_s": round(elapsed, 3)}),
                   file=out)  # fmt: skip
         else:
-            print(f"UNREACHABLE: {shown}\n  {str(exc).strip()}\n  time: {elapsed:.2f} s", file=out)
+            print(f"UNREACHABLE: {shown}\n  {error}\n  time: {elapsed:.2f} s", file=out)
         return EXIT_UNREACHABLE
     if held.count:
         print(
@@ -173,6 +174,28 @@ def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
         if options.sarif is not None:
             print(f"SARIF: {options.sarif}", file=out)
     return EXIT_FAILED if report.at_or_above(fail_on) else EXIT_OK
+
+
+def _token_tip(config: Any, name: str) -> str:
+    """For a URL target that could not be connected to: if the server asks for a token, say how to give one.
+
+    Only for `check URL` (its --header values are literal; a configured server's may hold ${env...})."""
+    from mcp_bdd.check._discovery import refused_for_token
+    from mcp_bdd.config import UrlServer
+
+    cfg = config.servers.get(name)
+    if not isinstance(cfg, UrlServer):
+        return ""
+    challenge = refused_for_token(cfg.url, dict(cfg.headers))
+    if challenge is None:
+        return ""
+    given = any(k.lower() == "authorization" for k in cfg.headers)
+    return (
+        f"\n  The server answers 401 Unauthorized{f' (WWW-Authenticate: {challenge[:300]})' if challenge else ''}: "
+        + ("the token given was refused." if given else "it asks for a token.")
+        + '\n  Tip: pass a valid one: --header "Authorization: Bearer <token>" (the auth checks then test the '
+        "refusals with their own requests); for a configured server, headers = { Authorization = ... }."
+    )
 
 
 def list_checks(out: TextIO | None = None) -> int:

@@ -20,6 +20,7 @@ __all__ = [
     "challenge_params",
     "challenge_problem",
     "fetch_json",
+    "refused_for_token",
     "resource_metadata_locations",
 ]
 
@@ -138,3 +139,21 @@ def fetch_json(client: Any, locations: list[str], headers: dict[str, str] | None
         fetch.url, fetch.document = location, document
         return fetch
     return fetch
+
+
+def refused_for_token(url: str, headers: dict[str, str], timeout: float = 5.0) -> str | None:
+    """The `WWW-Authenticate` of a 401 the server at `url` answers a plain GET with (`""` if none), or
+    None when it does not ask for a token: why a connection failed, told by the server, not guessed
+    from an error text. The body of any answer is never read (a 200 may be an endless SSE stream)."""
+    import httpx2
+
+    try:
+        with (
+            httpx2.Client(timeout=timeout, trust_env=False, follow_redirects=False) as client,
+            client.stream("GET", url, headers={**headers, "Accept": "text/event-stream"}) as answer,
+        ):
+            if answer.status_code == 401:
+                return str(answer.headers.get("www-authenticate", ""))
+    except httpx2.HTTPError:
+        return None
+    return None
