@@ -116,10 +116,15 @@ def test_the_protected_demo_shop_passes_the_auth_group(
     assert not any("not applicable" in n for n in data["notes"]), data["notes"]
 
 
-def test_an_unprotected_http_server_gets_the_info_finding_only(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("protocol", ["2026-07-28", "legacy"])
+def test_an_unprotected_http_server_gets_the_info_finding_only(
+    protocol: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both eras' opening requests (server/discover, initialize) are answered: the server asks for no token."""
     port = _free_port()
     with _serving(_shop("streamable-http", port), port):
-        code, data = _check(capsys, f"http://127.0.0.1:{port}/mcp", "--fail-on", "low")
+        code, data = _check(capsys, f"http://127.0.0.1:{port}/mcp", "--protocol", protocol, "--fail-on", "low")
+    assert data["protocol"] == ("2025-11-25" if protocol == "legacy" else protocol), data
     assert code == 0, json.dumps(data, indent=2)
     assert [(f["check"], f["severity"]) for f in data["findings"]] == [("auth.challenge", "info")], data
     assert "not protected" in data["findings"][0]["title"] and data["findings"][0]["details"].endswith("-> 200")
