@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from mcp_bdd.check import REGISTRY, Severity
@@ -118,12 +119,19 @@ def test_the_protected_demo_shop_passes_the_auth_group(
 
 @pytest.mark.parametrize("protocol", ["2026-07-28", "legacy"])
 def test_an_unprotected_http_server_gets_the_info_finding_only(
-    protocol: str, capsys: pytest.CaptureFixture[str]
+    protocol: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Both eras' opening requests (server/discover, initialize) are answered: the server asks for no token."""
-    port = _free_port()
+    port, sarif = _free_port(), tmp_path / "check.sarif"
     with _serving(_shop("streamable-http", port), port):
-        code, data = _check(capsys, f"http://127.0.0.1:{port}/mcp", "--protocol", protocol, "--fail-on", "low")
+        code, data = _check(
+            capsys, f"http://127.0.0.1:{port}/mcp", "--protocol", protocol, "--fail-on", "low", "--sarif", str(sarif)
+        )
+    schema_file = ROOT / "node_modules" / "@microsoft" / "jest-sarif" / "lib" / "schemas" / "sarif-2.1.0-rtm.5.json"
+    if schema_file.exists():  # npm ci installs it; the info level is SARIF's "none"
+        log = json.loads(sarif.read_text(encoding="utf-8"))
+        jsonschema.Draft4Validator(json.loads(schema_file.read_text(encoding="utf-8"))).validate(log)
+        assert [r["level"] for r in log["runs"][0]["results"]] == ["none"]
     assert data["protocol"] == ("2025-11-25" if protocol == "legacy" else protocol), data
     assert code == 0, json.dumps(data, indent=2)
     assert [(f["check"], f["severity"]) for f in data["findings"]] == [("auth.challenge", "info")], data
