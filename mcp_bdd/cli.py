@@ -216,7 +216,7 @@ def _parser() -> argparse.ArgumentParser:
         "--fail-on",
         default="medium",
         metavar="SEVERITY",
-        help="exit 1 on findings at or above: high, medium (default), low",
+        help="exit 1 on findings at or above: high, medium (default), low, info",
     )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument("--sarif", type=Path, metavar="FILE", help="also write SARIF 2.1.0 (code-scanning dashboards)")
