@@ -42,6 +42,19 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, max_help_position=32)
 
 
+def _connect_options(command: argparse.ArgumentParser, *, server: bool = True, header: bool = True) -> None:
+    """The options every command that reaches a server shares (probe, check, contract, call, list)."""
+    if server:
+        command.add_argument("--server", metavar="NAME", help="a server of the project's configuration")
+    command.add_argument("--transport", metavar="T", help="transport (default: as configured; a URL: its own)")
+    command.add_argument("--protocol", metavar="P", help="auto (default), legacy or 2026-07-28")
+    command.add_argument("--timeout", type=float, metavar="SECONDS", help="connect and request timeout (default 10)")
+    if header:
+        command.add_argument(
+            "--header", action="append", default=[], metavar="'NAME: VALUE'", help="HTTP header for a URL (repeatable)"
+        )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-bdd",
@@ -162,17 +175,7 @@ def _parser() -> argparse.ArgumentParser:
         "  mcp-bdd probe --server shop --save-baseline surface.json",
     )
     probe.add_argument("target", nargs="*", metavar="URL | -- COMMAND ARGS", help="what to probe")
-    probe.add_argument("--server", metavar="NAME", help="a server of the project's configuration")
-    probe.add_argument("--transport", metavar="T", help="transport for --server (default: as configured)")
-    probe.add_argument("--protocol", metavar="P", help="auto (default), legacy or 2026-07-28")
-    probe.add_argument("--timeout", type=float, metavar="SECONDS", help="connect and request timeout (default 10)")
-    probe.add_argument(
-        "--header",
-        action="append",
-        default=[],
-        metavar="'NAME: VALUE'",
-        help="an HTTP header for a URL (repeatable)",
-    )
+    _connect_options(probe)
     probe.add_argument("--baseline", type=Path, metavar="FILE", help="compare with this saved surface")
     probe.add_argument("--save-baseline", type=Path, metavar="FILE", help="save the surface seen now")
     probe.add_argument(
@@ -195,11 +198,7 @@ def _parser() -> argparse.ArgumentParser:
         "Exit code: 1 when a finding is at or above --fail-on.",
     )
     check.add_argument("target", nargs="*", metavar="SERVER | URL | -- COMMAND ARGS", help="what to check")
-    check.add_argument("--server", metavar="NAME", help="a server of the project's configuration")
-    check.add_argument("--transport", metavar="T", help="transport (default: as configured; a URL: its own)")
-    check.add_argument("--protocol", metavar="P", help="auto (default), legacy or 2026-07-28")
-    check.add_argument("--timeout", type=float, metavar="SECONDS", help="connect and request timeout (default 10)")
-    check.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help="HTTP header for a URL")
+    _connect_options(check)
     check.add_argument("--only", action="append", default=[], metavar="ID", help="run only these checks or groups")
     check.add_argument("--skip", action="append", default=[], metavar="ID", help="leave out these checks or groups")
     check.add_argument(
@@ -245,31 +244,11 @@ def _parser() -> argparse.ArgumentParser:
     contract.add_argument("action", choices=["update", "verify"], help="update: record; verify: compare")
     contract.add_argument("file", type=Path, metavar="FILE", help="the contract file (JSON, kept in git)")
     contract.add_argument("target", nargs="*", metavar="SERVER | URL | -- COMMAND ARGS", help="the server")
-    contract.add_argument("--server", metavar="NAME", help="a server of the project's configuration")
-    contract.add_argument("--transport", metavar="T", help="transport (default: as configured)")
-    contract.add_argument("--protocol", metavar="P", help="auto (default), legacy or 2026-07-28")
-    contract.add_argument("--timeout", type=float, metavar="SECONDS", help="connect and request timeout")
+    _connect_options(contract, header=False)
     contract.add_argument(
         "--fail-on", default="any", choices=["breaking", "any"], help="verify: what fails (default any)"
     )
     contract.add_argument("--json", action="store_true", help="print the result as JSON")
-
-    def connect_options(command: argparse.ArgumentParser) -> None:
-        command.add_argument(
-            "--transport", metavar="T", help="transport for a configured server (default: as configured)"
-        )
-        command.add_argument("--protocol", metavar="P", help="auto (default), legacy or 2026-07-28")
-        command.add_argument(
-            "--timeout", type=float, metavar="SECONDS", help="connect and request timeout (default 10)"
-        )
-        command.add_argument(
-            "--header",
-            action="append",
-            default=[],
-            metavar="'NAME: VALUE'",
-            help="an HTTP header for a URL (repeatable)",
-        )
-        command.add_argument("--json", action="store_true", help="print what the server sent, as JSON (for jq)")
 
     call = add(
         "call",
@@ -284,7 +263,8 @@ def _parser() -> argparse.ArgumentParser:
         "Exit code 1 when the tool call fails (isError or a JSON-RPC error).",
     )
     call.add_argument("words", nargs="*", metavar="SERVER TOOL [key=value ...]", help="what to call, with what")
-    connect_options(call)
+    _connect_options(call, server=False)
+    call.add_argument("--json", action="store_true", help="print what the server sent, as JSON (for jq)")
 
     listing = add(
         "list",
@@ -297,7 +277,8 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument(
         "words", nargs="*", metavar="SERVER tools|resources|templates|prompts", help="which server, and what to list"
     )
-    connect_options(listing)
+    _connect_options(listing, server=False)
+    listing.add_argument("--json", action="store_true", help="print what the server sent, as JSON (for jq)")
 
     steps = add(
         "steps",
