@@ -43,10 +43,10 @@ class Runtime:
         self.start_failures: dict[tuple[str, str], TransportNotServed] = {}
 
     def scenario_dir(self) -> Path:
+        """The next scenario's directory: named, not made (whoever writes there creates it, e.g. a fake:
+        most scenarios never write a file, and a mkdir + rmtree per scenario is measurable)."""
         self.scenario_count += 1
-        path = self.root / f"s{self.scenario_count}"
-        path.mkdir(parents=True, exist_ok=True)
-        return path
+        return self.root / f"s{self.scenario_count}"
 
     def begin_scenario(self) -> Any:
         """A new scenario's state (`context.mcp`): its directory, transcript, fakes and persona.
@@ -81,7 +81,7 @@ class Runtime:
                 problems += session.close()
         state.sessions.clear()
         problems += state.fakes.close()
-        if not state.keeps_files:  # else removed with the run's directory
+        if not state.keeps_files and state.tmpdir.exists():  # else removed with the run's directory
             shutil.rmtree(state.tmpdir, ignore_errors=True)
         return problems
 

@@ -38,7 +38,7 @@ class ScenarioState:
     runtime: Any  # the run's mcp_bdd.runtime.Runtime (not imported: the runtime builds this state)
     transcript: Transcript
     fakes: Fakes
-    tmpdir: Path  # removed when the scenario ends; fakes keep their files here
+    tmpdir: Path  # made by the first writer (a fake), removed when the scenario ends
     persona: Persona
     variables: dict[str, str] = field(default_factory=dict)
     sessions: dict[str, Session] = field(default_factory=dict)

@@ -13,17 +13,17 @@ Measured on the demo shop: about 0.3 ms in-memory and one round trip over stdio 
 ~1 ms for the whole in-memory connect; cheap enough to always pay. Resource streams are opened by
 "When I subscribe to the resource" (one stream per URI), as `resources/subscribe` would be.
 
-Lifetime: each stream lives in its own task of the run's portal (entered and exited in that
-task, as anyio requires). The task is ended by `Session.on_close` before the client goes away,
-so nothing outlives the session; a stream the server drops is noted in the transcript.
+Lifetime: each stream is a child task of the session's lifetime task group (entered and exited
+in that task, as anyio requires), so closing the session ends every stream with it, and opening
+one costs no thread hop of its own: the connect-time stream opens inside the handshake's own
+portal call, a later one in one `portal.call`. A stream the server drops is noted in the transcript.
 """
 
 from __future__ import annotations
 
 import contextlib
 import weakref
-from collections.abc import Sequence
-from concurrent.futures import Future
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -40,7 +40,7 @@ class Session(Protocol):
     portal: Any
     timeout: float
     transcript: Transcript
-    on_close: list[Any]
+    streams: Any  # the lifetime's task group while the session is open, else None
 
     @property
     def connected(self) -> bool: ...
@@ -66,7 +66,7 @@ class Stream:
     uris: tuple[str, ...]
     honored: dict[str, Any] = field(default_factory=dict)
     scope: anyio.CancelScope | None = None  # created in the stream's task (it needs the event loop)
-    future: Future[None] | None = None
+    running: bool = False  # its task is alive (set and cleared by the task itself)
     ended: str | None = None  # why the stream ended before the session did
 
     def honors(self, kind: str) -> bool:
@@ -110,15 +110,15 @@ def _advertised(session: Session) -> list[str]:
     return kinds
 
 
-def listen_for_changes(session: Session) -> None:
-    """At connect (2026-07-28 only): one stream for every list change the server advertises; never raises."""
+async def listen_for_changes(session: Session) -> None:
+    """At connect (2026-07-28 only, in the event loop): one stream for every list change the server
+    advertises; never raises."""
     kinds = _advertised(session)
     if not kinds:
         return
-    try:
-        open_stream(session, kinds=kinds, ack_limit=min(session.timeout, CONNECT_ACK_LIMIT))
-    except ListenFailed as exc:
-        listening(session).failure = str(exc)
+    _, error = await _open(session, kinds, (), min(session.timeout, CONNECT_ACK_LIMIT))
+    if error is not None:
+        listening(session).failure = error
 
 
 def covers(session: Session, kind: str) -> bool:
@@ -134,38 +134,36 @@ def open_stream(
     ack_limit: float | None = None,
 ) -> Stream:
     """Open a listen stream and wait for the server's acknowledgment; raises ListenFailed."""
-    if session.client is None or not session.connected:
+    if session.client is None or not session.connected or session.streams is None:
         raise ListenFailed(f'the session with "{session.name}" is not open')
+    limit = ack_limit if ack_limit is not None else session.timeout
+    opened: tuple[Stream, str | None] = session.portal.call(_open, session, tuple(kinds), tuple(uris), limit)
+    stream, error = opened
+    if error is not None:
+        raise ListenFailed(error)
+    return stream
+
+
+async def _open(session: Session, kinds: Sequence[str], uris: Sequence[str], limit: float) -> tuple[Stream, str | None]:
+    """Start one stream in the session's task group and wait for its acknowledgment (event loop)."""
     kwargs: dict[str, Any] = {KINDS[k]: True for k in kinds}
     if uris:
         kwargs["resource_subscriptions"] = list(uris)
-    limit = ack_limit if ack_limit is not None else session.timeout
     wire = {_wire(k): v for k, v in kwargs.items()}
     request = session.transcript.record("request", session.name, "subscriptions/listen", {"notifications": wire})
     stream = Stream(tuple(kinds), tuple(uris))
-    stream.future, (honored, error) = session.portal.start_task(_hold, session, stream, kwargs, limit, request.seq)
+    honored, error = await session.streams.start(_hold, session, stream, kwargs, limit, request.seq)
     if error is not None:
         session.transcript.record(
             "error", session.name, "subscriptions/listen", {"message": error}, related=request.seq
         )
-        raise ListenFailed(error)
+        return stream, error
     session.transcript.record(
         "response", session.name, "subscriptions/listen", {"acknowledged": honored}, related=request.seq
     )
     stream.honored = honored
     listening(session).streams.append(stream)
-    session.on_close.append(lambda: _stop(session, stream))
-    return stream
-
-
-def _stop(session: Session, stream: Stream) -> None:
-    """End one stream (runs from `Session.close`, before the client is closed)."""
-    if stream.scope is not None:
-        with contextlib.suppress(Exception):
-            session.portal.call(stream.scope.cancel)
-    if stream.future is not None:
-        with contextlib.suppress(Exception):
-            stream.future.result(timeout=5)
+    return stream, None
 
 
 async def _hold(
@@ -184,7 +182,8 @@ async def _hold(
     scope = stream.scope = anyio.CancelScope()
     started = False
     ended: str | None = None
-    with scope:
+    stream.running = True
+    with scope, _running(stream):
         try:
             async with contextlib.AsyncExitStack() as stack:
                 with anyio.fail_after(limit):
@@ -211,3 +210,11 @@ async def _hold(
     if ended is not None and not scope.cancel_called:
         stream.ended = ended
         session.transcript.record("info", session.name, "subscriptions/listen", {"ended": ended}, related=request_seq)
+
+
+@contextlib.contextmanager
+def _running(stream: Stream) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        stream.running = False

@@ -28,6 +28,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 
 from mcp_bdd._sdk import absorb_tool_listing, restamp_log_level, run_input_required
@@ -97,9 +98,8 @@ class Session(ClientSide):
         self.surface_dirty = True
         self.lost = False  # the connection closed under a request: the server went away
         self._progress_tokens = itertools.count(1)
-        # -- mcp_bdd.listen hook (2026-07-28 subscriptions/listen streams) -------------------------------
-        self.on_close: list[Callable[[], None]] = []  # run by close() first, newest first; must not raise
-        # -- end mcp_bdd.listen hook ----------------------------------------------------------------------
+        #: the lifetime's task group while connected: 2026-07-28 listen streams run in it (see _listen)
+        self.streams: Any = None
 
     # -- connecting ------------------------------------------------------------------------------
     @property
@@ -129,7 +129,7 @@ class Session(ClientSide):
             {"transport": self.server.transport, "protocol": self.protocol, "server": self.server.display},
         )
         try:
-            future, error = self.portal.start_task(self._lifetime, client)
+            future, error = self.portal.start_task(self._lifetime, client, started)
         except BaseException as exc:
             error = exc
         if error is not None:
@@ -157,9 +157,11 @@ class Session(ClientSide):
             raise
 
     def _after_connect(self, started: float) -> None:
-        assert self.client is not None
-        client = self.client
         self._record_unscripted_requests()
+        if self.log_level is not None and self.is_legacy:
+            self.set_log_level(self.log_level)
+
+    def _record_connected(self, client: Client, started: float) -> None:
         info = client.server_info
         self.transcript.record(
             "info",
@@ -172,31 +174,36 @@ class Session(ClientSide):
             },
             duration_ms=(time.monotonic() - started) * 1000,
         )
-        # -- mcp_bdd.listen hook: on 2026-07-28 change notifications flow only on listen streams --------
-        if not self.is_legacy:
-            listen_for_changes(self)
-        # -- end mcp_bdd.listen hook ----------------------------------------------------------------------
-        if self.log_level is not None and self.is_legacy:
-            self.set_log_level(self.log_level)
 
-    async def _lifetime(self, client: Client, *, task_status: Any) -> None:
+    async def _lifetime(self, client: Client, started_at: float, *, task_status: Any) -> None:
         """Own the client for the session's whole life, in one task of the portal.
 
         Entering and exiting in the same task is what anyio requires; the deadline only guards the
         handshake (auto mode alone would wait 10 s on a hung server) and is lifted once connected.
+        Listen streams are children of this task (`self.streams`): on 2026-07-28 change
+        notifications flow only on them, so the connect-time one opens before the session is
+        handed to the steps, in this same portal call, and all of them end before the client does.
         """
         self._closing = anyio.Event()
         started = False
         error: BaseException | None = None
         with anyio.CancelScope(deadline=anyio.current_time() + self.startup_timeout) as scope:
             try:
-                async with client:
+                async with client, anyio.create_task_group() as streams:
                     scope.deadline = math.inf
+                    self._record_connected(client, started_at)
+                    self.streams = streams
+                    if client.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+                        await listen_for_changes(self)
                     started = True
                     task_status.started(None)
                     await self._closing.wait()
+                    self.streams = None
+                    streams.cancel_scope.cancel()
             except Exception as exc:
                 error = exc
+            finally:
+                self.streams = None
         if not started:
             task_status.started(error or TimeoutError(f"no handshake within {self.startup_timeout:g} s"))
         elif error is not None and not isinstance(unwrap(error), asyncio.CancelledError):
@@ -255,15 +262,11 @@ class Session(ClientSide):
     def close(self) -> list[str]:
         """Close the session and stop the server; never raises (returns problems)."""
         problems: list[str] = []
-        # -- mcp_bdd.listen hook: end listen streams while the client is still open ---------------------
-        while self.on_close:
-            with contextlib.suppress(Exception):
-                self.on_close.pop()()
-        # -- end mcp_bdd.listen hook ----------------------------------------------------------------------
         if self._cm is not None:
             future, self._cm = self._cm, None
             try:
-                self.portal.call(self._closing.set)
+                # wake the lifetime task without waiting for the wake-up itself: one hop, then one wait
+                self.portal.start_task_soon(self._close_soon)
                 future.result(timeout=15)
             except BaseException as exc:
                 cause = unwrap(exc)
@@ -272,6 +275,9 @@ class Session(ClientSide):
         self._close_http_client()
         self.server.stop()
         return problems
+
+    async def _close_soon(self) -> None:
+        self._closing.set()
 
     @property
     def connected(self) -> bool:
@@ -302,8 +308,6 @@ class Session(ClientSide):
 
     @property
     def is_legacy(self) -> bool:
-        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-
         return self.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
 
     def require_legacy(self, what: str) -> None:
@@ -465,6 +469,14 @@ class Session(ClientSide):
     # -- typed helpers ----------------------------------------------------------------------------------
     def list_all(self, kind: str) -> list[dict[str, Any]]:
         """Follow nextCursor to the end; a repeated cursor or an endless listing is a clear failure."""
+        items, pages = self._run(lambda: self._list_pages(kind))
+        self.pages[kind] = pages
+        setattr(self, kind, items)  # tools | resources | templates | prompts
+        self.surface_dirty = True
+        return items
+
+    async def _list_pages(self, kind: str) -> tuple[list[dict[str, Any]], int]:
+        """Every page of a listing, in the event loop (one portal call however many pages)."""
         request_type, key = {
             "tools": (types.ListToolsRequest, "tools"),
             "resources": (types.ListResourcesRequest, "resources"),
@@ -477,8 +489,7 @@ class Session(ClientSide):
         pages = 0
         while True:
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            outcome = self.request(request_type(params=params))
-            raw = self.check(outcome)
+            raw = self.check(await self._send(request_type(params=params)))
             pages += 1
             items.extend(raw.get(key, []) or [])
             cursor = raw.get("nextCursor")
@@ -496,22 +507,11 @@ class Session(ClientSide):
                     f'Listing {kind} on "{self.name}" did not end after {_MAX_PAGES} pages.',
                     tip="the server keeps returning nextCursor; check its pagination.",
                 )
-        self.pages[kind] = pages
         if kind == "tools":
-            self.tools = items
             with contextlib.suppress(Exception):
                 assert self.client is not None
-                low = self.client.session
-                # in the event loop's thread: the SDK's own handlers touch the same state
-                self.portal.call(lambda: absorb_tool_listing(low, items))
-        elif kind == "resources":
-            self.resources = items
-        elif kind == "templates":
-            self.templates = items
-        else:
-            self.prompts = items
-        self.surface_dirty = True
-        return items
+                absorb_tool_listing(self.client.session, items)  # the SDK's own handlers share this state
+        return items, pages
 
     def listing(self, kind: str) -> list[dict[str, Any]]:
         """The last listing of `kind` (tools, resources, templates, prompts), fetched if none was taken yet."""
