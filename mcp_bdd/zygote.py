@@ -38,9 +38,11 @@ def run_zygote(spec: str, control_fd: int) -> int:
     from mcp.server import Server  # noqa: F401
     from mcp.server.mcpserver import MCPServer  # noqa: F401
 
-    from mcp_bdd.apps import load_app
+    from mcp_bdd.apps import load_app, warm_up
 
     load_app(spec, os.getcwd())
+    with contextlib.suppress(Exception):  # only an optimisation: a child imports what is missing
+        warm_up()
     sock = socket.socket(fileno=control_fd)
     sock.settimeout(0.2)
     children: dict[int, int | None] = {}

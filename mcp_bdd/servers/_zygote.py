@@ -25,11 +25,10 @@ __all__ = ["ForkedProcess", "Zygote", "zygote_for"]
 
 
 class ForkedProcess(ServerProcess):
-    """A server forked by the zygote; its exit status is the zygote's to collect and tell."""
+    """A server forked by the zygote; its exit status is the zygote's to collect and tell.
 
-    #: Our own launcher, forked: it has nothing to flush (it ends with os._exit, skipping atexit
-    #: anyway), and uvicorn's graceful stop ticks at 0.1 s twice — most of an HTTP scenario's cost.
-    term_grace = 0.05
+    It gets the same SIGTERM grace as any server: our launcher's uvicorn stops in milliseconds
+    (`apps._run_uvicorn`), so the app's lifespan shutdown runs instead of being cut by SIGKILL."""
 
     def __init__(self, zygote: Zygote, pid: int, describe: str) -> None:
         self.zygote = zygote
