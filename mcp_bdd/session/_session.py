@@ -469,14 +469,11 @@ class Session(ClientSide):
     # -- typed helpers ----------------------------------------------------------------------------------
     def list_all(self, kind: str) -> list[dict[str, Any]]:
         """Follow nextCursor to the end; a repeated cursor or an endless listing is a clear failure."""
-        items, pages = self._run(lambda: self._list_pages(kind))
-        self.pages[kind] = pages
-        setattr(self, kind, items)  # tools | resources | templates | prompts
-        self.surface_dirty = True
-        return items
+        return self._run(lambda: self._list_pages(kind))
 
-    async def _list_pages(self, kind: str) -> tuple[list[dict[str, Any]], int]:
-        """Every page of a listing, in the event loop (one portal call however many pages)."""
+    async def _list_pages(self, kind: str) -> list[dict[str, Any]]:
+        """Every page of a listing, kept as the session's view of `kind` (in the event loop: one
+        portal call however many pages)."""
         request_type, key = {
             "tools": (types.ListToolsRequest, "tools"),
             "resources": (types.ListResourcesRequest, "resources"),
@@ -511,7 +508,10 @@ class Session(ClientSide):
             with contextlib.suppress(Exception):
                 assert self.client is not None
                 absorb_tool_listing(self.client.session, items)  # the SDK's own handlers share this state
-        return items, pages
+        self.pages[kind] = pages
+        setattr(self, kind, items)  # tools | resources | templates | prompts
+        self.surface_dirty = True
+        return items
 
     def listing(self, kind: str) -> list[dict[str, Any]]:
         """The last listing of `kind` (tools, resources, templates, prompts), fetched if none was taken yet."""
@@ -535,13 +535,27 @@ class Session(ClientSide):
     def call_tool(
         self,
         name: str,
-        arguments: dict[str, Any] | None,
+        arguments: dict[str, Any] | Callable[[dict[str, Any] | None], dict[str, Any]] | None,
         *,
         timeout: float | None = None,
         cancel_after: float | None = None,
     ) -> Outcome:
-        request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
-        return self.request(request, timeout=timeout, cancel_after=cancel_after, progress=True)
+        """Call a tool. `arguments` may be a function of the tool as listed (None when the server
+        does not list it), e.g. a table coerced by its inputSchema: then the listing (when none
+        was taken yet), the arguments and the call take one portal call, as the SDK's own
+        `call_tool` does, instead of one each."""
+
+        async def call() -> Outcome:
+            args: dict[str, Any] | None
+            if callable(arguments):
+                listed = self.tools if self.tools is not None else await self._list_pages("tools")
+                args = arguments(next((t for t in listed if t.get("name") == name), None))
+            else:
+                args = arguments
+            request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=args))
+            return await self._send(request, timeout=timeout, cancel_after=cancel_after, progress=True)
+
+        return self._run(call)
 
     def call_tool_many(self, name: str, argument_sets: list[dict[str, Any]]) -> list[Outcome]:
         async def run() -> list[Outcome]:

@@ -31,6 +31,7 @@ from mcp_bdd.state import LastResult, ScenarioState
 __all__ = [
     "PARSE_TYPES",
     "argument_table",
+    "coerce_arguments",
     "column",
     "current_session",
     "docstring",
@@ -202,6 +203,20 @@ def argument_table(
     kind: str = "tool",
 ) -> dict[str, Any]:
     """Heading row = argument names, one data row = values, coerced by the tool's inputSchema."""
+    listed = session.tool_named(tool) if session is not None and kind == "tool" else None
+    return coerce_arguments(context, tool, listed, extra=extra, kind=kind)
+
+
+def coerce_arguments(
+    context: Any,
+    tool: str,
+    listed: dict[str, Any] | None,
+    *,
+    extra: dict[str, str] | None = None,
+    kind: str = "tool",
+) -> dict[str, Any]:
+    """The step's argument table as arguments, coerced by the inputSchema of `listed` (the tool as
+    the server lists it, or None: then every cell stays text)."""
     st = state(context)
     headings, rows = table_rows(context, extra)
     if len(rows) != 1:
@@ -209,10 +224,7 @@ def argument_table(
             f"{st.location}: the argument table needs exactly one row of values under its heading row "
             f"(got {len(rows)}). Example:\n      | product_id | quantity |\n      | PROD-123   | 2        |"
         )
-    schema: dict[str, Any] = {}
-    if session is not None and kind == "tool":
-        found = session.tool_named(tool)
-        schema = (found or {}).get("inputSchema") or {}
+    schema: dict[str, Any] = (listed or {}).get("inputSchema") or {}
     props: dict[str, Any] = schema.get("properties") or {}
     args: dict[str, Any] = {}
     for name in headings:

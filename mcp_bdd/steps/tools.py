@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.steps._base import (
     argument_table,
+    coerce_arguments,
     column,
     current_session,
     docstring_json,
@@ -263,7 +265,7 @@ def _call(
     context: Any,
     tool: str,
     server: str | None,
-    args: dict[str, Any] | None,
+    args: dict[str, Any] | Callable[[dict[str, Any] | None], dict[str, Any]] | None,
     *,
     timeout: float | None = None,
     cancel_after: float | None = None,
@@ -299,9 +301,8 @@ def step_call_on(context: Any, tool: str, server: str) -> None:
 
 
 def _table_call(context: Any, tool: str, server: str | None, **kw: Any) -> None:
-    session = current_session(context, server)
-    args = argument_table(context, session, text(context, tool))
-    _call(context, tool, server, args, **kw)
+    name = text(context, tool)
+    _call(context, tool, server, lambda listed: coerce_arguments(context, name, listed), **kw)
 
 
 @when('I call the tool "{tool:Q}" with:')
