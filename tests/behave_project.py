@@ -91,14 +91,23 @@ def run_behave(root: Path, *args: str, timeout: float = 120) -> Run:
 
 
 def start_behave(root: Path, *args: str) -> subprocess.Popen[bytes]:
-    """behave running in the background (for tests that interrupt or kill it mid-run)."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "behave", *args, "features/"],
-        cwd=root,
-        env=behave_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    """behave running in the background (for tests that interrupt or kill it mid-run); what it
+    prints goes to a file that `printed(root)` reads, for the assertion messages."""
+    with open(root / "behave-output.log", "wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "behave", "--no-color", *args, "features/"],
+            cwd=root,
+            env=behave_env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def printed(root: Path, last: int = 4000) -> str:
+    """What a `start_behave` run printed so far (its last `last` characters)."""
+    path = root / "behave-output.log"
+    text = path.read_text(errors="replace") if path.exists() else "(nothing)"
+    return "behave printed:\n" + text[-last:]
 
 
 def python_cmd(module: str) -> str:
