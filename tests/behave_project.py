@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -92,7 +93,12 @@ def run_behave(root: Path, *args: str, timeout: float = 120) -> Run:
 
 def start_behave(root: Path, *args: str) -> subprocess.Popen[bytes]:
     """behave running in the background (for tests that interrupt or kill it mid-run); what it
-    prints goes to a file that `printed(root)` reads, for the assertion messages."""
+    prints goes to a file that `printed(root)` reads, for the assertion messages.
+
+    It starts with SIGINT at its default, as from a terminal: a test suite launched as a
+    background job of a script inherits SIGINT *ignored* (POSIX, for asynchronous commands
+    without job control), the ignore survives exec, and a Ctrl-C test would then see a run that
+    rightly ignored the signal and finished."""
     with open(root / "behave-output.log", "wb") as out:
         return subprocess.Popen(
             [sys.executable, "-m", "behave", "--no-color", *args, "features/"],
@@ -100,7 +106,12 @@ def start_behave(root: Path, *args: str) -> subprocess.Popen[bytes]:
             env=behave_env(),
             stdout=out,
             stderr=subprocess.STDOUT,
+            preexec_fn=_default_sigint,
         )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def printed(root: Path, last: int = 4000) -> str:
