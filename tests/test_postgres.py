@@ -46,9 +46,12 @@ def _postgres_processes(server_only: bool = False) -> list[psutil.Process]:
     """
     marker = os.environ.get("MCP_BDD_TEST_MARKER")
     found = []
-    for proc in psutil.process_iter(["name", "environ", "cmdline"]):
+    for proc in psutil.process_iter(["name", "environ", "cmdline", "ppid"]):
         try:
+            # the marker is the xdist worker's: a lifeline of the worker's own (an earlier in-process
+            # test's) carries it too, but is no process of the behave run under test
             ours = (proc.info.get("environ") or {}).get("MCP_BDD_TEST_MARKER") == marker
+            ours = ours and proc.info.get("ppid") != os.getpid()
             single = "--single" in (proc.info.get("cmdline") or [])
             lifeline = any(part.endswith("_lifeline.py") for part in proc.info.get("cmdline") or [])
             if (
