@@ -13,7 +13,10 @@
         └── ServerErrorResponse      a request that had to succeed got a JSON-RPC error  server-error  1
 
 Every class carries its `kind` (the failure category the report, `mcp-bdd run` and `probe` show)
-and its `exit_code`: nothing decides what went wrong by searching an error's message text.
+and its `exit_code`: nothing decides what went wrong by searching an error's message text. An
+ExpectationFailed about a call that got no usable answer ("Then the tool call succeeds" after a
+timeout) carries the kind of what happened instead (`Outcome.failure_kind`: timeout, protocol,
+server-error), so a slow server is never filed under "Expectation failed".
 `kind_of()` extends the same categories to exceptions mcp-bdd did not raise (a bare
 AssertionError from a user's step is an expectation; anything else is an error in step code).
 
@@ -114,7 +117,7 @@ def did_you_mean(name: str, choices: Iterable[str], what: str = "name") -> str:
 class McpBddError(Exception):
     """Root of every error mcp-bdd raises on purpose."""
 
-    kind: ClassVar[str] = "usage"
+    kind: str = "usage"  # a class's category; an ExpectationFailed may narrow it per instance
     exit_code: ClassVar[int] = EXIT_USAGE
 
     def __str__(self) -> str:
@@ -279,7 +282,7 @@ class ExpectationFailed(McpBddError, AssertionError):
     Subclasses AssertionError so behave counts the scenario as failed (not errored).
     """
 
-    kind: ClassVar[str] = "expectation"
+    kind = "expectation"
     exit_code: ClassVar[int] = EXIT_FAILED
 
     def __init__(
@@ -293,7 +296,12 @@ class ExpectationFailed(McpBddError, AssertionError):
         exchange: str | None = None,
         tip: str | None = None,
         diff: JsonDiff | None = None,
+        kind: str | None = None,
     ) -> None:
+        # "the call succeeds" failing because the call timed out is a timeout, not a wrong value:
+        # the step knows what actually happened (Outcome.failure_kind) and says so here.
+        if kind is not None:
+            self.kind = kind
         self.title = title
         self.expected = expected
         self.actual = actual
@@ -351,8 +359,12 @@ class ServerErrorResponse(ExpectationFailed):
     kind = "server-error"
 
 
-def kind_of(exc: BaseException | None) -> str | None:
-    """The failure category of an exception, for exceptions mcp-bdd raised and for others."""
+def kind_of(exc: BaseException | None, untyped: str = "error") -> str | None:
+    """The failure category of an exception, for exceptions mcp-bdd raised and for others.
+
+    `untyped` is the category of an exception that says nothing about itself (a RuntimeError):
+    in a step it is the step code's error; raised by a before_* hook it is a setup failure.
+    """
     if exc is None:
         return None
     if isinstance(exc, McpBddError):
@@ -361,4 +373,4 @@ def kind_of(exc: BaseException | None) -> str | None:
         return "expectation"
     if isinstance(exc, TimeoutError):
         return "timeout"
-    return "error"
+    return untyped

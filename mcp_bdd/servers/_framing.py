@@ -104,7 +104,8 @@ class StdoutEvidence:
         kinds = ", ".join(f"{n} {k}" for k, n in self.kinds.most_common())
         return (
             f"The server wrote {self.bad_lines} line{'s' if self.bad_lines != 1 else ''} on stdout that "
-            f"{'are' if self.bad_lines != 1 else 'is'} not JSON-RPC messages ({kinds}); the first: {self.first}\n"
+            f"{'are not JSON-RPC messages' if self.bad_lines != 1 else 'is not a JSON-RPC message'} ({kinds}); "
+            f"the first: {self.first}\n"
             f"  That usually means: {_meaning(self.kinds)}"
         )
 
@@ -117,6 +118,11 @@ def _meaning(kinds: Counter[str]) -> str:
         )
     if kinds["invalid UTF-8"]:
         return "the server writes bytes that are not UTF-8 on stdout; MCP messages over stdio are UTF-8 JSON."
+    if kinds["a response nested too deep to parse"]:
+        return (
+            "the server answered with JSON nested deeper than JSON parsers accept (a recursive structure "
+            "serialised without a limit?): flatten the result, or cut the recursion."
+        )
     if kinds["line too long"]:
         return (
             "a message was larger than max_message_bytes; raise it in [tool.mcp-bdd] if that size is expected, "

@@ -55,6 +55,18 @@ class Outcome:
         return self.raw is not None and self.error is None and not self.timed_out and not self.cancelled
 
     @property
+    def failure_kind(self) -> str | None:
+        """The failure category (mcp_bdd.errors.KINDS) of a request that got no usable answer;
+        None when an answer came (even an isError result: that is the tool's answer)."""
+        if self.timed_out:
+            return "timeout"
+        if self.protocol_violation:
+            return "protocol"
+        if self.error is not None or (self.raw is None and not self.cancelled):
+            return "server-error"
+        return None
+
+    @property
     def is_error_result(self) -> bool:
         return self.raw is not None and bool(self.raw.get("isError"))
 

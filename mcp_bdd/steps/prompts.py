@@ -127,6 +127,7 @@ def _get_failure(session: Session, name: str, outcome: Outcome) -> ExpectationFa
         actual=outcome.describe(),
         details=details,
         exchange=exchange,
+        kind=outcome.failure_kind,
         tip='to check the rejection itself, follow with "Then the request is rejected with error code <code>".',
     )
 
@@ -291,6 +292,7 @@ def _complete(context: Any, ref: Any, arg: str, value: str, what: str) -> None:
         f'Completing the argument "{arg}" of {what} failed',
         actual=outcome.describe(),
         exchange=produced_by(session.transcript.items, session.name),
+        kind=outcome.failure_kind,
     )
 
 

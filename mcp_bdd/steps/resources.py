@@ -179,6 +179,7 @@ def _read_failure(session: Session, uri: str, outcome: Outcome) -> ExpectationFa
         f'Reading the resource "{uri}" from "{session.name}" failed',
         actual=outcome.describe(),
         details=details or None,
+        kind=outcome.failure_kind,
         exchange=exchange,
         tip='to check the rejection itself, follow with "Then the request is rejected with error code <code>".',
     )

@@ -24,6 +24,7 @@ def _last(context: Any) -> LastResult:
                 f"There is no result: the last {outcome.method} request did not return one",
                 actual=outcome.describe(),
                 exchange=produced_by(st.transcript.items),
+                kind=outcome.failure_kind,
             )
         raise UsageError(f"{st.location}: there is no result yet: call a tool, read a resource or get a prompt first.")
     return st.last

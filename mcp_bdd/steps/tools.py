@@ -487,7 +487,9 @@ def _unknown_tool_hint(context: Any, outcome: Outcome) -> str | None:
     return f'the server has no tool "{name}". {did_you_mean(name, names, "tool")}'
 
 
-def _fail(context: Any, title: str, outcome: Outcome, expected: str, tip: str | None = None) -> None:
+def _fail(
+    context: Any, title: str, outcome: Outcome, expected: str, tip: str | None = None, kind: str | None = None
+) -> None:
     session = state(context).sessions.get(outcome.server)
     hint = _unknown_tool_hint(context, outcome)
     raise ExpectationFailed(
@@ -496,7 +498,17 @@ def _fail(context: Any, title: str, outcome: Outcome, expected: str, tip: str | 
         actual=outcome.describe(),
         exchange=produced_by(session.transcript.items, outcome.server) if session else None,
         tip=hint or tip,
+        kind=kind,
     )
+
+
+_SUCCESS_TIPS = {
+    "expectation": "read the error text: a good server says what went wrong and what to do.",
+    "timeout": "raise `timeout` in [tool.mcp-bdd] (or -D timeout=30) if the server is just slow; "
+    "otherwise find what the tool waits for (a lock, a dependency that never answers).",
+    "protocol": "the server answered, but not with a message mcp-bdd could use: see what it sent above.",
+    "server-error": "the server rejected the call or went away: read the error above and the server's stderr.",
+}
 
 
 @then("the tool call succeeds")
@@ -515,7 +527,8 @@ def step_call_succeeds(context: Any, server: str | None = None) -> None:
             f'The tool call "{outcome.params.get("name")}" did not succeed',
             outcome,
             "a successful result",
-            tip="read the error text: a good server says what went wrong and what to do.",
+            tip=_SUCCESS_TIPS.get(outcome.failure_kind or "", _SUCCESS_TIPS["expectation"]),
+            kind=outcome.failure_kind,  # a timeout or a broken answer is named as such, not as a wrong value
         )
 
 
@@ -667,9 +680,11 @@ def step_all_succeed(context: Any, n: int) -> None:
         )
     bad = [(i + 1, c.describe()) for i, c in enumerate(calls) if not c.ok or c.is_error_result]
     if len(calls) != n or bad:
+        kinds = [c.failure_kind for c in calls if c.failure_kind]
         raise ExpectationFailed(
             f"Not all {n} calls succeeded ({len(calls) - len(bad)} of {len(calls)} did)",
             actual={f"call {i}": d for i, d in bad},
+            kind=kinds[0] if kinds else None,
         )
 
 
@@ -718,6 +733,7 @@ def _still_responds(context: Any, server: str | None) -> None:
             f'The server "{session.name}" no longer responds',
             actual=outcome.describe(),
             details=session.server.describe_death(),
+            kind=outcome.failure_kind,
         )
 
 

@@ -13,7 +13,7 @@ from report_helpers import exchange, feature, run, scenario
 from mcp_bdd.errors import ExpectationFailed, produced_by, sentence
 from mcp_bdd.matchers import assert_matches
 from mcp_bdd.report.collector import _failure
-from mcp_bdd.report.render import json_lines, render_html
+from mcp_bdd.report.render import json_lines, render_html, unpack
 from mcp_bdd.transcript import Transcript
 
 
@@ -105,4 +105,7 @@ def test_the_page_reads_a_failure_top_down() -> None:
     # the call is the last request and its answer (drawn by the script), not the earlier listing
     row = int(re.search(r'data-call="(\d+)"', block)[1])  # type: ignore[index]
     assert block.index("failure-call") < html.index("All MCP traffic of this step", html.index(block))
-    assert row >= 0
+    assert [(m["k"], m["m"], m["q"]) for m in unpack(html)["rows"][row]] == [
+        ("request", "tools/call", 3),
+        ("response", "tools/call", 4),
+    ]

@@ -1,0 +1,161 @@
+"""The report of a real run that fails in every way a run can fail: each failure filed under its
+category (from the typed errors, not from hand-set fields), the call that produced a wrong value
+shown first (the tools/call, not the listing before it), what setup did said in words, and no
+step's traffic starting with an answer whose request is missing."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+import pytest
+from behave_project import REPO, SHOP, Run, make_project, run_behave
+
+from mcp_bdd.report.model import Run as ReportRun
+from mcp_bdd.report.model import Scenario, load_run, walk_scenarios
+from mcp_bdd.report.render import unpack
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_leftover_processes")]
+
+HOSTILE = json.dumps([sys.executable, str(REPO / "tests" / "servers" / "hostile.py")])
+GONE = json.dumps([sys.executable, "-c", "import sys; print('cannot open the orders database', file=sys.stderr); sys.exit(3)"])
+
+CONFIG = f"""
+timeout = 5
+{SHOP}
+[servers.hostile]
+command = {HOSTILE}
+protocol = "legacy"
+
+[servers.gone]
+command = {GONE}
+"""
+
+FEATURE = '''
+Feature: Every way a run fails
+
+  Scenario: A wrong value
+    Given the MCP server "shop" is running
+    And the table "inventory" of the fake database "stock" contains:
+      | sku | qty |
+      | A1  | 3   |
+      | B2  | 0   |
+      | C3  | 7   |
+    When I call the tool "add" with:
+      | a | b |
+      | 2 | 3 |
+    Then the result text is "6"
+
+  Scenario: A request the server answers with an error
+    Given the MCP server "shop" is running
+    When I read the resource "shop://no/such/thing"
+    Then the resource text contains "anything"
+
+  Scenario: A call that outlasts the timeout
+    Given the MCP server "shop" is running
+    When I call the tool "slow" with:
+      | seconds |
+      | 120     |
+    Then the tool call succeeds
+
+  Scenario: An answer that cannot be parsed
+    Given the MCP server "hostile" is running
+    When I call the tool "deep"
+    Then the tool call succeeds
+
+  Scenario: A server that does not start
+    Given the MCP server "gone" is running
+    When I call the tool "anything"
+
+  Scenario: A transport the server cannot serve
+    Given the MCP server "hostile" is running over sse
+    When I call the tool "echo"
+'''
+
+
+@pytest.fixture(scope="module")
+def failed_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, ReportRun, str]:
+    root = make_project(tmp_path_factory.mktemp("failures"), CONFIG, {"every.feature": FEATURE})
+    out = root / "doc.html"
+    run = run_behave(
+        root, "-D", f"mcp_bdd.report={out}", "-f", "plain", "-f", "mcp_bdd.report:LivingDocFormatter", timeout=300
+    )
+    assert out.exists(), run.output[-4000:]
+    data = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    return run, load_run(data), out.read_text(encoding="utf-8")
+
+
+def _all(report: ReportRun) -> list[Scenario]:
+    return [s for feature in report.features for s in walk_scenarios(feature.children)]
+
+
+def _scenarios(report: ReportRun) -> dict[str, Scenario]:
+    return {s.name: s for s in _all(report)}
+
+
+def _kind(scenario: Scenario) -> str | None:
+    step = next((s for s in scenario.steps if s.error_kind), None)
+    return scenario.error_kind or (step.error_kind if step else None)
+
+
+def test_each_failure_is_filed_under_what_happened(failed_run: tuple[Run, ReportRun, str]) -> None:
+    run, report, html = failed_run
+    kinds = {name: _kind(s) for name, s in _scenarios(report).items()}
+    assert kinds == {
+        "A wrong value": "expectation",
+        "A request the server answers with an error": "server-error",
+        "A call that outlasts the timeout": "timeout",
+        "An answer that cannot be parsed": "protocol",
+        "A server that does not start": "setup",
+        "A transport the server cannot serve": "not-served",
+    }, run.output[-4000:]
+    # the page offers each category as a filter, with its count
+    for kind in kinds.values():
+        assert re.search(rf'data-kind="{kind}"[^>]*>[^<]+<span class="n">1</span>', html), kind
+    # and says what to do about a timeout, not "read the error text"
+    assert "raise `timeout`" in run.output[run.output.index("Scenario: A call that outlasts") :], run.output[-4000:]
+
+
+def test_the_call_shown_first_is_the_one_that_produced_the_value(failed_run: tuple[Run, ReportRun, str]) -> None:
+    run, report, html = failed_run
+    start = html.index(f'id="{_scenarios(report)["A wrong value"].id}"')
+    block = html[html.index('<div class="failure">', start) :]
+    block = block[: block.index("</li>")]
+    number = int(block.split('data-call="', 1)[1].split('"', 1)[0])
+    call = unpack(html)["rows"][number]
+    values = unpack(html)["values"]
+    assert [(m["k"], m["m"]) for m in call] == [("request", "tools/call"), ("response", "tools/call")], call
+    request = json.loads(values[call[0]["b"]]) if isinstance(values[call[0]["b"]], str) else values[call[0]["b"]]
+    assert request["name"] == "add" and request["arguments"] == {"a": 2, "b": 3}
+    assert "Expected result text to be" in block or "Expected" in block, block[:2000]
+    # the console says it in the same order: sentence, Expected/Actual, the call, the tip
+    console = run.output[run.output.index("Scenario: A wrong value") :]
+    order = [console.index(p) for p in ("Expected", "Actual", "The call that produced the value", "tools/call")]
+    assert order == sorted(order), console[:3000]
+
+
+def test_setup_is_said_in_words(failed_run: tuple[Run, ReportRun, str]) -> None:
+    _run, report, html = failed_run
+    by_name = _scenarios(report)
+    start = html.index(f'id="{by_name["A wrong value"].id}"')
+    scenario = html[start : html.index(f'id="{by_name["A request the server answers with an error"].id}"', start)]
+    assert "Seeded the table inventory of stock with 3 rows" in scenario
+    assert "Connected to shop" in scenario
+
+
+def test_no_step_traffic_starts_with_an_answer_whose_request_is_missing(
+    failed_run: tuple[Run, ReportRun, str],
+) -> None:
+    _run, report, _html = failed_run
+    checked = 0
+    for scenario in _all(report):
+        for step in scenario.steps:
+            seen: set[int] = set()
+            for x in step.evidence.exchanges:
+                if x.kind in ("response", "error") and x.related is not None:
+                    assert x.related in seen, f"{scenario.name} / {step.name}: {x.method} answer without its request"
+                    checked += 1
+                if x.kind == "request":
+                    seen.add(x.seq)
+    assert checked >= 4  # the run did make calls: the check is not vacuous
