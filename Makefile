@@ -40,7 +40,7 @@ test-stress: $(STAMP) node_modules/.installed
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/steps_overhead.py
-	$(BIN)/python benchmarks/report_scale.py
+	$(BIN)/python benchmarks/report_scale.py --own-features
 	$(BIN)/python benchmarks/stdio_framing.py
 
 clean:

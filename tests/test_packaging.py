@@ -137,3 +137,12 @@ def test_init_then_behave_is_green_in_an_empty_folder_with_the_wheel(user_venv: 
     assert "2 scenarios passed, 0 failed" in run.stdout, run.stdout + run.stderr
     report = user_venv.run(tmp_path, "behave", "-f", "living-doc", "-o", "reports/living-doc.html", "features/")
     assert (tmp_path / "reports" / "living-doc.html").stat().st_size > 10_000, report.stdout + report.stderr
+    # a second run, and `mcp-bdd report merge` as installed puts the two side by side
+    user_venv.run(tmp_path, "behave", "-f", "living-doc", "-o", "reports/again.html", "features/")
+    merged = user_venv.run(
+        tmp_path, "mcp-bdd", "report", "merge", "reports/living-doc.json", "reports/again.json",
+        "-o", "reports/merged.html", "--title", "Twice",
+    )  # fmt: skip
+    assert "merged 2 run(s)" in merged.stdout, merged.stdout + merged.stderr
+    page = (tmp_path / "reports" / "merged.html").read_text(encoding="utf-8")
+    assert "<title>Twice</title>" in page and "(living-doc)" in page and "(again)" in page, page[:2000]

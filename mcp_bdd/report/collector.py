@@ -20,6 +20,7 @@ import json
 import re
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +51,7 @@ from mcp_bdd.report.model import (
 )
 from mcp_bdd.secrets import mask, mask_data
 
-__all__ = ["RunCollector", "feature_id", "slug"]
+__all__ = ["RunCollector", "feature_id", "row_title", "slug"]
 
 # behave's Status enum names -> ours (cleanup errors are errors; dry-run "untested_*" keep meaning).
 _STATUS: dict[str, Status] = {
@@ -372,13 +373,21 @@ class RunCollector:
     def _outline(self, outline: Any, prefix: str, ids: _Ids) -> Outline:
         oid = ids.make(f"{prefix}--{slug(str(outline.name))}")
         scenarios = []
+        titles: set[str] = set()
         for scenario in outline.scenarios:
             row = getattr(scenario, "_row", None)
             ref = None
             match = re.fullmatch(r"(\d+)\.(\d+)", str(getattr(row, "id", "")))
             if match:
                 ref = ExampleRef(examples=int(match[1]), row=int(match[2]))
-            scenarios.append(self._scenario(scenario, ids.make(f"{oid}--{slug(str(scenario.name))}"), ref))
+            sid = ids.make(f"{oid}--{slug(str(scenario.name))}")
+            title = row_title(
+                str(scenario.name), str(outline.name), getattr(row, "headings", ()), getattr(row, "cells", ())
+            )
+            if title in titles and ref is not None:  # the same values twice: CI tools need distinct names
+                title = f"{title} (row {ref.examples}.{ref.row})"
+            titles.add(title)
+            scenarios.append(self._scenario(scenario, sid, ref, title))
         examples = tuple(
             Examples(
                 keyword=str(ex.keyword),
@@ -403,7 +412,9 @@ class RunCollector:
             scenarios=tuple(scenarios),
         )
 
-    def _scenario(self, scenario: Any, sid: str, example: ExampleRef | None = None) -> Scenario:
+    def _scenario(
+        self, scenario: Any, sid: str, example: ExampleRef | None = None, title: str | None = None
+    ) -> Scenario:
         background = {id(s) for s in scenario.background_steps} if scenario.background else set()
         steps = tuple(self._step(s, id(s) in background) for s in scenario.all_steps)
         raw = _status(scenario.status)
@@ -417,7 +428,7 @@ class RunCollector:
         duration = self._wall.get(key)
         return Scenario(
             id=sid,
-            name=str(scenario.name),
+            name=title or str(scenario.name),
             keyword=str(scenario.keyword),
             location=_location(scenario),
             status=status,
@@ -426,7 +437,7 @@ class RunCollector:
             tags=_tags(scenario.tags),
             steps=steps,
             error_message=_error(scenario) if scenario.hook_failed else None,
-            error_kind=kind_of(scenario.exception) if scenario.hook_failed else None,
+            error_kind=kind_of(scenario.exception, untyped="setup") if scenario.hook_failed else None,
             evidence=self._scenario_evidence.get(key, _NO_EVIDENCE).freeze(),
             example=example,
         )
@@ -456,3 +467,19 @@ class RunCollector:
             definition=self._definitions.get(id(step)),
             evidence=self._step_evidence.get(id(step), _NO_EVIDENCE).freeze(),
         )
+
+
+_ANNOTATION = re.compile(r"\s+-- @\d+\.\d+(?:\s.*)?$")
+
+
+def row_title(name: str, template: str, headings: Sequence[str], cells: Sequence[str]) -> str:
+    """An outline row's title from its example values: "Multiplying 4 by 5", not "... -- @1.2 small numbers".
+
+    behave names each row "<outline name with the values filled in> -- @<table>.<row> <examples name>";
+    without placeholders in the outline's name, the values themselves make the title. Titled here, in
+    the model, so the HTML, JUnit, Cucumber JSON/Messages and the step summary all say the same.
+    """
+    base = _ANNOTATION.sub("", name).strip()
+    if base and base != template.strip():
+        return base
+    return ", ".join(f"{h} = {c}" for h, c in zip(headings, cells, strict=False)) or base or name

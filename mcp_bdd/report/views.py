@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -65,6 +66,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+TREND_RUNS = 10  # dots shown per scenario
+SLOWER_BY = 0.2  # seconds: below this, a doubling is noise (an in-memory scenario takes ms)
 
 
 def _align(groups: Sequence[Iterable[T]], key: Callable[[T], str]) -> list[list[T | None]]:
@@ -130,6 +133,7 @@ class ScenarioView:
     labels: list[str]
     kind: str = "scenario"
     trend: list[Outcome | None] = field(default_factory=list)  # this scenario in the runs of the history, oldest first
+    durations: list[float | None] = field(default_factory=list)  # its duration in those runs (s), oldest first
 
     @cached_property
     def flips(self) -> int:
@@ -164,6 +168,26 @@ class ScenarioView:
         if now == "passed" and previous in failing:
             return "fixed"
         return None
+
+    @cached_property
+    def slowdown(self) -> str | None:
+        """ "slower · 2.40 s, usually 0.31 s" when this run took at least twice the median of the
+        earlier runs (and 0.2 s more): a scenario creeping up is a regression a pass rate hides."""
+        *before, now = self.durations or [None]
+        earlier = sorted(d for d in before if d is not None)
+        if now is None or len(earlier) < 2:
+            return None
+        median = statistics.median(earlier)
+        if now < 2 * median or now - median < SLOWER_BY:
+            return None
+        return f"slower · {now:.2f} s, usually {median:.2f} s"
+
+    @property
+    def trend_title(self) -> str:
+        """The dots' tooltip: each of the last runs' outcome and duration, oldest first."""
+        shown = list(zip(self.trend, self.durations or [None] * len(self.trend), strict=False))[-TREND_RUNS:]
+        parts = [f"{o or 'absent'}" + (f" {d:.2f} s" if d is not None else "") for o, d in shown]
+        return f"Last {len(shown)} runs, oldest first: " + ", ".join(parts)
 
     @property
     def status(self) -> Status:
@@ -450,12 +474,14 @@ class ReportView:
 
     @property
     def changes(self) -> dict[str, int]:
-        """How many scenarios are flaky, newly failing, still failing, fixed (against the history)."""
-        out = {"flaky": 0, "new failure": 0, "still failing": 0, "fixed": 0}
+        """How many scenarios are flaky, newly failing, still failing, fixed, slower (against the history)."""
+        out = {"flaky": 0, "new failure": 0, "still failing": 0, "fixed": 0, "slower": 0}
         for s in self.scenarios:
             change = s.change
             if s.flaky:
                 out["flaky"] += 1
+            if s.slowdown:
+                out["slower"] += 1
             if change:
                 out[change.split(" · ")[0]] += 1
         return out
@@ -571,10 +597,6 @@ class _Builder:
             ExamplesView(ex, [(cells, by_ref.get((n, m))) for m, cells in enumerate(ex.table.rows, 1)])
             for n, ex in enumerate(primary.examples, 1)
         ]
-        for view in examples:
-            for cells, row in view.rows:
-                if row is not None:
-                    row.name = row_title(row.name, primary.name, view.examples.table.headings, cells)
         return OutlineView(
             id=primary.id,
             name=primary.name,
@@ -646,21 +668,6 @@ class _Builder:
             results=results,
             errors=self.errors(results),
         )
-
-
-_ANNOTATION = re.compile(r"\s+-- @\d+\.\d+(?:\s.*)?$")
-
-
-def row_title(name: str, template: str, headings: Sequence[str], cells: Sequence[str]) -> str:
-    """An outline row's title from its example values: "Multiplying 4 by 5", not "... -- @1.2 small numbers".
-
-    behave names each row "<outline name with the values filled in> -- @<table>.<row> <examples name>";
-    without placeholders in the outline's name, the values themselves make the title.
-    """
-    base = _ANNOTATION.sub("", name).strip()
-    if base and base != template.strip():
-        return base
-    return ", ".join(f"{h} = {c}" for h, c in zip(headings, cells, strict=False)) or base or name
 
 
 _CAPABILITY_TAG = re.compile(r"capability[:=](.+)", re.IGNORECASE)
@@ -781,4 +788,5 @@ def build_report(runs: Sequence[Run], title: str | None = None, history: Sequenc
         report.history = [*history, current_entry(report)]
         for s in report.scenarios:
             s.trend = [e.scenarios[s.id][0] if s.id in e.scenarios else None for e in report.history]
+            s.durations = [e.scenarios[s.id][1] if s.id in e.scenarios else None for e in report.history]
     return report

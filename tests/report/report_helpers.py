@@ -21,10 +21,11 @@ SAMPLE = Path(__file__).resolve().parent / "sample_project"
 FORMATTER = "mcp_bdd.report:LivingDocFormatter"
 
 
-def run_behave(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`python -m behave ARGS features/` in `project`, with this checkout importable."""
+def run_behave(project: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m behave ARGS features/` in `project`, with this checkout importable (and `env` added)."""
     path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "PYTHONPATH": path}
+    base = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}  # CI's own summary stays ours
+    env = {**base, "PYTHONPATH": path, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "behave", *args, "features/"],
         cwd=project,

@@ -95,17 +95,21 @@ def make_project(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     project = make_project(tmp_path_factory.mktemp("cucumber"))
+    summary = project / "reports" / "summary.md"
     proc = run_behave(
         project,
         "-f", "cucumber-messages", "-o", "reports/run.ndjson",
         "-f", "cucumber-json", "-o", "reports/cucumber.json",
         "-f", "junit-mcp", "-o", "reports/junit.xml",
+        "-f", "living-doc", "-o", "reports/living-doc.html",
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
     )  # fmt: skip
     ndjson = project / "reports" / "run.ndjson"
     assert ndjson.exists(), f"no NDJSON written\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     envelopes = [json.loads(line) for line in ndjson.read_text(encoding="utf-8").splitlines()]
     data = json.loads((project / "reports" / "cucumber.json").read_text(encoding="utf-8"))
-    return {"project": project, "ndjson": ndjson, "envelopes": envelopes, "json": data, "proc": proc}
+    return {"project": project, "ndjson": ndjson, "envelopes": envelopes, "json": data, "proc": proc,
+            "summary": summary}  # fmt: skip
 
 
 def _of(envelopes: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -299,7 +303,9 @@ def test_mcp_exchanges_and_requirement_links_are_attachments(outputs: dict[str, 
     ] in links
 
 
-def test_the_official_html_formatter_renders_it(outputs: dict[str, Any], tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def official_page(outputs: dict[str, Any]) -> Path:
+    """The NDJSON rendered by the official @cucumber/html-formatter (Node.js, from package.json)."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("Node.js is not installed")
@@ -312,42 +318,28 @@ def test_the_official_html_formatter_renders_it(outputs: dict[str, Any], tmp_pat
         check=False,
     )
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
-    html = proc.stdout.decode("utf-8")
+    page = outputs["project"] / "reports" / "cucumber.html"
+    page.write_bytes(proc.stdout)
+    return page
+
+
+def test_the_official_html_formatter_renders_it(official_page: Path) -> None:
+    html = official_page.read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>") and "</html>" in html
     for name in ("A refund is totalled", "Dividing normally", "Refunds follow the policy", "Multiplying"):
         assert name in html, name  # the messages travel inside the page; Chromium draws them below
-    page = tmp_path / "cucumber.html"
-    page.write_text(html, encoding="utf-8")
-    _shown_in_chromium(page)
 
 
-def _shown_in_chromium(page: Path) -> None:
+def test_the_official_page_draws_every_scenario_in_chromium(browser: Any, official_page: Path) -> None:
     """What a person sees: the React app of the html-formatter draws every scenario from the stream."""
-    from report_helpers import CHROMIUM, DRIVER
-
-    if CHROMIUM is None or DRIVER is None:
-        return  # the HTML was produced by the official formatter; drawing it needs a browser
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.support.ui import WebDriverWait
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    profile = page.parent / "profile"
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", f"--user-data-dir={profile}"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    try:
-        driver.get(page.as_uri())
-        WebDriverWait(driver, 60).until(
-            lambda d: "Refunds follow the policy" in d.find_element("tag name", "body").text
-        )
-        text = driver.find_element("tag name", "body").text
-        shown_all = ("A refund is totalled", "Adding <a> and <b>", "Examples: large", "mcp-exchanges.json", "FAILED")
-        for shown in shown_all:
-            assert shown in text, shown
-    finally:
-        driver.quit()
+    browser.get(official_page.as_uri())
+    WebDriverWait(browser, 60).until(lambda d: "Refunds follow the policy" in d.find_element("tag name", "body").text)
+    text = browser.find_element("tag name", "body").text
+    shown_all = ("A refund is totalled", "Adding <a> and <b>", "Examples: large", "mcp-exchanges.json", "FAILED")
+    for shown in shown_all:
+        assert shown in text, shown
 
 
 # -- Cucumber JSON -----------------------------------------------------------------------------
@@ -426,3 +418,17 @@ def test_meta_names_the_github_build() -> None:
     validator = jsonschema.Draft202012Validator(json.loads(MESSAGES_SCHEMA.read_text(encoding="utf-8")))
     assert all(validator.is_valid(e) for e in envelopes)
     assert "ci" not in messages(run(feature("f", scenario("s1"))), {})[0]["meta"]
+
+
+# -- GitHub step summary -----------------------------------------------------------------------
+def test_the_step_summary_links_failures_and_requirements(outputs: dict[str, Any]) -> None:
+    text = outputs["summary"].read_text(encoding="utf-8")
+    jira = "[JIRA-7](https://jira.example.com/browse/JIRA-7)"
+    # the failing outline row is titled by its values and carries its requirement
+    row = next(line for line in text.splitlines() if "Adding 7 and 7" in line)
+    assert jira in row, text
+    assert "@1" not in text and "-- @" not in text
+    requirements = text[text.index("**Requirements** (2)") :]
+    lines = requirements.splitlines()
+    assert lines[4] == f"| ❌ {jira} | 5 | 3 | 2 |", requirements  # failing first; the Feature tag covers all 5
+    assert "| [ABC-1](https://reqs.example.com/items/ABC-1) | 1 | 1 | 0 |" in requirements

@@ -6,6 +6,7 @@ vs "still failing", failure categories and requirement links (from the project's
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ def test_three_consecutive_runs(tmp_path: Path) -> None:
     history = tmp_path / "history"
     first = make_sample_run(tmp_path / "1", "stdio", files=PROJECT_FILES)
     second = make_sample_run(tmp_path / "2", "stdio", "-D", "break_division=1", files=PROJECT_FILES)
-    third = make_sample_run(tmp_path / "3", "stdio", files=PROJECT_FILES)
+    third = make_sample_run(tmp_path / "3", "stdio", "-D", "slow_adding=1", files=PROJECT_FILES)
 
     entries = read_history(history, "stdio")
     assert len(entries) == 3 and len(list(history.glob("run-*.json"))) == 3
@@ -67,6 +68,13 @@ def test_three_consecutive_runs(tmp_path: Path) -> None:
     assert dividing.count('<i class="t-') == 3 and '<i class="t-failed">' in dividing
     assert "still failing · 3 runs" in _scenario_html(third.html, WRONG)
     assert "<h2>History" in third.text and "data-flaky" in third.text
+    # durations have a trend too: the scenario that now takes 1 s more is marked, and listed
+    traced = next(sid for sid in _index(third.html) if sid.endswith("adding-is-traced"))
+    adding = _scenario_html(third.html, traced)
+    assert re.search(r"slower · 1\.\d\d s, usually 0\.\d\d s", adding), adding
+    assert re.search(r'title="Last 3 runs, oldest first: passed 0\.\d\d s, passed 0\.\d\d s, passed 1\.\d\d s"', adding)
+    assert "<h3>Slower than usual</h3>" in third.text and f'<a href="#{traced}">Adding is traced</a>' in third.text
+    assert "slower ·" not in _scenario_html(third.html, DIVIDING)
     assert 'data-kind="expectation"' in third.text  # categories stay filters
     for report in (first, second, third):  # requirement tags are links in every run
         assert '<a class="tag req" href="https://jira.example.com/browse/JIRA-7"' in report.text

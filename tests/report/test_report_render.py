@@ -7,7 +7,7 @@ import json
 import re
 from html.parser import HTMLParser
 
-from report_helpers import exchange, feature, run, scenario
+from report_helpers import SampleRun, exchange, feature, run, scenario
 
 from mcp_bdd.report.model import ExampleRef, Examples, Image, Outline, ServerSurface, StepDef, Table
 from mcp_bdd.report.render import CSP, data_url, json_for_html, pretty, render_html, text, unpack
@@ -157,7 +157,7 @@ def test_capabilities_are_the_feature_folders() -> None:
 
 
 def test_outline_rows_are_titled_by_their_example_values() -> None:
-    from mcp_bdd.report.views import row_title
+    from mcp_bdd.report.collector import row_title
 
     assert row_title("Multiplying 4 by 5 -- @1.2 small numbers", "Multiplying <a> by <b>", ("a", "b"), ("4", "5")) == (
         "Multiplying 4 by 5"
@@ -223,3 +223,12 @@ def test_setup_is_shown_as_what_it_did() -> None:
         "Connected to shop 1 over stdio (protocol 2026-07-28) in 210 ms",
         "The fake payments received POST /charges",
     ]
+
+
+def test_the_page_speaks_plainly(sample_run: SampleRun) -> None:
+    """No internal words on the page a product owner reads (scripts and data aside)."""
+    page = re.sub(r"<(script|style)\b.*?</\1>", " ", sample_run.text, flags=re.S)
+    words = re.sub(r"<[^>]+>", " ", page)
+    for jargon in ("surface", "listing pages", "-- @", "absorb", "portal", "transcript seq"):
+        assert jargon not in words, jargon
+    assert "Multiplying 4 by 5" in words  # outline rows by their values

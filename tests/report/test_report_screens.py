@@ -93,6 +93,20 @@ def test_a_failure_fits_the_screen(browser: Any, sample_run: SampleRun, width: i
         assert boxes[-1][3] <= viewport, boxes[-1]
         too_wide = [b for b in boxes[:-1] if b[3] and (b[1] < 0 or b[2] > viewport)]
         assert too_wide == [], too_wide
+        # readable, not merely narrow: the sentence is on screen, and the call under it is drawn
+        seen = browser.execute_script(
+            """
+            const s = document.getElementById(arguments[0]);
+            const sentence = s.querySelector('.step.s-failed .failure-sentence');
+            const r = sentence.getBoundingClientRect();
+            const call = s.querySelector('.step.s-failed .failure-call .exchanges');
+            return [sentence.innerText, r.top >= 0 && r.bottom <= window.innerHeight,
+                    call ? call.innerText : null];
+            """,
+            FAILED,
+        )
+        assert seen[0].startswith("Expected result to be 5, but it was 4") and seen[1], seen
+        assert seen[2] and "tools/call" in seen[2] and '"a": 2' in seen[2], seen
         _shot(browser, f"report-failure-{width}px.png")
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

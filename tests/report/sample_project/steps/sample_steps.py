@@ -99,6 +99,8 @@ def step_call(context, tool, a, b):
     value = {"add": a + b, "multiply": a * b, "divide": a // b if b else 0}[tool]
     if tool == "divide" and context.config.userdata.get("break_division"):
         value += 1  # lets a second run disagree with the first (the merge test)
+    if tool == "add" and context.config.userdata.get("slow_adding"):
+        time.sleep(float(context.config.userdata["slow_adding"]))  # the duration under test (history trends)
     _call(
         context,
         tool,
