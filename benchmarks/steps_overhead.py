@@ -4,7 +4,9 @@ Baselines: a plain `mcp.Client` script doing, per "scenario", open a session, ca
 the result, close, all in one coroutine ("raw"); and the same SDK calls driven one synchronous
 step at a time through an anyio blocking portal ("portal"), the least any synchronous step
 runner pays (behave steps are synchronous: design.md). mcp-bdd: the same as Gherkin scenarios
-(server step, call step, two Then steps) run by `behave` in a subprocess. Printed:
+(server step, call step, two Then steps) run by `behave` in a subprocess; and the same Gherkin
+with step functions that do nothing ("behave floor": what behave alone costs per scenario).
+Printed:
   - per tool-call step: mcp-bdd's "When I call the tool" step duration minus the raw call time
   - per scenario: mcp-bdd's wall time per scenario (minus behave's fixed start-up, measured with
     a 1-scenario run; the best of several runs each) minus the raw and the portal baselines
@@ -83,6 +85,35 @@ async def _set(event: anyio.Event) -> None:
 
 def project(root: Path, n: int, transport: str) -> None:
     write_project(root, add_scenarios(n), extra_config=f'transport = "{transport}"\n')
+
+
+NOOP_STEPS = """\
+from behave import given, then, when
+
+@given('the MCP server "{name}" is running')
+def server(context, name): pass
+
+@when('I call the tool "{tool}" with:')
+def call(context, tool): pass
+
+@then("the tool call succeeds")
+def succeeds(context): pass
+
+@then('the result at "{path}" is {value}')
+def result(context, path, value): pass
+"""
+
+
+def behave_floor(n: int) -> float:
+    """Mean seconds per scenario of behave itself: the same feature, steps that do nothing."""
+    with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as many:
+        for root, count in ((Path(one), 1), (Path(many), n)):
+            project(root, count, "in-memory")
+            (root / "environment.py").unlink()
+            (root / "steps" / "mcp_steps.py").write_text(NOOP_STEPS)
+        wall_one = min(run_behave(Path(one))[0] for _ in range(3))
+        wall_many = min(run_behave(Path(many))[0] for _ in range(2))
+    return (wall_many - wall_one) / (n - 1)
 
 
 def run_behave(root: Path) -> tuple[float, list[dict[str, object]]]:
@@ -170,11 +201,13 @@ def main() -> None:
             f"{(bdd_call - raw_call) * 1e3:>+6.3f}ms {bdd_scen / raw_scen:>5.2f}x"
         )
         if transport == "in-memory":
-            portal_scen = portal_baseline(n)
+            portal_scen, floor = portal_baseline(n), behave_floor(n)
             print(
-                f"{'':<10} {'':>4} portal baseline {portal_scen * 1e3:.2f} ms/scenario: mcp-bdd "
-                f"{(bdd_scen - portal_scen) * 1e3:+.2f} ms over it, the portal "
-                f"{(portal_scen - raw_scen) * 1e3:+.2f} ms over raw"
+                f"{'':<10} {'':>4} portal baseline {portal_scen * 1e3:.2f} ms/scenario "
+                f"({(portal_scen - raw_scen) * 1e3:+.2f} ms over raw); behave floor {floor * 1e3:.2f} ms/scenario.\n"
+                f"{'':<16}the least a behave runner with synchronous steps pays: raw + portal + behave = "
+                f"{(portal_scen + floor) * 1e3:.2f} ms ({(portal_scen + floor - raw_scen) * 1e3:+.2f} ms over raw); "
+                f"mcp-bdd {(bdd_scen - portal_scen - floor) * 1e3:+.2f} ms over that"
             )
     raw_oc, bdd_oc = session_open_close()
     print(

@@ -24,7 +24,7 @@ import behave.model as behave_model
 
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import ConfigError, McpBddError, NothingSelected
-from mcp_bdd.transcript import SERVER_MIME, STDERR_MIME, TRANSCRIPT_MIME
+from mcp_bdd.transcript import HOOKS_MIME, SERVER_MIME, STDERR_MIME, TRANSCRIPT_MIME
 
 __all__ = [
     "after_all",
@@ -151,15 +151,20 @@ def before_step(context: Any, step: Any) -> None:
     if state is not None:
         state.location = f"{step.location}"
         state.step_text = f"{step.keyword} {step.name}"
+        _attach_transcript(context, state, HOOKS_MIME)  # what the hooks did since the last step
+
+
+def _attach_transcript(context: Any, state: Any, mime: str) -> None:
+    items = state.transcript.drain()
+    if items:
+        context.attach(mime, json.dumps([i.to_json() for i in items], default=str).encode())
 
 
 def after_step(context: Any, step: Any) -> None:
     state = getattr(context, "mcp", None)
     if state is None:
         return
-    items = state.transcript.drain()
-    if items:
-        context.attach(TRANSCRIPT_MIME, json.dumps([i.to_json() for i in items], default=str).encode())
+    _attach_transcript(context, state, TRANSCRIPT_MIME)
     sessions = list(state.sessions.values())
     for session in sessions:
         if session.client is None or not session.connected or not session.surface_dirty:
@@ -203,6 +208,7 @@ def after_scenario(context: Any, scenario: Any) -> None:
     if state is None:
         return
     problems = context.mcp_runtime.end_scenario(state)
+    _attach_transcript(context, state, HOOKS_MIME)  # teardown, and hooks of a scenario without steps
     if problems and os.environ.get("MCP_BDD_DEBUG"):
         print("mcp-bdd teardown: " + "; ".join(problems), file=sys.stderr)
     context.mcp = None

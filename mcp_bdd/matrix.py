@@ -277,6 +277,9 @@ def _worker_argv(
         "--no-color",
         "-f", "plain",  # to the job's log: what a human reads when a leg fails
         *options,
+        # after the user's -D: one history entry per `mcp-bdd run`, recorded by the merge below,
+        # not one per job (a leg's shards would read as separate runs)
+        "-D", "mcp_bdd.history=none",
         *units,
     ]  # fmt: skip
 
@@ -595,13 +598,32 @@ def _junit(results: list[LegResult], path: Path) -> Path | None:
     return write_text(path, '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n")
 
 
-def _merge_report(paths: list[Path], output: Path, title: str | None) -> int:
-    """Delegate to `mcp-bdd report merge` (mcp_bdd.report.merge.main)."""
+def _defines(options: list[str]) -> dict[str, str]:
+    """The user's `-D name=value` / `--define name=value` among behave's options (the last one wins)."""
+    out: dict[str, str] = {}
+    for flag, value in itertools.pairwise(options):
+        if flag in ("-D", "--define") and "=" in value:
+            name, _, text = value.partition("=")
+            out[name] = text
+    for option in options:
+        if option.startswith("--define="):
+            name, _, text = option[len("--define=") :].partition("=")
+            out[name] = text
+    return out
+
+
+def _merge_report(paths: list[Path], output: Path, title: str | None, behave_options: list[str]) -> int:
+    """Delegate to `mcp-bdd report merge` (mcp_bdd.report.merge.main), with the run's history
+    (`history` in [tool.mcp-bdd] or `-D mcp_bdd.history=...`): the merged page is the one people read."""
+    from mcp_bdd.report.formatter import history_settings
     from mcp_bdd.report.merge import main as merge_main
 
     argv = [*map(str, paths), "-o", str(output)]
     if title:
         argv += ["--title", title]
+    folder, keep = history_settings(_defines(behave_options))
+    if folder is not None:
+        argv += ["--history", str(folder), "--history-runs", str(keep)]
     return merge_main(argv)
 
 
@@ -692,7 +714,7 @@ def run_matrix(options: RunOptions, out: Any = None) -> int:
         _print_leg(result, out)
     leg_files = [r.json_path for r in results if r.json_path is not None]
     if leg_files:
-        _merge_report(leg_files, report, options.title)
+        _merge_report(leg_files, report, options.title, behave_options)
         junit_path = _junit(results, options.junit or report.parent / "junit.xml")
         if junit_path is not None:
             print(f"JUnit: {junit_path}", file=out)

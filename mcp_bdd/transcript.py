@@ -2,8 +2,10 @@
 
 Steps never attach by themselves: the `after_step` hook drains what the step caused and
 attaches it to that step (`context.attach(TRANSCRIPT_MIME, json)`), which is what the living
-documentation report and failure messages read. Records come from the portal thread (the SDK's
-callbacks) and from the behave thread, hence the lock.
+documentation report and failure messages read. What hooks caused (a user's before_scenario
+starting a server or seeding a table; teardown) is attached as HOOKS_MIME at the next step's
+start, or after the scenario, so the report shows it as the hooks' doing, not the first step's.
+Records come from the portal thread (the SDK's callbacks) and from the behave thread, hence the lock.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from mcp_bdd.secrets import mask, mask_data
 
 __all__ = [
     "ARROWS",
+    "HOOKS_MIME",
     "SERVER_MIME",
     "STDERR_MIME",
     "TRANSCRIPT_MIME",
@@ -28,6 +31,8 @@ __all__ = [
 
 #: One step's exchanges: a JSON list of `Exchange` dicts.
 TRANSCRIPT_MIME = "application/vnd.mcp-bdd.transcript+json"
+#: Exchanges the hooks caused (before or after the steps), whenever behave delivers them.
+HOOKS_MIME = "application/vnd.mcp-bdd.transcript+json; phase=hooks"
 #: A server's identity and surface as seen during the run (see `session.ServerSurface`).
 SERVER_MIME = "application/vnd.mcp-bdd.server+json"
 #: The last lines of a server's stderr, attached to the failing step: {"server": ..., "text": ...}.

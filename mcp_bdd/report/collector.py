@@ -50,6 +50,7 @@ from mcp_bdd.report.model import (
     walk_scenarios,
 )
 from mcp_bdd.secrets import mask, mask_data
+from mcp_bdd.transcript import HOOKS_MIME
 
 __all__ = ["RunCollector", "feature_id", "row_title", "slug"]
 
@@ -280,7 +281,7 @@ class RunCollector:
             old = self._surfaces.get(parsed.server)
             self._surfaces[parsed.server] = parsed if old is None else merge_surfaces(old, parsed)
             return
-        if self._in_step and self._index < len(self._steps):
+        if self._in_step and self._index < len(self._steps) and mime_type != HOOKS_MIME:
             acc = self._step_evidence.setdefault(id(self._steps[self._index]), _Acc())
         elif self._open is not None:
             acc = self._scenario_evidence.setdefault(id(self._open), _Acc())

@@ -10,6 +10,7 @@ Pure module: no behave, no jinja2.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 import re
@@ -403,7 +404,9 @@ class GlossaryEntry:
 
     @property
     def id(self) -> str:
-        return "step-" + "".join(c if c.isalnum() else "-" for c in f"{self.step_type}-{self.pattern}").lower()
+        """Short and stable ("g-1a2b3c4d"): every step of the page links here, so a long slug of
+        the phrase, repeated a thousand times, was a tenth of a large report."""
+        return "g-" + hashlib.sha1(f"{self.step_type} {self.pattern}".encode()).hexdigest()[:8]
 
 
 @dataclass

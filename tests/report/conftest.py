@@ -17,8 +17,7 @@ def sample_run(tmp_path_factory: pytest.TempPathFactory) -> SampleRun:
     return make_sample_run(tmp_path_factory.mktemp("sample"))
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+def _chromium(*, scripts: bool) -> Iterator[Any]:
     if CHROMIUM is None or DRIVER is None:
         pytest.skip("headless Chromium not installed (apt-get install chromium chromium-driver)")
     webdriver = pytest.importorskip("selenium.webdriver")
@@ -36,9 +35,22 @@ def browser() -> Iterator[Any]:
     ]
     for flag in [*flags, f"--user-data-dir={profile}", "--window-size=1440,1000"]:
         options.add_argument(flag)
+    if not scripts:
+        options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
     try:
         yield driver
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    yield from _chromium(scripts=True)
+
+
+@pytest.fixture(scope="module")
+def browser_without_scripts() -> Iterator[Any]:
+    """Chromium with JavaScript off, as some readers (and mail previews) have it."""
+    yield from _chromium(scripts=False)

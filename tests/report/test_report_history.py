@@ -111,3 +111,24 @@ def test_merge_marks_legs_that_disagree_as_flaky_and_keeps_a_history(tmp_path: P
     assert merge_main([str(later), files[1], *history]) == 0
     assert [e.label for e in read_history(tmp_path / "h")] == ["stdio+http", "stdio+http"]
     assert "<h2>History" in out.read_text(encoding="utf-8")
+
+
+def test_mcp_bdd_run_keeps_one_history_entry_per_run_and_shows_it_in_the_merged_report(tmp_path: Path) -> None:
+    """Legs and jobs are workers of one run: the merged page (the one people open) shows the
+    history, and two jobs of a leg do not read as two runs."""
+    from test_cli import cli
+
+    assert cli(tmp_path, "init").returncode == 0
+    features = sorted((tmp_path / "features").glob("*.feature"))
+    copy = features[0].read_text(encoding="utf-8").replace("Feature:", "Feature: Copy of", 1)
+    (tmp_path / "features" / "copy.feature").write_text(copy, encoding="utf-8")  # two files: two jobs
+    history = tmp_path / "history"
+    argv = ("run", "--transport", "in-memory,stdio", "--jobs", "2", "--", "-D", f"mcp_bdd.history={history}")
+    for n in (1, 2, 3):
+        ran = cli(tmp_path, *argv, timeout=300)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        entries = read_history(history)
+        assert [e.label for e in entries] == ["in-memory+stdio"] * n, [e.label for e in entries]
+    page = (tmp_path / "reports" / "living-doc.html").read_text(encoding="utf-8")
+    assert "<h2>History <span class=\"count\">3 runs</span></h2>" in page
+    assert page.count('<i class="t-passed">') >= 3

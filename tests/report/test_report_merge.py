@@ -9,6 +9,7 @@ import pytest
 from report_helpers import SampleRun, make_sample_run
 
 from mcp_bdd.report.merge import load_runs, main
+from mcp_bdd.report.render import unpack
 from mcp_bdd.report.views import build_report
 
 pytestmark = pytest.mark.slow
@@ -32,6 +33,10 @@ def test_merge_shows_runs_side_by_side(sample_run: SampleRun, http_run: SampleRu
     assert view.labels == ["stdio", "http"]
     flagged = sorted(s.name for s in view.scenarios if s.inconsistent)
     assert flagged == ["Dividing normally", "Dividing normally"]
+    # legs that disagree are flaky on the page: marked, counted, filterable
+    index = {e["id"]: e for e in unpack(html)["index"]}
+    assert sorted(s.name for s in view.scenarios if index[s.id]["flaky"]) == flagged
+    assert html.count('<span class="flag flaky"') == 4  # each on its scenario and under Needs attention
     agreed = next(s for s in view.scenarios if s.name == "Adding two numbers")
     assert [r.status for r in agreed.results if r] == ["passed", "passed"] and not agreed.inconsistent
 

@@ -71,12 +71,37 @@ Feature: Every way a run fails
   Scenario: A transport the server cannot serve
     Given the MCP server "hostile" is running over sse
     When I call the tool "echo"
+
+  @prepared
+  Scenario: Set up by a hook
+    When I call the tool "add" with:
+      | a | b |
+      | 1 | 1 |
+    Then the result text is "2"
+'''
+
+# A user's own hook that prepares @prepared scenarios (the behave idiom: execute_steps)
+ENVIRONMENT = '''
+from mcp_bdd.environment import *  # noqa: F401,F403
+from mcp_bdd import environment as _mcp
+
+
+def before_scenario(context, scenario):
+    _mcp.before_scenario(context, scenario)
+    if "prepared" in scenario.tags:
+        context.execute_steps(\'\'\'
+            Given the MCP server "shop" is running
+            And the table "inventory" of the fake database "stock" contains:
+              | sku | qty |
+              | A1  | 3   |
+        \'\'\')
 '''
 
 
 @pytest.fixture(scope="module")
 def failed_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, ReportRun, str]:
     root = make_project(tmp_path_factory.mktemp("failures"), CONFIG, {"every.feature": FEATURE})
+    (root / "environment.py").write_text(ENVIRONMENT, encoding="utf-8")
     out = root / "doc.html"
     run = run_behave(
         root, "-D", f"mcp_bdd.report={out}", "-f", "plain", "-f", "mcp_bdd.report:LivingDocFormatter", timeout=300
@@ -109,9 +134,10 @@ def test_each_failure_is_filed_under_what_happened(failed_run: tuple[Run, Report
         "An answer that cannot be parsed": "protocol",
         "A server that does not start": "setup",
         "A transport the server cannot serve": "not-served",
+        "Set up by a hook": None,
     }, run.output[-4000:]
     # the page offers each category as a filter, with its count
-    for kind in kinds.values():
+    for kind in filter(None, kinds.values()):
         assert re.search(rf'data-kind="{kind}"[^>]*>[^<]+<span class="n">1</span>', html), kind
     # and says what to do about a timeout, not "read the error text"
     assert "raise `timeout`" in run.output[run.output.index("Scenario: A call that outlasts") :], run.output[-4000:]
@@ -128,7 +154,7 @@ def test_the_call_shown_first_is_the_one_that_produced_the_value(failed_run: tup
     assert [(m["k"], m["m"]) for m in call] == [("request", "tools/call"), ("response", "tools/call")], call
     request = json.loads(values[call[0]["b"]]) if isinstance(values[call[0]["b"]], str) else values[call[0]["b"]]
     assert request["name"] == "add" and request["arguments"] == {"a": 2, "b": 3}
-    assert "Expected result text to be" in block or "Expected" in block, block[:2000]
+    assert "The result text differs: expected 6, but it was 5" in block, block[:2000]
     # the console says it in the same order: sentence, Expected/Actual, the call, the tip
     console = run.output[run.output.index("Scenario: A wrong value") :]
     order = [console.index(p) for p in ("Expected", "Actual", "The call that produced the value", "tools/call")]
@@ -159,3 +185,16 @@ def test_no_step_traffic_starts_with_an_answer_whose_request_is_missing(
                 if x.kind == "request":
                     seen.add(x.seq)
     assert checked >= 4  # the run did make calls: the check is not vacuous
+
+
+def test_what_a_hook_did_is_shown_under_the_hooks_not_the_first_step(failed_run: tuple[Run, ReportRun, str]) -> None:
+    run, report, html = failed_run
+    prepared = _scenarios(report)["Set up by a hook"]
+    assert prepared.status == "passed", run.output[-4000:]
+    hooks = [x.method for x in prepared.evidence.exchanges]
+    assert "connected" in hooks and any(m.startswith("seed ") for m in hooks), hooks
+    first = [x.method for x in prepared.steps[0].evidence.exchanges]
+    assert "connected" not in first and "tools/call" in first, first  # the listing is for coercing the table
+    start = html.index(f'id="{prepared.id}"')
+    block = html[start : html.index("</details>", html.index("Before or after the steps", start))]
+    assert "Connected to shop" in block and "Seeded the table inventory of stock with 1 row" in block

@@ -19,6 +19,16 @@ pytestmark = pytest.mark.slow
 
 FAILED = "tools-calculator--a-wrong-total-is-reported-as-a-failure"
 HEIGHT = 800
+# An error-path call to a name the server never listed: the catalog's "Called but not in the
+# catalog" table then holds one long unbreakable name, which once pushed a phone page sideways.
+UNKNOWN_TOOL = {
+    "features/tools/unknown.feature": (
+        "Feature: Unknown tools\n  Scenario: A tool nobody offers is refused\n"
+        '    Given the "shop" server is running\n'
+        '    When I call "a_tool_name_far_too_long_to_fit_on_a_phone_screen_9f3c0d2e" with 1 and 2\n'
+        "    Then the tool reports an error\n"
+    )
+}
 
 _LAYOUT = """
 const rect = (sel) => { const e = document.querySelector(sel); if (!e) return null;
@@ -37,9 +47,9 @@ def sample_run(tmp_path_factory: pytest.TempPathFactory) -> SampleRun:
     """The sample project's third run with a history (trend, dots, flaky marks: more to fit on a phone)."""
     root = tmp_path_factory.mktemp("screens")
     flags = ("-D", f"mcp_bdd.history={root / 'history'}")
-    make_sample_run(root / "1", "stdio", *flags)
-    make_sample_run(root / "2", "stdio", *flags, "-D", "break_division=1")
-    return make_sample_run(root / "3", "stdio", *flags)
+    make_sample_run(root / "1", "stdio", *flags, files=UNKNOWN_TOOL)
+    make_sample_run(root / "2", "stdio", *flags, "-D", "break_division=1", files=UNKNOWN_TOOL)
+    return make_sample_run(root / "3", "stdio", *flags, files=UNKNOWN_TOOL)
 
 
 def _viewport(driver: Any, width: int, height: int = HEIGHT) -> None:
@@ -135,3 +145,16 @@ def test_print_layout(browser: Any, sample_run: SampleRun) -> None:
     finally:
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_a_failure_reads_without_javascript(browser_without_scripts: Any, sample_run: SampleRun) -> None:
+    """The page's script only opens details: with scripts off, a failure still shows its sentence,
+    Expected / Actual and the call that produced the value."""
+    driver = browser_without_scripts
+    driver.get(f"{sample_run.html.as_uri()}#{FAILED}")
+    failure = driver.find_element("id", FAILED).find_element("css selector", ".step.s-failed .failure")
+    assert "Expected result to be 5, but it was 4" in failure.text, failure.text
+    # <noscript> content becomes elements only when scripts are off: this finds it only then
+    pre = failure.find_element("css selector", ".failure-call noscript pre.x-static")
+    static = pre.text
+    assert "→ [shop] tools/call" in static and '"a": 2' in static and "← [shop] tools/call" in static, static

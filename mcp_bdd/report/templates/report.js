@@ -392,6 +392,17 @@
     loaded = true;
     index.forEach(function (entry) { elements[entry.id] = document.getElementById(entry.id); });
     drawCalls();
+    // set once here rather than carried by every step and scenario of a large page: the glossary
+    // link's tooltip and each scenario's "link to this scenario" anchor
+    document.querySelectorAll("a.def-link").forEach(function (a) { a.title = "What this step means (glossary)"; });
+    document.querySelectorAll("details.scenario[id] > summary").forEach(function (summary) {
+      var a = document.createElement("a");
+      a.className = "anchor";
+      a.href = "#" + summary.parentNode.id;
+      a.title = "Link to this scenario";
+      a.textContent = "#";
+      summary.appendChild(a);
+    });
     document.querySelectorAll("details[data-ev][open]").forEach(drawEvidence);
     if (q.value || tagInput.value || activeOutcomes().length || pressed(kindChips, "data-kind").length) { apply(); }
     var target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
