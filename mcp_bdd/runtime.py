@@ -19,7 +19,7 @@ from typing import Any
 from mcp_bdd.config import Config, normalize_transport
 from mcp_bdd.errors import TransportNotServed, UsageError
 from mcp_bdd.fakes import close_shared, teardown
-from mcp_bdd.servers import discard_prestarted, start_server
+from mcp_bdd.servers import discard_prestarted, lifeline, start_server
 from mcp_bdd.session import Persona, Session
 
 __all__ = ["Runtime"]
@@ -36,6 +36,7 @@ class Runtime:
         self.config = config
         self.portal = portal
         self.root = Path(tempfile.mkdtemp(prefix="mcp-bdd-"))
+        lifeline().sweep(self.root)  # removed even if the run is killed (kill -9) before close()
         self.logdir = self.root / "logs"
         self.long_lived: dict[tuple[str, str, str, str], _LongLived] = {}
         self.scenario_count = 0

@@ -91,7 +91,7 @@ def run_behave(root: Path, *args: str, timeout: float = 120) -> Run:
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
-def start_behave(root: Path, *args: str) -> subprocess.Popen[bytes]:
+def start_behave(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """behave running in the background (for tests that interrupt or kill it mid-run); what it
     prints goes to a file that `printed(root)` reads, for the assertion messages.
 
@@ -103,7 +103,7 @@ def start_behave(root: Path, *args: str) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             [sys.executable, "-m", "behave", "--no-color", *args, "features/"],
             cwd=root,
-            env=behave_env(),
+            env={**behave_env(), **(env or {})},
             stdout=out,
             stderr=subprocess.STDOUT,
             preexec_fn=_default_sigint,

@@ -67,7 +67,9 @@ Feature: killed
     Then I receive a "notifications/never" notification within 300 seconds
 """
     root = make_project(tmp_path, hostile("--stubborn", "--grandchild"), {"k.feature": feature})
-    proc = start_behave(root)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    proc = start_behave(root, env={"TMPDIR": str(temp)})
 
     def server_and_helper() -> bool:
         try:
@@ -83,6 +85,8 @@ Feature: killed
     proc.wait(timeout=30)
     _gone, alive = psutil.wait_procs(members, timeout=30)
     assert not alive, [p.cmdline() for p in alive]
+    # and the run's temporary directory (server logs, fakes' files) goes with them
+    _wait_for(lambda: not any(temp.glob("mcp-bdd-*")), 30, "the run's temporary directory being removed")
 
 
 def test_mcp_bdd_run_killed_takes_its_workers_and_their_servers_along(tmp_path: Path) -> None:

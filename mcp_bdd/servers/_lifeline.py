@@ -10,12 +10,16 @@ group but not its session) gets SIGKILL.
 
 Why a separate process: PR_SET_PDEATHSIG reaches only the direct child; a server's own children
 are beyond it, and they are exactly what a wrapper command leaves behind.
+
+`dPATH` lines name the run's temporary directory: after the kill, it is removed too (a run
+that ends normally has removed it already), so `kill -9` of behave leaves no files behind.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import sys
 
@@ -45,13 +49,18 @@ def _ps_pids() -> list[str]:  # systems without /proc (macOS)
 def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the test process; we act on EOF
     sids: set[int] = set()
+    dirs: list[bytes] = []
     for raw in sys.stdin.buffer:
-        line = raw.strip()
+        line = raw.rstrip(b"\n")
         if line[:1] == b"+" and line[1:].isdigit():
             sids.add(int(line[1:]))
         elif line[:1] == b"-" and line[1:].isdigit():
             sids.discard(int(line[1:]))
+        elif line[:1] == b"d" and os.path.isabs(line[1:]):
+            dirs.append(line[1:])
     kill_sessions(sids)
+    for path in dirs:  # after the kill: a database server must not be writing into it any more
+        shutil.rmtree(path, ignore_errors=True)
     return 0
 
 

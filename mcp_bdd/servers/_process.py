@@ -220,11 +220,17 @@ class _Lifeline:
                 )
             assert self._popen.stdin is not None
             with contextlib.suppress(OSError, ValueError):
-                self._popen.stdin.write(line.encode() + b"\n")
+                self._popen.stdin.write(os.fsencode(line) + b"\n")
                 self._popen.stdin.flush()
 
     def watch(self, sid: int) -> None:
         self._send(f"+{sid}")
+
+    def sweep(self, directory: Path) -> None:
+        """Remove `directory` (the run's temporary files) when the run ends, even by `kill -9`."""
+        path = str(directory.resolve())
+        if "\n" not in path and os.path.isabs(path):
+            self._send(f"d{path}")
 
     def forget(self, sid: int) -> None:
         if self._popen is not None:
