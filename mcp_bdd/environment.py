@@ -151,7 +151,16 @@ def before_step(context: Any, step: Any) -> None:
     if state is not None:
         state.location = f"{step.location}"
         state.step_text = f"{step.keyword} {step.name}"
-        _attach_transcript(context, state, HOOKS_MIME)  # what the hooks did since the last step
+        if not state.steps_begun and _is_own_step(context, step):
+            # what the before_scenario hooks did; once steps run, a late message is the next step's
+            state.steps_begun = True
+            _attach_transcript(context, state, HOOKS_MIME)
+
+
+def _is_own_step(context: Any, step: Any) -> bool:
+    """A step of the scenario itself, not one a hook runs with `context.execute_steps`."""
+    scenario = getattr(context, "scenario", None)
+    return scenario is not None and any(step is own for own in scenario.all_steps)
 
 
 def _attach_transcript(context: Any, state: Any, mime: str) -> None:

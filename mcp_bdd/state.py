@@ -56,6 +56,7 @@ class ScenarioState:
     #: set when this scenario lent fakes to a long-lived server: their files must outlive it
     keeps_files: bool = False
     location: str = ""  # "features/x.feature:12" of the running step, for messages
+    steps_begun: bool = False  # what was recorded before the first step is the hooks' doing
     step_text: str = ""
 
     def interpolate(self, text: str, extra: dict[str, str] | None = None) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from behave_project import REPO, Run, behave_env
@@ -16,9 +17,23 @@ pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
 
 @pytest.mark.parametrize("transport", ["in-memory", "stdio", "streamable-http", "sse"])
-def test_features_pass_on(transport: str) -> None:
+def test_features_pass_on(transport: str, tmp_path: Path) -> None:
+    report = tmp_path / "living-doc.html"
+    # the in-memory leg also writes the report, as `make demo` does: its size is a target (< 1 MB)
+    extra = ["-D", f"mcp_bdd.report={report}", "-f", "living-doc"] if transport == "in-memory" else []
     proc = subprocess.run(
-        [sys.executable, "-m", "behave", "--no-color", "-f", "plain", "-D", f"transport={transport}", "features/"],
+        [
+            sys.executable,
+            "-m",
+            "behave",
+            "--no-color",
+            "-f",
+            "plain",
+            *extra,
+            "-D",
+            f"transport={transport}",
+            "features/",
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -29,3 +44,6 @@ def test_features_pass_on(transport: str) -> None:
     counts = run.counts()
     assert counts["failed"] == 0 and counts["error"] == 0, run.failures()
     assert counts["passed"] >= 100
+    if transport == "in-memory":
+        size = report.stat().st_size
+        assert size < 1_000_000, f"this repo's report is {size / 1e6:.2f} MB (target < 1 MB: docs/report.md, Size)"

@@ -232,7 +232,8 @@ class RunCollector:
         self._started: dict[int, float] = {}
         self._wall: dict[int, float] = {}
         self._step_evidence: dict[int, _Acc] = {}
-        self._scenario_evidence: dict[int, _Acc] = {}
+        self._scenario_evidence: dict[int, _Acc] = {}  # before the first step
+        self._scenario_after: dict[int, _Acc] = {}  # after a step ran
         self._definitions: dict[int, str] = {}
 
     # -- formatter callbacks -------------------------------------------------------------------
@@ -284,7 +285,8 @@ class RunCollector:
         if self._in_step and self._index < len(self._steps) and mime_type != HOOKS_MIME:
             acc = self._step_evidence.setdefault(id(self._steps[self._index]), _Acc())
         elif self._open is not None:
-            acc = self._scenario_evidence.setdefault(id(self._open), _Acc())
+            hooks = self._scenario_evidence if self._index == 0 else self._scenario_after
+            acc = hooks.setdefault(id(self._open), _Acc())
         else:
             return  # before_all/before_feature attachments have no scenario to sit under
         if isinstance(parsed, tuple):
@@ -305,6 +307,7 @@ class RunCollector:
         self._wall.clear()
         self._step_evidence.clear()
         self._scenario_evidence.clear()
+        self._scenario_after.clear()
         self._definitions.clear()
 
     def finish(self, glossary: tuple[StepDef, ...] = (), meta: dict[str, str] | None = None) -> Run:
@@ -440,6 +443,7 @@ class RunCollector:
             error_message=_error(scenario) if scenario.hook_failed else None,
             error_kind=kind_of(scenario.exception, untyped="setup") if scenario.hook_failed else None,
             evidence=self._scenario_evidence.get(key, _NO_EVIDENCE).freeze(),
+            after_evidence=self._scenario_after.get(key, _NO_EVIDENCE).freeze(),
             example=example,
         )
 

@@ -133,6 +133,7 @@ def _scenario_exchanges(scenario: Scenario) -> list[Exchange]:
     out = list(scenario.evidence.exchanges)
     for step in scenario.steps:
         out.extend(step.evidence.exchanges)
+    out.extend(scenario.after_evidence.exchanges)
     return out
 
 

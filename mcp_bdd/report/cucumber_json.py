@@ -106,10 +106,11 @@ def _element(
     }
     hook_error = feature.error_message or (rule.error_message if rule else None) or scenario.error_message
     executed = any(s.status not in ("skipped", "untested") for s in scenario.steps)
-    if hook_error and not (executed and scenario.error_message):
-        element["before"] = [_hook(hook_error, scenario.evidence)]
-    elif hook_error or scenario.evidence:
-        element["after"] = [_hook(hook_error, scenario.evidence)]
+    failed_after = bool(hook_error and executed and scenario.error_message)  # an after_scenario hook broke
+    if (hook_error and not failed_after) or scenario.evidence:
+        element["before"] = [_hook(None if failed_after else hook_error, scenario.evidence)]
+    if failed_after or scenario.after_evidence:
+        element["after"] = [_hook(hook_error if failed_after else None, scenario.after_evidence)]
     return element
 
 

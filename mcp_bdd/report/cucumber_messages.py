@@ -15,7 +15,8 @@ lines of tags) is derived: tags one line above their keyword, cells in column 1.
 
 Mapping choices: an error in step code is FAILED (Cucumber has no "error"); steps not run
 after a failure are SKIPPED; a Scenario/Feature/Rule hook error is a failed Before hook step of
-each scenario it stopped; attachments made outside any step hang on an After hook step; the
+each scenario it stopped; what hooks attached before the first step hangs on a Before hook step,
+what came after the steps on an After hook step; the
 failure category (mcp_bdd.errors.KINDS) is the exception type (`mcp_bdd.<kind>`); requirement
 links are `text/uri-list` attachments, as Cucumber's own `link()` writes them.
 """
@@ -420,28 +421,27 @@ class _Writer:
             )
         return self.hooks[kind]
 
+    def _hook_step(self, kind: str, error: str | None, scenario: Scenario) -> _PlanStep:
+        """A before/after hook step holding what the hooks did (and, when one broke, its error)."""
+        evidence = scenario.evidence if kind == "BEFORE_TEST_CASE" else scenario.after_evidence
+        if error is None:
+            return _PlanStep(id=self.id(), hook=self.hook(kind), evidence=evidence)
+        category = scenario.error_kind or "setup"
+        return _PlanStep(
+            id=self.id(), hook=self.hook(kind), status="hook_error", error=error, error_kind=category, evidence=evidence
+        )
+
     def test_case(
         self, run_id: str, scenario: Scenario, pickle_id: str, step_ids: list[str], feature: Feature, rule: Rule | None
     ) -> _Plan:
         plan = _Plan(scenario=scenario, id=self.id())
         hook_error = feature.error_message or (rule.error_message if rule else None) or scenario.error_message
-        if hook_error:
-            executed = any(s.status not in ("skipped", "untested") for s in scenario.steps)
-            kind = "AFTER_TEST_CASE" if executed and scenario.error_message else "BEFORE_TEST_CASE"
-            step = _PlanStep(
-                id=self.id(),
-                hook=self.hook(kind),
-                status="hook_error",
-                error=hook_error,
-                error_kind=scenario.error_kind or "setup",
-                evidence=scenario.evidence,
-            )
-            if kind == "BEFORE_TEST_CASE":
-                plan.steps.append(step)
-            else:
-                plan.after.append(step)
-        elif scenario.evidence:
-            plan.after.append(_PlanStep(id=self.id(), hook=self.hook("AFTER_TEST_CASE"), evidence=scenario.evidence))
+        executed = any(s.status not in ("skipped", "untested") for s in scenario.steps)
+        failed_after = bool(hook_error and executed and scenario.error_message)  # an after_scenario hook broke
+        if (hook_error and not failed_after) or scenario.evidence:
+            plan.steps.append(self._hook_step("BEFORE_TEST_CASE", None if failed_after else hook_error, scenario))
+        if failed_after or scenario.after_evidence:
+            plan.after.append(self._hook_step("AFTER_TEST_CASE", hook_error if failed_after else None, scenario))
         for model_step, pickle_step in zip(scenario.steps, step_ids, strict=True):
             definition = self.definition(model_step.definition, model_step.name) if model_step.definition else None
             plan.steps.append(

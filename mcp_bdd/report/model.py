@@ -259,8 +259,9 @@ class Scenario:
     steps: tuple[Step, ...] = ()
     error_message: str | None = None  # hook errors
     error_kind: str | None = None  # the hook error's category (mcp_bdd.errors.KINDS)
-    evidence: Evidence = field(default_factory=Evidence)  # attached outside any step (hooks)
+    evidence: Evidence = field(default_factory=Evidence)  # attached before the first step (hooks)
     example: ExampleRef | None = None
+    after_evidence: Evidence = field(default_factory=Evidence)  # attached after the steps (hooks, teardown)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -214,6 +214,7 @@ def test_rules_backgrounds_and_outline_rows_are_gherkin_shaped(outputs: dict[str
         ["@JIRA-7", "@outline", "@large"],
     ]
     assert row_pickles[2]["steps"][1]["astNodeIds"] == [outline["steps"][0]["id"], rows[2]]
+    assert [p["name"] for p in row_pickles] == ["Adding 1 and 2", "Adding 100 and 200", "Adding 7 and 7"]
     # two Rules' scenarios of the same name stay two test cases
     assert sum(p["name"] == "Dividing normally" for p in _of(envelopes, "pickle")) == 2
 
@@ -359,6 +360,7 @@ def test_cucumber_json_has_the_shape_dashboards_read(outputs: dict[str, Any]) ->
     assert len(dividing) == 2 and "division-rounds-down" in dividing[1]["id"]
     rows = [e for e in elements if e["keyword"] == "Scenario Outline" and "links" in e["id"]]
     assert [[t["name"] for t in e["tags"]] for e in rows][1] == ["@JIRA-7", "@outline", "@large"]
+    assert [e["name"] for e in rows] == ["Adding 1 and 2", "Adding 100 and 200", "Adding 7 and 7"]  # not "-- @1.1"
     refund = next(e for e in elements if e["name"] == "A refund is totalled")
     assert [s["name"] for s in refund["steps"]][:2] == ['the "shop" server is running'] * 2
     assert "JIRA-7: https://jira.example.com/browse/JIRA-7" in refund["description"]

@@ -68,6 +68,15 @@ def test_three_consecutive_runs(tmp_path: Path) -> None:
     assert dividing.count('<i class="t-') == 3 and '<i class="t-failed">' in dividing
     assert "still failing · 3 runs" in _scenario_html(third.html, WRONG)
     assert "<h2>History" in third.text and "data-flaky" in third.text
+    # the History card: one point per run on each trend, and what changed since the last run
+    assert re.findall(r'<svg class="spark[^"]*"[^>]*><polyline points="([^"]*)"', third.text)[0].count(",") == 3
+    facts = dict(
+        (label, int(n))
+        for n, label in re.findall(r'<div class="fact-n">(\d+)</div><div class="fact-l">([^<]+)</div>', third.text)
+    )
+    assert facts["new failures"] == 0 and facts["still failing"] == 4, facts  # the total, hook and outline failures
+    assert facts["flaky (pass and fail with no change)"] == 2 == facts["fixed since the last run"], facts
+    assert facts["slower than usual (2× their median)"] == 1, facts
     # durations have a trend too: the scenario that now takes 1 s more is marked, and listed
     traced = next(sid for sid in _index(third.html) if sid.endswith("adding-is-traced"))
     adding = _scenario_html(third.html, traced)
@@ -122,13 +131,15 @@ def test_mcp_bdd_run_keeps_one_history_entry_per_run_and_shows_it_in_the_merged_
     features = sorted((tmp_path / "features").glob("*.feature"))
     copy = features[0].read_text(encoding="utf-8").replace("Feature:", "Feature: Copy of", 1)
     (tmp_path / "features" / "copy.feature").write_text(copy, encoding="utf-8")  # two files: two jobs
-    history = tmp_path / "history"
-    argv = ("run", "--transport", "in-memory,stdio", "--jobs", "2", "--", "-D", f"mcp_bdd.history={history}")
+    config = tmp_path / "mcp-bdd.toml"  # `history` from the configuration, relative to its file
+    config.write_text('history = ".mcp-bdd/history"\n' + config.read_text(encoding="utf-8"), encoding="utf-8")
+    history = tmp_path / ".mcp-bdd" / "history"
+    argv = ("run", "--transport", "in-memory,stdio", "--jobs", "2")
     for n in (1, 2, 3):
         ran = cli(tmp_path, *argv, timeout=300)
         assert ran.returncode == 0, ran.stdout + ran.stderr
         entries = read_history(history)
         assert [e.label for e in entries] == ["in-memory+stdio"] * n, [e.label for e in entries]
     page = (tmp_path / "reports" / "living-doc.html").read_text(encoding="utf-8")
-    assert "<h2>History <span class=\"count\">3 runs</span></h2>" in page
+    assert '<h2>History <span class="count">3 runs</span></h2>' in page
     assert page.count('<i class="t-passed">') >= 3

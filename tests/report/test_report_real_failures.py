@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections import Counter
 
 import pytest
 from behave_project import REPO, SHOP, Run, make_project, run_behave
@@ -19,7 +20,9 @@ from mcp_bdd.report.render import unpack
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_leftover_processes")]
 
 HOSTILE = json.dumps([sys.executable, str(REPO / "tests" / "servers" / "hostile.py")])
-GONE = json.dumps([sys.executable, "-c", "import sys; print('cannot open the orders database', file=sys.stderr); sys.exit(3)"])
+GONE = json.dumps(
+    [sys.executable, "-c", "import sys; print('cannot open the orders database', file=sys.stderr); sys.exit(3)"]
+)
 
 CONFIG = f"""
 timeout = 5
@@ -32,7 +35,7 @@ protocol = "legacy"
 command = {GONE}
 """
 
-FEATURE = '''
+FEATURE = """
 Feature: Every way a run fails
 
   Scenario: A wrong value
@@ -78,24 +81,53 @@ Feature: Every way a run fails
       | a | b |
       | 1 | 1 |
     Then the result text is "2"
-'''
 
-# A user's own hook that prepares @prepared scenarios (the behave idiom: execute_steps)
-ENVIRONMENT = '''
+  @broken_hook
+  Scenario: A hook that breaks
+    Given the MCP server "shop" is running
+
+  Scenario Outline: Adding <a> and <b> again
+    Given the MCP server "shop" is running
+    When I call the tool "add" with:
+      | a   | b   |
+      | <a> | <b> |
+    Then the result text is "<sum>"
+
+    Examples:
+      | a | b | sum |
+      | 1 | 1 | 2   |
+      | 1 | 1 | 2   |
+"""
+
+# A user's own hooks: prepare @prepared scenarios (the behave idiom: execute_steps) and make a last
+# call after them; break @broken_hook ones with a plain exception.
+ENVIRONMENT = """
 from mcp_bdd.environment import *  # noqa: F401,F403
 from mcp_bdd import environment as _mcp
 
 
 def before_scenario(context, scenario):
     _mcp.before_scenario(context, scenario)
+    if "broken_hook" in scenario.tags:
+        raise RuntimeError("the orders fixture could not be loaded")
     if "prepared" in scenario.tags:
-        context.execute_steps(\'\'\'
+        context.execute_steps('''
             Given the MCP server "shop" is running
             And the table "inventory" of the fake database "stock" contains:
               | sku | qty |
               | A1  | 3   |
-        \'\'\')
-'''
+        ''')
+
+
+def after_scenario(context, scenario):
+    if "prepared" in scenario.tags:  # a last check of the user's own, after the steps
+        context.execute_steps('''
+            When I call the tool "add" with:
+              | a  | b |
+              | 40 | 2 |
+        ''')
+    _mcp.after_scenario(context, scenario)
+"""
 
 
 @pytest.fixture(scope="module")
@@ -135,10 +167,13 @@ def test_each_failure_is_filed_under_what_happened(failed_run: tuple[Run, Report
         "A server that does not start": "setup",
         "A transport the server cannot serve": "not-served",
         "Set up by a hook": None,
+        "A hook that breaks": "setup",  # the user's before_scenario raised a plain RuntimeError
+        "Adding 1 and 1 again": None,
+        "Adding 1 and 1 again (row 1.2)": None,  # equal values: still two names CI tools can tell apart
     }, run.output[-4000:]
     # the page offers each category as a filter, with its count
-    for kind in filter(None, kinds.values()):
-        assert re.search(rf'data-kind="{kind}"[^>]*>[^<]+<span class="n">1</span>', html), kind
+    for kind, n in Counter(filter(None, kinds.values())).items():
+        assert re.search(rf'data-kind="{kind}"[^>]*>[^<]+<span class="n">{n}</span>', html), kind
     # and says what to do about a timeout, not "read the error text"
     assert "raise `timeout`" in run.output[run.output.index("Scenario: A call that outlasts") :], run.output[-4000:]
 
@@ -196,5 +231,10 @@ def test_what_a_hook_did_is_shown_under_the_hooks_not_the_first_step(failed_run:
     first = [x.method for x in prepared.steps[0].evidence.exchanges]
     assert "connected" not in first and "tools/call" in first, first  # the listing is for coercing the table
     start = html.index(f'id="{prepared.id}"')
-    block = html[start : html.index("</details>", html.index("Before or after the steps", start))]
+    block = html[start : html.index("</details>", html.index("Before the steps", start))]
     assert "Connected to shop" in block and "Seeded the table inventory of stock with 1 row" in block
+    # the user's after_scenario call is the hooks' doing too, shown after the steps
+    after = [(x.method, x.payload) for x in prepared.after_evidence.exchanges if x.kind == "request"]
+    assert ("tools/call", {"name": "add", "arguments": {"a": 40, "b": 2}}) in after, after
+    end = html.index(f'id="{_scenarios(report)["A hook that breaks"].id}"')
+    assert "After the steps (hooks, teardown)" in html[start:end]

@@ -81,7 +81,7 @@ def test_no_sideways_scroll_and_summary_on_the_first_screen(browser: Any, sample
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
-@pytest.mark.parametrize("width", [400, 1400])
+@pytest.mark.parametrize("width", [360, 400, 1400])
 def test_a_failure_fits_the_screen(browser: Any, sample_run: SampleRun, width: int) -> None:
     _viewport(browser, width)
     try:
