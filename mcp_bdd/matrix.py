@@ -552,7 +552,8 @@ def _analyse(result: LegResult, interrupted: bool) -> None:
         result.problems.append(f"{message} ({count} scenario{'s' if count != 1 else ''} not run on this leg)")
         result.severity = max(result.severity, EXIT_UNREACHABLE)
     for message, count in start_failures.items():
-        result.problems.append(f"server could not be started: {message} ({count} scenario{'s' if count != 1 else ''})")
+        # the "setup" category: a server that would not start, or a before_scenario hook that broke
+        result.problems.append(f"setup failed: {message} ({count} scenario{'s' if count != 1 else ''})")
         result.severity = max(result.severity, EXIT_UNREACHABLE)
     if result.severity == EXIT_OK and any(j.returncode not in (0, None) for j in result.jobs) and not interrupted:
         result.severity = EXIT_FAILED
@@ -599,15 +600,20 @@ def _junit(results: list[LegResult], path: Path) -> Path | None:
 
 
 def _defines(options: list[str]) -> dict[str, str]:
-    """The user's `-D name=value` / `--define name=value` among behave's options (the last one wins)."""
+    """The user's userdata among behave's options, in every spelling behave takes (`-D n=v`,
+    `-Dn=v`, `--define n=v`, `--define=n=v`); the last one wins, as in behave."""
     out: dict[str, str] = {}
-    for flag, value in itertools.pairwise(options):
-        if flag in ("-D", "--define") and "=" in value:
-            name, _, text = value.partition("=")
-            out[name] = text
-    for option in options:
-        if option.startswith("--define="):
-            name, _, text = option[len("--define=") :].partition("=")
+    for i, option in enumerate(options):
+        if option in ("-D", "--define"):
+            value = options[i + 1] if i + 1 < len(options) else ""
+        elif option.startswith("--define="):
+            value = option[len("--define=") :]
+        elif option.startswith("-D") and len(option) > 2:
+            value = option[2:]
+        else:
+            continue
+        name, sep, text = value.partition("=")
+        if sep:
             out[name] = text
     return out
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from mcp_bdd.cli import main
-from mcp_bdd.matrix import assign_jobs, feature_units, parse_shard, select_shard, split_behave_args
+from mcp_bdd.matrix import _defines, assign_jobs, feature_units, parse_shard, select_shard, split_behave_args
 from mcp_bdd.probe import tools_hash
 from mcp_bdd.scaffold import placeholder
 
@@ -368,3 +368,11 @@ def test_steps_catalog_in_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert "(`mcp_bdd.steps.tools`)" in out
     assert '- **When** `I call the tool "<tool>" with:`' in out
     assert "```gherkin" in out
+
+
+def test_the_users_userdata_is_read_in_every_spelling_behave_takes() -> None:
+    """`mcp-bdd run` reads the history folder from the user's -D, as behave would (the last one wins)."""
+    options = ["-D", "a=1", "-Db=2", "--define", "c=3", "--define=d=4=x", "-t", "@x", "-D", "a=5", "-Dflag"]
+    assert _defines(options) == {"a": "5", "b": "2", "c": "3", "d": "4=x"}
+    assert _defines(["--define=h=one", "-D", "h=two"]) == {"h": "two"}
+    assert _defines(["-D"]) == {}

@@ -202,6 +202,13 @@ def _failure(exc: Any, limit: int) -> Failure | None:
     )
 
 
+def _hook_kind(scenario: Any, steps: tuple[Step, ...]) -> str | None:
+    """A scenario hook's failure category: a plain exception before any step ran is the scenario's
+    setup failing; after the steps (after_scenario) it is an error like any other."""
+    ran = any(s.status not in ("skipped", "untested") for s in steps)
+    return kind_of(scenario.exception, untyped="error" if ran else "setup")
+
+
 def _step_kind(step: Any, status: str) -> str | None:
     if status in ("passed", "skipped", "untested"):
         return None
@@ -441,7 +448,7 @@ class RunCollector:
             tags=_tags(scenario.tags),
             steps=steps,
             error_message=_error(scenario) if scenario.hook_failed else None,
-            error_kind=kind_of(scenario.exception, untyped="setup") if scenario.hook_failed else None,
+            error_kind=_hook_kind(scenario, steps) if scenario.hook_failed else None,
             evidence=self._scenario_evidence.get(key, _NO_EVIDENCE).freeze(),
             after_evidence=self._scenario_after.get(key, _NO_EVIDENCE).freeze(),
             example=example,

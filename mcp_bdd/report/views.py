@@ -174,7 +174,9 @@ class ScenarioView:
     def slowdown(self) -> str | None:
         """ "slower · 2.40 s, usually 0.31 s" when this run took at least twice the median of the
         earlier runs (and 0.2 s more): a scenario creeping up is a regression a pass rate hides."""
-        *before, now = self.durations or [None]
+        # passed runs only: a skipped run takes no time and a failing one stops early
+        runs = [d if o == "passed" else None for o, d in zip(self.trend, self.durations, strict=False)]
+        *before, now = runs or [None]
         earlier = sorted(d for d in before if d is not None)
         if now is None or len(earlier) < 2:
             return None
@@ -532,11 +534,11 @@ class ReportView:
 # -- building --------------------------------------------------------------------------------------
 
 
-def producing_call(steps: Sequence[Step], index: int) -> tuple[Exchange, ...]:
+def producing_call(steps: Sequence[Step], index: int, hooks: Sequence[Exchange] = ()) -> tuple[Exchange, ...]:
     """The call that produced the value step `index` checked: the last request up to that step
-    (a Then step usually checks what an earlier When step's call returned), and its answer."""
-    for step in reversed(steps[: index + 1]):
-        exchanges = step.evidence.exchanges
+    (a Then step usually checks what an earlier When step's call returned), and its answer;
+    else the last one the scenario's before hooks made (`hooks`)."""
+    for exchanges in [*(s.evidence.exchanges for s in reversed(steps[: index + 1])), hooks]:
         for x in reversed(exchanges):
             if x.kind == "request":
                 answers = [a for a in exchanges if a.related == x.seq and a.kind in ("response", "error")]
@@ -559,7 +561,7 @@ class _Builder:
                 ok = result is not None and index < len(result.steps)
                 per_run.append(result.steps[index] if ok and result is not None else None)
             calls = [
-                producing_call(r.steps, index) if r is not None and s is not None and s.error_message else ()
+                producing_call(r.steps, index, r.evidence.exchanges) if r and s and s.error_message else ()
                 for r, s in zip(results, per_run, strict=True)
             ]
             views.append(StepView(step.keyword, step.name, step.text, step.table, step.background, per_run, calls))

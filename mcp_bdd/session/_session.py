@@ -400,6 +400,7 @@ class Session(ClientSide):
             else:
                 outcome.error = exc.error
         except ValidationError as exc:
+            outcome.protocol_violation = True  # an answer came, but not one the protocol allows
             outcome.exception = f"the server's {method} result does not fit the MCP schema: {exc}"
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
             outcome.exception = f"the connection to the server was lost ({type(exc).__name__})"

@@ -143,3 +143,20 @@ def test_mcp_bdd_run_keeps_one_history_entry_per_run_and_shows_it_in_the_merged_
     page = (tmp_path / "reports" / "living-doc.html").read_text(encoding="utf-8")
     assert '<h2>History <span class="count">3 runs</span></h2>' in page
     assert page.count('<i class="t-passed">') >= 3
+
+
+def test_slower_compares_passed_runs_only() -> None:
+    """A run that was skipped (no time) or failed (stopped early) is no baseline for "usually"."""
+    from mcp_bdd.report.history import Entry
+    from mcp_bdd.report.views import build_report
+
+    def history(*runs: tuple[str, float]) -> list[Entry]:
+        return [Entry("stdio", float(n), d, {}, {"f--s": (o, d, None)}) for n, (o, d) in enumerate(runs)]  # type: ignore[dict-item]
+
+    now = run(feature("f", scenario("f--s", duration=0.5)), label="stdio", started_at=99.0)
+    fixed = build_report([now], history=history(("skipped", 0.0), ("failed", 0.01), ("failed", 0.02)))
+    assert fixed.scenarios[0].slowdown is None
+    slower = build_report([now], history=history(("passed", 0.1), ("skipped", 0.0), ("passed", 0.12)))
+    assert slower.scenarios[0].slowdown == "slower · 0.50 s, usually 0.11 s"
+    steady = build_report([now], history=history(("passed", 0.4), ("passed", 0.45)))
+    assert steady.scenarios[0].slowdown is None

@@ -86,6 +86,10 @@ Feature: Every way a run fails
   Scenario: A hook that breaks
     Given the MCP server "shop" is running
 
+  @broken_teardown
+  Scenario: A teardown that breaks
+    Given the MCP server "shop" is running
+
   Scenario Outline: Adding <a> and <b> again
     Given the MCP server "shop" is running
     When I call the tool "add" with:
@@ -127,6 +131,8 @@ def after_scenario(context, scenario):
               | 40 | 2 |
         ''')
     _mcp.after_scenario(context, scenario)
+    if "broken_teardown" in scenario.tags:
+        raise RuntimeError("the audit log could not be flushed")
 """
 
 
@@ -168,6 +174,7 @@ def test_each_failure_is_filed_under_what_happened(failed_run: tuple[Run, Report
         "A transport the server cannot serve": "not-served",
         "Set up by a hook": None,
         "A hook that breaks": "setup",  # the user's before_scenario raised a plain RuntimeError
+        "A teardown that breaks": "error",  # its after_scenario, once the steps ran: not a setup failure
         "Adding 1 and 1 again": None,
         "Adding 1 and 1 again (row 1.2)": None,  # equal values: still two names CI tools can tell apart
     }, run.output[-4000:]
