@@ -47,6 +47,7 @@ from mcp_bdd.report.model import (
     StepText,
     Table,
     combine,
+    ran,
     walk_scenarios,
 )
 from mcp_bdd.secrets import mask, mask_data
@@ -205,8 +206,7 @@ def _failure(exc: Any, limit: int) -> Failure | None:
 def _hook_kind(scenario: Any, steps: tuple[Step, ...]) -> str | None:
     """A scenario hook's failure category: a plain exception before any step ran is the scenario's
     setup failing; after the steps (after_scenario) it is an error like any other."""
-    ran = any(s.status not in ("skipped", "untested") for s in steps)
-    return kind_of(scenario.exception, untyped="error" if ran else "setup")
+    return kind_of(scenario.exception, untyped="error" if ran(steps) else "setup")
 
 
 def _step_kind(step: Any, status: str) -> str | None:

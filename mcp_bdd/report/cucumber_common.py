@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mcp_bdd.report.model import Evidence, Exchange, Image
+from mcp_bdd.report.model import Evidence, Exchange, Feature, Image, Rule, Scenario, ran
 
-__all__ = ["EXCHANGES_FILE", "File", "evidence_files", "first_line", "line_of", "pickle_status"]
+__all__ = ["EXCHANGES_FILE", "File", "evidence_files", "first_line", "hook_errors", "line_of", "pickle_status"]
 
 EXCHANGES_FILE = "mcp-exchanges.json"
 
@@ -36,6 +36,18 @@ _STATUS = {
 
 def pickle_status(status: str) -> str:
     return _STATUS.get(status, "UNKNOWN")
+
+
+def hook_errors(feature: Feature, rule: Rule | None, scenario: Scenario) -> tuple[str | None, str | None]:
+    """(before, after): the hook error each of a scenario's Before and After hooks carries.
+
+    A feature, rule or scenario hook error is a Before hook's, unless the scenario's steps ran and
+    it has its own error: then its after_scenario hook broke.
+    """
+    error = feature.error_message or (rule.error_message if rule else None) or scenario.error_message
+    if error and scenario.error_message and ran(scenario.steps):
+        return None, error
+    return error, None
 
 
 def line_of(location: str, default: int = 1) -> int:

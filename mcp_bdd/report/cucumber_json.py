@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mcp_bdd.report.cucumber_common import evidence_files, line_of, pickle_status
+from mcp_bdd.report.cucumber_common import evidence_files, hook_errors, line_of, pickle_status
 from mcp_bdd.report.files import write_text
 from mcp_bdd.report.links import requirement_links
 from mcp_bdd.report.model import Evidence, Feature, Outline, Rule, Run, Scenario, Step
@@ -104,13 +104,11 @@ def _element(
         "tags": _tags(names, line - 1),
         "steps": [_step(step) for step in scenario.steps],
     }
-    hook_error = feature.error_message or (rule.error_message if rule else None) or scenario.error_message
-    executed = any(s.status not in ("skipped", "untested") for s in scenario.steps)
-    failed_after = bool(hook_error and executed and scenario.error_message)  # an after_scenario hook broke
-    if (hook_error and not failed_after) or scenario.evidence:
-        element["before"] = [_hook(None if failed_after else hook_error, scenario.evidence)]
-    if failed_after or scenario.after_evidence:
-        element["after"] = [_hook(hook_error if failed_after else None, scenario.after_evidence)]
+    before, after = hook_errors(feature, rule, scenario)
+    if before or scenario.evidence:
+        element["before"] = [_hook(before, scenario.evidence)]
+    if after or scenario.after_evidence:
+        element["after"] = [_hook(after, scenario.after_evidence)]
     return element
 
 

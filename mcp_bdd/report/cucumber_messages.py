@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcp_bdd.report.cucumber_common import evidence_files, first_line, line_of, pickle_status
+from mcp_bdd.report.cucumber_common import evidence_files, first_line, hook_errors, line_of, pickle_status
 from mcp_bdd.report.files import write_text
 from mcp_bdd.report.links import requirement_links
 from mcp_bdd.report.model import (
@@ -435,13 +435,11 @@ class _Writer:
         self, run_id: str, scenario: Scenario, pickle_id: str, step_ids: list[str], feature: Feature, rule: Rule | None
     ) -> _Plan:
         plan = _Plan(scenario=scenario, id=self.id())
-        hook_error = feature.error_message or (rule.error_message if rule else None) or scenario.error_message
-        executed = any(s.status not in ("skipped", "untested") for s in scenario.steps)
-        failed_after = bool(hook_error and executed and scenario.error_message)  # an after_scenario hook broke
-        if (hook_error and not failed_after) or scenario.evidence:
-            plan.steps.append(self._hook_step("BEFORE_TEST_CASE", None if failed_after else hook_error, scenario))
-        if failed_after or scenario.after_evidence:
-            plan.after.append(self._hook_step("AFTER_TEST_CASE", hook_error if failed_after else None, scenario))
+        before, after = hook_errors(feature, rule, scenario)
+        if before or scenario.evidence:
+            plan.steps.append(self._hook_step("BEFORE_TEST_CASE", before, scenario))
+        if after or scenario.after_evidence:
+            plan.after.append(self._hook_step("AFTER_TEST_CASE", after, scenario))
         for model_step, pickle_step in zip(scenario.steps, step_ids, strict=True):
             definition = self.definition(model_step.definition, model_step.name) if model_step.definition else None
             plan.steps.append(

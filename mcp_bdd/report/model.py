@@ -45,6 +45,7 @@ __all__ = [
     "dump_run",
     "load_run",
     "outcome",
+    "ran",
     "walk_scenarios",
 ]
 
@@ -92,6 +93,11 @@ _RANK: dict[str, int] = {
     "error": 6,
     "hook_error": 7,
 }
+
+
+def ran(steps: Iterable[Step]) -> bool:
+    """Whether any of `steps` was executed (a hook that fails after this one is after_scenario)."""
+    return any(s.status not in ("skipped", "untested") for s in steps)
 
 
 def outcome(status: str) -> Outcome:

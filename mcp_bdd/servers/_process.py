@@ -228,8 +228,8 @@ class _Lifeline:
 
     def sweep(self, directory: Path) -> None:
         """Remove `directory` (the run's temporary files) when the run ends, even by `kill -9`."""
-        path = str(directory.resolve())
-        if "\n" not in path and os.path.isabs(path):
+        path = str(directory.resolve())  # absolute: the lifeline runs in another working directory
+        if "\n" not in path:  # one path per line
             self._send(f"d{path}")
 
     def forget(self, sid: int) -> None:
