@@ -24,7 +24,7 @@ import behave.model as behave_model
 
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import ConfigError, McpBddError, NothingSelected
-from mcp_bdd.transcript import HOOKS_MIME, SERVER_MIME, STDERR_MIME, TRANSCRIPT_MIME
+from mcp_bdd.transcript import HOOKS_MIME, SERVER_MIME, STDERR_MIME, TEARDOWN_MIME, TRANSCRIPT_MIME
 
 __all__ = [
     "after_all",
@@ -216,8 +216,10 @@ def after_scenario(context: Any, scenario: Any) -> None:
     state = getattr(context, "mcp", None)
     if state is None:
         return
+    if not state.steps_begun:  # no step began (none, an undefined first one): what the hooks did
+        _attach_transcript(context, state, HOOKS_MIME)
     problems = context.mcp_runtime.end_scenario(state)
-    _attach_transcript(context, state, HOOKS_MIME)  # teardown, and hooks of a scenario without steps
+    _attach_transcript(context, state, TEARDOWN_MIME)
     if problems and os.environ.get("MCP_BDD_DEBUG"):
         print("mcp-bdd teardown: " + "; ".join(problems), file=sys.stderr)
     context.mcp = None

@@ -3,8 +3,9 @@
 Steps never attach by themselves: the `after_step` hook drains what the step caused and
 attaches it to that step (`context.attach(TRANSCRIPT_MIME, json)`), which is what the living
 documentation report and failure messages read. What hooks caused (a user's before_scenario
-starting a server or seeding a table; teardown) is attached as HOOKS_MIME at the next step's
-start, or after the scenario, so the report shows it as the hooks' doing, not the first step's.
+starting a server or seeding a table) is attached as HOOKS_MIME when the first step starts (or
+after the scenario, when none did), and teardown as TEARDOWN_MIME, so the report shows each as
+the hooks' doing, before or after the steps, never as the first or last step's.
 Records come from the portal thread (the SDK's callbacks) and from the behave thread, hence the lock.
 """
 
@@ -23,6 +24,7 @@ __all__ = [
     "HOOKS_MIME",
     "SERVER_MIME",
     "STDERR_MIME",
+    "TEARDOWN_MIME",
     "TRANSCRIPT_MIME",
     "Exchange",
     "Kind",
@@ -31,8 +33,10 @@ __all__ = [
 
 #: One step's exchanges: a JSON list of `Exchange` dicts.
 TRANSCRIPT_MIME = "application/vnd.mcp-bdd.transcript+json"
-#: Exchanges the hooks caused (before or after the steps), whenever behave delivers them.
+#: Exchanges the before hooks caused (before_scenario, a server started by a hook), before the steps.
 HOOKS_MIME = "application/vnd.mcp-bdd.transcript+json; phase=hooks"
+#: Exchanges after the steps: after_scenario hooks and teardown (sessions closed, servers stopped).
+TEARDOWN_MIME = "application/vnd.mcp-bdd.transcript+json; phase=teardown"
 #: A server's identity and surface as seen during the run (see `session.ServerSurface`).
 SERVER_MIME = "application/vnd.mcp-bdd.server+json"
 #: The last lines of a server's stderr, attached to the failing step: {"server": ..., "text": ...}.

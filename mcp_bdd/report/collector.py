@@ -51,7 +51,7 @@ from mcp_bdd.report.model import (
     walk_scenarios,
 )
 from mcp_bdd.secrets import mask, mask_data
-from mcp_bdd.transcript import HOOKS_MIME
+from mcp_bdd.transcript import HOOKS_MIME, TEARDOWN_MIME
 
 __all__ = ["RunCollector", "feature_id", "row_title", "slug"]
 
@@ -116,6 +116,9 @@ class _Acc:
 
 
 _NO_EVIDENCE = _Acc()
+#: The hooks' evidence says which side of the steps it belongs to (behave skips before_step for an
+#: undefined step, so the position of an attachment cannot tell)
+_PHASES = {HOOKS_MIME: "before", TEARDOWN_MIME: "after"}
 
 
 def _texts(lines: Any) -> tuple[str, ...]:
@@ -289,10 +292,12 @@ class RunCollector:
             old = self._surfaces.get(parsed.server)
             self._surfaces[parsed.server] = parsed if old is None else merge_surfaces(old, parsed)
             return
-        if self._in_step and self._index < len(self._steps) and mime_type != HOOKS_MIME:
+        phase = _PHASES.get(mime_type)
+        if phase is None and self._in_step and self._index < len(self._steps):
             acc = self._step_evidence.setdefault(id(self._steps[self._index]), _Acc())
         elif self._open is not None:
-            hooks = self._scenario_evidence if self._index == 0 else self._scenario_after
+            before = phase == "before" if phase else self._index == 0  # anything else: where it came
+            hooks = self._scenario_evidence if before else self._scenario_after
             acc = hooks.setdefault(id(self._open), _Acc())
         else:
             return  # before_all/before_feature attachments have no scenario to sit under

@@ -41,11 +41,12 @@ def pickle_status(status: str) -> str:
 def hook_errors(feature: Feature, rule: Rule | None, scenario: Scenario) -> tuple[str | None, str | None]:
     """(before, after): the hook error each of a scenario's Before and After hooks carries.
 
-    A feature, rule or scenario hook error is a Before hook's, unless the scenario's steps ran and
-    it has its own error: then its after_scenario hook broke.
+    A feature, rule or scenario hook error is a Before hook's, unless the scenario's steps ran:
+    a failing before hook skips them, so the error came after them (after_scenario, after_rule,
+    after_feature).
     """
     error = feature.error_message or (rule.error_message if rule else None) or scenario.error_message
-    if error and scenario.error_message and ran(scenario.steps):
+    if error and ran(scenario.steps):
         return None, error
     return error, None
 

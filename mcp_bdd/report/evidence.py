@@ -19,7 +19,7 @@ from typing import Any
 
 from mcp_bdd.report.model import Attachment, Exchange, Image, ServerSurface, StderrTail
 from mcp_bdd.secrets import MASK, mask, mask_data
-from mcp_bdd.transcript import HOOKS_MIME, SERVER_MIME, STDERR_MIME, TRANSCRIPT_MIME
+from mcp_bdd.transcript import HOOKS_MIME, SERVER_MIME, STDERR_MIME, TEARDOWN_MIME, TRANSCRIPT_MIME
 
 __all__ = [
     "IMAGE_LIMIT",
@@ -33,6 +33,8 @@ __all__ = [
     "surface_from_json",
 ]
 
+#: Attachments that carry a list of exchanges: a step's, the before hooks', the teardown's.
+EXCHANGE_MIMES = (TRANSCRIPT_MIME, HOOKS_MIME, TEARDOWN_MIME)
 #: A single payload whose compact JSON is longer than this is cut (characters).
 PAYLOAD_LIMIT = 20_000
 #: A single image larger than this (base64 characters, ~1.5 MB decoded) is not embedded.
@@ -202,13 +204,13 @@ def _generic(mime: str, data: bytes) -> Attachment:
 
 def parse_attachment(mime_type: str, data: bytes, limit: int = PAYLOAD_LIMIT) -> Parsed:
     """Classify and parse one `context.attach(mime_type, data)`; never raises on bad data."""
-    if mime_type in (TRANSCRIPT_MIME, HOOKS_MIME, SERVER_MIME, STDERR_MIME):
+    if mime_type in (*EXCHANGE_MIMES, SERVER_MIME, STDERR_MIME):
         try:
             decoded = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             note = f"unreadable {mime_type} attachment: {exc}"
             return Attachment(mime="text/plain", size=len(data), text=note)
-        if mime_type in (TRANSCRIPT_MIME, HOOKS_MIME):
+        if mime_type in EXCHANGE_MIMES:
             items = decoded if isinstance(decoded, list) else [decoded]
             return tuple(exchange_from_json(item, limit) for item in items)
         if mime_type == SERVER_MIME and isinstance(decoded, dict):

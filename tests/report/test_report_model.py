@@ -7,6 +7,7 @@ import json
 import pytest
 from report_helpers import exchange, feature, run, scenario
 
+from mcp_bdd.report.cucumber_common import hook_errors
 from mcp_bdd.report.model import Outline, Rule, combine, dump_run, load_run, outcome, walk_scenarios
 
 
@@ -62,3 +63,17 @@ def test_the_report_imports_neither_the_sdk_nor_the_steps() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_hook_error_belongs_to_the_side_of_the_steps_it_came_from() -> None:
+    """A failing before hook skips the steps; so when they ran, the error came after them (an
+    after_scenario, after_rule or after_feature hook) and Cucumber shows it as an After hook."""
+    ran = scenario("s1", "passed")
+    skipped = scenario("s2", "skipped")
+    broken_teardown = feature("f1", ran, error_message="after_feature: the audit log could not be flushed")
+    assert hook_errors(broken_teardown, None, ran) == (None, "after_feature: the audit log could not be flushed")
+    broken_setup = feature("f2", skipped, error_message="before_feature: the fixture could not be created")
+    assert hook_errors(broken_setup, None, skipped) == ("before_feature: the fixture could not be created", None)
+    own = scenario("s3", "failed", error_message="after_scenario broke")
+    assert hook_errors(feature("f3", own), None, own) == (None, "after_scenario broke")
+    assert hook_errors(feature("f4", ran), None, ran) == (None, None)

@@ -82,6 +82,11 @@ Feature: Every way a run fails
       | 1 | 1 |
     Then the result text is "2"
 
+  @seeded
+  Scenario: Set up by a hook, then a step nobody defined
+    When I add 1 and 1 by hand
+    Then the result text is "2"
+
   @broken_hook
   Scenario: A hook that breaks
     Given the MCP server "shop" is running
@@ -114,6 +119,8 @@ def before_scenario(context, scenario):
     _mcp.before_scenario(context, scenario)
     if "broken_hook" in scenario.tags:
         raise RuntimeError("the orders fixture could not be loaded")
+    if "seeded" in scenario.tags:  # set up in Python, no nested steps: only the hooks' evidence has it
+        context.mcp.fakes.get("ledger", "database")
     if "prepared" in scenario.tags:
         context.execute_steps('''
             Given the MCP server "shop" is running
@@ -173,6 +180,7 @@ def test_each_failure_is_filed_under_what_happened(failed_run: tuple[Run, Report
         "A server that does not start": "setup",
         "A transport the server cannot serve": "not-served",
         "Set up by a hook": None,
+        "Set up by a hook, then a step nobody defined": "usage",  # an undefined step is the author's to fix
         "A hook that breaks": "setup",  # the user's before_scenario raised a plain RuntimeError
         "A teardown that breaks": "error",  # its after_scenario, once the steps ran: not a setup failure
         "Adding 1 and 1 again": None,
@@ -243,5 +251,18 @@ def test_what_a_hook_did_is_shown_under_the_hooks_not_the_first_step(failed_run:
     # the user's after_scenario call is the hooks' doing too, shown after the steps
     after = [(x.method, x.payload) for x in prepared.after_evidence.exchanges if x.kind == "request"]
     assert ("tools/call", {"name": "add", "arguments": {"a": 40, "b": 2}}) in after, after
-    end = html.index(f'id="{_scenarios(report)["A hook that breaks"].id}"')
+    end = html.index(f'id="{_scenarios(report)["Set up by a hook, then a step nobody defined"].id}"')
     assert "After the steps (hooks, teardown)" in html[start:end]
+
+
+def test_a_hooks_setup_stays_before_the_steps_when_the_first_step_is_undefined(
+    failed_run: tuple[Run, ReportRun, str],
+) -> None:
+    """behave runs no before_step for an undefined step: the hooks' evidence still goes before."""
+    run, report, _html = failed_run
+    scenario = _scenarios(report)["Set up by a hook, then a step nobody defined"]
+    assert [s.status for s in scenario.steps] == ["undefined", "skipped"], run.output[-4000:]
+    before = [x.method for x in scenario.evidence.exchanges]
+    assert "fake database started" in before, before
+    after = [x.method for x in scenario.after_evidence.exchanges]
+    assert "fake database started" not in after, after
