@@ -36,7 +36,11 @@ class Runtime:
         self.config = config
         self.portal = portal
         self.root = Path(tempfile.mkdtemp(prefix="mcp-bdd-"))
-        lifeline().sweep(self.root)  # removed even if the run is killed (kill -9) before close()
+        try:
+            lifeline().sweep(self.root)  # removed even if the run is killed (kill -9) before close()
+        except BaseException:
+            shutil.rmtree(self.root, ignore_errors=True)  # no watcher, so no one else would remove it
+            raise
         self.logdir = self.root / "logs"
         self.long_lived: dict[tuple[str, str, str, str], _LongLived] = {}
         self.scenario_count = 0

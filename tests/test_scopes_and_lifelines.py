@@ -235,3 +235,23 @@ def test_prestarted_command_servers_are_used_and_cleaned_up(tmp_path: Path) -> N
     run = run_behave(root)
     assert run.counts() == {"passed": 4, "failed": 0, "error": 0, "skipped": 0}, run.output[-3000:]
     assert "Event loop is closed" not in run.output
+
+
+def test_a_run_that_cannot_start_its_lifeline_leaves_no_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's directory is swept by the lifeline; without one, nobody else would remove it."""
+    import tempfile
+
+    import mcp_bdd.runtime
+    from mcp_bdd.config import load_config
+
+    def no_lifeline() -> None:
+        raise OSError("cannot start the lifeline (out of processes)")
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(mcp_bdd.runtime, "lifeline", no_lifeline)
+    config = load_config(tmp_path, data={"servers": {"shop": {"app": "demo.shop:create_server"}}})
+    with pytest.raises(OSError, match="out of processes"):
+        mcp_bdd.runtime.Runtime(config, portal=None)
+    assert list(tmp_path.iterdir()) == []
