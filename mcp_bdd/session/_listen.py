@@ -16,7 +16,7 @@ Measured on the demo shop: about 0.3 ms in-memory and one round trip over stdio 
 Lifetime: each stream is a child task of the session's lifetime task group (entered and exited
 in that task, as anyio requires), so closing the session ends every stream with it, and opening
 one costs no thread hop of its own: the connect-time stream opens inside the handshake's own
-portal call, a later one in one `portal.call`. A stream the server drops is noted in the transcript.
+portal call, a later one in one hop (`_hop`). A stream the server drops is noted in the transcript.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 import anyio
 
+from mcp_bdd.session._hop import hops
 from mcp_bdd.transcript import Transcript
 
 
@@ -137,7 +138,7 @@ def open_stream(
     if session.client is None or not session.connected or session.streams is None:
         raise ListenFailed(f'the session with "{session.name}" is not open')
     limit = ack_limit if ack_limit is not None else session.timeout
-    opened: tuple[Stream, str | None] = session.portal.call(_open, session, tuple(kinds), tuple(uris), limit)
+    opened: tuple[Stream, str | None] = hops(session.portal).call(_open, session, tuple(kinds), tuple(uris), limit)
     stream, error = opened
     if error is not None:
         raise ListenFailed(error)

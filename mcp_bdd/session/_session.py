@@ -2,7 +2,8 @@
 
 Why synchronous: behave runs each `async def` step in a new task, and an MCP session opened in
 one task cannot be closed in another. So steps stay synchronous and every session is owned by one
-task in the run's anyio blocking portal (`_lifetime`), entered and exited there.
+task in the event loop of the run's anyio blocking portal (`_lifetime`), entered and exited
+there; steps reach it by the cheaper hops of `_hop` (one per step).
 
 Why raw requests: a testing tool must see what the server sent. Requests go through
 `ClientSession.send_request(..., TypeAdapter(dict))` so the SDK's own output-schema validation
@@ -42,6 +43,7 @@ from mcp_bdd.errors import (
     produced_by,
 )
 from mcp_bdd.servers import RunningServer
+from mcp_bdd.session._hop import Hops, hops
 from mcp_bdd.session._listen import listen_for_changes
 from mcp_bdd.session._outcome import Outcome, dump, is_protocol_violation, unwrap
 from mcp_bdd.session._persona import ClientSide, Persona
@@ -103,6 +105,11 @@ class Session(ClientSide):
 
     # -- connecting ------------------------------------------------------------------------------
     @property
+    def hops(self) -> Hops:
+        """Into the portal's event loop, where the session lives (see `_hop` for why not the portal)."""
+        return hops(self.portal)
+
+    @property
     def mode(self) -> str:
         return self.protocol
 
@@ -129,7 +136,7 @@ class Session(ClientSide):
             {"transport": self.server.transport, "protocol": self.protocol, "server": self.server.display},
         )
         try:
-            future, error = self.portal.start_task(self._lifetime, client, started)
+            future, error = self.hops.start(self._lifetime, client, started)
         except BaseException as exc:
             error = exc
         if error is not None:
@@ -214,7 +221,7 @@ class Session(ClientSide):
         if self._http_client is not None:
             client, self._http_client = self._http_client, None
             with contextlib.suppress(Exception):
-                self.portal.call(client.aclose)
+                self.hops.call(client.aclose)
 
     def _http_target(self) -> Any:
         import httpx2
@@ -266,7 +273,7 @@ class Session(ClientSide):
             future, self._cm = self._cm, None
             try:
                 # wake the lifetime task without waiting for the wake-up itself: one hop, then one wait
-                self.portal.start_task_soon(self._close_soon)
+                self.hops.soon(self._close_soon)
                 future.result(timeout=15)
             except BaseException as exc:
                 cause = unwrap(exc)
@@ -337,8 +344,7 @@ class Session(ClientSide):
     def _run(self, fn: Callable[[], Awaitable[T]]) -> T:
         if self._cm is None or self.client is None:
             raise UsageError(f'The session with "{self.name}" is not open (did its server step fail?).')
-        result: T = self.portal.call(fn)
-        return result
+        return self.hops.call(fn)
 
     async def _send(
         self,
