@@ -82,6 +82,7 @@ def before_all(context: Any) -> None:
             + f"\n  Configured servers: {', '.join(config.servers) or 'none'} (in {config.source})."
         )
         _abort_run(context, message.strip())
+    _mark_where_after_hooks_start(runner)
     portal_cm = start_blocking_portal()
     portal = portal_cm.__enter__()
     context._mcp_portal_cm = portal_cm
@@ -157,6 +158,32 @@ def before_step(context: Any, step: Any) -> None:
             _attach_transcript(context, state, HOOKS_MIME)
 
 
+def _mark_where_after_hooks_start(runner: Any) -> None:
+    """Take the before hooks' evidence when the after_scenario hook starts, ahead of the user's code.
+
+    Usually the first step's start marks where the before hooks' evidence ends. When no step
+    began (the first one is undefined, a before hook failed), only the start of after_scenario
+    can; and a user's after_scenario runs its own code before it calls ours. behave keeps the
+    hooks in `runner.hooks` (environment.py's namespace), so the one found there is wrapped.
+    """
+    hooks = getattr(runner, "hooks", None)
+    if not isinstance(hooks, dict):
+        return
+    user_hook = hooks.get("after_scenario")
+    if user_hook is None or getattr(user_hook, "_mcp_bdd_marks_after", False):
+        return
+
+    def after_scenario(context: Any, scenario: Any) -> None:
+        state = getattr(context, "mcp", None)
+        if state is not None and not state.steps_begun:
+            state.steps_begun = True
+            _attach_transcript(context, state, HOOKS_MIME)
+        user_hook(context, scenario)
+
+    after_scenario._mcp_bdd_marks_after = True  # type: ignore[attr-defined]
+    hooks["after_scenario"] = after_scenario
+
+
 def _is_own_step(context: Any, step: Any) -> bool:
     """A step of the scenario itself, not one a hook runs with `context.execute_steps`."""
     scenario = getattr(context, "scenario", None)
@@ -216,7 +243,8 @@ def after_scenario(context: Any, scenario: Any) -> None:
     state = getattr(context, "mcp", None)
     if state is None:
         return
-    if not state.steps_begun:  # no step began (none, an undefined first one): what the hooks did
+    if not state.steps_begun:  # no step began, and behave's runner did not mark the hook's start
+        state.steps_begun = True
         _attach_transcript(context, state, HOOKS_MIME)
     problems = context.mcp_runtime.end_scenario(state)
     _attach_transcript(context, state, TEARDOWN_MIME)
@@ -277,9 +305,13 @@ def _close_run(context: Any, runtime: Any) -> None:
     portal_cm = getattr(context, "_mcp_portal_cm", None)
     if portal_cm is not None:
         context._mcp_portal_cm = None
-        # Cancel whatever is still running in the portal (a session whose scenario was interrupted):
-        # waiting for it would hang the end of the run.
+        # Cancel whatever is still running in the loop (a session whose scenario was interrupted):
+        # waiting for it would hang the end of the run. Sessions' hops are not the portal's tasks.
         if runtime_portal is not None:
+            from mcp_bdd.session import cancel_pending
+
+            with contextlib.suppress(Exception):
+                cancel_pending(runtime_portal)
             with contextlib.suppress(Exception):
                 runtime_portal.call(runtime_portal.stop, True)
         with contextlib.suppress(Exception):

@@ -5,10 +5,12 @@ Outcome          what one request produced (result, error, timeout, protocol vio
 Persona          how the client answers server-to-client requests (declared by Given steps)
 Timeline         the notifications of a session, with waiting on arrival
 listen streams   2026-07-28 `subscriptions/listen` (open_stream, covers, listening)
+cancel_pending   end of a run: cancel the session hops an interruption left running (`_hop`)
 """
 
 from __future__ import annotations
 
+from mcp_bdd.session._hop import cancel_pending
 from mcp_bdd.session._listen import ListenFailed, covers, listening, open_stream
 from mcp_bdd.session._outcome import Outcome, result_text, unwrap
 from mcp_bdd.session._persona import Persona, coerce_elicitation, coerce_value
@@ -21,6 +23,7 @@ __all__ = [
     "Persona",
     "Session",
     "Timeline",
+    "cancel_pending",
     "coerce_elicitation",
     "coerce_value",
     "covers",

@@ -8,11 +8,13 @@ path: about 0.2 ms a scenario (`benchmarks/steps_overhead.py`).
 
 Same loop, same guarantees: the hops run on the portal's own event loop, so a session's tasks
 share it with the fakes and with users' `ctx.portal` code; exceptions reach the caller unchanged;
-a hop from the loop's own thread is refused (it would wait on itself forever), as the portal
-does. What differs: the tasks are not children of the portal's task group, so an interrupted
-run's sessions are cancelled when the loop shuts down (asyncio cancels every task left), not
-when the portal stops; their servers are stopped by the runtime either way. Fakes and `probe`
-keep the portal: their hops are per scenario at most, and `ctx.portal` is public API.
+a hop from the loop's own thread, or into a loop that no longer runs, is refused (it would wait
+forever), as the portal does. The tasks are not children of the portal's task group, so the
+portal's stop would not reach them: `cancel_pending` (called before it at the end of a run)
+cancels the ones an interrupted run left, again at every await as anyio does, not once as
+asyncio's shutdown would (a `finally` that awaits would otherwise hold the run's end). A start
+whose wait is interrupted (Ctrl-C) cancels its task. Fakes and `probe` keep the portal: their
+hops are per scenario at most, and `ctx.portal` is public API.
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-__all__ = ["Hops", "hops"]
+__all__ = ["Hops", "cancel_pending", "hops"]
+
+#: The longest the end of an interrupted run waits for its cancelled hops to finish.
+CANCEL_GRACE = 5.0
 
 T = TypeVar("T")
 
@@ -46,11 +51,34 @@ class Hops:
     def __init__(self, loop: asyncio.AbstractEventLoop, thread: int) -> None:
         self.loop = loop
         self.thread = thread
+        self.running: set[asyncio.Task[Any]] = set()  # touched in the loop's thread only
 
     def _schedule(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> Future[T]:
         if threading.get_ident() == self.thread:
             raise RuntimeError("This method cannot be called from the event loop thread")
-        return asyncio.run_coroutine_threadsafe(_run(fn, args, kwargs), self.loop)
+        if self.loop.is_closed() or not self.loop.is_running():
+            raise RuntimeError("The run's event loop is not running (the run is ending)")
+        return asyncio.run_coroutine_threadsafe(self._run(fn, args, kwargs), self.loop)
+
+    async def _run(self, fn: Callable[..., Awaitable[T]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
+        task = asyncio.current_task()
+        assert task is not None
+        self.running.add(task)
+        try:
+            return await fn(*args, **kwargs)
+        finally:
+            self.running.discard(task)
+
+    async def cancel_running(self, grace: float) -> int:
+        """Cancel every hop still running, again at every await until it ends (at most `grace` s)."""
+        left = set(self.running)
+        deadline = self.loop.time() + grace
+        while left and self.loop.time() < deadline:
+            for task in left:
+                task.cancel()
+            _done, pending = await asyncio.wait(left, timeout=min(0.05, deadline - self.loop.time()))
+            left = pending
+        return len(left)
 
     def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         """Run `fn(*args)` in the loop and wait for its result (or its exception)."""
@@ -68,7 +96,11 @@ class Hops:
         ready: Future[Any] = Future()
         done = self._schedule(fn, *args, task_status=_Status(ready))
         done.add_done_callback(lambda finished: _not_started(finished, ready))
-        return done, ready.result()
+        try:
+            return done, ready.result()
+        except BaseException:
+            done.cancel()  # interrupted (Ctrl-C) or failed: the task must not live on without an owner
+            raise
 
 
 def _not_started(finished: Future[Any], ready: Future[Any]) -> None:
@@ -80,10 +112,6 @@ def _not_started(finished: Future[Any], ready: Future[Any]) -> None:
         ready.set_exception(error)
     else:
         ready.set_exception(RuntimeError("Task exited without calling task_status.started()"))
-
-
-async def _run(fn: Callable[..., Awaitable[T]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
-    return await fn(*args, **kwargs)
 
 
 _BY_PORTAL: weakref.WeakKeyDictionary[Any, Hops] = weakref.WeakKeyDictionary()
@@ -98,6 +126,17 @@ def hops(portal: Any) -> Hops:
             loop = portal.call(_running_loop)
             found = _BY_PORTAL[portal] = Hops(loop, portal.call(_loop_thread))
         return found
+
+
+def cancel_pending(portal: Any, grace: float = CANCEL_GRACE) -> int:
+    """At the end of a run, before the portal stops: cancel the session hops an interruption left
+    running (a lifetime task, a call). Returns how many did not end within `grace` seconds."""
+    with _LOCK:
+        found = _BY_PORTAL.get(portal)
+    if found is None or not found.running:
+        return 0
+    left: int = portal.call(found.cancel_running, grace)
+    return left
 
 
 async def _running_loop() -> asyncio.AbstractEventLoop:

@@ -17,6 +17,7 @@ Composed parts: `ClientSide` (the persona's server-to-client handlers), `Timelin
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import itertools
 import math
@@ -137,6 +138,10 @@ class Session(ClientSide):
         )
         try:
             future, error = self.hops.start(self._lifetime, client, started)
+        except KeyboardInterrupt:
+            self.server.stop()
+            self._close_http_client()
+            raise  # Ctrl-C (or SIGTERM) during the handshake stops the run, not just this step
         except BaseException as exc:
             error = exc
         if error is not None:
@@ -267,7 +272,7 @@ class Session(ClientSide):
         )
 
     def close(self) -> list[str]:
-        """Close the session and stop the server; never raises (returns problems)."""
+        """Close the session and stop the server; returns the problems (raises only on Ctrl-C)."""
         problems: list[str] = []
         if self._cm is not None:
             future, self._cm = self._cm, None
@@ -277,7 +282,9 @@ class Session(ClientSide):
                 future.result(timeout=15)
             except BaseException as exc:
                 cause = unwrap(exc)
-                if not isinstance(cause, asyncio.CancelledError):
+                if isinstance(cause, KeyboardInterrupt):
+                    raise  # Ctrl-C while closing: the run stops; the servers are reaped at its end
+                if not isinstance(cause, asyncio.CancelledError | concurrent.futures.CancelledError):
                     problems.append(f"closing the session with {self.name}: {type(cause).__name__}: {cause}")
         self._close_http_client()
         self.server.stop()

@@ -131,6 +131,8 @@ def before_scenario(context, scenario):
 
 
 def after_scenario(context, scenario):
+    if "seeded" in scenario.tags:  # Python-level work of the user's after hook: after the steps
+        context.mcp.fakes.get("audit", "database")
     if "prepared" in scenario.tags:  # a last check of the user's own, after the steps
         context.execute_steps('''
             When I call the tool "add" with:
@@ -258,11 +260,12 @@ def test_what_a_hook_did_is_shown_under_the_hooks_not_the_first_step(failed_run:
 def test_a_hooks_setup_stays_before_the_steps_when_the_first_step_is_undefined(
     failed_run: tuple[Run, ReportRun, str],
 ) -> None:
-    """behave runs no before_step for an undefined step: the hooks' evidence still goes before."""
+    """behave runs no before_step for an undefined step: the before hook's evidence still goes
+    before the steps, and what the user's after hook did in Python after them."""
     run, report, _html = failed_run
     scenario = _scenarios(report)["Set up by a hook, then a step nobody defined"]
     assert [s.status for s in scenario.steps] == ["undefined", "skipped"], run.output[-4000:]
-    before = [x.method for x in scenario.evidence.exchanges]
-    assert "fake database started" in before, before
-    after = [x.method for x in scenario.after_evidence.exchanges]
-    assert "fake database started" not in after, after
+    before = [(x.server, x.method) for x in scenario.evidence.exchanges]
+    assert before == [("ledger", "fake database started")], before
+    after = [(x.server, x.method) for x in scenario.after_evidence.exchanges]
+    assert after == [("audit", "fake database started")], after
