@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import sys
@@ -325,6 +326,42 @@ def test_a_signal_mid_run_leaves_no_server(tmp_path: Path, signum: signal.Signal
     proc.wait(timeout=30)
     if signum == signal.SIGINT:
         assert proc.returncode != 0, printed(root)
+
+
+def test_ctrl_c_during_a_handshake_stops_the_run(tmp_path: Path) -> None:
+    """Ctrl-C while a server is still connecting stops the run; it is not a start failure of that
+    scenario, after which the next scenarios would go on running."""
+    started = tmp_path / "mute-started"
+    mute = json.dumps(
+        [sys.executable, "-c", f"import pathlib, sys; pathlib.Path({str(started)!r}).touch(); sys.stdin.read()"]
+    )
+    root = make_project(
+        tmp_path,
+        f"startup_timeout = 600\n{SHOP}\n[servers.mute]\ncommand = {mute}\n",
+        {
+            "s.feature": """
+        Feature: interrupted while connecting
+          Scenario: a server that never answers the handshake
+            Given the MCP server "mute" is running
+
+          Scenario: the next one
+            Given the MCP server "shop" is running
+            When I call the tool "add" with:
+              | a | b |
+              | 1 | 2 |
+            Then the tool call succeeds
+        """
+        },
+    )
+    proc = start_behave(root)
+    deadline = time.monotonic() + 120
+    while not started.exists():  # the server runs and the handshake waits for its answer
+        assert time.monotonic() < deadline and proc.poll() is None, printed(root)
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    assert proc.returncode != 0, printed(root)
+    assert "0 scenarios passed" in printed(root), printed(root)
 
 
 @pytest.mark.realworld

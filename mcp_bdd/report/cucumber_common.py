@@ -41,14 +41,16 @@ def pickle_status(status: str) -> str:
 def hook_errors(feature: Feature, rule: Rule | None, scenario: Scenario) -> tuple[str | None, str | None]:
     """(before, after): the hook error each of a scenario's Before and After hooks carries.
 
-    A feature, rule or scenario hook error is a Before hook's, unless the scenario's steps ran:
-    a failing before hook skips them, so the error came after them (after_scenario, after_rule,
-    after_feature).
+    A failing before hook skips the steps, so when they ran the errors came after them: the
+    scenario's own (after_scenario) and its rule's or feature's (after_rule, after_feature), both
+    said. Otherwise the feature's or rule's before hook, else the scenario's own, broke first.
     """
-    error = feature.error_message or (rule.error_message if rule else None) or scenario.error_message
-    if error and ran(scenario.steps):
-        return None, error
-    return error, None
+    outer = feature.error_message or (rule.error_message if rule else None)
+    own = scenario.error_message
+    if ran(scenario.steps):
+        after = "\n".join(dict.fromkeys(e for e in (own, outer) if e))
+        return None, after or None
+    return outer or own, None
 
 
 def line_of(location: str, default: int = 1) -> int:

@@ -77,3 +77,6 @@ def test_a_hook_error_belongs_to_the_side_of_the_steps_it_came_from() -> None:
     own = scenario("s3", "failed", error_message="after_scenario broke")
     assert hook_errors(feature("f3", own), None, own) == (None, "after_scenario broke")
     assert hook_errors(feature("f4", ran), None, ran) == (None, None)
+    both = scenario("s4", "failed", error_message="after_scenario broke")
+    teardowns = feature("f5", both, error_message="after_feature broke")
+    assert hook_errors(teardowns, None, both) == (None, "after_scenario broke\nafter_feature broke")
