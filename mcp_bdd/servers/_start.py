@@ -66,6 +66,8 @@ def start_server(
         headers = {k: interpolate(v, {}) for k, v in cfg.headers.items()}
         remember_mapping(headers, all_values=True)
         return RemoteServer(name, transport, interpolate(cfg.url, {}), headers)
+    if transport in _HTTP:
+        _start_named_fakes(cfg, transport, interpolate)
     port = free_port() if transport in _HTTP else 0
     extra = {"port": str(port)}
     env = {k: interpolate(v, extra) for k, v in cfg.env.items()}
@@ -139,6 +141,26 @@ class _patched_environ:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def _start_named_fakes(cfg: AppServer | CommandServer, transport: str, interpolate: Interpolate) -> None:
+    """Start the fakes the server's launch names, before its port is picked.
+
+    A fake binds a port of its own, and the OS may hand it the one `free_port()` has just released:
+    seen under load, the server then could not bind, and the readiness probe found the fake
+    listening there instead. Interpolating is idempotent (a fake starts once per scenario), so
+    the values are simply interpolated again once the port is known.
+    """
+    texts = list(cfg.env.values())
+    if isinstance(cfg, CommandServer):
+        endpoint = cfg.http if transport == "streamable-http" else cfg.sse if transport == "sse" else None
+        if endpoint is not None:
+            texts += [*endpoint.command, *endpoint.env.values(), endpoint.url, endpoint.cwd or ""]
+        else:
+            texts += cfg.command
+    texts.append(cfg.cwd or "")
+    for text in texts:
+        interpolate(text, {"port": "0"})
 
 
 def _resolve(
