@@ -15,6 +15,16 @@ from behave_project import REPO, SHOP, make_project, printed, python_cmd, run_be
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
+# A scenario that passes: placed after a broken one, it shows whether the run went on.
+HEALTHY = """
+          Scenario: healthy
+            Given the MCP server "shop" is running
+            When I call the tool "add" with:
+              | a | b |
+              | 1 | 1 |
+            Then the tool call succeeds
+"""
+
 
 def test_passing_and_failing_scenarios_are_counted_and_explained(tmp_path: Path) -> None:
     root = make_project(
@@ -192,13 +202,8 @@ def test_a_server_that_cannot_start_fails_its_scenario_and_the_next_runs(tmp_pat
             When I connect to the MCP server "broken"
             Then the connection fails with an error mentioning "boom"
 
-          Scenario: healthy
-            Given the MCP server "shop" is running
-            When I call the tool "add" with:
-              | a | b |
-              | 1 | 1 |
-            Then the tool call succeeds
         """
+            + HEALTHY
         },
     )
     run = run_behave(root)
@@ -343,14 +348,8 @@ def test_ctrl_c_during_a_handshake_stops_the_run(tmp_path: Path) -> None:
         Feature: interrupted while connecting
           Scenario: a server that never answers the handshake
             Given the MCP server "mute" is running
-
-          Scenario: the next one
-            Given the MCP server "shop" is running
-            When I call the tool "add" with:
-              | a | b |
-              | 1 | 2 |
-            Then the tool call succeeds
         """
+            + HEALTHY
         },
     )
     proc = start_behave(root)

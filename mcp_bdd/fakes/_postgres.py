@@ -26,7 +26,6 @@ import os
 import queue
 import shutil
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_bdd._lifelines import die_with_parent
+from mcp_bdd._net import free_port
 from mcp_bdd.errors import ServerStartError, UsageError, did_you_mean
 from mcp_bdd.fakes._database import check_headings, check_identifier, no_column
 from mcp_bdd.transcript import Transcript
@@ -68,13 +68,6 @@ def _imports() -> tuple[Any, Path]:
     except ImportError as exc:
         raise UsageError(f"{_EXTRA} ({exc})") from None
     return psycopg, Path(POSTGRES_BIN_PATH)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _ident(name: str) -> str:
@@ -148,7 +141,7 @@ class PostgresCluster:
                 + "\n  Tip: the PostgreSQL user must be able to reach the run's temp dir "
                 f"({directory.parent}); set TMPDIR to a directory others may traverse (e.g. /tmp)."
             )
-        port = _free_port()
+        port = free_port()
         settings = [arg for key, value in _SETTINGS.items() for arg in ("-c", f"{key}={value}")]
         command = [str(bin_dir / "postgres"), "-D", str(data), "-p", str(port), "-h", "127.0.0.1", "-k", str(data)]
         with log.open("ab") as out:

@@ -23,7 +23,6 @@ import contextlib
 import os
 import select
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_bdd._lifelines import die_with_parent
+from mcp_bdd._net import free_port
 from mcp_bdd.servers._lifeline import kill_sessions
 
 __all__ = [
@@ -47,13 +47,6 @@ __all__ = [
 
 EOF_GRACE = 1.0
 TERM_GRACE = 2.0
-
-
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1 (the OS picks it; the small race is accepted)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def pid_alive(pid: int) -> bool:
