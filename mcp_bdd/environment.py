@@ -153,9 +153,14 @@ def before_step(context: Any, step: Any) -> None:
         state.location = f"{step.location}"
         state.step_text = f"{step.keyword} {step.name}"
         if not state.steps_begun and _is_own_step(context, step):
-            # what the before_scenario hooks did; once steps run, a late message is the next step's
-            state.steps_begun = True
-            _attach_transcript(context, state, HOOKS_MIME)
+            _end_before_hooks(context, state)  # once steps run, a late message is the next step's
+
+
+def _end_before_hooks(context: Any, state: Any) -> None:
+    """Attach what the before hooks did, once: at the first own step, else when after_scenario starts."""
+    if not state.steps_begun:
+        state.steps_begun = True
+        _attach_transcript(context, state, HOOKS_MIME)
 
 
 def _mark_where_after_hooks_start(runner: Any) -> None:
@@ -175,9 +180,8 @@ def _mark_where_after_hooks_start(runner: Any) -> None:
 
     def after_scenario(context: Any, scenario: Any) -> None:
         state = getattr(context, "mcp", None)
-        if state is not None and not state.steps_begun:
-            state.steps_begun = True
-            _attach_transcript(context, state, HOOKS_MIME)
+        if state is not None:
+            _end_before_hooks(context, state)
         user_hook(context, scenario)
 
     after_scenario._mcp_bdd_marks_after = True  # type: ignore[attr-defined]
@@ -243,9 +247,7 @@ def after_scenario(context: Any, scenario: Any) -> None:
     state = getattr(context, "mcp", None)
     if state is None:
         return
-    if not state.steps_begun:  # no step began, and behave's runner did not mark the hook's start
-        state.steps_begun = True
-        _attach_transcript(context, state, HOOKS_MIME)
+    _end_before_hooks(context, state)  # no step began, and behave's runner did not mark the hook's start
     problems = context.mcp_runtime.end_scenario(state)
     _attach_transcript(context, state, TEARDOWN_MIME)
     if problems and os.environ.get("MCP_BDD_DEBUG"):

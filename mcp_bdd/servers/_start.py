@@ -67,11 +67,13 @@ def start_server(
         remember_mapping(headers, all_values=True)
         return RemoteServer(name, transport, interpolate(cfg.url, {}), headers)
     if transport in _HTTP:
-        _start_named_fakes(cfg, transport, interpolate)
+        # Resolve the launch once before the port is picked, for its side effect: the fakes it names
+        # start and bind their ports. Else the OS may hand a fake the port free_port() just
+        # released (seen under load: the server could not bind, and the readiness probe found the
+        # fake there). Interpolating is idempotent: a fake starts once per scenario.
+        _resolve(cfg, config, transport, 0, _env(cfg, 0, interpolate), interpolate)
     port = free_port() if transport in _HTTP else 0
-    extra = {"port": str(port)}
-    env = {k: interpolate(v, extra) for k, v in cfg.env.items()}
-    remember_mapping(env)
+    env = _env(cfg, port, interpolate)
     if isinstance(cfg, AppServer) and transport == "in-memory":
         return InMemoryServer(name, _in_memory(cfg, config.root, env, inject), f"app {cfg.app} (in-memory)")
     launch = _resolve(cfg, config, transport, port, env, interpolate)
@@ -143,24 +145,10 @@ class _patched_environ:
                 os.environ[key] = value
 
 
-def _start_named_fakes(cfg: AppServer | CommandServer, transport: str, interpolate: Interpolate) -> None:
-    """Start the fakes the server's launch names, before its port is picked.
-
-    A fake binds a port of its own, and the OS may hand it the one `free_port()` has just released:
-    seen under load, the server then could not bind, and the readiness probe found the fake
-    listening there instead. Interpolating is idempotent (a fake starts once per scenario), so
-    the values are simply interpolated again once the port is known.
-    """
-    texts = list(cfg.env.values())
-    if isinstance(cfg, CommandServer):
-        endpoint = cfg.http if transport == "streamable-http" else cfg.sse if transport == "sse" else None
-        if endpoint is not None:
-            texts += [*endpoint.command, *endpoint.env.values(), endpoint.url, endpoint.cwd or ""]
-        else:
-            texts += cfg.command
-    texts.append(cfg.cwd or "")
-    for text in texts:
-        interpolate(text, {"port": "0"})
+def _env(cfg: AppServer | CommandServer, port: int, interpolate: Interpolate) -> dict[str, str]:
+    env = {k: interpolate(v, {"port": str(port)}) for k, v in cfg.env.items()}
+    remember_mapping(env)
+    return env
 
 
 def _resolve(
