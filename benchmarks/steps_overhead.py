@@ -6,7 +6,8 @@ validate the result against its outputSchema, so raw makes the `tools/list` mcp-
 coerce a table); the same plus the connect-time listen stream the step contract needs ("same
 requests"); and the same SDK calls driven one synchronous step at a time, each one hop into an
 event loop thread ("portal"), the least any synchronous step runner pays (behave steps are
-synchronous: design.md). mcp-bdd: the same as Gherkin scenarios (server step, call step, two
+synchronous: design.md), and the same steps with the loop run by the step thread itself (no
+thread switch: the best a redesign could reach). mcp-bdd: the same as Gherkin scenarios (server step, call step, two
 Then steps) run by `behave` in a subprocess; and the same Gherkin with step functions that do
 nothing ("behave floor": what behave alone costs per scenario).
 Printed (in-memory: medians of rounds that take every measurement side by side, since this
@@ -148,6 +149,46 @@ def portal_baseline(n: int) -> float:
     return statistics.mean(per_scenario)
 
 
+def step_thread_loop_baseline(n: int) -> float:
+    """Mean seconds per in-memory scenario with the portal baseline's shape but the event loop run
+    by the step thread itself (`run_until_complete` per step): no thread switch at all. What a
+    redesign that drives the loop from behave's thread could reach at best; if this costs as much
+    as the portal baseline, the hops' cost is holding a session open across separate steps, not
+    the thread (measured: it is)."""
+    loop = asyncio.new_event_loop()
+
+    async def hold(client: Client, ready: asyncio.Future[asyncio.Event]) -> None:
+        stop = asyncio.Event()
+        async with client:
+            ready.set_result(stop)
+            await stop.wait()
+
+    async def call(client: Client, i: int) -> Any:
+        return await client.call_tool("add", {"a": i, "b": 1})
+
+    async def opened(ready: asyncio.Future[asyncio.Event]) -> asyncio.Event:
+        return await ready
+
+    per_scenario = []
+    try:
+        for i in range(-WARM_UP, n):
+            if i == 0:
+                per_scenario = []
+            t0 = time.perf_counter()
+            client = Client(create_server(), cache=None)
+            ready: asyncio.Future[asyncio.Event] = loop.create_future()
+            lifetime = loop.create_task(hold(client, ready))
+            stop = loop.run_until_complete(opened(ready))
+            result = loop.run_until_complete(call(client, i))
+            assert result.structured_content == {"result": i + 1}
+            stop.set()
+            loop.run_until_complete(lifetime)
+            per_scenario.append(time.perf_counter() - t0)
+    finally:
+        loop.close()
+    return statistics.mean(per_scenario)
+
+
 def project(root: Path, n: int, transport: str) -> None:
     write_project(root, add_scenarios(n), extra_config=f'transport = "{transport}"\n')
 
@@ -256,6 +297,7 @@ def in_memory_rounds(n: int, rounds: int) -> dict[str, float]:
         raw_scen, raw_call = anyio.run(raw, n, "in-memory")
         same = anyio.run(raw_same_requests, n)
         hop = portal_baseline(n)
+        same_thread = step_thread_loop_baseline(n)
         floor = behave_floor(n, runs=1)
         bdd_scen, bdd_call = bdd(n, "in-memory", runs=1)
         per_round.append(
@@ -269,6 +311,7 @@ def in_memory_rounds(n: int, rounds: int) -> dict[str, float]:
                 "overhead": bdd_scen - raw_scen,
                 "contract": same - raw_scen,
                 "hops": hop - raw_scen,
+                "same_thread": same_thread - raw_scen,
                 "own": bdd_scen - same - (hop - raw_scen) - floor,
                 "step": bdd_call - raw_call,
             }
@@ -292,6 +335,8 @@ def main() -> None:
         f"tools too) {ms['contract']:+.2f}\n"
         f"            one hop into the event loop per step, the least any synchronous step runner pays "
         f"{ms['hops']:+.2f}\n"
+        f"              (the same steps with the loop run by the step thread, no thread switch: "
+        f"{ms['same_thread']:+.2f})\n"
         f"            behave itself (the same Gherkin, steps that do nothing) {ms['floor']:+.2f}\n"
         f"            mcp-bdd's own bookkeeping (hooks, transcripts, attachments, scenario state) {ms['own']:+.2f}\n"
         f"  tool-call step {ms['bdd_call']:.3f} vs raw call_tool {ms['raw_call']:.3f}: {ms['step']:+.3f} "

@@ -9,6 +9,7 @@ Nothing here talks MCP: connecting is the session's job.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import socket
@@ -21,10 +22,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import psutil
+
 from mcp_bdd.apps import as_server, describe, is_server, load_app
 from mcp_bdd.config import AppServer, CommandServer, Config, ServerConfig, UrlServer
 from mcp_bdd.errors import ServerStartError, TransportNotServed
-from mcp_bdd.secrets import mask_mapping, remember_mapping
+from mcp_bdd.secrets import mask, mask_mapping, remember_mapping
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
 from mcp_bdd.servers._process import ChildProcess, ServerProcess, free_port, on_reap, spawn, wait_exit
 from mcp_bdd.servers._zygote import ForkedProcess, zygote_for
@@ -66,16 +69,56 @@ def start_server(
         headers = {k: interpolate(v, {}) for k, v in cfg.headers.items()}
         remember_mapping(headers, all_values=True)
         return RemoteServer(name, transport, interpolate(cfg.url, {}), headers)
-    if transport in _HTTP:
-        # Resolve the launch once before the port is picked, for its side effect: the fakes it names
-        # start and bind their ports. Else the OS may hand a fake the port free_port() just
-        # released (seen under load: the server could not bind, and the readiness probe found the
-        # fake there). Interpolating is idempotent: a fake starts once per scenario.
-        _resolve(cfg, config, transport, 0, _env(cfg, 0, interpolate), interpolate)
-    port = free_port() if transport in _HTTP else 0
-    env = _env(cfg, port, interpolate)
     if isinstance(cfg, AppServer) and transport == "in-memory":
+        env = _env(cfg, 0, interpolate)
         return InMemoryServer(name, _in_memory(cfg, config.root, env, inject), f"app {cfg.app} (in-memory)")
+    if transport == "stdio":
+        return _launch(name, cfg, config, transport, 0, interpolate, logdir)
+    return _launch_http(name, cfg, config, transport, interpolate, logdir)
+
+
+#: ports tried for one HTTP server before its start fails (each lost only to a process that bound
+#: the port between `free_port()` and the server's own bind)
+PORT_ATTEMPTS = 3
+
+
+def _launch_http(
+    name: str, cfg: AppServer | CommandServer, config: Config, transport: str, interpolate: Interpolate, logdir: Path
+) -> HttpServer:
+    """Launch an HTTP server on a free port; on another one if some other process took it first."""
+    # Resolve the launch once before the port is picked, for its side effect: the fakes it names
+    # start and bind their ports. Else the OS may hand a fake the port free_port() just released
+    # (seen under load). Interpolating is idempotent: a fake starts once per scenario.
+    _resolve(cfg, config, transport, 0, _env(cfg, 0, interpolate), interpolate)
+    startup_timeout = float(config.setting(name, "startup_timeout"))
+    taken: list[str] = []
+    for _ in range(PORT_ATTEMPTS):
+        port = free_port()
+        server = _launch(name, cfg, config, transport, port, interpolate, logdir)
+        assert isinstance(server, HttpServer)
+        owner = _wait_for_port(server, port, startup_timeout)
+        if owner is None:
+            return server
+        taken.append(f"{port} ({owner})")
+    raise ServerStartError(
+        f'The server "{name}" could not get a port: {PORT_ATTEMPTS} ports picked for it in turn were each '
+        f"taken by another process before the server bound them: {', '.join(taken)}.\n"
+        "  Tip: something on this machine binds free loopback ports as fast as they are released "
+        "(another test run?); give the server a fixed port in its `url` instead of ${port}."
+    )
+
+
+def _launch(
+    name: str,
+    cfg: AppServer | CommandServer,
+    config: Config,
+    transport: str,
+    port: int,
+    interpolate: Interpolate,
+    logdir: Path,
+) -> RunningServer:
+    """Bring a process to life for `transport` (stdio, or HTTP on `port`); no readiness wait."""
+    env = _env(cfg, port, interpolate)
     launch = _resolve(cfg, config, transport, port, env, interpolate)
     logdir.mkdir(parents=True, exist_ok=True)
     stderr_path = logdir / f"{name}-{transport}-{time.monotonic_ns()}.stderr.log"
@@ -98,9 +141,7 @@ def start_server(
     if transport == "stdio":
         return StdioServer(name, process, pipes, display, stderr_path, max_line)
     assert launch.url is not None
-    server = HttpServer(name, transport, process, launch.url, display, stderr_path)
-    _wait_for_port(server, _port_of(launch.url), startup_timeout)
-    return server
+    return HttpServer(name, transport, process, launch.url, display, stderr_path)
 
 
 def _in_memory(
@@ -111,8 +152,7 @@ def _in_memory(
         return as_server(obj, cfg.app)
     if not callable(obj):
         raise ServerStartError(
-            f'app = "{cfg.app}" is neither an MCP server object nor a factory returning one '
-            f"(it is a {describe(obj)})."
+            f'app = "{cfg.app}" is neither an MCP server object nor a factory returning one (it is a {describe(obj)}).'
         )
     with _patched_environ(env):
         obj = obj(**inject(obj))
@@ -300,22 +340,30 @@ def _port_of(url: str) -> int:
     return parts.port or (443 if parts.scheme == "https" else 80)
 
 
-def _wait_for_port(server: HttpServer, port: int, timeout: float) -> None:
-    """Until the port accepts, the process dies, or `timeout` passes (then the server is stopped)."""
+def _wait_for_port(server: HttpServer, port: int, timeout: float) -> str | None:
+    """Until the server listens on `port` (None), or another process does (its description: the
+    server is stopped, to be tried on another port), or the server dies or `timeout` passes
+    (ServerStartError, the server stopped).
+
+    Why the owner is checked: a port is free when picked and taken by the server a moment later;
+    whoever binds in between (another run's server, a fake) answers the probe, and the handshake
+    then fails against a stranger with a baffling error (seen: a 404 reported as -32601)."""
     assert server.process is not None
     deadline = time.monotonic() + timeout
     while True:
-        if server.process.returncode is not None:
+        exited = server.process.returncode is not None
+        if _accepts(port):
+            owner = None if exited else _listener_outside(server.process.pid, port)
+            if owner is None and not exited:
+                return None
+            server.stop()
+            return owner or _describe_listener(port)  # it died because the port was not free
+        if exited:
             server.stop()
             raise ServerStartError(
                 f'The server "{server.name}" exited before it accepted connections on port {port}.\n'
                 + server.describe_death()
             )
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            pass
         if time.monotonic() >= deadline:
             server.stop()
             raise ServerStartError(
@@ -325,3 +373,53 @@ def _wait_for_port(server: HttpServer, port: int, timeout: float) -> None:
                 + "\n  Tip: raise `startup_timeout`, or check that the server listens on the ${port} it is given."
             )
         wait_exit(server.process.pid, 0.02)  # wakes at once if it dies, else a short pause between probes
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+def _listener_outside(pid: int, port: int) -> str | None:
+    """None if process `pid` or one of its descendants listens on `port` (or if that cannot be
+    told: no permission), else a description of who does. The server's own process is asked first:
+    it holds the socket in every common case, so the descendants are listed only for wrappers."""
+    try:
+        root = psutil.Process(pid)
+        if _listens(root, port):
+            return None
+        if any(_listens(child, port) for child in root.children(recursive=True)):
+            return None
+    except psutil.AccessDenied:
+        return None
+    except psutil.Error:
+        pass  # it exited meanwhile: whoever answers is not the server
+    return _describe_listener(port)
+
+
+def _listens(proc: psutil.Process, port: int) -> bool:
+    # IPv4 first: it is where the probe connected, and each kind costs a read of the kernel's
+    # whole socket table (~3 ms here); IPv6 for servers that listen on "::" and take v4 too
+    for kind in ("tcp4", "tcp6"):
+        try:
+            connections = proc.net_connections(kind=kind)
+        except psutil.NoSuchProcess:
+            return False
+        if any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port for c in connections):
+            return True
+    return False
+
+
+def _describe_listener(port: int) -> str:
+    """ "pid 123: python3 fake.py" for the process listening on `port`, as far as it can be seen."""
+    with contextlib.suppress(psutil.Error, OSError):
+        for conn in psutil.net_connections(kind="tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
+                with contextlib.suppress(psutil.Error):
+                    cmdline = " ".join(psutil.Process(conn.pid).cmdline())[:120]
+                    return mask(f"pid {conn.pid}: {cmdline}")
+                return f"pid {conn.pid}"
+    return "a process mcp-bdd cannot see"
