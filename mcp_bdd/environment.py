@@ -164,7 +164,8 @@ def _end_before_hooks(context: Any, state: Any) -> None:
 
 
 def _mark_where_after_hooks_start(runner: Any) -> None:
-    """Take the before hooks' evidence when the after_scenario hook starts, ahead of the user's code.
+    """Take the before hooks' evidence when the after_scenario hook starts, ahead of the user's
+    code, and tell mcp-bdd's formatters that what is attached from then on comes after the steps.
 
     Usually the first step's start marks where the before hooks' evidence ends. When no step
     began (the first one is undefined, a before hook failed), only the start of after_scenario
@@ -182,6 +183,10 @@ def _mark_where_after_hooks_start(runner: Any) -> None:
         state = getattr(context, "mcp", None)
         if state is not None:
             _end_before_hooks(context, state)
+        for formatter in getattr(runner, "formatters", None) or ():  # ours file what follows after the steps
+            mark = getattr(formatter, "after_hooks_begin", None)
+            if callable(mark):
+                mark()
         user_hook(context, scenario)
 
     after_scenario._mcp_bdd_marks_after = True  # type: ignore[attr-defined]

@@ -8,7 +8,9 @@ What behave 1.3.3 tells a formatter, and when (read from its runner/model source
   the Examples row); then `step(x)` for every step up front; then, per executed step,
   `match(m)` -> `embedding(mime, data)`* (from before_step/after_step/the step) -> `result(x)`.
   So an embedding between `match` and `result` belongs to that step, any other one to the
-  scenario (before_scenario / after_scenario hooks). Steps not executed get no callback.
+  scenario (before_scenario / after_scenario hooks). Steps not executed get no callback, so
+  when none ran (a before hook failed) nothing from behave marks where the after hooks begin:
+  mcp-bdd's hooks say it (`after_hooks_begin`, called by environment.py).
 - Hook errors set `hook_failed` and `error_message` on the feature/rule/scenario/step.
 
 behave objects are duck-typed (`Any`): behave ships no type information.
@@ -238,6 +240,7 @@ class RunCollector:
         self._steps: list[Any] = []
         self._index = 0
         self._in_step = False
+        self._after_hooks = False  # the scenario's after hooks have begun (environment.py says so)
         self._open: Any = None  # the scenario whose wall-clock time is running
         self._started: dict[int, float] = {}
         self._wall: dict[int, float] = {}
@@ -274,6 +277,11 @@ class RunCollector:
         self._steps = list(scenario.all_steps)
         self._index = 0
         self._in_step = False
+        self._after_hooks = False
+
+    def after_hooks_begin(self) -> None:
+        """The open scenario's after hooks start: what they attach goes after the steps."""
+        self._after_hooks = True
 
     def match(self, match: Any) -> None:
         self._in_step = True
@@ -296,7 +304,8 @@ class RunCollector:
         if phase is None and self._in_step and self._index < len(self._steps):
             acc = self._step_evidence.setdefault(id(self._steps[self._index]), _Acc())
         elif self._open is not None:
-            before = phase == "before" if phase else self._index == 0  # anything else: where it came
+            # anything else goes where it came: before the first step's result, or after the steps
+            before = phase == "before" if phase else self._index == 0 and not self._after_hooks
             hooks = self._scenario_evidence if before else self._scenario_after
             acc = hooks.setdefault(id(self._open), _Acc())
         else:

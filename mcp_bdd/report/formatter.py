@@ -167,6 +167,10 @@ class _CollectingFormatter(Formatter):  # type: ignore[misc]
     def eof(self) -> None:
         self.collector.eof()
 
+    def after_hooks_begin(self) -> None:
+        """Not behave's: mcp-bdd's hooks call it where the scenario's after hooks begin."""
+        self.collector.after_hooks_begin()
+
     def close(self) -> None:
         try:
             self.write(self._finish())

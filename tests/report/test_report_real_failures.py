@@ -131,6 +131,8 @@ def before_scenario(context, scenario):
 
 
 def after_scenario(context, scenario):
+    if "broken_hook" in scenario.tags:  # a note of the user's after hook, when no step ran
+        context.attach("text/plain", b"orders fixture: nothing to clean up")
     if "seeded" in scenario.tags:  # Python-level work of the user's after hook: after the steps
         context.mcp.fakes.get("audit", "database")
     if "prepared" in scenario.tags:  # a last check of the user's own, after the steps
@@ -255,6 +257,19 @@ def test_what_a_hook_did_is_shown_under_the_hooks_not_the_first_step(failed_run:
     assert ("tools/call", {"name": "add", "arguments": {"a": 40, "b": 2}}) in after, after
     end = html.index(f'id="{_scenarios(report)["Set up by a hook, then a step nobody defined"].id}"')
     assert "After the steps (hooks, teardown)" in html[start:end]
+
+
+def test_what_an_after_hook_attaches_goes_after_the_steps_when_a_before_hook_failed(
+    failed_run: tuple[Run, ReportRun, str],
+) -> None:
+    """No step ran, so no step result tells the collector where the after hooks begin: mcp-bdd's
+    hooks say it, and the user's note is not filed under "Before the steps" by its position."""
+    run, report, _html = failed_run
+    scenario = _scenarios(report)["A hook that breaks"]
+    assert [s.status for s in scenario.steps] == ["untested"], run.output[-4000:]  # no step ran
+    after = [a.text for a in scenario.after_evidence.attachments]
+    before = [a.text for a in scenario.evidence.attachments]
+    assert after == ["orders fixture: nothing to clean up"] and before == [], (before, after)
 
 
 def test_a_hooks_setup_stays_before_the_steps_when_the_first_step_is_undefined(
