@@ -9,8 +9,11 @@ the collision itself is the OS's choice.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +21,11 @@ import pytest
 from behave_project import REPO
 
 import mcp_bdd.servers._start as start
+from mcp_bdd._net import free_port
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import ServerStartError
 from mcp_bdd.servers import reap_all, start_server
+from mcp_bdd.servers._process import wait_exit
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
@@ -68,8 +73,8 @@ def test_the_fakes_a_server_names_are_listening_before_its_port_is_picked(
         fake.close()
 
 
-def _start_shop(tmp_path: Path) -> Any:
-    shop = {"app": "demo.shop:create_server", "cwd": str(REPO), "startup_timeout": 60}
+def _start_shop(tmp_path: Path, shop: dict[str, Any] | None = None) -> Any:
+    shop = shop or {"app": "demo.shop:create_server", "cwd": str(REPO), "startup_timeout": 60}
     config = load_config(tmp_path, data={"servers": {"shop": shop}}, source="test")
     return start_server(
         "shop",
@@ -117,10 +122,82 @@ def test_a_port_that_is_always_taken_fails_the_start_naming_who_holds_it(
 ) -> None:
     taken = stranger.getsockname()[1]
     monkeypatch.setattr(start, "free_port", lambda: taken)
-    with pytest.raises(ServerStartError) as failure:
-        _start_shop(tmp_path)
-    reap_all()
+    try:
+        with pytest.raises(ServerStartError) as failure:
+            _start_shop(tmp_path)
+    finally:
+        reap_all()
     message = str(failure.value)
     assert 'The server "shop" could not get a port' in message, message
     assert f"{taken} (pid {os.getpid()}" in message, message
     assert "Tip:" in message, message
+
+
+LISTEN = """
+import socket, sys, time
+sock = socket.socket()
+sock.bind(("127.0.0.1", int(sys.argv[1])))
+sock.listen()
+time.sleep(120)
+"""
+
+
+def _command(code: str, port: int | str, *more: str) -> dict[str, Any]:
+    """A command server whose Streamable HTTP start runs `code` with the port (and `more`) as argv."""
+    http = {"command": [sys.executable, "-c", code, str(port), *more], "url": f"http://127.0.0.1:{port}/mcp"}
+    return {"command": [sys.executable, "-c", "pass"], "http": http, "startup_timeout": 60}
+
+
+def test_a_server_on_a_fixed_port_in_its_url_is_ready_when_it_listens_there(tmp_path: Path) -> None:
+    """The port probed is the url's: a fixed one, not only the ${port} mcp-bdd picks."""
+    port = free_port()
+    server = _start_shop(tmp_path, _command(LISTEN, port))
+    try:
+        assert server.url == f"http://127.0.0.1:{port}/mcp" and server.returncode is None, server.describe_death()
+    finally:
+        server.stop()
+        reap_all()
+
+
+def test_a_fixed_port_held_by_a_stranger_fails_at_once_naming_it(tmp_path: Path, stranger: socket.socket) -> None:
+    taken = stranger.getsockname()[1]
+    try:
+        with pytest.raises(ServerStartError) as failure:
+            _start_shop(tmp_path, _command("import time; time.sleep(120)", taken))
+    finally:
+        reap_all()
+    message = str(failure.value)
+    assert f"could not listen on port {taken}, fixed in its url" in message, message
+    assert f"(pid {os.getpid()}" in message and "Tip:" in message, message
+
+
+PROXY = """
+import os, socket, sys, time
+port, pidfile = int(sys.argv[1]), sys.argv[2]
+if os.fork() == 0:  # a listener outside the server's session, like docker-proxy for `docker run -p`
+    os.setsid()
+    if os.fork() == 0:
+        with open(pidfile, "a") as f:  # first: the test kills every proxy by its pid
+            f.write(f"{os.getpid()} ")
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", port))
+        sock.listen()
+        time.sleep(120)
+    os._exit(0)
+time.sleep(120)
+"""
+
+
+def test_a_listener_started_for_the_server_outside_its_session_is_accepted(tmp_path: Path) -> None:
+    """A proxy the server has started (younger than it) is not a stranger, as before the check."""
+    pidfile = tmp_path / "proxy.pid"
+    try:
+        server = _start_shop(tmp_path, _command(PROXY, "${port}", str(pidfile)))
+        assert server.returncode is None, server.describe_death()
+    finally:
+        reap_all()  # stops the server
+        proxies = pidfile.read_text().split() if pidfile.exists() else []
+        for proxy in map(int, proxies):  # outside the server's session: the test's to stop
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(proxy, signal.SIGKILL)
+            wait_exit(proxy, 30)

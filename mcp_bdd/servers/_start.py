@@ -9,7 +9,6 @@ Nothing here talks MCP: connecting is the session's job.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import os
 import socket
@@ -22,13 +21,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import psutil
-
 from mcp_bdd.apps import as_server, describe, is_server, load_app
 from mcp_bdd.config import AppServer, CommandServer, Config, ServerConfig, UrlServer
 from mcp_bdd.errors import ServerStartError, TransportNotServed
-from mcp_bdd.secrets import mask, mask_mapping, remember_mapping
+from mcp_bdd.secrets import mask_mapping, remember_mapping
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
+from mcp_bdd.servers._listeners import listens, stranger_on
 from mcp_bdd.servers._process import ChildProcess, ServerProcess, free_port, on_reap, spawn, wait_exit
 from mcp_bdd.servers._zygote import ForkedProcess, zygote_for
 
@@ -85,7 +83,8 @@ PORT_ATTEMPTS = 3
 def _launch_http(
     name: str, cfg: AppServer | CommandServer, config: Config, transport: str, interpolate: Interpolate, logdir: Path
 ) -> HttpServer:
-    """Launch an HTTP server on a free port; on another one if some other process took it first."""
+    """Launch an HTTP server on a free port; on another one if a stranger took it first (a fixed
+    port in the server's `url` is not retried: the same stranger would hold it)."""
     # Resolve the launch once before the port is picked, for its side effect: the fakes it names
     # start and bind their ports. Else the OS may hand a fake the port free_port() just released
     # (seen under load). Interpolating is idempotent: a fake starts once per scenario.
@@ -93,18 +92,30 @@ def _launch_http(
     startup_timeout = float(config.setting(name, "startup_timeout"))
     taken: list[str] = []
     for _ in range(PORT_ATTEMPTS):
-        port = free_port()
-        server = _launch(name, cfg, config, transport, port, interpolate, logdir)
+        picked = free_port()
+        server = _launch(name, cfg, config, transport, picked, interpolate, logdir)
         assert isinstance(server, HttpServer)
-        owner = _wait_for_port(server, port, startup_timeout)
-        if owner is None:
+        assert server.url is not None
+        port = _port_of(server.url)
+        try:
+            holder = _wait_for_port(server, port, startup_timeout)
+        except BaseException:
+            server.stop()  # Ctrl-C mid-wait included (stop is idempotent)
+            raise
+        if holder is None:
             return server
-        taken.append(f"{port} ({owner})")
+        if port != picked:
+            raise ServerStartError(
+                f'The server "{name}" could not listen on port {port}, fixed in its url {server.url}: another '
+                f"process holds it ({holder}).\n  Tip: stop that process, or let mcp-bdd pick a free port: "
+                'url = "http://127.0.0.1:${port}/..." with the port passed to the server.'
+            )
+        taken.append(f"{port} ({holder})")
     raise ServerStartError(
         f'The server "{name}" could not get a port: {PORT_ATTEMPTS} ports picked for it in turn were each '
         f"taken by another process before the server bound them: {', '.join(taken)}.\n"
         "  Tip: something on this machine binds free loopback ports as fast as they are released "
-        "(another test run?); give the server a fixed port in its `url` instead of ${port}."
+        "(another test run?); run fewer at once."
     )
 
 
@@ -341,29 +352,28 @@ def _port_of(url: str) -> int:
 
 
 def _wait_for_port(server: HttpServer, port: int, timeout: float) -> str | None:
-    """Until the server listens on `port` (None), or another process does (its description: the
-    server is stopped, to be tried on another port), or the server dies or `timeout` passes
-    (ServerStartError, the server stopped).
-
-    Why the owner is checked: a port is free when picked and taken by the server a moment later;
-    whoever binds in between (another run's server, a fake) answers the probe, and the handshake
-    then fails against a stranger with a baffling error (seen: a 404 reported as -32601)."""
+    """Until the server listens on `port` (None), or a stranger does (its description; the server
+    is stopped, to be tried on another port: `_listeners` says who counts as a stranger), or the
+    server dies or `timeout` passes (ServerStartError, the server stopped)."""
     assert server.process is not None
+    pid = server.process.pid
     deadline = time.monotonic() + timeout
     while True:
-        exited = server.process.returncode is not None
-        if _accepts(port):
-            owner = None if exited else _listener_outside(server.process.pid, port)
-            if owner is None and not exited:
-                return None
+        if server.process.returncode is not None:
+            holder = stranger_on(port, pid, only_older=False) if _accepts(port) else None
             server.stop()
-            return owner or _describe_listener(port)  # it died because the port was not free
-        if exited:
-            server.stop()
+            if holder is not None:
+                return holder  # it could not bind: someone else had the port
             raise ServerStartError(
                 f'The server "{server.name}" exited before it accepted connections on port {port}.\n'
                 + server.describe_death()
             )
+        if _accepts(port):
+            holder = None if listens(pid, port) else stranger_on(port, pid, only_older=True)
+            if holder is None:
+                return None
+            server.stop()
+            return holder
         if time.monotonic() >= deadline:
             server.stop()
             raise ServerStartError(
@@ -372,7 +382,7 @@ def _wait_for_port(server: HttpServer, port: int, timeout: float) -> str | None:
                 + server.describe_death()
                 + "\n  Tip: raise `startup_timeout`, or check that the server listens on the ${port} it is given."
             )
-        wait_exit(server.process.pid, 0.02)  # wakes at once if it dies, else a short pause between probes
+        wait_exit(pid, 0.02)  # wakes at once if it dies, else a short pause between probes
 
 
 def _accepts(port: int) -> bool:
@@ -381,45 +391,3 @@ def _accepts(port: int) -> bool:
             return True
     except OSError:
         return False
-
-
-def _listener_outside(pid: int, port: int) -> str | None:
-    """None if process `pid` or one of its descendants listens on `port` (or if that cannot be
-    told: no permission), else a description of who does. The server's own process is asked first:
-    it holds the socket in every common case, so the descendants are listed only for wrappers."""
-    try:
-        root = psutil.Process(pid)
-        if _listens(root, port):
-            return None
-        if any(_listens(child, port) for child in root.children(recursive=True)):
-            return None
-    except psutil.AccessDenied:
-        return None
-    except psutil.Error:
-        pass  # it exited meanwhile: whoever answers is not the server
-    return _describe_listener(port)
-
-
-def _listens(proc: psutil.Process, port: int) -> bool:
-    # IPv4 first: it is where the probe connected, and each kind costs a read of the kernel's
-    # whole socket table (~3 ms here); IPv6 for servers that listen on "::" and take v4 too
-    for kind in ("tcp4", "tcp6"):
-        try:
-            connections = proc.net_connections(kind=kind)
-        except psutil.NoSuchProcess:
-            return False
-        if any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port for c in connections):
-            return True
-    return False
-
-
-def _describe_listener(port: int) -> str:
-    """ "pid 123: python3 fake.py" for the process listening on `port`, as far as it can be seen."""
-    with contextlib.suppress(psutil.Error, OSError):
-        for conn in psutil.net_connections(kind="tcp"):
-            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
-                with contextlib.suppress(psutil.Error):
-                    cmdline = " ".join(psutil.Process(conn.pid).cmdline())[:120]
-                    return mask(f"pid {conn.pid}: {cmdline}")
-                return f"pid {conn.pid}"
-    return "a process mcp-bdd cannot see"
