@@ -33,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -108,85 +109,67 @@ async def raw_same_requests(n: int) -> float:
     return statistics.mean(per_scenario)
 
 
+async def _hold(client: Client, ready: Any) -> None:
+    """A step-driven scenario's session, held open until told to stop: `ready` (a future of either
+    kind) gets the event that stops it."""
+    stop = asyncio.Event()
+    async with client:
+        ready.set_result(stop)
+        await stop.wait()
+
+
+async def _call(client: Client, i: int) -> Any:
+    return await client.call_tool("add", {"a": i, "b": 1})
+
+
+async def _done(stop: asyncio.Event) -> None:
+    stop.set()
+
+
+def _step_driven(n: int, start: Callable[[Any], Any], wait: Callable[[Any], Any], future: Callable[[], Any]) -> float:
+    """Mean seconds per in-memory scenario driven one synchronous step at a time: `start` hands a
+    coroutine to the event loop, `wait` blocks the step until a future is done."""
+    per_scenario = []
+    for i in range(-WARM_UP, n):
+        if i == 0:
+            per_scenario = []
+        t0 = time.perf_counter()
+        client = Client(create_server(), cache=None)
+        ready = future()
+        lifetime = start(_hold(client, ready))
+        stop = wait(ready)  # "Given the MCP server is running"
+        result = wait(start(_call(client, i)))  # "When I call the tool"
+        assert result.structured_content == {"result": i + 1}  # "Then ..."
+        start(_done(stop))  # after_scenario
+        wait(lifetime)
+        per_scenario.append(time.perf_counter() - t0)
+    return statistics.mean(per_scenario)
+
+
 def portal_baseline(n: int) -> float:
-    """Mean seconds per in-memory scenario when each step is one hop into an event loop thread (no
-    behave, no mcp-bdd): `run_coroutine_threadsafe`, the cheapest hop (anyio's portal costs more)."""
+    """Each step one hop into an event loop thread (no behave, no mcp-bdd): `run_coroutine_threadsafe`,
+    the cheapest hop (anyio's portal costs more)."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
-
-    async def hold(client: Client, ready: Future[asyncio.Event]) -> None:
-        stop = asyncio.Event()
-        async with client:
-            ready.set_result(stop)
-            await stop.wait()
-
-    async def call(client: Client, i: int) -> Any:
-        return await client.call_tool("add", {"a": i, "b": 1})
-
-    async def done(stop: asyncio.Event) -> None:
-        stop.set()
-
-    per_scenario = []
     try:
-        for i in range(-WARM_UP, n):
-            if i == 0:
-                per_scenario = []
-            t0 = time.perf_counter()
-            client = Client(create_server(), cache=None)
-            ready: Future[asyncio.Event] = Future()
-            lifetime = asyncio.run_coroutine_threadsafe(hold(client, ready), loop)
-            stop = ready.result()  # "Given the MCP server is running"
-            result = asyncio.run_coroutine_threadsafe(call(client, i), loop).result()  # "When I call the tool"
-            assert result.structured_content == {"result": i + 1}  # "Then ..."
-            asyncio.run_coroutine_threadsafe(done(stop), loop)  # after_scenario
-            lifetime.result()
-            per_scenario.append(time.perf_counter() - t0)
+        return _step_driven(n, lambda coro: asyncio.run_coroutine_threadsafe(coro, loop), Future.result, Future)
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join()
         loop.close()
-    return statistics.mean(per_scenario)
 
 
 def step_thread_loop_baseline(n: int) -> float:
-    """Mean seconds per in-memory scenario with the portal baseline's shape but the event loop run
-    by the step thread itself (`run_until_complete` per step): no thread switch at all. What a
-    redesign that drives the loop from behave's thread could reach at best; if this costs as much
-    as the portal baseline, the hops' cost is holding a session open across separate steps, not
-    the thread (measured: it is)."""
+    """The same steps with the event loop run by the step thread itself (`run_until_complete` per
+    step): no thread switch at all. What a redesign that drives the loop from behave's thread could
+    reach at best; if this costs as much as the portal baseline, the hops' cost is holding a session
+    open across separate steps, not the thread (measured: it is)."""
     loop = asyncio.new_event_loop()
-
-    async def hold(client: Client, ready: asyncio.Future[asyncio.Event]) -> None:
-        stop = asyncio.Event()
-        async with client:
-            ready.set_result(stop)
-            await stop.wait()
-
-    async def call(client: Client, i: int) -> Any:
-        return await client.call_tool("add", {"a": i, "b": 1})
-
-    async def opened(ready: asyncio.Future[asyncio.Event]) -> asyncio.Event:
-        return await ready
-
-    per_scenario = []
     try:
-        for i in range(-WARM_UP, n):
-            if i == 0:
-                per_scenario = []
-            t0 = time.perf_counter()
-            client = Client(create_server(), cache=None)
-            ready: asyncio.Future[asyncio.Event] = loop.create_future()
-            lifetime = loop.create_task(hold(client, ready))
-            stop = loop.run_until_complete(opened(ready))
-            result = loop.run_until_complete(call(client, i))
-            assert result.structured_content == {"result": i + 1}
-            stop.set()
-            loop.run_until_complete(lifetime)
-            per_scenario.append(time.perf_counter() - t0)
+        return _step_driven(n, loop.create_task, loop.run_until_complete, loop.create_future)
     finally:
         loop.close()
-    return statistics.mean(per_scenario)
 
 
 def project(root: Path, n: int, transport: str) -> None:
