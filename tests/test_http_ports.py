@@ -171,33 +171,47 @@ def test_a_fixed_port_held_by_a_stranger_fails_at_once_naming_it(tmp_path: Path,
     assert f"(pid {os.getpid()}" in message and "Tip:" in message, message
 
 
-PROXY = """
-import os, socket, sys, time
-port, pidfile = int(sys.argv[1]), sys.argv[2]
-if os.fork() == 0:  # a listener outside the server's session, like docker-proxy for `docker run -p`
-    os.setsid()
+LISTENER = """
+import os, sys, time
+port, pidfile, how = sys.argv[1], sys.argv[2], sys.argv[3]
+if os.fork() == 0:
+    os.setsid()  # outside the server's session, like docker-proxy for `docker run -p`
     if os.fork() == 0:
-        with open(pidfile, "a") as f:  # first: the test kills every proxy by its pid
+        with open(pidfile, "a") as f:  # first: the test stops every listener by its pid
             f.write(f"{os.getpid()} ")
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", port))
-        sock.listen()
-        time.sleep(120)
+        env = dict(os.environ, MCP_BDD_SPAWNED_BY="1") if how == "other-run" else os.environ
+        code = "import socket, sys, time; s = socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(); time.sleep(120)"
+        os.execve(sys.executable, [sys.executable, "-c", code, port], env)
     os._exit(0)
 time.sleep(120)
 """
 
 
-def test_a_listener_started_for_the_server_outside_its_session_is_accepted(tmp_path: Path) -> None:
-    """A proxy the server has started (younger than it) is not a stranger, as before the check."""
-    pidfile = tmp_path / "proxy.pid"
+def _start_with_listener(tmp_path: Path, how: str) -> Any:
+    """Start a server whose process forks a listener on its ${port} (see LISTENER), and stop
+    every listener it forked afterwards, whatever happened."""
+    pidfile = tmp_path / "listeners.pid"
     try:
-        server = _start_shop(tmp_path, _command(PROXY, "${port}", str(pidfile)))
+        server = _start_shop(tmp_path, _command(LISTENER, "${port}", str(pidfile), how))
         assert server.returncode is None, server.describe_death()
+        return server
     finally:
-        reap_all()  # stops the server
-        proxies = pidfile.read_text().split() if pidfile.exists() else []
-        for proxy in map(int, proxies):  # outside the server's session: the test's to stop
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(proxy, signal.SIGKILL)
-            wait_exit(proxy, 30)
+        reap_all()  # stops the server and its session
+        for pid in map(int, pidfile.read_text().split() if pidfile.exists() else []):
+            with contextlib.suppress(ProcessLookupError):  # outside the server's session: the test's to stop
+                os.kill(pid, signal.SIGKILL)
+            wait_exit(pid, 30)
+
+
+def test_a_listener_started_for_the_server_outside_its_session_is_accepted(tmp_path: Path) -> None:
+    """A proxy the server has started (younger than it, no other run's mark) is not a stranger."""
+    _start_with_listener(tmp_path, "proxy")
+
+
+def test_another_runs_server_on_the_port_is_a_stranger_however_young(tmp_path: Path) -> None:
+    """Another mcp-bdd process's server takes a port after this one was picked, so it is younger
+    than the server: its spawner's mark in its environment tells it apart."""
+    with pytest.raises(ServerStartError) as failure:
+        _start_with_listener(tmp_path, "other-run")
+    message = str(failure.value)
+    assert 'The server "shop" could not get a port' in message and message.count("(pid ") == 3, message

@@ -34,6 +34,7 @@ from typing import Any
 from mcp_bdd._lifelines import die_with_parent
 from mcp_bdd._net import free_port
 from mcp_bdd.servers._lifeline import kill_sessions
+from mcp_bdd.servers._listeners import SPAWNED_BY
 
 __all__ = [
     "ChildProcess",
@@ -179,7 +180,7 @@ def spawn(
             stdout=subprocess.PIPE if stdio else err,
             stderr=err,
             cwd=cwd,
-            env=env,
+            env={**env, SPAWNED_BY: str(os.getpid())},  # tells another run's server from a stranger
             pass_fds=pass_fds,
             start_new_session=True,
             preexec_fn=die_with_parent,

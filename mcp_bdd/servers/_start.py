@@ -96,8 +96,8 @@ def _launch_http(
         server = _launch(name, cfg, config, transport, picked, interpolate, logdir)
         assert isinstance(server, HttpServer)
         assert server.url is not None
-        port = _port_of(server.url)
         try:
+            port = _url_port(name, server.url)
             holder = _wait_for_port(server, port, startup_timeout)
         except BaseException:
             server.stop()  # Ctrl-C mid-wait included (stop is idempotent)
@@ -346,9 +346,15 @@ def _how_to_add(cfg: ServerConfig, transport: str) -> str:
     return ""
 
 
-def _port_of(url: str) -> int:
-    parts = urlsplit(url)
-    return parts.port or (443 if parts.scheme == "https" else 80)
+def _url_port(name: str, url: str) -> int:
+    try:
+        parts = urlsplit(url)
+        return parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        raise ServerStartError(
+            f'The server "{name}" has no usable port in its url {url}: {exc}.\n'
+            '  Tip: write it as url = "http://127.0.0.1:${port}/mcp" (mcp-bdd picks the port) or a fixed number.'
+        ) from exc
 
 
 def _wait_for_port(server: HttpServer, port: int, timeout: float) -> str | None:
@@ -360,7 +366,7 @@ def _wait_for_port(server: HttpServer, port: int, timeout: float) -> str | None:
     deadline = time.monotonic() + timeout
     while True:
         if server.process.returncode is not None:
-            holder = stranger_on(port, pid, only_older=False) if _accepts(port) else None
+            holder = stranger_on(port, pid) if _accepts(port) else None
             server.stop()
             if holder is not None:
                 return holder  # it could not bind: someone else had the port
@@ -369,7 +375,7 @@ def _wait_for_port(server: HttpServer, port: int, timeout: float) -> str | None:
                 + server.describe_death()
             )
         if _accepts(port):
-            holder = None if listens(pid, port) else stranger_on(port, pid, only_older=True)
+            holder = None if listens(pid, port) else stranger_on(port, pid)
             if holder is None:
                 return None
             server.stop()
