@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from behave_project import REPO
 
@@ -215,3 +216,14 @@ def test_another_runs_server_on_the_port_is_a_stranger_however_young(tmp_path: P
         _start_with_listener(tmp_path, "other-run")
     message = str(failure.value)
     assert 'The server "shop" could not get a port' in message and message.count("(pid ") == 3, message
+
+
+def test_a_url_whose_port_is_not_a_number_fails_the_start_and_stops_the_server(tmp_path: Path) -> None:
+    try:
+        with pytest.raises(ServerStartError) as failure:
+            _start_shop(tmp_path, _command("import time; time.sleep(120)", "eighty"))
+        alive = [c.cmdline() for c in psutil.Process().children(recursive=True) if "eighty" in c.cmdline()]
+        assert not alive, f"the server was left running: {alive}"
+    finally:
+        reap_all()
+    assert 'The server "shop" has no usable port in its url http://127.0.0.1:eighty/mcp' in str(failure.value)
