@@ -27,6 +27,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from mcp_bdd._net import free_port
 from mcp_bdd.check import REGISTRY, Severity
 from mcp_bdd.cli import main
 from mcp_bdd.fakes import FakeAuthServer
@@ -36,12 +37,6 @@ ROOT = Path(__file__).resolve().parents[1]
 AUTH_CHECKS = [i for i, s in REGISTRY.items() if s.group == "auth"]
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager
@@ -99,7 +94,7 @@ def auth() -> Iterator[FakeAuthServer]:
 def test_the_protected_demo_shop_passes_the_auth_group(
     transport: str, auth: FakeAuthServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/" + ("mcp" if transport == "streamable-http" else "sse")
     env = {"AUTH_ISSUER": auth.issuer, "AUTH_AUDIENCE": "shop", "AUTH_RESOURCE": url}
     token = auth.issue(["orders:read"])
@@ -122,7 +117,7 @@ def test_an_unprotected_http_server_gets_the_info_finding_only(
     protocol: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Both eras' opening requests (server/discover, initialize) are answered: the server asks for no token."""
-    port, sarif = _free_port(), tmp_path / "check.sarif"
+    port, sarif = free_port(), tmp_path / "check.sarif"
     with _serving(_shop("streamable-http", port), port):
         code, data = _check(
             capsys, f"http://127.0.0.1:{port}/mcp", "--protocol", protocol, "--fail-on", "low", "--sarif", str(sarif)
@@ -139,7 +134,7 @@ def test_an_unprotected_http_server_gets_the_info_finding_only(
 
 
 def test_a_broken_protected_server_gets_each_finding(capsys: pytest.CaptureFixture[str]) -> None:
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     server = [sys.executable, str(ROOT / "tests" / "servers" / "broken_auth.py"), str(port)]
     with _serving(server, port):

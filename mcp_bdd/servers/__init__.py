@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
 from mcp_bdd.servers._framing import PROTOCOL_MARK
-from mcp_bdd.servers._process import free_port, lifeline, reap_all
+from mcp_bdd.servers._process import lifeline, reap_all
 from mcp_bdd.servers._start import discard_prestarted, start_server
 
 __all__ = [
@@ -31,7 +31,6 @@ __all__ = [
     "RunningServer",
     "StdioServer",
     "discard_prestarted",
-    "free_port",
     "lifeline",
     "reap_all",
     "start_server",

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from typing import Any
 
 import psutil
 
@@ -39,13 +40,10 @@ SPAWNED_BY = "MCP_BDD_SPAWNED_BY"
 _REACHED = {"127.0.0.1", "0.0.0.0", "::", "::ffff:127.0.0.1"}
 
 
-def _is_listener(conn: object, port: int) -> bool:
-    laddr = getattr(conn, "laddr", None)
-    return (
-        getattr(conn, "status", None) == psutil.CONN_LISTEN
-        and bool(laddr)
-        and laddr.port == port  # type: ignore[union-attr]
-        and laddr.ip in _REACHED  # type: ignore[union-attr]
+def _is_listener(conn: Any, port: int) -> bool:
+    """`conn`: one of psutil's connection records (`laddr` is an empty tuple when unbound)."""
+    return bool(
+        conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.laddr.ip in _REACHED
     )
 
 

@@ -32,14 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from mcp_bdd._lifelines import die_with_parent
-from mcp_bdd._net import free_port
 from mcp_bdd.servers._lifeline import kill_sessions
 from mcp_bdd.servers._listeners import SPAWNED_BY
 
 __all__ = [
     "ChildProcess",
     "ServerProcess",
-    "free_port",
     "lifeline",
     "pid_alive",
     "reap_all",

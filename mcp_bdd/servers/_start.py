@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from mcp_bdd._net import free_port
 from mcp_bdd.apps import as_server, describe, is_server, load_app
 from mcp_bdd.config import AppServer, CommandServer, Config, ServerConfig, UrlServer
 from mcp_bdd.errors import ServerStartError, TransportNotServed
 from mcp_bdd.secrets import mask_mapping, remember_mapping
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
 from mcp_bdd.servers._listeners import listens, stranger_on
-from mcp_bdd.servers._process import ChildProcess, ServerProcess, free_port, on_reap, spawn, wait_exit
+from mcp_bdd.servers._process import ChildProcess, ServerProcess, on_reap, spawn, wait_exit
 from mcp_bdd.servers._zygote import ForkedProcess, zygote_for
 
 __all__ = ["discard_prestarted", "start_server"]
