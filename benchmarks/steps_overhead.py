@@ -5,9 +5,10 @@ the result, close, all in one coroutine ("raw"; the SDK's `call_tool` lists the 
 validate the result against its outputSchema, so raw makes the `tools/list` mcp-bdd makes to
 coerce a table); the same plus the connect-time listen stream the step contract needs ("same
 requests"); and the same SDK calls driven one synchronous step at a time, each one hop into an
-event loop thread ("portal"), the least any synchronous step runner pays (behave steps are
-synchronous: design.md), and the same steps with the loop run by the step thread itself (no
-thread switch: the best a redesign could reach). mcp-bdd: the same as Gherkin scenarios (server step, call step, two
+event loop thread ("portal"), the least a synchronous step runner with its loop in another
+thread pays (behave steps are synchronous: design.md), and the same steps with the loop run by
+the step thread itself (no thread switch: what a redesign could reach); both loops keep one
+root task, as mcp-bdd's does. mcp-bdd: the same as Gherkin scenarios (server step, call step, two
 Then steps) run by `behave` in a subprocess; and the same Gherkin with step functions that do
 nothing ("behave floor": what behave alone costs per scenario).
 Printed (in-memory: medians of rounds that take every measurement side by side, since this
@@ -148,28 +149,61 @@ def _step_driven(n: int, start: Callable[[Any], Any], wait: Callable[[Any], Any]
 
 def portal_baseline(n: int) -> float:
     """Each step one hop into an event loop thread (no behave, no mcp-bdd): `run_coroutine_threadsafe`,
-    the cheapest hop (anyio's portal costs more)."""
+    the cheapest hop (anyio's portal costs more), onto a loop that runs a root task, as mcp-bdd's
+    portal loop does (`anyio.run`).
+
+    The root task matters: anyio ties the worker threads that run a server's synchronous tools to
+    the root task, and a loop without one (`run_forever`) makes every call's task the root, so
+    each `call_tool` started and stopped a thread, which mcp-bdd never pays. Measured: +0.4 ms a
+    scenario, all of which an earlier version of this baseline charged to the hops."""
     loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    stop = asyncio.Event()
+    thread = threading.Thread(target=loop.run_until_complete, args=(stop.wait(),), daemon=True)
     thread.start()
     try:
         return _step_driven(n, lambda coro: asyncio.run_coroutine_threadsafe(coro, loop), Future.result, Future)
     finally:
-        loop.call_soon_threadsafe(loop.stop)
+        loop.call_soon_threadsafe(stop.set)
         thread.join()
         loop.close()
 
 
 def step_thread_loop_baseline(n: int) -> float:
-    """The same steps with the event loop run by the step thread itself (`run_until_complete` per
-    step): no thread switch at all. What a redesign that drives the loop from behave's thread could
-    reach at best; if this costs as much as the portal baseline, the hops' cost is holding a session
-    open across separate steps, not the thread (measured: it is)."""
+    """The same steps with the event loop run by the step thread itself, only while a step waits
+    (`run_until_complete` on the step's future): no thread switch at all. What a redesign that
+    drives the loop from behave's thread could reach.
+
+    The steps' coroutines run as tasks of one long-lived root task's task group, for the reason
+    given in `portal_baseline`: anyio keeps one worker thread for the synchronous tools while that
+    root lives. (Each step a `run_until_complete` of its own task made each step the root: a thread
+    per call, +0.6 ms a scenario that an earlier version of this baseline measured.)"""
     loop = asyncio.new_event_loop()
+    inbox: asyncio.Queue[tuple[Any, asyncio.Future[Any]]] = asyncio.Queue()
+
+    async def root() -> None:
+        async with anyio.create_task_group() as tg:
+            while (item := await inbox.get())[0] is not None:
+                tg.start_soon(_settle, *item)
+
+    def start(coro: Any) -> asyncio.Future[Any]:
+        done = loop.create_future()
+        inbox.put_nowait((coro, done))
+        return done
+
+    host = loop.create_task(root())
     try:
-        return _step_driven(n, loop.create_task, loop.run_until_complete, loop.create_future)
+        return _step_driven(n, start, loop.run_until_complete, loop.create_future)
     finally:
+        inbox.put_nowait((None, loop.create_future()))
+        loop.run_until_complete(host)
         loop.close()
+
+
+async def _settle(coro: Any, done: asyncio.Future[Any]) -> None:
+    try:
+        done.set_result(await coro)
+    except BaseException as exc:  # handed to the waiting step
+        done.set_exception(exc)
 
 
 def project(root: Path, n: int, transport: str) -> None:
