@@ -18,9 +18,11 @@ import re
 import signal
 import sys
 import traceback
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import behave.model as behave_model
+from behave.formatter.json import JSONFormatter
 
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import ConfigError, McpBddError, NothingSelected
@@ -202,7 +204,57 @@ def _is_own_step(context: Any, step: Any) -> bool:
 def _attach_transcript(context: Any, state: Any, mime: str) -> None:
     items = state.transcript.drain()
     if items:
-        context.attach(mime, json.dumps([i.to_json() for i in items], default=str).encode())
+        _attach(context, mime, json.dumps([i.to_json() for i in items], default=str).encode())
+
+
+def _attach(context: Any, mime: str, data: bytes) -> None:
+    """`context.attach`, except that a formatter that cannot take an attachment neither fails the
+    hook nor keeps it from the other formatters (behave's own stops at the first that raises).
+
+    behave's `json` formatter files an attachment under the step at its cursor, and after the
+    last step's result the cursor points past the end: what mcp-bdd attaches after the steps (the
+    teardown's exchanges, a call a user's after_scenario makes) raised IndexError there, and a
+    green scenario became a hook error. It is filed under the last step instead, where Cucumber
+    JSON readers look (its mime type still says it came after the steps)."""
+    runner = getattr(context, "_runner", None)
+    for formatter in getattr(runner, "formatters", None) or ():
+        embedding = getattr(formatter, "embedding", None)
+        if embedding is None:
+            continue
+        try:
+            with _cursor_on_a_step(formatter):
+                embedding(mime, data)
+        except Exception as exc:
+            _warn_once(formatter, exc)
+
+
+@contextlib.contextmanager
+def _cursor_on_a_step(formatter: Any) -> Iterator[None]:
+    """Point behave's json formatter at its last step while its cursor is past the end."""
+    index = getattr(formatter, "_step_index", None)
+    steps = formatter.current_feature_element.get("steps") if isinstance(formatter, JSONFormatter) else None
+    if not steps or not isinstance(index, int) or index < len(steps):
+        yield
+        return
+    formatter._step_index = len(steps) - 1
+    try:
+        yield
+    finally:
+        formatter._step_index = index
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(formatter: Any, exc: Exception) -> None:
+    name = type(formatter).__name__
+    if name not in _WARNED:
+        _WARNED.add(name)
+        print(
+            f"\nmcp-bdd: the {name} formatter could not take mcp-bdd's evidence ({type(exc).__name__}: {exc});"
+            " that report leaves it out, the others have it.\n",
+            file=sys.__stderr__,
+        )
 
 
 def after_step(context: Any, step: Any) -> None:
@@ -219,13 +271,13 @@ def after_step(context: Any, step: Any) -> None:
             surface = session.surface()
         except Exception:
             continue
-        context.attach(SERVER_MIME, json.dumps(surface, default=str).encode())
+        _attach(context, SERVER_MIME, json.dumps(surface, default=str).encode())
     status = getattr(step.status, "name", str(step.status))
     if status in ("failed", "error"):
         for session in sessions:
             tail = session.server.stderr_tail(30)
             if tail:
-                context.attach(STDERR_MIME, json.dumps({"server": session.name, "text": tail}).encode())
+                _attach(context, STDERR_MIME, json.dumps({"server": session.name, "text": tail}).encode())
 
 
 def _closest_phrases(text: str, context: Any = None) -> str:

@@ -5,6 +5,7 @@ step's traffic starting with an answer whose request is missing."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import sys
@@ -16,6 +17,7 @@ from behave_project import REPO, SHOP, Run, make_project, run_behave
 from mcp_bdd.report.model import Run as ReportRun
 from mcp_bdd.report.model import Scenario, load_run, walk_scenarios
 from mcp_bdd.report.render import unpack
+from mcp_bdd.transcript import TRANSCRIPT_MIME
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_leftover_processes")]
 
@@ -152,8 +154,19 @@ def failed_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, ReportRun
     root = make_project(tmp_path_factory.mktemp("failures"), CONFIG, {"every.feature": FEATURE})
     (root / "environment.py").write_text(ENVIRONMENT, encoding="utf-8")
     out = root / "doc.html"
-    run = run_behave(
-        root, "-D", f"mcp_bdd.report={out}", "-f", "plain", "-f", "mcp_bdd.report:LivingDocFormatter", timeout=300
+    run = run_behave(  # behave's own json formatter too: what Cucumber tooling reads (-o pairs with the first -f)
+        root,
+        "-D",
+        f"mcp_bdd.report={out}",
+        "-f",
+        "json",
+        "-o",
+        str(root / "behave.json"),
+        "-f",
+        "plain",
+        "-f",
+        "mcp_bdd.report:LivingDocFormatter",
+        timeout=300,
     )
     assert out.exists(), run.output[-4000:]
     data = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
@@ -257,6 +270,29 @@ def test_what_a_hook_did_is_shown_under_the_hooks_not_the_first_step(failed_run:
     assert ("tools/call", {"name": "add", "arguments": {"a": 40, "b": 2}}) in after, after
     end = html.index(f'id="{_scenarios(report)["Set up by a hook, then a step nobody defined"].id}"')
     assert "After the steps (hooks, teardown)" in html[start:end]
+
+
+def test_behaves_json_formatter_takes_what_comes_after_the_last_step(
+    failed_run: tuple[Run, ReportRun, str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """behave's json formatter files an attachment under the step at its cursor, past the end once
+    the last step passed: the evidence of a user's after_scenario call raised IndexError there, and
+    the green scenario was a hook error. It goes under the last step, its mime type saying so."""
+    run, _report, _html = failed_run
+    assert "HOOK-ERROR in after_scenario: IndexError" not in run.output, run.failures()
+    behave_json = next(tmp_path_factory.getbasetemp().glob("failures*/behave.json"))
+    features = json.loads(behave_json.read_text(encoding="utf-8"))
+    element = next(e for f in features for e in f["elements"] if e["name"] == "Set up by a hook")
+    assert element["status"] == "passed", run.failures()
+    last = element["steps"][-1]
+    after = [
+        x
+        for e in last.get("embeddings", [])
+        if e["mime_type"].startswith(TRANSCRIPT_MIME)  # the step's own, or "; phase=teardown"
+        for x in json.loads(base64.b64decode(e["data"]))
+    ]
+    calls = [x["payload"] for x in after if x["kind"] == "request"]
+    assert {"name": "add", "arguments": {"a": 40, "b": 2}} in calls, last
 
 
 def test_what_an_after_hook_attaches_goes_after_the_steps_when_a_before_hook_failed(
