@@ -11,6 +11,7 @@ fakes (a server may still talk to a fake while closing), then the scenario's tem
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -18,6 +19,7 @@ import re
 import signal
 import sys
 import traceback
+import warnings
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
@@ -88,6 +90,7 @@ def before_all(context: Any) -> None:
     portal_cm = start_blocking_portal()
     portal = portal_cm.__enter__()
     context._mcp_portal_cm = portal_cm
+    atexit.register(_close_at_exit, context)
     context.mcp_runtime = Runtime(config, portal)
     if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _on_signal)
@@ -354,6 +357,20 @@ def _nothing_ran(context: Any) -> None:
     )
     print(f"\nmcp-bdd: {message}\n", file=sys.stderr)
     raise NothingSelected(message)
+
+
+def _close_at_exit(context: Any) -> None:
+    """What after_all closes, when an exception escaped behave's runner and after_all never ran
+    (a formatter's bug: behave's own `captured` formatter raises on some steps).
+
+    Without it the process printed the traceback and then hung for good: at interpreter exit the
+    portal's context manager was finalized after its (daemon) loop thread had stopped running,
+    and its stop waited on that thread forever, with the run's servers still up. atexit runs
+    while the loop still does; after a normal after_all there is nothing left to close."""
+    if getattr(context, "_mcp_portal_cm", None) is not None:
+        with contextlib.suppress(Exception), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # behave's ContextMaskWarning: the crash left a scenario's layer on top
+            _close_run(context, getattr(context, "mcp_runtime", None))
 
 
 def _close_run(context: Any, runtime: Any) -> None:

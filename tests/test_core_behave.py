@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
-from behave_project import REPO, SHOP, make_project, printed, python_cmd, run_behave, start_behave
+from behave_project import REPO, SHOP, behave_env, make_project, printed, python_cmd, run_behave, start_behave
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
@@ -290,6 +292,44 @@ def test_crash_mid_call_fails_clearly(tmp_path: Path) -> None:
     run = run_behave(root)
     assert run.counts()["failed"] == 1
     assert "crash: exiting mid-call" in run.stdout or "Connection closed" in run.stdout
+
+
+FORMATTER_WITH_A_BUG = """
+from behave.formatter.base import Formatter
+
+
+class Buggy(Formatter):
+    name = "buggy"
+
+    def result(self, step):
+        raise RuntimeError("the formatter has a bug")
+"""
+
+
+def test_a_crash_inside_behave_ends_the_run_and_its_servers(tmp_path: Path) -> None:
+    """An exception that escapes behave's runner (a formatter's bug; behave's own `captured`
+    formatter raises on some steps) skips after_all. The process used to print the traceback
+    and hang for good, its stdio server still running: CI waited for its job timeout."""
+    config = f"""
+        [servers.shop]
+        command = {python_cmd("demo.shop")}
+        cwd = "{REPO}"
+    """
+    root = make_project(tmp_path, config, {"a.feature": "Feature: a\n" + HEALTHY})
+    (root / "buggy_formatter.py").write_text(FORMATTER_WITH_A_BUG)
+    env = {**behave_env(), "PYTHONPATH": os.pathsep.join([str(root), behave_env()["PYTHONPATH"]])}
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "behave", "--no-color", "-f", "buggy_formatter:Buggy", "features/"],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"behave did not exit after the formatter's crash; it printed:\n{exc.stdout!r}\n{exc.stderr!r}")
+    assert proc.returncode != 0 and "the formatter has a bug" in proc.stderr, proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize(
