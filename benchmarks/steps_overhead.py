@@ -184,6 +184,7 @@ def step_thread_loop_baseline(n: int) -> float:
         async with anyio.create_task_group() as tg:
             while (item := await inbox.get())[0] is not None:
                 tg.start_soon(_settle, *item)
+            tg.cancel_scope.cancel()  # a scenario that failed leaves its session's task waiting
 
     def start(coro: Any) -> asyncio.Future[Any]:
         done = loop.create_future()
@@ -202,7 +203,10 @@ def step_thread_loop_baseline(n: int) -> float:
 async def _settle(coro: Any, done: asyncio.Future[Any]) -> None:
     try:
         done.set_result(await coro)
-    except BaseException as exc:  # handed to the waiting step
+    except asyncio.CancelledError:
+        done.cancel()
+        raise
+    except Exception as exc:  # handed to the waiting step
         done.set_exception(exc)
 
 

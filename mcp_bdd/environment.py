@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import json
 import os
 import re
@@ -20,12 +21,11 @@ import signal
 import sys
 import traceback
 import warnings
-from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import behave.model as behave_model
-from behave.formatter.json import JSONFormatter
 
+from mcp_bdd._attach import Phase, attach
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import ConfigError, McpBddError, NothingSelected
 from mcp_bdd.transcript import HOOKS_MIME, SERVER_MIME, STDERR_MIME, TEARDOWN_MIME, TRANSCRIPT_MIME
@@ -90,7 +90,8 @@ def before_all(context: Any) -> None:
     portal_cm = start_blocking_portal()
     portal = portal_cm.__enter__()
     context._mcp_portal_cm = portal_cm
-    atexit.register(_close_at_exit, context)
+    context._mcp_at_exit = functools.partial(_close_at_exit, context)  # one per run: after_all unregisters it
+    atexit.register(context._mcp_at_exit)
     context.mcp_runtime = Runtime(config, portal)
     if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _on_signal)
@@ -188,6 +189,7 @@ def _mark_where_after_hooks_start(runner: Any) -> None:
         state = getattr(context, "mcp", None)
         if state is not None:
             _end_before_hooks(context, state)
+            state.steps_ended = True
         for formatter in getattr(runner, "formatters", None) or ():  # ours file what follows after the steps
             mark = getattr(formatter, "after_hooks_begin", None)
             if callable(mark):
@@ -211,53 +213,9 @@ def _attach_transcript(context: Any, state: Any, mime: str) -> None:
 
 
 def _attach(context: Any, mime: str, data: bytes) -> None:
-    """`context.attach`, except that a formatter that cannot take an attachment neither fails the
-    hook nor keeps it from the other formatters (behave's own stops at the first that raises).
-
-    behave's `json` formatter files an attachment under the step at its cursor, and after the
-    last step's result the cursor points past the end: what mcp-bdd attaches after the steps (the
-    teardown's exchanges, a call a user's after_scenario makes) raised IndexError there, and a
-    green scenario became a hook error. It is filed under the last step instead, where Cucumber
-    JSON readers look (its mime type still says it came after the steps)."""
-    runner = getattr(context, "_runner", None)
-    for formatter in getattr(runner, "formatters", None) or ():
-        embedding = getattr(formatter, "embedding", None)
-        if embedding is None:
-            continue
-        try:
-            with _cursor_on_a_step(formatter):
-                embedding(mime, data)
-        except Exception as exc:
-            _warn_once(formatter, exc)
-
-
-@contextlib.contextmanager
-def _cursor_on_a_step(formatter: Any) -> Iterator[None]:
-    """Point behave's json formatter at its last step while its cursor is past the end."""
-    index = getattr(formatter, "_step_index", None)
-    steps = formatter.current_feature_element.get("steps") if isinstance(formatter, JSONFormatter) else None
-    if not steps or not isinstance(index, int) or index < len(steps):
-        yield
-        return
-    formatter._step_index = len(steps) - 1
-    try:
-        yield
-    finally:
-        formatter._step_index = index
-
-
-_WARNED: set[str] = set()
-
-
-def _warn_once(formatter: Any, exc: Exception) -> None:
-    name = type(formatter).__name__
-    if name not in _WARNED:
-        _WARNED.add(name)
-        print(
-            f"\nmcp-bdd: the {name} formatter could not take mcp-bdd's evidence ({type(exc).__name__}: {exc});"
-            " that report leaves it out, the others have it.\n",
-            file=sys.__stderr__,
-        )
+    state = getattr(context, "mcp", None)
+    phase: Phase = "before" if mime == HOOKS_MIME else "after" if getattr(state, "steps_ended", False) else "during"
+    attach(context, mime, data, phase=phase)
 
 
 def after_step(context: Any, step: Any) -> None:
@@ -308,6 +266,7 @@ def after_scenario(context: Any, scenario: Any) -> None:
     if state is None:
         return
     _end_before_hooks(context, state)  # no step began, and behave's runner did not mark the hook's start
+    state.steps_ended = True
     problems = context.mcp_runtime.end_scenario(state)
     _attach_transcript(context, state, TEARDOWN_MIME)
     if problems and os.environ.get("MCP_BDD_DEBUG"):
@@ -360,24 +319,37 @@ def _nothing_ran(context: Any) -> None:
 
 
 def _close_at_exit(context: Any) -> None:
-    """What after_all closes, when an exception escaped behave's runner and after_all never ran
-    (a formatter's bug: behave's own `captured` formatter raises on some steps).
+    """What after_scenario and after_all close, when an exception escaped behave's runner and
+    they never ran (a formatter's bug: behave's own `captured` formatter raises on some steps).
 
     Without it the process printed the traceback and then hung for good: at interpreter exit the
     portal's context manager was finalized after its (daemon) loop thread had stopped running,
     and its stop waited on that thread forever, with the run's servers still up. atexit runs
-    while the loop still does; after a normal after_all there is nothing left to close."""
-    if getattr(context, "_mcp_portal_cm", None) is not None:
-        with contextlib.suppress(Exception), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # behave's ContextMaskWarning: the crash left a scenario's layer on top
-            _close_run(context, getattr(context, "mcp_runtime", None))
+    while the loop still does. A normal after_all unregisters it."""
+    with contextlib.suppress(Exception), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # behave's ContextMaskWarning: the crash left a scenario's layer on top
+        runtime = getattr(context, "mcp_runtime", None)
+        state = getattr(context, "mcp", None)
+        if runtime is not None and state is not None:
+            runtime.end_scenario(state)  # the interrupted scenario's sessions and fakes, gracefully
+        _close_run(context, runtime)
 
 
 def _close_run(context: Any, runtime: Any) -> None:
+    at_exit = getattr(context, "_mcp_at_exit", None)
+    if at_exit is not None:
+        context._mcp_at_exit = None
+        atexit.unregister(at_exit)
     runtime_portal = getattr(runtime, "portal", None)
-    if runtime is not None:
-        runtime.close()
-        context.mcp_runtime = None
+    try:
+        if runtime is not None:
+            runtime.close()
+            context.mcp_runtime = None
+    finally:
+        _stop_portal(context, runtime_portal)
+
+
+def _stop_portal(context: Any, runtime_portal: Any) -> None:
     portal_cm = getattr(context, "_mcp_portal_cm", None)
     if portal_cm is not None:
         context._mcp_portal_cm = None

@@ -57,6 +57,7 @@ class ScenarioState:
     keeps_files: bool = False
     location: str = ""  # "features/x.feature:12" of the running step, for messages
     steps_begun: bool = False  # what was recorded before the first step is the hooks' doing
+    steps_ended: bool = False  # the after hooks began: what is attached now comes after the steps
     step_text: str = ""
 
     def interpolate(self, text: str, extra: dict[str, str] | None = None) -> str:

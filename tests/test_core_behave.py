@@ -302,19 +302,23 @@ class Buggy(Formatter):
     name = "buggy"
 
     def result(self, step):
-        raise RuntimeError("the formatter has a bug")
+        if step.name.startswith("I call the tool"):  # a call was made: the in-memory server's worker thread runs
+            raise RuntimeError("the formatter has a bug")
 """
 
 
-def test_a_crash_inside_behave_ends_the_run_and_its_servers(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["stdio", "in-memory"])
+def test_a_crash_inside_behave_ends_the_run_and_its_servers(tmp_path: Path, transport: str) -> None:
     """An exception that escapes behave's runner (a formatter's bug; behave's own `captured`
-    formatter raises on some steps) skips after_all. The process used to print the traceback
-    and hang for good, its stdio server still running: CI waited for its job timeout."""
+    formatter raises on some steps) skips after_scenario and after_all. The process used to print
+    the traceback and hang for good, its stdio server still running: CI waited for its job timeout."""
     config = f"""
         [servers.shop]
         command = {python_cmd("demo.shop")}
         cwd = "{REPO}"
     """
+    if transport == "in-memory":
+        config = SHOP
     root = make_project(tmp_path, config, {"a.feature": "Feature: a\n" + HEALTHY})
     (root / "buggy_formatter.py").write_text(FORMATTER_WITH_A_BUG)
     env = {**behave_env(), "PYTHONPATH": os.pathsep.join([str(root), behave_env()["PYTHONPATH"]])}

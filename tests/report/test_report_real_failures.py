@@ -10,6 +10,7 @@ import json
 import re
 import sys
 from collections import Counter
+from typing import Any
 
 import pytest
 from behave_project import REPO, SHOP, Run, make_project, run_behave
@@ -272,27 +273,42 @@ def test_what_a_hook_did_is_shown_under_the_hooks_not_the_first_step(failed_run:
     assert "After the steps (hooks, teardown)" in html[start:end]
 
 
-def test_behaves_json_formatter_takes_what_comes_after_the_last_step(
-    failed_run: tuple[Run, ReportRun, str], tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    """behave's json formatter files an attachment under the step at its cursor, past the end once
-    the last step passed: the evidence of a user's after_scenario call raised IndexError there, and
-    the green scenario was a hook error. It goes under the last step, its mime type saying so."""
-    run, _report, _html = failed_run
-    assert "HOOK-ERROR in after_scenario: IndexError" not in run.output, run.failures()
-    behave_json = next(tmp_path_factory.getbasetemp().glob("failures*/behave.json"))
-    features = json.loads(behave_json.read_text(encoding="utf-8"))
-    element = next(e for f in features for e in f["elements"] if e["name"] == "Set up by a hook")
-    assert element["status"] == "passed", run.failures()
-    last = element["steps"][-1]
-    after = [
+def _behave_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """The failed_run project's behave `-f json` output: elements by scenario name."""
+    path = next(tmp_path_factory.getbasetemp().glob("failures*/behave.json"))
+    return {e["name"]: e for f in json.loads(path.read_text(encoding="utf-8")) for e in f["elements"]}
+
+
+def _exchanges(step: dict[str, Any]) -> list[dict[str, Any]]:
+    """mcp-bdd's exchanges in a behave-json step's embeddings (its own, the hooks', the teardown's)."""
+    return [
         x
-        for e in last.get("embeddings", [])
-        if e["mime_type"].startswith(TRANSCRIPT_MIME)  # the step's own, or "; phase=teardown"
+        for e in step.get("embeddings", [])
+        if e["mime_type"].startswith(TRANSCRIPT_MIME)
         for x in json.loads(base64.b64decode(e["data"]))
     ]
-    calls = [x["payload"] for x in after if x["kind"] == "request"]
-    assert {"name": "add", "arguments": {"a": 40, "b": 2}} in calls, last
+
+
+def test_behaves_json_formatter_takes_what_comes_before_and_after_the_steps(
+    failed_run: tuple[Run, ReportRun, str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """behave's json formatter files an attachment under the step at its cursor. During
+    before_scenario it has no steps yet: the evidence of a hook's `execute_steps` setup raised
+    IndexError there. Past the last step, the evidence of a user's after_scenario call raised it
+    too, and the green scenario was a hook error; after a failed step the cursor is on a step that
+    never ran. Now: before the steps under the first step, after them under the last that ran."""
+    run, _report, _html = failed_run
+    assert "IndexError" not in run.output and "could not take" not in run.output, run.failures()
+    elements = _behave_json(tmp_path_factory)
+    prepared = elements["Set up by a hook"]
+    assert prepared["status"] == "passed", run.failures()
+    first = [x["method"] for x in _exchanges(prepared["steps"][0])]
+    assert "connected" in first and any(m.startswith("seed ") for m in first), first  # the hook's setup
+    calls = [x["payload"] for x in _exchanges(prepared["steps"][-1]) if x["kind"] == "request"]
+    assert {"name": "add", "arguments": {"a": 40, "b": 2}} in calls, prepared["steps"][-1]
+    undefined = elements["Set up by a hook, then a step nobody defined"]["steps"]
+    audit = [[(x["server"], x["method"]) for x in _exchanges(step)] for step in undefined]
+    assert ("audit", "fake database started") in audit[0] and audit[1] == [], audit  # not the skipped step
 
 
 def test_what_an_after_hook_attaches_goes_after_the_steps_when_a_before_hook_failed(

@@ -1,0 +1,84 @@
+"""Attachments from mcp-bdd's hooks to behave's formatters, wherever in the scenario they come.
+
+`context.attach` hands an attachment to every formatter that has `embedding`, and stops at the
+first one that raises. behave's own `json` formatter (what Cucumber / Xray tooling reads) files
+an attachment under the step at its cursor, which is wrong or missing at both ends of a scenario:
+
+- during before_scenario it has no steps yet (behave adds them after the hook), so the evidence
+  of a user's `context.execute_steps` setup raised IndexError;
+- after the last step's result the cursor points past the end, so what mcp-bdd attaches after a
+  passing scenario's steps (a call a user's after_scenario makes, the teardown's traffic) raised
+  IndexError and the green scenario became a hook error; after a failed step it points at the
+  first skipped step, which never ran.
+
+So mcp-bdd's hooks attach through `attach`: each formatter on its own (one that raises is named
+once on stderr and neither fails the hook nor starves the others), and behave's json formatter
+gets the before hooks' evidence under the first step (what came before its steps existed, once
+they do), and what comes after the steps under the last step that ran. The mime types still
+say which phase each attachment belongs to.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from typing import Any, Literal
+
+from behave.formatter.json import JSONFormatter
+
+__all__ = ["Phase", "attach"]
+
+#: where in its scenario an attachment comes from: the before hooks, a step, the after hooks
+Phase = Literal["before", "during", "after"]
+
+#: what behave's json formatter got before its scenario had steps: (that scenario's element, attachments)
+_HELD: weakref.WeakKeyDictionary[Any, tuple[dict[str, Any], list[tuple[str, bytes]]]] = weakref.WeakKeyDictionary()
+_WARNED: set[tuple[str, str]] = set()
+
+
+def attach(context: Any, mime: str, data: bytes, *, phase: Phase = "during") -> None:
+    """`context.attach(mime, data)` for mcp-bdd's evidence of one phase of the scenario."""
+    runner = getattr(context, "_runner", None)
+    for formatter in getattr(runner, "formatters", None) or ():
+        if not hasattr(formatter, "embedding"):
+            continue
+        try:
+            if isinstance(formatter, JSONFormatter):
+                _to_behave_json(formatter, mime, data, phase)
+            else:
+                formatter.embedding(mime, data)
+        except Exception as exc:
+            _warn_once(formatter, exc)
+
+
+def _to_behave_json(formatter: JSONFormatter, mime: str, data: bytes, phase: Phase) -> None:
+    element: dict[str, Any] = formatter.current_feature_element
+    steps = element.get("steps") or []
+    element_held, held = _HELD.pop(formatter, (element, []))
+    pending = [*(held if element_held is element else []), (mime, data)]  # another scenario's: dropped
+    if not steps:
+        _HELD[formatter] = (element, pending)
+        return
+    cursor: int = formatter._step_index  # the next step to report
+    if phase == "before":
+        formatter._step_index = 0
+    elif phase == "after":  # the last step that ran (or the first, when none did)
+        formatter._step_index = max(0, min(cursor, len(steps)) - 1)
+    else:
+        formatter._step_index = min(cursor, len(steps) - 1)
+    try:
+        for item in pending:
+            formatter.embedding(*item)
+    finally:
+        formatter._step_index = cursor
+
+
+def _warn_once(formatter: Any, exc: Exception) -> None:
+    key = (type(formatter).__name__, type(exc).__name__)
+    if key not in _WARNED:
+        _WARNED.add(key)
+        print(
+            f"\nmcp-bdd: the {key[0]} formatter could not take mcp-bdd's evidence ({key[1]}: {exc});"
+            " that report leaves it out, the others have it.\n",
+            file=sys.__stderr__,
+        )
