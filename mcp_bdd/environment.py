@@ -186,18 +186,28 @@ def _mark_where_after_hooks_start(runner: Any) -> None:
         return
 
     def after_scenario(context: Any, scenario: Any) -> None:
-        state = getattr(context, "mcp", None)
-        if state is not None:
-            _end_before_hooks(context, state)
-            state.steps_ended = True
-        for formatter in getattr(runner, "formatters", None) or ():  # ours file what follows after the steps
-            mark = getattr(formatter, "after_hooks_begin", None)
-            if callable(mark):
-                mark()
+        _after_hooks_begin(context)
         user_hook(context, scenario)
 
     after_scenario._mcp_bdd_marks_after = True  # type: ignore[attr-defined]
     hooks["after_scenario"] = after_scenario
+
+
+def _after_hooks_begin(context: Any) -> None:
+    """The scenario's after hooks begin: the before hooks' evidence is taken if no step took it,
+    and what is attached from now on, by `_attach` and to mcp-bdd's formatters, comes after the
+    steps. Once per scenario."""
+    state = getattr(context, "mcp", None)
+    if state is not None:
+        if state.steps_ended:
+            return
+        _end_before_hooks(context, state)
+        state.steps_ended = True
+    runner = getattr(context, "_runner", None)
+    for formatter in getattr(runner, "formatters", None) or ():
+        mark = getattr(formatter, "after_hooks_begin", None)
+        if callable(mark):
+            mark()
 
 
 def _is_own_step(context: Any, step: Any) -> bool:
@@ -265,8 +275,7 @@ def after_scenario(context: Any, scenario: Any) -> None:
     state = getattr(context, "mcp", None)
     if state is None:
         return
-    _end_before_hooks(context, state)  # no step began, and behave's runner did not mark the hook's start
-    state.steps_ended = True
+    _after_hooks_begin(context)  # when behave's runner let no wrapper mark it (a no-op when one did)
     problems = context.mcp_runtime.end_scenario(state)
     _attach_transcript(context, state, TEARDOWN_MIME)
     if problems and os.environ.get("MCP_BDD_DEBUG"):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from behave_project import REPO, SHOP, behave_env, make_project, printed, python_cmd, run_behave, start_behave
+from behave_project import REPO, SHOP, make_project, printed, python_cmd, run_behave, start_behave
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
@@ -320,20 +319,12 @@ def test_a_crash_inside_behave_ends_the_run_and_its_servers(tmp_path: Path, tran
     if transport == "in-memory":
         config = SHOP
     root = make_project(tmp_path, config, {"a.feature": "Feature: a\n" + HEALTHY})
-    (root / "buggy_formatter.py").write_text(FORMATTER_WITH_A_BUG)
-    env = {**behave_env(), "PYTHONPATH": os.pathsep.join([str(root), behave_env()["PYTHONPATH"]])}
+    (root / "buggy_formatter.py").write_text(FORMATTER_WITH_A_BUG)  # importable: `python -m` puts cwd on sys.path
     try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "behave", "--no-color", "-f", "buggy_formatter:Buggy", "features/"],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        run = run_behave(root, "-f", "buggy_formatter:Buggy", timeout=120)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"behave did not exit after the formatter's crash; it printed:\n{exc.stdout!r}\n{exc.stderr!r}")
-    assert proc.returncode != 0 and "the formatter has a bug" in proc.stderr, proc.stdout + proc.stderr
+    assert run.returncode != 0 and "the formatter has a bug" in run.stderr, run.output
 
 
 @pytest.mark.parametrize(
