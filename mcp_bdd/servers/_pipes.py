@@ -5,6 +5,13 @@ does (cold-spawned, pre-started or forked by the zygote), so a start failure can
 code and stderr, and a server can be started ahead of time. The framing is `_framing`'s: linear,
 bounded, and it names what a server wrote instead of JSON-RPC. Closing the transport only closes
 our ends of the pipes (EOF on the server's stdin); stopping the process is `ServerProcess.stop`.
+
+Why the transport watches the process too: EOF on stdout comes when the last holder of the pipe
+closes it, and a helper the server started (`sh -c`, `npx`, a worker that inherited stdout)
+holds it after the server itself has died. A request to a crashed server then waited its whole
+`timeout` and was blamed on a slow tool. So the stream also ends once the server process has
+exited (a pidfd wakes the loop) and its pipe holds nothing more: the request fails at once, and
+the failure quotes the exit code.
 """
 
 from __future__ import annotations
@@ -30,10 +37,15 @@ _F_SETPIPE_SZ = 1031  # Linux: a 1 MiB pipe means 16x fewer wake-ups for a large
 class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
     """Newline-delimited JSON-RPC over `write_fd` (the server's stdin) and `read_fd` (its stdout)."""
 
-    def __init__(self, write_fd: int, read_fd: int, evidence: StdoutEvidence, max_line: int) -> None:
+    def __init__(
+        self, write_fd: int, read_fd: int, evidence: StdoutEvidence, max_line: int, pid: int | None = None
+    ) -> None:
         self.write_fd, self.read_fd = write_fd, read_fd
         self.evidence = evidence
         self.max_line = max_line
+        self.pid = pid  # the server process: its exit ends the stream even if a helper holds stdout
+        self._exited = False  # it has exited: what the pipe still holds is all it wrote
+        self._waiting: anyio.CancelScope | None = None  # the reader's wait for data, woken by the exit
         os.set_blocking(write_fd, False)
         os.set_blocking(read_fd, False)
         with contextlib.suppress(OSError):
@@ -61,13 +73,32 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             try:
                 data = os.read(self.read_fd, _CHUNK)
             except BlockingIOError:
-                await anyio.wait_readable(self.read_fd)
+                if self._exited:
+                    raise anyio.EndOfStream from None  # no EOF will come while a helper holds the pipe
+                with anyio.CancelScope() as self._waiting:
+                    await anyio.wait_readable(self.read_fd)
+                self._waiting = None
                 continue
             except OSError as exc:
                 raise anyio.EndOfStream from exc
             if not data:
                 raise anyio.EndOfStream
             return data
+
+    async def _watch_exit(self) -> None:
+        """Wake the reader when the server process exits (kernels with pidfds; else EOF alone ends it)."""
+        assert self.pid is not None
+        try:
+            pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):
+            return
+        try:
+            await anyio.wait_readable(pidfd)
+        finally:
+            os.close(pidfd)
+        self._exited = True
+        if self._waiting is not None:
+            self._waiting.cancel()
 
     async def _send(self, data: bytes) -> None:
         view = memoryview(data)
@@ -111,6 +142,8 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._reader, read_writer)
             tg.start_soon(self._writer, write_reader)
+            if self.pid is not None:
+                tg.start_soon(self._watch_exit)
             try:
                 yield read_stream, write_stream
             finally:
