@@ -27,7 +27,8 @@ import behave.model as behave_model
 
 from mcp_bdd._attach import Phase, attach
 from mcp_bdd.config import load_config
-from mcp_bdd.errors import ConfigError, McpBddError, NothingSelected
+from mcp_bdd.errors import ConfigError, McpBddError, NothingSelected, printable
+from mcp_bdd.secrets import mask
 from mcp_bdd.transcript import HOOKS_MIME, SERVER_MIME, STDERR_MIME, TEARDOWN_MIME, TRANSCRIPT_MIME
 
 __all__ = [
@@ -45,7 +46,9 @@ __all__ = [
 class _TracebackShim:
     """behave prints a full Python traceback for a step's non-assertion error. Ours (UsageError,
     ServerStartError, ...) already say what went wrong, where and what to do; the traceback
-    would only bury that. This shim, installed as behave.model's `traceback`, shortens just those."""
+    would only bury that. This shim, installed as behave.model's `traceback`, shortens just those,
+    and masks secrets and terminal escapes in every other traceback (errors.McpBddError.__str__
+    does that for ours)."""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(traceback, name)
@@ -55,7 +58,8 @@ class _TracebackShim:
         exc = sys.exc_info()[1]
         if isinstance(exc, McpBddError) and not os.environ.get("MCP_BDD_TRACEBACK"):
             return f"{type(exc).__name__}: {exc}\n"
-        return traceback.format_exc(*args, **kwargs)
+        # any error's message may quote a server (an SDK validation error): no secrets, no escapes
+        return printable(mask(traceback.format_exc(*args, **kwargs)))
 
 
 behave_model.traceback = _TracebackShim()

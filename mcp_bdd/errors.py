@@ -32,7 +32,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TextIO, cast
 
 from mcp_bdd.secrets import mask
 
@@ -57,8 +57,10 @@ __all__ = [
     "TransportNotServed",
     "UsageError",
     "did_you_mean",
+    "for_terminal",
     "kind_of",
     "pretty",
+    "printable",
     "produced_by",
     "sentence",
 ]
@@ -85,6 +87,37 @@ KINDS: dict[str, str] = {
 }
 
 _MISSING = object()
+
+#: C0 and C1 control characters but tab and newline: ESC starts the sequences that clear a
+#: terminal, move its cursor, recolor or retitle it; CR overwrites the line it ends
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Server text for a terminal: control characters shown as `\\xNN`, never run.
+
+    A server's words reach the console in failure messages and `mcp-bdd call` output; a hostile
+    one could otherwise clear the screen and print a green "1 feature passed" over a failure.
+    """
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class _Printable:
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def write(self, text: str) -> int:
+        return self.out.write(printable(text))
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+def for_terminal(out: TextIO) -> TextIO:
+    """`out` for human-readable output that quotes a server (a name, a description, an error):
+    everything written goes through `printable`. JSON output needs none: json.dumps escapes
+    control characters itself."""
+    return cast(TextIO, _Printable(out))
 
 
 def pretty(value: Any, limit: int = 2000) -> str:
@@ -122,8 +155,9 @@ class McpBddError(Exception):
 
     def __str__(self) -> str:
         # Every way a failure is shown (behave's console, the report, JUnit, `mcp-bdd` on stderr)
-        # goes through str(): a message quoting what a server sent may quote a secret.
-        return mask(super().__str__())
+        # goes through str(): a message quoting what a server sent may quote a secret, or
+        # terminal escape sequences.
+        return printable(mask(super().__str__()))
 
 
 class ConfigError(McpBddError):

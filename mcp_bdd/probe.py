@@ -40,7 +40,15 @@ from mcp_bdd.check.contract import (  # one implementation with the contract ste
     save_contract,
     tools_hash,
 )
-from mcp_bdd.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, McpBddError, ServerStartError, UsageError
+from mcp_bdd.errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    McpBddError,
+    ServerStartError,
+    UsageError,
+    for_terminal,
+)
 
 __all__ = [
     "BASELINE_SCHEMA",
@@ -161,6 +169,8 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
     from mcp_bdd.config import normalize_transport
 
     out = out or sys.stdout
+    if not options.as_json:
+        out = for_terminal(out)  # a server's name, version and errors are quoted
     if options.target and options.server:
         raise UsageError("Give either a URL / -- COMMAND or --server NAME, not both.")
     if options.fail_on not in ("breaking", "any"):

@@ -31,7 +31,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from mcp_bdd.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, McpBddError, ServerStartError, UsageError
+from mcp_bdd.errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    McpBddError,
+    ServerStartError,
+    UsageError,
+    printable,
+)
 
 __all__ = ["KINDS", "ShellOptions", "call", "listing", "parse_arguments"]
 
@@ -142,14 +150,6 @@ def _resolve(options: ShellOptions) -> tuple[Any, str, str | None]:
 # output
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def safe(text: str) -> str:
-    """Server text for a terminal: control characters (escape sequences ...) shown as \\xNN, never run."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
 def _print_json(value: Any, out: TextIO) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False, default=str), file=out)
 
@@ -219,7 +219,7 @@ def call(options: ShellOptions, tool: str, pairs: Sequence[str], out: TextIO | N
             _print_json(outcome.raw, out)
         return EXIT_FAILED if failed else EXIT_OK
     if outcome.error is not None:
-        print(safe(f"ERROR: {outcome.describe()}"), file=out)
+        print(printable(f"ERROR: {outcome.describe()}"), file=out)
         return EXIT_FAILED
     raw = outcome.raw or {}
     if outcome.is_error_result:
@@ -229,11 +229,11 @@ def call(options: ShellOptions, tool: str, pairs: Sequence[str], out: TextIO | N
     if structured is not None and _same_json("\n".join(lines), structured):
         lines = []  # the text is the structured content serialized: show it once
     for line in lines:
-        print(safe(line), file=out)
+        print(printable(line), file=out)
     if structured is not None:
         if lines:
             print("structuredContent:", file=out)
-        print(safe(json.dumps(structured, indent=2, ensure_ascii=False, default=str)), file=out)
+        print(printable(json.dumps(structured, indent=2, ensure_ascii=False, default=str)), file=out)
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -262,7 +262,7 @@ def listing(options: ShellOptions, kind: str, out: TextIO | None = None) -> int:
     if not items:
         print(f"(no {kind})", file=out)
     for item in items:
-        print(safe(_describe(kind, item)), file=out)
+        print(printable(_describe(kind, item)), file=out)
     return EXIT_OK
 
 
@@ -294,5 +294,5 @@ def _unreachable(options: ShellOptions, name: str, message: str, out: TextIO) ->
     if options.as_json:
         _print_json({"status": "unreachable", "target": shown, "error": message}, out)
     else:
-        print(safe(f"UNREACHABLE: {shown}\n  {message.strip()}"), file=sys.stderr)
+        print(printable(f"UNREACHABLE: {shown}\n  {message.strip()}"), file=sys.stderr)
     return EXIT_UNREACHABLE

@@ -269,3 +269,63 @@ def test_a_run_that_selects_nothing_is_not_green(tmp_path: Path) -> None:
     done = mcp_bdd("run", "--transport", "stdio", "empty/")
     assert done.returncode == 5, done.stdout + done.stderr
     assert "no feature files to run under empty/" in done.stderr, done.stdout + done.stderr
+
+
+def test_a_server_that_dies_while_its_helper_holds_stdout_fails_its_call_at_once(tmp_path: Path) -> None:
+    """A helper that inherited stdout keeps the pipe open after the server died: no EOF comes.
+    The call used to wait its whole timeout and blame a slow tool; now the exit ends the stream."""
+    feature = """
+Feature: dies
+  Scenario: the server dies mid-call
+    Given the MCP server "hostile" is running
+    When I call the tool "die"
+    Then the tool call succeeds
+"""
+    root = make_project(tmp_path, hostile("--holder", extra="timeout = 900\n"), {"d.feature": feature})
+    run = run_behave(root, timeout=300)
+    assert run.counts()["failed"] == 1, run.output[-3000:]
+    assert "the connection closed before an answer came (the server went away)" in run.output, run.output[-3000:]
+    assert "Exit code: 3" in run.output, run.output[-3000:]
+    assert "timed out" not in run.output, run.output[-3000:]
+
+
+def test_a_server_that_dies_at_start_while_its_helper_holds_stdout_is_named_at_once(tmp_path: Path) -> None:
+    config = hostile("--holder", "--die-at-start", extra="startup_timeout = 900\n")
+    root = make_project(tmp_path, config, {"e.feature": CALL_ECHO})
+    run = run_behave(root, timeout=300)
+    assert run.counts()["passed"] == 0, run.output[-3000:]
+    assert "Exit code: 4" in run.output, run.output[-3000:]
+    assert "within startup_timeout" not in run.output, run.output[-3000:]
+
+
+FAKE_GREEN_SHOWN = "\\x1b[2J\\x1b[H\\x1b[32m1 feature passed, 0 failed\\x1b[0m\\x07\\x1b]0;pwned\\x07\\x0d"
+
+
+def test_terminal_escapes_in_a_failure_are_shown_not_run(tmp_path: Path) -> None:
+    """A tool result that clears the screen and prints a green summary, quoted by a failure."""
+    feature = """
+Feature: escapes
+  Scenario: a result with escape sequences
+    Given the MCP server "hostile" is running
+    When I call the tool "ansi"
+    Then the result text is "hello"
+"""
+    root = make_project(tmp_path, hostile(), {"a.feature": feature})
+    run = run_behave(root)
+    assert run.counts()["failed"] == 1, run.output[-3000:]
+    assert "\x1b" not in run.output and "\x07" not in run.output, run.output[-3000:]
+    assert f"Actual:   {FAKE_GREEN_SHOWN}" in run.output, run.output[-3000:]
+
+
+@pytest.mark.parametrize("command", ["probe", "check"])
+def test_terminal_escapes_in_a_servers_surface_are_shown_not_run(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`mcp-bdd probe|check` print the server's name and version (check: descriptions too)."""
+    from mcp_bdd.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    main([command, "--", sys.executable, HOSTILE, "--escapes"])
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out, out
+    assert FAKE_GREEN_SHOWN in out, out

@@ -20,7 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from mcp_bdd.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, McpBddError, ServerStartError, UsageError
+from mcp_bdd.errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    McpBddError,
+    ServerStartError,
+    UsageError,
+    for_terminal,
+)
 
 __all__ = ["CheckCommand", "resolve_target", "run_check_command"]
 
@@ -117,6 +125,8 @@ def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
     from mcp_bdd.probe import open_session
 
     out = out or sys.stdout
+    if not options.as_json:
+        out = for_terminal(out)  # the report quotes the server's names, descriptions and errors
     fail_on = Severity.parse(options.fail_on)
     specs = select(options.only, options.skip)
     writes = options.allow_writes
@@ -236,6 +246,8 @@ def run_contract_command(
     from mcp_bdd.probe import open_session
 
     out = out or sys.stdout
+    if not as_json:
+        out = for_terminal(out)
     contract = load_contract(path) if action == "verify" else None
     config, name, natural, shown = resolve_target(
         target, server, timeout=timeout, protocol=protocol, headers=[], verb="read the contract from"
