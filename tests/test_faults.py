@@ -4,10 +4,12 @@ grandchildren included)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
 import sys
+import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -329,3 +331,93 @@ def test_terminal_escapes_in_a_servers_surface_are_shown_not_run(
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out, out
     assert FAKE_GREEN_SHOWN in out, out
+
+
+def test_a_notification_flood_is_counted_not_kept(tmp_path: Path) -> None:
+    """30,000 log lines in one call: the steps still count and search them, while the transcript
+    (every report, behave's json) keeps the first NOTIFICATION_LIMIT and counts the rest."""
+    from mcp_bdd.transcript import NOTIFICATION_LIMIT, TRANSCRIPT_MIME
+
+    feature = """
+Feature: flood
+  Scenario: a server floods its log
+    Given the MCP server "hostile" is running
+    When I call the tool "flood" with:
+      | n     |
+      | 30000 |
+    Then the tool call succeeds
+    And the server logged a "info" message containing "line 29"
+"""
+    root = make_project(tmp_path, hostile(extra="timeout = 300\n"), {"f.feature": feature})
+    run = run_behave(root, "-f", "json", "-o", "behave.json", "-f", "plain", timeout=300)
+    assert run.counts()["passed"] == 1, run.output[-3000:]
+    report = json.loads((root / "behave.json").read_text())
+    call_step = report[0]["elements"][0]["steps"][1]
+    items = [
+        item
+        for embedding in call_step["embeddings"]
+        if embedding["mime_type"] == TRANSCRIPT_MIME
+        for item in json.loads(base64.b64decode(embedding["data"]))
+    ]
+    kept = [i for i in items if i["kind"] == "notification"]
+    counted = [i for i in items if i["method"] == "notifications" and i["kind"] == "info"]
+    assert len(kept) == NOTIFICATION_LIMIT, len(kept)
+    assert counted and counted[-1]["payload"]["notifications_not_recorded"] == 30000 - NOTIFICATION_LIMIT, counted
+    assert [i["method"] for i in items if i["kind"] == "response"] == ["tools/list", "tools/call"], items[-3:]
+    assert (root / "behave.json").stat().st_size < 2_000_000
+
+
+def test_the_transcript_counts_per_server_what_it_does_not_keep_and_never_drops_requests() -> None:
+    from mcp_bdd.transcript import Transcript
+
+    transcript = Transcript(notification_limit=2)
+    for server in ("a", "b", "a", "a"):
+        transcript.record("notification", server, "notifications/message", {})
+    transcript.record("request", "a", "tools/call", {})
+    first = transcript.drain()
+    assert [(i.kind, i.server) for i in first] == [
+        ("notification", "a"),
+        ("notification", "b"),
+        ("request", "a"),
+        ("info", "a"),
+    ]
+    assert first[-1].payload["notifications_not_recorded"] == 2
+    assert transcript.drain() == []  # nothing new counted: no second entry
+    transcript.record("notification", "b", "notifications/progress", {})
+    (again,) = transcript.drain()
+    assert (again.server, again.payload["by_method"]) == ("b", {"notifications/progress": 1})
+
+
+def test_the_timeline_counts_exactly_keeps_a_bounded_number_and_looks_at_each_once() -> None:
+    from mcp_bdd.session import Timeline
+
+    timeline = Timeline(keep=3)
+    for i in range(5):
+        timeline.add("notifications/message", {"i": i})
+    assert timeline.count("notifications/message") == 5
+    assert len(timeline.of("notifications/message")) == 3 and timeline.unseen() == 2
+    looked: list[int] = []
+
+    def seen(method: str, params: dict[str, object]) -> bool:
+        looked.append(int(params["i"]))  # type: ignore[call-overload]
+        return False
+
+    assert not timeline.wait_for(seen, 0)
+    assert looked == [0, 1, 2]
+
+    arriving = Timeline(keep=10)
+    looked.clear()
+    for i in range(3):
+        arriving.add("notifications/message", {"i": i})
+
+    def add_three() -> None:
+        for i in range(3, 6):
+            arriving.add("notifications/message", {"i": i})
+
+    adder = threading.Thread(target=add_three)
+    adder.start()
+    try:
+        assert arriving.wait_for(lambda m, p: seen(m, p) or p["i"] == 5, 60)
+    finally:
+        adder.join()
+    assert looked == [0, 1, 2, 3, 4, 5]  # each one once, however the arrivals and wake-ups interleave

@@ -15,9 +15,10 @@ from mcp_bdd.session._listen import ListenFailed, covers, listening, open_stream
 from mcp_bdd.session._outcome import Outcome, result_text, unwrap
 from mcp_bdd.session._persona import Persona, coerce_elicitation, coerce_value
 from mcp_bdd.session._session import Session
-from mcp_bdd.session._timeline import Timeline
+from mcp_bdd.session._timeline import KEEP, Timeline
 
 __all__ = [
+    "KEEP",
     "ListenFailed",
     "Outcome",
     "Persona",

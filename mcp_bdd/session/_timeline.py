@@ -1,4 +1,11 @@
-"""The notification timeline of a session: what arrived, when, and waiting on arrival (not sleeping)."""
+"""The notification timeline of a session: what arrived, when, and waiting on arrival (not sleeping).
+
+Bounded, like the transcript: a server that floods notifications must not take the run's memory
+with it. The timeline keeps the first KEEP notifications of a scenario for the steps that read
+them (a log message containing a text, the progress values) and counts every one exactly, so a
+step that counts ("at least 3 progress notifications") is right however many arrived, and a
+step that searches says how many it could not see.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Timeline"]
+__all__ = ["KEEP", "Timeline"]
+
+#: notifications a timeline keeps per scenario (about 0.1 GB of the largest a server sends)
+KEEP = 100_000
 
 
 class Timeline:
@@ -17,28 +27,50 @@ class Timeline:
     scenario adopts the session (`Session.adopt_scenario`), so no step sees an earlier scenario's.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, keep: int = KEEP) -> None:
         self._cond = threading.Condition()
+        self._keep = keep
         self.items: list[tuple[float, str, dict[str, Any], int | None]] = []  # (t, method, params, related)
+        self._counts: dict[str, int] = {}
 
     def add(self, method: str, params: dict[str, Any], related: int | None = None) -> None:
         with self._cond:
-            self.items.append((time.monotonic(), method, params, related))
+            self._counts[method] = self._counts.get(method, 0) + 1
+            if len(self.items) < self._keep:
+                self.items.append((time.monotonic(), method, params, related))
             self._cond.notify_all()
 
     def clear(self) -> None:
         with self._cond:
             self.items.clear()
+            self._counts.clear()
 
     def of(self, method: str) -> list[dict[str, Any]]:
+        """The kept notifications of one method (all of them unless `unseen()` says otherwise)."""
         with self._cond:
             return [p for (_, m, p, _) in self.items if m == method]
 
+    def count(self, method: str) -> int:
+        """How many notifications of `method` arrived, kept or not."""
+        with self._cond:
+            return self._counts.get(method, 0)
+
+    def unseen(self) -> int:
+        """How many notifications arrived after the timeline was full (counted, not kept)."""
+        with self._cond:
+            return sum(self._counts.values()) - len(self.items)
+
     def wait_for(self, predicate: Callable[[str, dict[str, Any]], bool], timeout: float) -> bool:
+        """Whether a kept notification satisfies `predicate`, waiting up to `timeout` s for one.
+
+        Each notification is looked at once (a flood while a step waits is linear, not quadratic).
+        """
         deadline = time.monotonic() + timeout
+        checked = 0
         with self._cond:
             while True:
-                if any(predicate(m, p) for (_, m, p, _) in self.items):
+                fresh, checked = self.items[checked:], len(self.items)
+                if any(predicate(m, p) for (_, m, p, _) in fresh):
                     return True
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -47,7 +79,4 @@ class Timeline:
 
     def counts(self) -> dict[str, int]:
         with self._cond:
-            out: dict[str, int] = {}
-            for _, m, _, _ in self.items:
-                out[m] = out.get(m, 0) + 1
-            return out
+            return dict(self._counts)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
-from mcp_bdd.session import Session, Timeline
+from mcp_bdd.session import KEEP, Session, Timeline
 from mcp_bdd.steps._base import current_session, given, state, text, then
 
 __all__ = ["KINDS", "LOG_LEVELS"]
@@ -45,7 +45,11 @@ def _arrived(view: Timeline) -> str:
     counts = view.counts()
     if not counts:
         return "no notifications at all"
-    return ", ".join(f"{n} × {_NAMES.get(method, method)}" for method, n in sorted(counts.items()))
+    listed = ", ".join(f"{n} × {_NAMES.get(method, method)}" for method, n in sorted(counts.items()))
+    unseen = view.unseen()
+    if unseen:  # a flood: the steps read the first KEEP, the counts are exact
+        listed += f" (the last {unseen} were counted, not kept: a scenario keeps its first {KEEP})"
+    return listed
 
 
 def _listen_note(session: Session, method: str) -> str | None:
@@ -270,14 +274,14 @@ def step_progress_count(context: Any, tense: str, n: int, unit: str) -> None:
     session = current_session(context)
     method = KINDS["progress"]
     view = session.timeline
-    if len(view.of(method)) >= n:
+    if view.count(method) >= n:
         return
-    # Re-counting inside the predicate is fine: the timeline's condition holds a re-entrant lock.
-    if view.wait_for(lambda m, p: m == method and len(view.of(method)) >= n, GRACE_SECONDS):
+    # Counting inside the predicate is fine: the timeline's condition holds a re-entrant lock.
+    if view.wait_for(lambda m, p: m == method and view.count(method) >= n, GRACE_SECONDS):
         return
     got = view.of(method)
     raise ExpectationFailed(
-        f"Only {len(got)} progress notification(s) arrived",
+        f"Only {view.count(method)} progress notification(s) arrived",
         expected=f"at least {n}",
         actual=[_describe_progress(p) for p in got] or "no progress notifications",
         tip="every tool call carries a progress token; the server reports progress with ctx.report_progress().",
