@@ -4,6 +4,8 @@ Pure: knows nothing of behave or MCP. Built-ins: `${env.NAME}`, `${uuid}` (fresh
 `${fake.<name>.<attr>}` (resolved through a callback, which creates the fake on first use),
 `${port}` (server config only). `$${` writes a literal `${`. An unknown name is a UsageError
 that lists the names that are available — scenarios fail loudly instead of sending "${typo}".
+The value of a secret-named environment variable (`${env.API_KEY}`) is a secret wherever it
+goes — a server's argv, its URL, a tool's argument — so it is remembered for masking on use.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import uuid
 from collections.abc import Callable, Mapping
 
 from mcp_bdd.errors import UsageError, did_you_mean
+from mcp_bdd.secrets import is_secret_name, remember
 
 __all__ = ["Resolver", "interpolate", "names_in"]
 
@@ -57,6 +60,8 @@ def interpolate(
         if name.startswith("env."):
             key = name[4:]
             if key in env:
+                if is_secret_name(key):
+                    remember(env[key])
                 return env[key]
             raise UsageError(
                 f'{_at(where)}the environment variable "{key}" (from ${{{name}}}) is not set. '

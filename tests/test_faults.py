@@ -156,6 +156,28 @@ Feature: secrets
     assert "notifications/message" in data and "debug: using token ****" in data
 
 
+def test_a_secret_environment_variable_on_a_servers_command_line_is_masked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`command = [..., "--token", "${env.SHOP_API_KEY}"]`: the failure quotes how the server was
+    started, and the value came from a secret-named variable: it is a secret there too."""
+    key = "sk-live-5e6f7a8b9c"
+    monkeypatch.setenv("SHOP_API_KEY", key)
+    feature = """
+Feature: secrets
+  Scenario: the server dies and the failure says how it was started
+    Given the MCP server "hostile" is running
+    When I call the tool "die"
+    Then the tool call succeeds
+"""
+    config = hostile("--token", "${env.SHOP_API_KEY}")
+    root = make_project(tmp_path, config, {"s.feature": feature})
+    run = run_behave(root, "-f", "json", "-o", "behave.json", "-f", "plain")
+    assert run.counts()["failed"] == 1, run.output[-3000:]
+    assert "--token ****" in run.output, run.output[-3000:]
+    assert key not in run.output + (root / "behave.json").read_text(), run.output[-3000:]
+
+
 def test_a_large_stdio_result_arrives_whole(tmp_path: Path) -> None:
     """Defect 4: 16 MB over stdio used to take ~2 s of re-copying; now the framing is linear."""
     feature = """

@@ -7,6 +7,7 @@ would, and it starts in milliseconds. Flags (combinable):
     --holder        start a helper (`sleep 600`) that inherits stdout: no EOF when the server dies
     --die-at-start  exit with code 4 before answering anything (with --holder: a crash at start)
     --escapes       terminal escape sequences in its name, its version and the echo tool's description
+    --token T       accepted and ignored (a credential passed on the command line)
     --stubborn      ignore SIGTERM and stdin EOF: only SIGKILL ends it
     --pretty        pretty-print every JSON-RPC message (the classic stdio framing bug)
     --junk          print a banner and a line of invalid UTF-8 on stdout before serving
@@ -60,6 +61,7 @@ def main() -> int:
     parser.add_argument("--holder", action="store_true")
     parser.add_argument("--die-at-start", action="store_true")
     parser.add_argument("--escapes", action="store_true")
+    parser.add_argument("--token")
     args = parser.parse_args()
     sys.setrecursionlimit(max(1000, args.deep * 3))  # json.dumps of the deep value recurses
     if args.stubborn:
