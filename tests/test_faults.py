@@ -50,15 +50,56 @@ def _wait_for(predicate: object, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def test_a_servers_own_helper_process_does_not_outlive_a_green_run(tmp_path: Path) -> None:
-    """Defect 1: the server exits on EOF at once; its `sleep 600` helper used to survive."""
-    root = make_project(tmp_path, hostile("--grandchild"), {"g.feature": CALL_ECHO})
+@pytest.mark.parametrize("helper", ["--grandchild", "--detached"])
+def test_a_servers_own_helper_process_does_not_outlive_a_green_run(helper: str, tmp_path: Path) -> None:
+    """Defect 1: the server exits on EOF at once; its `sleep 600` helper used to survive, and so
+    did one that left the server's session (`--detached`: setsid, as Node's `detached: true`)."""
+    root = make_project(tmp_path, hostile(helper), {"g.feature": CALL_ECHO})
     run = run_behave(root)
     assert run.counts()["passed"] == 1, run.output[-3000:]
 
 
-def test_a_stubborn_server_and_its_helper_die_with_a_killed_run(tmp_path: Path) -> None:
-    """Defect 2: `kill -9` of behave; the stdio server ignores EOF and SIGTERM and has a helper."""
+HELPER_APP = """
+import subprocess
+
+from mcp.server.mcpserver import MCPServer
+
+
+def create_server():
+    server = MCPServer("helper")
+
+    @server.tool()
+    def start_helper() -> str:
+        \"\"\"Start a daemon in a session of its own.\"\"\"
+        subprocess.Popen(["sleep", "600"], start_new_session=True, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return "started"
+
+    return server
+"""
+
+
+@pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
+def test_a_forked_app_servers_detached_helper_does_not_outlive_its_scenario(transport: str, tmp_path: Path) -> None:
+    """An `app` server forked from the pre-imported process: the mark reaches what it starts."""
+    feature = """
+Feature: helper
+  Scenario: the server starts a daemon
+    Given the MCP server "app" is running
+    When I call the tool "start_helper"
+    Then the tool call succeeds
+"""
+    config = f'transport = "{transport}"\n[servers.app]\napp = "helper_app:create_server"\n'
+    root = make_project(tmp_path, config, {"h.feature": feature})
+    (root / "helper_app.py").write_text(HELPER_APP)
+    run = run_behave(root)
+    assert run.counts()["passed"] == 1, run.output[-3000:]
+
+
+@pytest.mark.parametrize("helper", ["--grandchild", "--detached"])
+def test_a_stubborn_server_and_its_helper_die_with_a_killed_run(helper: str, tmp_path: Path) -> None:
+    """Defect 2: `kill -9` of behave; the stdio server ignores EOF and SIGTERM and has a helper
+    (in its session, or in one of its own)."""
     feature = """
 Feature: killed
   Scenario: waits
@@ -68,7 +109,7 @@ Feature: killed
       | hi   |
     Then I receive a "notifications/never" notification within 300 seconds
 """
-    root = make_project(tmp_path, hostile("--stubborn", "--grandchild"), {"k.feature": feature})
+    root = make_project(tmp_path, hostile("--stubborn", helper), {"k.feature": feature})
     temp = tmp_path / "tmp"
     temp.mkdir()
     proc = start_behave(root, env={"TMPDIR": str(temp)})

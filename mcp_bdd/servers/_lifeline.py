@@ -11,6 +11,10 @@ group but not its session) gets SIGKILL.
 Why a separate process: PR_SET_PDEATHSIG reaches only the direct child; a server's own children
 are beyond it, and they are exactly what a wrapper command leaves behind.
 
+`mNAME=value` lines name an environment entry every process the run started carries (its
+SPAWNED_BY mark): a helper that left its server's session too (`setsid`, Node's
+`detached: true`, a daemon) is found by it and killed as well.
+
 `dPATH` lines name the run's temporary directory: after the kill, it is removed too (a run
 that ends normally has removed it already), so `kill -9` of behave leaves no files behind.
 """
@@ -39,6 +43,25 @@ def session_members(sids: set[int]) -> list[int]:
     return members
 
 
+def marked(entry: bytes) -> list[int]:
+    """Every process (but this one) whose environment holds `entry` (b"NAME=value") exactly.
+
+    The environment a process started with (what /proc shows) is inherited by all it starts,
+    whatever session or group they move to. Linux only: elsewhere the sessions must do."""
+    found: list[int] = []
+    me = os.getpid()
+    for entry_name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry_name.isdigit() or int(entry_name) == me:
+            continue
+        try:
+            with open(f"/proc/{entry_name}/environ", "rb") as fh:
+                if entry in fh.read().split(b"\0"):
+                    found.append(int(entry_name))
+        except OSError:
+            continue
+    return found
+
+
 def _ps_pids() -> list[str]:  # systems without /proc (macOS)
     import subprocess
 
@@ -49,6 +72,7 @@ def _ps_pids() -> list[str]:  # systems without /proc (macOS)
 def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the test process; we act on EOF
     sids: set[int] = set()
+    marks: list[bytes] = []
     dirs: list[bytes] = []
     for raw in sys.stdin.buffer:
         line = raw.rstrip(b"\n")
@@ -56,9 +80,13 @@ def main() -> int:
             sids.add(int(line[1:]))
         elif line[:1] == b"-" and line[1:].isdigit():
             sids.discard(int(line[1:]))
+        elif line[:1] == b"m" and b"=" in line:
+            marks.append(line[1:])
         elif line[:1] == b"d" and os.path.isabs(line[1:]):
             dirs.append(line[1:])
     kill_sessions(sids)
+    for mark in marks:
+        kill_marked(mark)
     for path in dirs:  # after the kill: a database server must not be writing into it any more
         shutil.rmtree(path, ignore_errors=True)
     return 0
@@ -68,6 +96,16 @@ def kill_sessions(sids: set[int]) -> int:
     """SIGKILL every process of these sessions; how many there were."""
     killed = 0
     for pid in session_members(sids) if sids else []:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+    return killed
+
+
+def kill_marked(entry: bytes) -> int:
+    """SIGKILL every process whose environment holds `entry`; how many there were."""
+    killed = 0
+    for pid in marked(entry):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
             killed += 1

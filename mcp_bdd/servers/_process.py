@@ -7,7 +7,10 @@ or forked by the zygote, stops the same way (`ServerProcess.stop`):
     close its stdin (EOF: the MCP spec's polite shutdown) → wait `eof_grace`
     → SIGTERM to its process group → wait `term_grace` → SIGKILL to the group → reap
     → SIGKILL every process still in its *session* (grandchildren included), whether or not
-      the main process had already exited on its own.
+      the main process had already exited on its own
+    → SIGKILL every process that carries its mark (SERVER_MARK in the environment, inherited by
+      all it starts): a helper that left the session too (`setsid`, Node's `detached: true`, a
+      daemon) survived a green run before.
 
 Every process is started in a session of its own (so its group and session id equal its pid)
 with PR_SET_PDEATHSIG = SIGKILL (it dies with the thread that spawned it, even on `kill -9` of
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import itertools
 import os
 import select
 import signal
@@ -32,17 +36,29 @@ from pathlib import Path
 from typing import Any
 
 from mcp_bdd._lifelines import die_with_parent
-from mcp_bdd.servers._lifeline import kill_sessions
+from mcp_bdd.servers._lifeline import kill_marked, kill_sessions
 from mcp_bdd.servers._listeners import SPAWNED_BY
 
 __all__ = [
+    "SERVER_MARK",
     "ChildProcess",
     "ServerProcess",
     "lifeline",
+    "new_mark",
     "pid_alive",
     "reap_all",
     "spawn",
 ]
+
+#: the environment variable that marks one server's processes, its helpers' included
+SERVER_MARK = "MCP_BDD_SERVER"
+_MARKS = itertools.count(1)
+
+
+def new_mark() -> str:
+    """A SERVER_MARK value no other server of any run carries: this process's pid and a count."""
+    return f"{os.getpid()}-{next(_MARKS)}"
+
 
 EOF_GRACE = 1.0
 TERM_GRACE = 2.0
@@ -103,9 +119,10 @@ class ServerProcess:
     #: how long SIGTERM may take before SIGKILL (a server flushing its own data on exit needs time)
     term_grace = TERM_GRACE
 
-    def __init__(self, pid: int, describe: str) -> None:
+    def __init__(self, pid: int, describe: str, mark: str | None = None) -> None:
         self.pid = pid
         self.describe = describe
+        self.mark = mark  # its SERVER_MARK value, when it (or its zygote) was told one
         self.stopped = False
         lifeline().watch(pid)
         _register(self)
@@ -135,6 +152,8 @@ class ServerProcess:
             self._reap(TERM_GRACE)
             _signal_group(self.pid, signal.SIGKILL)  # the group outlives its leader: its helpers
             kill_sessions({self.pid})
+            if self.mark is not None:
+                kill_marked(f"{SERVER_MARK}={self.mark}".encode())
         finally:
             lifeline().forget(self.pid)
             _unregister(self)
@@ -143,9 +162,9 @@ class ServerProcess:
 class ChildProcess(ServerProcess):
     """A process we spawned ourselves (`spawn`)."""
 
-    def __init__(self, popen: subprocess.Popen[bytes], describe: str) -> None:
+    def __init__(self, popen: subprocess.Popen[bytes], describe: str, mark: str | None = None) -> None:
         self.popen = popen
-        super().__init__(popen.pid, describe)
+        super().__init__(popen.pid, describe, mark)
 
     @property
     def returncode(self) -> int | None:
@@ -171,6 +190,7 @@ def spawn(
     Called from the thread that runs the scenarios (PR_SET_PDEATHSIG follows the spawning
     thread, which must live as long as the process should).
     """
+    mark = new_mark()
     with stderr_path.open("wb") as err:
         popen = subprocess.Popen(
             argv,
@@ -178,12 +198,13 @@ def spawn(
             stdout=subprocess.PIPE if stdio else err,
             stderr=err,
             cwd=cwd,
-            env={**env, SPAWNED_BY: str(os.getpid())},  # tells another run's server from a stranger
+            # SPAWNED_BY tells another run's server from a stranger; SERVER_MARK finds its helpers
+            env={**env, SPAWNED_BY: str(os.getpid()), SERVER_MARK: mark},
             pass_fds=pass_fds,
             start_new_session=True,
             preexec_fn=die_with_parent,
         )
-    return ChildProcess(popen, describe)
+    return ChildProcess(popen, describe, mark)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,10 +231,17 @@ class _Lifeline:
                     start_new_session=True,
                     close_fds=True,
                 )
+                self._popen_mark()
             assert self._popen.stdin is not None
             with contextlib.suppress(OSError, ValueError):
                 self._popen.stdin.write(os.fsencode(line) + b"\n")
                 self._popen.stdin.flush()
+
+    def _popen_mark(self) -> None:
+        """Tell a new lifeline the mark every process this one spawns carries (under the lock)."""
+        assert self._popen is not None and self._popen.stdin is not None
+        with contextlib.suppress(OSError, ValueError):
+            self._popen.stdin.write(f"m{SPAWNED_BY}={os.getpid()}\n".encode())
 
     def watch(self, sid: int) -> None:
         self._send(f"+{sid}")

@@ -28,7 +28,7 @@ from mcp_bdd.errors import ServerStartError, TransportNotServed
 from mcp_bdd.secrets import mask_mapping, remember_mapping
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
 from mcp_bdd.servers._listeners import listens, stranger_on
-from mcp_bdd.servers._process import ChildProcess, ServerProcess, on_reap, spawn, wait_exit
+from mcp_bdd.servers._process import SERVER_MARK, ChildProcess, ServerProcess, new_mark, on_reap, spawn, wait_exit
 from mcp_bdd.servers._zygote import ForkedProcess, zygote_for
 
 __all__ = ["discard_prestarted", "start_server"]
@@ -142,9 +142,12 @@ def _launch(
         base = {**os.environ, "PYTHONPATH": launch.env["PYTHONPATH"]}
         zygote = zygote_for(cfg.app, launch.cwd, base, logdir)
         scenario_env = {k: v for k, v in launch.env.items() if k != "PYTHONPATH"}
-        pid, stdin_fd, stdout_fd = zygote.fork(scenario_env, transport, port, stderr_path, startup_timeout)
+        mark = new_mark()  # the zygote's child passes it on to what it starts (see _process)
+        pid, stdin_fd, stdout_fd = zygote.fork(
+            {**scenario_env, SERVER_MARK: mark}, transport, port, stderr_path, startup_timeout
+        )
         display += "  (forked from a pre-imported process; pool = false to start cold)"
-        process: ServerProcess = ForkedProcess(zygote, pid, display)
+        process: ServerProcess = ForkedProcess(zygote, pid, display, mark)
         pipes = (stdin_fd, stdout_fd)
     elif transport == "stdio":
         process, pipes, stderr_path = _stdio_process(name, cfg, config, launch, stderr_path, logdir)

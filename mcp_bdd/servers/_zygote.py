@@ -30,9 +30,9 @@ class ForkedProcess(ServerProcess):
     It gets the same SIGTERM grace as any server: our launcher's uvicorn stops in milliseconds
     (`apps._run_uvicorn`), so the app's lifespan shutdown runs instead of being cut by SIGKILL."""
 
-    def __init__(self, zygote: Zygote, pid: int, describe: str) -> None:
+    def __init__(self, zygote: Zygote, pid: int, describe: str, mark: str | None = None) -> None:
         self.zygote = zygote
-        super().__init__(pid, describe)
+        super().__init__(pid, describe, mark)
 
     @property
     def returncode(self) -> int | None:

@@ -4,6 +4,7 @@ Written without the SDK on purpose: it must be able to break the protocol in way
 would, and it starts in milliseconds. Flags (combinable):
 
     --grandchild    start a helper process (`sleep 600`) like `sh -c` / `npx` wrappers do
+    --detached      start a helper (`sleep 600`) in a session of its own (setsid, Node's `detached`)
     --holder        start a helper (`sleep 600`) that inherits stdout: no EOF when the server dies
     --die-at-start  exit with code 4 before answering anything (with --holder: a crash at start)
     --escapes       terminal escape sequences in its name, its version and the echo tool's description
@@ -59,6 +60,7 @@ def main() -> int:
     parser.add_argument("--deep", type=int, default=5000)
     parser.add_argument("--stderr-mb", type=int, default=0)
     parser.add_argument("--holder", action="store_true")
+    parser.add_argument("--detached", action="store_true")
     parser.add_argument("--die-at-start", action="store_true")
     parser.add_argument("--escapes", action="store_true")
     parser.add_argument("--token")
@@ -69,6 +71,10 @@ def main() -> int:
     if args.grandchild:
         subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     out = sys.stdout.buffer
+    if args.detached:
+        subprocess.Popen(
+            ["sleep", "600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True
+        )
     if args.holder:
         subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL)  # inherits our stdout
     if args.die_at_start:
