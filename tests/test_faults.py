@@ -5,6 +5,7 @@ grandchildren included)."""
 from __future__ import annotations
 
 import base64
+import http.server
 import json
 import os
 import signal
@@ -484,3 +485,45 @@ def test_the_timeline_counts_exactly_keeps_a_bounded_number_and_looks_at_each_on
     finally:
         adder.join()
     assert looked == [0, 1, 2, 3, 4, 5]  # each one once, however the arrivals and wake-ups interleave
+
+
+class _NotMcp(http.server.BaseHTTPRequestHandler):
+    """A web server that is not an MCP endpoint: each path answers its own status with HTML."""
+
+    def do_POST(self) -> None:
+        status = int(self.path.strip("/") or 404)
+        body = b"<html><body>Not here</body></html>"
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("status", "tip"), [(404, "check the path in `url`"), (401, "the server wants credentials")])
+def test_a_url_that_answers_http_errors_is_named_with_its_status(status: int, tip: str, tmp_path: Path) -> None:
+    """The SDK says only "Server returned an error response"; a wrong path or a missing token is
+    the first thing a new user meets with a URL server."""
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotMcp)
+    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread.start()
+    try:
+        feature = """
+Feature: web
+  Scenario: a web page, not an MCP endpoint
+    Given the MCP server "web" is running
+"""
+        url = f"http://127.0.0.1:{web.server_address[1]}/{status}"
+        root = make_project(tmp_path, f'[servers.web]\nurl = "{url}"\n', {"w.feature": feature})
+        run = run_behave(root)
+    finally:
+        web.shutdown()
+        thread.join()
+    assert run.counts()["passed"] == 0, run.output[-3000:]
+    assert f'"web" answered HTTP {status} (text/html) to POST {url}' in run.output, run.output[-3000:]
+    assert tip in run.output, run.output[-3000:]

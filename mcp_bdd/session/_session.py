@@ -254,6 +254,14 @@ class Session(ClientSide):
 
     def _connect_failure(self, cause: BaseException, elapsed: float) -> str:
         text = str(cause) or type(cause).__name__
+        refused = self._http_refusal()
+        if refused is not None:  # the SDK only says "Server returned an error response"
+            what, tip = refused
+            return (
+                f'The MCP server "{self.name}" {what} (after {elapsed:.2f} s).\n'
+                + self.server.describe_death()
+                + f"\n  Tip: {tip}"
+            )
         if isinstance(cause, MCPError) and is_protocol_violation(cause):
             what = f"broke the protocol during the handshake ({cause.message})"
         elif isinstance(cause, TimeoutError):
@@ -270,6 +278,30 @@ class Session(ClientSide):
             + self.server.describe_death()
             + f"\n  Tip: {tip}"
         )
+
+    def _http_refusal(self) -> tuple[str, str] | None:
+        """(what happened, tip) when the URL's last answer during the handshake was an HTTP error."""
+        answers = [i.payload for i in self.transcript.items if i.method == "http" and i.server == self.name]
+        if not answers or int(answers[-1].get("status", 0)) < 400:
+            return None
+        last = answers[-1]
+        status = int(last["status"])
+        kind = str((last.get("headers") or {}).get("content-type", "")).split(";")[0] or "no content type"
+        request = f"{last.get('method')} {last.get('url')}"
+        what = f"answered HTTP {status} ({kind}) to {request}: not an MCP endpoint's answer"
+        if status in (401, 403):
+            tip = (
+                "the server wants credentials: give them with headers = "
+                '{ Authorization = "Bearer ${env.API_TOKEN}" } in its configuration.'
+            )
+        elif status in (404, 405, 406, 415, 501):
+            tip = (
+                "check the path in `url`: Streamable HTTP servers usually serve /mcp "
+                '(SSE servers /sse, with transport = "sse").'
+            )
+        else:
+            tip = "the server failed on the request: read its logs."
+        return what, tip
 
     def close(self) -> list[str]:
         """Close the session and stop the server; returns the problems (raises only on Ctrl-C)."""
