@@ -24,7 +24,7 @@ import importlib
 import sys
 from typing import TYPE_CHECKING, Any
 
-from mcp_bdd.errors import ServerStartError, did_you_mean
+from mcp_bdd.errors import ServerStartError, did_you_mean, raised
 
 if TYPE_CHECKING:
     from mcp.server import Server
@@ -47,6 +47,11 @@ def load_app(spec: str, root: str) -> Any:
         raise ServerStartError(
             f'Cannot import "{module_name}" (from app = "{spec}"): {exc}. '
             f"The module must be importable from the project root {root}." + _v1_tip(exc)
+        ) from exc
+    except Exception as exc:  # the module's own code failed at import (a missing setting, a typo)
+        raise ServerStartError(
+            f'Importing "{module_name}" (from app = "{spec}") raised {raised(exc)}.\n'
+            "  Tip: fix the module's top-level code where named."
         ) from exc
     obj: Any = module
     for part in attr.split("."):

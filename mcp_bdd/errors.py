@@ -27,9 +27,12 @@ call that produced the value (request first, then its response), and a Tip.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import json
 import re
+import sysconfig
+import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, TextIO, cast
@@ -62,7 +65,9 @@ __all__ = [
     "pretty",
     "printable",
     "produced_by",
+    "raised",
     "sentence",
+    "unwrap",
 ]
 
 #: The exit codes of every `mcp-bdd` subcommand (and what `behave` hooks map errors to).
@@ -118,6 +123,33 @@ def for_terminal(out: TextIO) -> TextIO:
     everything written goes through `printable`. JSON output needs none: json.dumps escapes
     control characters itself."""
     return cast(TextIO, _Printable(out))
+
+
+def unwrap(exc: BaseException) -> BaseException:
+    """The first real exception inside ExceptionGroups (anyio task groups wrap what a task raised)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
+        exc = (inner or list(exc.exceptions))[0]
+    return exc
+
+
+def raised(exc: BaseException) -> str:
+    """What a user's code raised, in one line: the real exception, its message and where it was
+    raised (`RuntimeError: no database (shop.py:41, in lifespan)`). A group's wrapper says only
+    "unhandled errors in a TaskGroup (1 sub-exception)"."""
+    cause = unwrap(exc)
+    frames = traceback.extract_tb(cause.__traceback__) if cause.__traceback__ is not None else []
+    own = [f for f in frames if not _library(f.filename)] or frames  # `os.environ[...]` raises in os
+    where = f" ({own[-1].filename.rsplit('/', 1)[-1]}:{own[-1].lineno}, in {own[-1].name})" if own else ""
+    return f"{type(cause).__name__}: {cause}{where}"
+
+
+def _library(filename: str) -> bool:
+    """Python's own or an installed package's code (where an error surfaces, not where it is made)."""
+    if filename.startswith("<"):
+        return True
+    paths = sysconfig.get_paths()
+    return any(filename.startswith(paths[key]) for key in ("stdlib", "platstdlib", "purelib", "platlib"))
 
 
 def pretty(value: Any, limit: int = 2000) -> str:

@@ -10,7 +10,8 @@ JUnit. Now:
 - every value mcp-bdd passes to a server under such a name (its `env`, every `headers` value,
   and tokens the fakes issue) is registered with `remember()` when the server starts;
 - `mask()` (text) and `mask_data()` (JSON-like data) replace registered values anywhere, and
-  `NAME=value` / `NAME: value` pairs with a secret NAME, by `****`. They are applied where
+  `mask()` also `NAME=value` / `NAME: value` pairs with a secret NAME and the password of a
+  URL's userinfo (`postgres://user:****@db`), by `****`. They are applied where
   evidence is recorded or printed: transcripts, stderr tails, failure messages (console, HTML,
   JSON, JUnit), the configuration display.
 Pure: no behave, no mcp.
@@ -41,6 +42,8 @@ _ASSIGN = re.compile(
     re.IGNORECASE,
 )
 _SCHEME = re.compile(r"^(?:Bearer|Basic|Token)\s+", re.IGNORECASE)
+# the password of a URL's userinfo: postgres://user:PASSWORD@host/db (a DSN in an error message)
+_USERINFO = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^\s/:@]*:)(?P<password>[^\s/@]+)(?=@)", re.IGNORECASE)
 
 _values: set[str] = set()
 _pattern: re.Pattern[str] | None = None
@@ -74,6 +77,8 @@ def remember_mapping(values: Mapping[str, str], *, all_values: bool = False) -> 
 def mask(text: str) -> str:
     """Free text (stderr, messages): remembered values and `SECRET_NAME=value` pairs become `****`."""
     text = _mask_values(text)
+    if "://" in text:
+        text = _USERINFO.sub(lambda m: f"{m['head']}{MASK}", text)
     return _ASSIGN.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", text) if _TEXT_NAME.search(text) else text
 
 

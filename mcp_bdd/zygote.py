@@ -118,7 +118,13 @@ def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.sock
         code = 0
     except BaseException as exc:
         with contextlib.suppress(Exception):
-            print(f"mcp_bdd zygote child: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            import traceback
+
+            from mcp_bdd.errors import raised
+
+            # the whole traceback, then one line naming the real cause (a failure quotes the tail)
+            traceback.print_exception(exc, file=sys.stderr)
+            print(f"mcp_bdd zygote child: {raised(exc)}", file=sys.stderr, flush=True)
     finally:
         with contextlib.suppress(Exception):
             sys.stdout.flush()

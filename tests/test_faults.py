@@ -527,3 +527,69 @@ Feature: web
     assert run.counts()["passed"] == 0, run.output[-3000:]
     assert f'"web" answered HTTP {status} (text/html) to POST {url}' in run.output, run.output[-3000:]
     assert tip in run.output, run.output[-3000:]
+
+
+BAD_APP = """
+import contextlib
+import os
+
+from mcp.server.mcpserver import MCPServer
+
+
+@contextlib.asynccontextmanager
+async def lifespan(server):
+    raise RuntimeError("database at postgres://shop:hunter2pass@db/x is unreachable")
+    yield
+
+
+def with_lifespan():
+    return MCPServer("bad", lifespan=lifespan)
+
+
+def broken_factory():
+    raise ValueError("config file missing: settings.toml")
+"""
+
+BAD_IMPORT = """
+import os
+
+DATABASE_URL = os.environ["SHOP_DATABASE_URL"]
+"""
+
+
+@pytest.mark.parametrize("transport", ["in-memory", "stdio"])
+def test_an_app_that_raises_while_starting_is_named_with_where_it_raised(transport: str, tmp_path: Path) -> None:
+    """The factory, the lifespan or the module's top level raising: the real exception and its
+    place in the user's code, not a traceback through mcp-bdd (in-memory) or "unhandled errors
+    in a TaskGroup" (the zygote's child); a DSN's password masked."""
+    feature = """
+Feature: bad apps
+  Scenario: the lifespan raises
+    Given the MCP server "lifespan" is running
+
+  Scenario: the factory raises
+    Given the MCP server "factory" is running
+
+  Scenario: the module raises on import
+    Given the MCP server "importer" is running
+"""
+    config = (
+        f'transport = "{transport}"\n'
+        '[servers.lifespan]\napp = "bad_app:with_lifespan"\n'
+        '[servers.factory]\napp = "bad_app:broken_factory"\n'
+        '[servers.importer]\napp = "bad_import:create_server"\n'
+    )
+    root = make_project(tmp_path, config, {"b.feature": feature})
+    (root / "bad_app.py").write_text(BAD_APP)
+    (root / "bad_import.py").write_text(BAD_IMPORT)
+    run = run_behave(root)
+    assert run.counts()["passed"] == 0 and run.counts()["error"] == 3, run.output[-5000:]
+    for line in (
+        "RuntimeError: database at postgres://shop:****@db/x is unreachable (bad_app.py:10, in lifespan)",
+        "ValueError: config file missing: settings.toml (bad_app.py:19, in broken_factory)",
+        "KeyError: 'SHOP_DATABASE_URL' (bad_import.py:4, in <module>)",
+    ):
+        assert line in run.output, run.output[-5000:]
+    assert "hunter2pass" not in run.output and "unhandled errors in a TaskGroup" not in run.output, run.output[-5000:]
+    if transport == "in-memory":
+        assert "Traceback" not in run.output, run.output[-5000:]

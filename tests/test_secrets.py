@@ -54,3 +54,13 @@ def test_short_values_are_not_masked_by_value_and_display_masks_by_name() -> Non
     assert mask("abc abc") == "abc abc"
     assert mask_mapping({"API_TOKEN": "abc", "TZ": "UTC"}) == {"API_TOKEN": MASK, "TZ": "UTC"}
     assert mask_mapping({"Accept": "json"}, all_values=True) == {"Accept": MASK}
+
+
+def test_the_password_of_a_urls_userinfo_is_masked_in_text() -> None:
+    """A DSN quoted by an error message: postgres://user:PASSWORD@host."""
+    assert mask("database at postgres://shop:hunter2pass@db:5432/x is unreachable") == (
+        f"database at postgres://shop:{MASK}@db:5432/x is unreachable"
+    )
+    assert mask("redis://:pw-12345@cache:6379/0") == f"redis://:{MASK}@cache:6379/0"
+    for plain in ("https://host:8080/mcp?x=1", "see https://user@host/", "mailto:a@b.c"):
+        assert mask(plain) == plain

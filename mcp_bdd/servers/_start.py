@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from mcp_bdd._net import free_port
 from mcp_bdd.apps import as_server, describe, is_server, load_app
 from mcp_bdd.config import AppServer, CommandServer, Config, ServerConfig, UrlServer
-from mcp_bdd.errors import ServerStartError, TransportNotServed
+from mcp_bdd.errors import ServerStartError, TransportNotServed, raised
 from mcp_bdd.secrets import mask_mapping, remember_mapping
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
 from mcp_bdd.servers._listeners import listens, stranger_on
@@ -169,8 +169,16 @@ def _in_memory(
         raise ServerStartError(
             f'app = "{cfg.app}" is neither an MCP server object nor a factory returning one (it is a {describe(obj)}).'
         )
+    kwargs = inject(obj)  # a fake that cannot be made fails as itself, not as the factory
     with _patched_environ(env):
-        obj = obj(**inject(obj))
+        try:
+            obj = obj(**kwargs)
+        except Exception as exc:
+            raise ServerStartError(
+                f'The factory of app = "{cfg.app}" raised {raised(exc)}.\n'
+                "  Tip: fix the factory where named (it runs in the test process, with the server's env); "
+                "run with -D transport=stdio to see the whole traceback on the server's stderr."
+            ) from exc
     if inspect.isawaitable(obj):
         raise ServerStartError(f'app = "{cfg.app}": the factory must be synchronous.')
     if not is_server(obj):

@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
 
+from mcp_bdd.errors import unwrap
 from mcp_bdd.servers import PROTOCOL_MARK
 
 __all__ = ["Outcome", "dump", "is_protocol_violation", "result_text", "unwrap"]
-
-
-def unwrap(exc: BaseException) -> BaseException:
-    """Connect failures arrive wrapped in ExceptionGroups: dig out the real cause."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
-        exc = (inner or list(exc.exceptions))[0]
-    return exc
 
 
 def is_protocol_violation(exc: BaseException) -> bool:

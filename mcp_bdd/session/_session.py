@@ -42,6 +42,7 @@ from mcp_bdd.errors import (
     ServerStartError,
     UsageError,
     produced_by,
+    raised,
 )
 from mcp_bdd.servers import RunningServer
 from mcp_bdd.session._hop import Hops, hops
@@ -253,31 +254,31 @@ class Session(ClientSide):
         self.transcript.record("info", self.name, "http", payload)
 
     def _connect_failure(self, cause: BaseException, elapsed: float) -> str:
-        text = str(cause) or type(cause).__name__
-        refused = self._http_refusal()
-        if refused is not None:  # the SDK only says "Server returned an error response"
-            what, tip = refused
-            return (
-                f'The MCP server "{self.name}" {what} (after {elapsed:.2f} s).\n'
-                + self.server.describe_death()
-                + f"\n  Tip: {tip}"
-            )
-        if isinstance(cause, MCPError) and is_protocol_violation(cause):
-            what = f"broke the protocol during the handshake ({cause.message})"
-        elif isinstance(cause, TimeoutError):
-            what = f"did not complete the MCP handshake within startup_timeout = {self.startup_timeout:g} s"
-        elif isinstance(cause, MCPError):
-            what = f"closed the connection during the handshake ({cause.code}: {cause.message})"
-        else:
-            what = f"could not be connected to: {type(cause).__name__}: {text}"
-        tip = "check the server's stderr above; run the command by hand to see it start."
-        if not self.server.started:
-            tip = "is the server running at that URL? Check `url` and `headers` in your configuration."
+        # the SDK says only "Server returned an error response" for an HTTP error: ours says which
+        what, tip = self._http_refusal() or self._not_connected(cause)
         return (
             f'The MCP server "{self.name}" {what} (after {elapsed:.2f} s).\n'
             + self.server.describe_death()
             + f"\n  Tip: {tip}"
         )
+
+    def _not_connected(self, cause: BaseException) -> tuple[str, str]:
+        """(what happened, tip) for a handshake that failed without an HTTP error."""
+        tip = "check the server's stderr above; run the command by hand to see it start."
+        if not self.server.started:
+            tip = "is the server running at that URL? Check `url` and `headers` in your configuration."
+        if isinstance(cause, MCPError) and is_protocol_violation(cause):
+            return f"broke the protocol during the handshake ({cause.message})", tip
+        if isinstance(cause, TimeoutError):
+            return f"did not complete the MCP handshake within startup_timeout = {self.startup_timeout:g} s", tip
+        if isinstance(cause, MCPError):
+            return f"closed the connection during the handshake ({cause.code}: {cause.message})", tip
+        if self.server.transport == "in-memory":
+            return f"raised {raised(cause)} while starting", (
+                "the app's own code failed (its lifespan, or a handler of the handshake): fix it where named. "
+                "Run with -D transport=stdio to see the whole traceback on the server's stderr."
+            )
+        return f"could not be connected to: {type(cause).__name__}: {str(cause) or type(cause).__name__}", tip
 
     def _http_refusal(self) -> tuple[str, str] | None:
         """(what happened, tip) when the URL's last answer during the handshake was an HTTP error."""
