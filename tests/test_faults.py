@@ -593,3 +593,13 @@ Feature: bad apps
     assert "hunter2pass" not in run.output and "unhandled errors in a TaskGroup" not in run.output, run.output[-5000:]
     if transport == "in-memory":
         assert "Traceback" not in run.output, run.output[-5000:]
+
+
+def test_a_wrapper_that_forks_the_server_and_exits_leaves_it_talking(tmp_path: Path) -> None:
+    """`setsid` run as a session leader forks the command and exits 0 at once: the server goes on
+    on the same pipes. Only a failed exit (non-zero, a signal) ends the stream early."""
+    argv = ", ".join(json.dumps(a) for a in ["setsid", sys.executable, HOSTILE])
+    config = f'[servers.hostile]\ncommand = [{argv}]\nprotocol = "legacy"\n'
+    root = make_project(tmp_path, config, {"w.feature": CALL_ECHO})
+    run = run_behave(root)
+    assert run.counts()["passed"] == 1, run.output[-3000:]

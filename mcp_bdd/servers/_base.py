@@ -119,7 +119,7 @@ class StdioServer(RunningServer):
         self.process = process
         self.stderr_path = stderr_path
         self.evidence = StdoutEvidence()
-        self.transport_ = PipeTransport(pipes[0], pipes[1], self.evidence, max_line, pid=process.pid)
+        self.transport_ = PipeTransport(pipes[0], pipes[1], self.evidence, max_line, process)
 
     def target(self) -> Any:
         return self.transport_

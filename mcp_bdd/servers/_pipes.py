@@ -10,8 +10,10 @@ Why the transport watches the process too: EOF on stdout comes when the last hol
 closes it, and a helper the server started (`sh -c`, `npx`, a worker that inherited stdout)
 holds it after the server itself has died. A request to a crashed server then waited its whole
 `timeout` and was blamed on a slow tool. So the stream also ends once the server process has
-exited (a pidfd wakes the loop) and its pipe holds nothing more: the request fails at once, and
-the failure quotes the exit code.
+failed — exited with a non-zero code or by a signal (a pidfd wakes the loop) — and its pipe
+holds nothing more: the request fails at once, and the failure quotes the exit code. An exit
+with code 0 does not end it: a wrapper that forks the real server and exits (`setsid` as a
+session leader does) leaves the server talking on the same pipes.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import contextlib
 import fcntl
 import os
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from mcp.shared.message import SessionMessage
@@ -28,7 +30,18 @@ from mcp.shared.message import SessionMessage
 from mcp_bdd._sdk import TransportStreams
 from mcp_bdd.servers._framing import LineSplitter, LineTooLong, StdoutEvidence, decode_line, too_long
 
-__all__ = ["PipeTransport"]
+__all__ = ["ExitWatch", "PipeTransport"]
+
+
+class ExitWatch(Protocol):
+    """What the transport needs of the server process it carries (`_process.ServerProcess`)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
 
 _CHUNK = 1 << 20
 _F_SETPIPE_SZ = 1031  # Linux: a 1 MiB pipe means 16x fewer wake-ups for a large result
@@ -38,13 +51,18 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
     """Newline-delimited JSON-RPC over `write_fd` (the server's stdin) and `read_fd` (its stdout)."""
 
     def __init__(
-        self, write_fd: int, read_fd: int, evidence: StdoutEvidence, max_line: int, pid: int | None = None
+        self,
+        write_fd: int,
+        read_fd: int,
+        evidence: StdoutEvidence,
+        max_line: int,
+        process: ExitWatch | None = None,
     ) -> None:
         self.write_fd, self.read_fd = write_fd, read_fd
         self.evidence = evidence
         self.max_line = max_line
-        self.pid = pid  # the server process: its exit ends the stream even if a helper holds stdout
-        self._exited = False  # it has exited: what the pipe still holds is all it wrote
+        self.process = process  # the server process: its failure ends the stream, whoever holds stdout
+        self._exited = False  # it has failed: what the pipe still holds is all it wrote
         self._waiting: anyio.CancelScope | None = None  # the reader's wait for data, woken by the exit
         os.set_blocking(write_fd, False)
         os.set_blocking(read_fd, False)
@@ -86,16 +104,20 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             return data
 
     async def _watch_exit(self) -> None:
-        """Wake the reader when the server process exits (kernels with pidfds; else EOF alone ends it)."""
-        assert self.pid is not None
+        """Wake the reader when the server process fails (kernels with pidfds; else EOF alone ends it)."""
+        assert self.process is not None
         try:
-            pidfd = os.pidfd_open(self.pid)
+            pidfd = os.pidfd_open(self.process.pid)
         except (AttributeError, OSError):
             return
         try:
             await anyio.wait_readable(pidfd)
         finally:
             os.close(pidfd)
+        # the exit status: a waitpid for our child, a question to the zygote for its child
+        code = await anyio.to_thread.run_sync(lambda: self.process.returncode if self.process else None)
+        if not code:
+            return  # 0 (a wrapper that left the server running) or unknown: EOF decides
         self._exited = True
         if self._waiting is not None:
             self._waiting.cancel()
@@ -142,7 +164,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._reader, read_writer)
             tg.start_soon(self._writer, write_reader)
-            if self.pid is not None:
+            if self.process is not None:
                 tg.start_soon(self._watch_exit)
             try:
                 yield read_stream, write_stream
