@@ -23,7 +23,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from mcp_bdd.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, UsageError
+from mcp_bdd.errors import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    UsageError,
+    printable,
+)
+from mcp_bdd.secrets import mask
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "main"]
 
@@ -517,8 +526,8 @@ def _report_error(exc: BaseException) -> int:
         print(f"mcp-bdd: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return EXIT_USAGE
     print(
-        f"mcp-bdd: internal error: {type(exc).__name__}: {exc}\n"
-        "  Please report it; set MCP_BDD_DEBUG=1 to see the traceback.",
+        printable(mask(f"mcp-bdd: internal error: {type(exc).__name__}: {exc}\n"))  # it may quote a server
+        + "  Please report it; set MCP_BDD_DEBUG=1 to see the traceback.",
         file=sys.stderr,
     )
     return EXIT_USAGE

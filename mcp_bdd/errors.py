@@ -138,6 +138,8 @@ def raised(exc: BaseException) -> str:
     raised (`RuntimeError: no database (shop.py:41, in lifespan)`). A group's wrapper says only
     "unhandled errors in a TaskGroup (1 sub-exception)"."""
     cause = unwrap(exc)
+    if isinstance(cause, McpBddError):
+        return str(cause)  # ours already says what and where; its place in mcp-bdd would mislead
     frames = traceback.extract_tb(cause.__traceback__) if cause.__traceback__ is not None else []
     own = [f for f in frames if not _library(f.filename)] or frames  # `os.environ[...]` raises in os
     where = f" ({own[-1].filename.rsplit('/', 1)[-1]}:{own[-1].lineno}, in {own[-1].name})" if own else ""

@@ -35,7 +35,7 @@ from mcp_bdd.detect import (
     project_python,
     python_command,
 )
-from mcp_bdd.errors import EXIT_OK, UsageError
+from mcp_bdd.errors import EXIT_OK, UsageError, for_terminal
 
 __all__ = ["Candidate", "FilePlan", "detect_server", "feature_files", "init", "placeholder", "scaffold"]
 
@@ -971,7 +971,7 @@ def scaffold(*, server: str | None, out_dir: Path, force: bool, transport: str |
     from mcp_bdd.config import load_config, normalize_transport
     from mcp_bdd.probe import open_session
 
-    out = out or sys.stdout
+    out = for_terminal(out or sys.stdout)  # it names the server as the server names itself
     root = Path.cwd()
     config = load_config()
     name = server or config.default_server()

@@ -124,7 +124,7 @@ class Transcript:
         self._notification_limit = notification_limit
         self._notifications = 0
         self._unrecorded: dict[str, dict[str, int]] = {}  # server -> method -> counted, not kept
-        self._reported: dict[str, int] = {}  # server -> how many of them an "info" entry counted
+        self._reported: dict[str, dict[str, int]] = {}  # server -> what its last "info" entry counted
 
     def record(
         self,
@@ -153,14 +153,17 @@ class Transcript:
         return item
 
     def _count_unrecorded(self) -> None:
-        """An "info" entry per server for the notifications counted since its last one (under the lock)."""
+        """An "info" entry per server for the notifications counted since its last one (under the
+        lock): how many since then, by method, and how many in the scenario so far."""
         for server, by_method in self._unrecorded.items():
             total = sum(by_method.values())
-            if total > self._reported.get(server, 0):
-                self._reported[server] = total
+            before = self._reported.get(server, {})
+            if total > sum(before.values()):
+                self._reported[server] = dict(by_method)
                 payload = {
-                    "notifications_not_recorded": total,
-                    "by_method": dict(by_method),
+                    "notifications_not_recorded": total - sum(before.values()),
+                    "by_method": {m: n - before.get(m, 0) for m, n in by_method.items() if n > before.get(m, 0)},
+                    "in_the_scenario_so_far": total,
                     "why": f"a scenario's transcript keeps its first {self._notification_limit} notifications",
                 }
                 self._append("info", server, "notifications", payload, None, None)

@@ -9,6 +9,7 @@ import http.server
 import json
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -383,15 +384,19 @@ Feature: escapes
     assert f"Actual:   {FAKE_GREEN_SHOWN}" in run.output, run.output[-3000:]
 
 
-@pytest.mark.parametrize("command", ["probe", "check"])
+@pytest.mark.parametrize("command", ["probe", "check", "scaffold"])
 def test_terminal_escapes_in_a_servers_surface_are_shown_not_run(
     command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`mcp-bdd probe|check` print the server's name and version (check: descriptions too)."""
+    """`mcp-bdd probe|check|scaffold` print the server's name and version (check: descriptions too)."""
     from mcp_bdd.cli import main
 
     monkeypatch.chdir(tmp_path)
-    main([command, "--", sys.executable, HOSTILE, "--escapes"])
+    if command == "scaffold":  # from a configured server only
+        (tmp_path / "mcp-bdd.toml").write_text(hostile("--escapes"))
+        main(["scaffold", "--server", "hostile", "--out", "generated"])
+    else:
+        main([command, "--", sys.executable, HOSTILE, "--escapes"])
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out, out
     assert FAKE_GREEN_SHOWN in out, out
@@ -448,8 +453,13 @@ def test_the_transcript_counts_per_server_what_it_does_not_keep_and_never_drops_
     assert first[-1].payload["notifications_not_recorded"] == 2
     assert transcript.drain() == []  # nothing new counted: no second entry
     transcript.record("notification", "b", "notifications/progress", {})
-    (again,) = transcript.drain()
-    assert (again.server, again.payload["by_method"]) == ("b", {"notifications/progress": 1})
+    transcript.record("notification", "a", "notifications/message", {})
+    entries = transcript.drain()
+    assert [(e.server, e.payload["by_method"]) for e in entries] == [
+        ("a", {"notifications/message": 1}),  # since its last entry, not again the two before
+        ("b", {"notifications/progress": 1}),
+    ]
+    assert [e.payload["in_the_scenario_so_far"] for e in entries] == [3, 1]
 
 
 def test_the_timeline_counts_exactly_keeps_a_bounded_number_and_looks_at_each_once() -> None:
@@ -485,6 +495,20 @@ def test_the_timeline_counts_exactly_keeps_a_bounded_number_and_looks_at_each_on
     finally:
         adder.join()
     assert looked == [0, 1, 2, 3, 4, 5]  # each one once, however the arrivals and wake-ups interleave
+
+    full = Timeline(keep=3)  # a count keeps growing after the timeline is full
+
+    def add_eight() -> None:
+        for _ in range(8):
+            full.add("notifications/progress", {})
+
+    counter = threading.Thread(target=add_eight)
+    counter.start()
+    try:
+        assert full.wait_until(lambda: full.count("notifications/progress") >= 6, 60)
+    finally:
+        counter.join()
+    assert not full.wait_until(lambda: full.count("notifications/progress") >= 9, 0)
 
 
 class _NotMcp(http.server.BaseHTTPRequestHandler):
@@ -603,3 +627,70 @@ def test_a_wrapper_that_forks_the_server_and_exits_leaves_it_talking(tmp_path: P
     root = make_project(tmp_path, config, {"w.feature": CALL_ECHO})
     run = run_behave(root)
     assert run.counts()["passed"] == 1, run.output[-3000:]
+
+
+def test_only_this_connects_refused_posts_explain_a_failed_handshake() -> None:
+    """An earlier connect's 401 and the routine 405 to the optional GET stream are not the cause."""
+    from mcp_bdd.servers import RemoteServer
+    from mcp_bdd.session import Session
+    from mcp_bdd.transcript import Transcript
+
+    transcript = Transcript()
+    server = RemoteServer("web", "streamable-http", "http://127.0.0.1:9/mcp", {})
+    session = Session("web", server, portal=None, transcript=transcript, timeout=1, startup_timeout=1, protocol="auto")
+    url = "http://127.0.0.1:9/mcp"
+    transcript.record("info", "web", "http", {"method": "POST", "url": url, "status": 401, "headers": {}})
+    since = transcript.record("info", "web", "connect", {}).seq
+    transcript.record("info", "web", "http", {"method": "POST", "url": url, "status": 200})
+    transcript.record("info", "web", "http", {"method": "GET", "url": url, "status": 405, "headers": {}})
+    assert session._http_refusal(since) is None
+    transcript.record("info", "web", "http", {"method": "POST", "url": url, "status": 404, "headers": {}})
+    refusal = session._http_refusal(since)
+    assert refusal is not None and refusal[0].startswith("answered HTTP 404 (no content type) to POST"), refusal
+
+
+HOLDING_APP = """
+import subprocess
+
+
+def create_server():
+    subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL)  # inherits the server's stdout
+    raise RuntimeError("boom while starting")
+"""
+
+
+def test_a_forked_app_that_dies_at_start_while_a_helper_holds_stdout_is_named_at_once(tmp_path: Path) -> None:
+    """The zygote reaps its children within 0.2 s: the exit may be over before the transport
+    watches it; its status, asked of the zygote, still ends the wait."""
+    feature = """
+Feature: dies at start
+  Scenario: the factory starts a helper, then raises
+    Given the MCP server "app" is running
+"""
+    config = 'transport = "stdio"\nstartup_timeout = 900\n[servers.app]\napp = "holding_app:create_server"\n'
+    root = make_project(tmp_path, config, {"d.feature": feature})
+    (root / "holding_app.py").write_text(HOLDING_APP)
+    run = run_behave(root, timeout=300)
+    assert run.counts()["error"] == 1, run.output[-3000:]
+    assert "RuntimeError: boom while starting (holding_app.py:7, in create_server)" in run.output, run.output[-3000:]
+    assert "within startup_timeout" not in run.output, run.output[-3000:]
+
+
+def test_kill_marked_finds_exactly_the_marked_processes_whatever_their_session() -> None:
+    from mcp_bdd.servers._lifeline import kill_marked, marked
+
+    mark = f"MCP_BDD_SERVER=test-{os.getpid()}-{time.monotonic_ns()}"
+    env = dict(os.environ)
+    env.pop("MCP_BDD_SERVER", None)
+    name, value = mark.split("=", 1)
+    ours = subprocess.Popen(["sleep", "600"], env={**env, name: value}, start_new_session=True)
+    near = subprocess.Popen(["sleep", "600"], env={**env, name: value + "0"})  # a prefix is not the mark
+    try:
+        assert marked(mark.encode()) == [ours.pid]
+        assert kill_marked(mark.encode()) == 1
+        assert ours.wait(timeout=30) == -signal.SIGKILL
+        assert near.poll() is None
+    finally:
+        for proc in (ours, near):
+            proc.kill()
+            proc.wait(timeout=30)

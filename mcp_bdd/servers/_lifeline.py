@@ -102,13 +102,18 @@ def kill_sessions(sids: set[int]) -> int:
     return killed
 
 
-def kill_marked(entry: bytes) -> int:
-    """SIGKILL every process whose environment holds `entry`; how many there were."""
+def kill_marked(entry: bytes, rounds: int = 3) -> int:
+    """SIGKILL every process whose environment holds `entry`; how many there were. Scanned again
+    while a scan finds some (at most `rounds` times): one may fork between a scan and its kill."""
     killed = 0
-    for pid in marked(entry):
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-            killed += 1
+    for _ in range(rounds):
+        found = marked(entry)
+        if not found:
+            break
+        for pid in found:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
     return killed
 
 

@@ -31,10 +31,21 @@ import psutil
 
 from mcp_bdd.secrets import mask
 
-__all__ = ["SPAWNED_BY", "listens", "stranger_on"]
+__all__ = ["SPAWNED_BY", "listens", "spawned_by", "stranger_on"]
 
 #: the environment variable naming the mcp-bdd process that started a server (set by `spawn`)
 SPAWNED_BY = "MCP_BDD_SPAWNED_BY"
+_TOKENS: dict[int, str] = {}
+
+
+def spawned_by() -> str:
+    """This process's SPAWNED_BY value: its pid and a random token (a pid alone repeats across pid
+    namespaces: a container's processes show in the host's /proc, and the lifeline kills by it)."""
+    pid = os.getpid()
+    if pid not in _TOKENS:  # per pid: a forked child is another spawner
+        _TOKENS[pid] = f"{pid}-{os.urandom(6).hex()}"
+    return _TOKENS[pid]
+
 
 #: local addresses that a connection to 127.0.0.1 reaches ("::" when the socket takes IPv4 too)
 _REACHED = {"127.0.0.1", "0.0.0.0", "::", "::ffff:127.0.0.1"}
@@ -76,7 +87,7 @@ def _spawned_elsewhere(pid: int) -> bool:
         spawner = psutil.Process(pid).environ().get(SPAWNED_BY)
     except psutil.Error:
         return False  # cannot tell: the age decides
-    return spawner is not None and spawner != str(os.getpid())
+    return spawner is not None and spawner != spawned_by()
 
 
 def _in_session(pid: int, server_pid: int) -> bool:

@@ -47,6 +47,18 @@ _CHUNK = 1 << 20
 _F_SETPIPE_SZ = 1031  # Linux: a 1 MiB pipe means 16x fewer wake-ups for a large result
 
 
+def _failed(pidfd: int) -> bool | None:
+    """Whether our exited child failed (a non-zero code, a signal), read without reaping it: its
+    pid must stay ours until `ServerProcess.stop` has signalled its group. None if not our child."""
+    try:
+        info = os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except (AttributeError, OSError):
+        return None
+    if info is None:
+        return None
+    return info.si_code != os.CLD_EXITED or info.si_status != 0
+
+
 class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
     """Newline-delimited JSON-RPC over `write_fd` (the server's stdin) and `read_fd` (its stdout)."""
 
@@ -93,9 +105,11 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             except BlockingIOError:
                 if self._exited:
                     raise anyio.EndOfStream from None  # no EOF will come while a helper holds the pipe
-                with anyio.CancelScope() as self._waiting:
-                    await anyio.wait_readable(self.read_fd)
-                self._waiting = None
+                try:
+                    with anyio.CancelScope() as self._waiting:
+                        await anyio.wait_readable(self.read_fd)
+                finally:
+                    self._waiting = None
                 continue
             except OSError as exc:
                 raise anyio.EndOfStream from exc
@@ -106,18 +120,24 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
     async def _watch_exit(self) -> None:
         """Wake the reader when the server process fails (kernels with pidfds; else EOF alone ends it)."""
         assert self.process is not None
+        process = self.process
+        failed: bool | None = None
         try:
-            pidfd = os.pidfd_open(self.process.pid)
+            pidfd = os.pidfd_open(process.pid)
+        except ProcessLookupError:
+            pidfd = -1  # gone already (the zygote reaps its children): its status says how
         except (AttributeError, OSError):
             return
-        try:
-            await anyio.wait_readable(pidfd)
-        finally:
-            os.close(pidfd)
-        # the exit status: a waitpid for our child, a question to the zygote for its child
-        code = await anyio.to_thread.run_sync(lambda: self.process.returncode if self.process else None)
-        if not code:
-            return  # 0 (a wrapper that left the server running) or unknown: EOF decides
+        if pidfd >= 0:
+            try:
+                await anyio.wait_readable(pidfd)
+                failed = _failed(pidfd)
+            finally:
+                os.close(pidfd)
+        if failed is None:  # not our child: the zygote tells (a socket round trip, off the loop)
+            failed = bool(await anyio.to_thread.run_sync(lambda: process.returncode))
+        if not failed:
+            return  # exit code 0 (a wrapper that left the server running): EOF decides
         self._exited = True
         if self._waiting is not None:
             self._waiting.cancel()

@@ -37,7 +37,7 @@ from typing import Any
 
 from mcp_bdd._lifelines import die_with_parent
 from mcp_bdd.servers._lifeline import kill_marked, kill_sessions
-from mcp_bdd.servers._listeners import SPAWNED_BY
+from mcp_bdd.servers._listeners import SPAWNED_BY, spawned_by
 
 __all__ = [
     "SERVER_MARK",
@@ -56,8 +56,8 @@ _MARKS = itertools.count(1)
 
 
 def new_mark() -> str:
-    """A SERVER_MARK value no other server of any run carries: this process's pid and a count."""
-    return f"{os.getpid()}-{next(_MARKS)}"
+    """A SERVER_MARK value no other server of any run carries: this run's and a count."""
+    return f"{spawned_by()}-{next(_MARKS)}"
 
 
 EOF_GRACE = 1.0
@@ -199,7 +199,7 @@ def spawn(
             stderr=err,
             cwd=cwd,
             # SPAWNED_BY tells another run's server from a stranger; SERVER_MARK finds its helpers
-            env={**env, SPAWNED_BY: str(os.getpid()), SERVER_MARK: mark},
+            env={**env, SPAWNED_BY: spawned_by(), SERVER_MARK: mark},
             pass_fds=pass_fds,
             start_new_session=True,
             preexec_fn=die_with_parent,
@@ -241,7 +241,7 @@ class _Lifeline:
         """Tell a new lifeline the mark every process this one spawns carries (under the lock)."""
         assert self._popen is not None and self._popen.stdin is not None
         with contextlib.suppress(OSError, ValueError):
-            self._popen.stdin.write(f"m{SPAWNED_BY}={os.getpid()}\n".encode())
+            self._popen.stdin.write(f"m{SPAWNED_BY}={spawned_by()}\n".encode())
 
     def watch(self, sid: int) -> None:
         self._send(f"+{sid}")

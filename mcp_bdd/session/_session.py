@@ -131,7 +131,7 @@ class Session(ClientSide):
         )
         self.client = client
         started = time.monotonic()
-        self.transcript.record(
+        connect = self.transcript.record(
             "info",
             self.name,
             "connect",
@@ -156,7 +156,7 @@ class Session(ClientSide):
                 duration_ms=elapsed * 1000,
             )
             self.server.settle()
-            message = self._connect_failure(cause, elapsed)  # before stop(): the exit code is the server's own
+            message = self._connect_failure(cause, elapsed, connect.seq)  # before stop(): the exit code is its own
             self.server.stop()
             self._close_http_client()
             bad_output = self.server.evidence is not None and self.server.evidence.bad_lines > 0
@@ -253,9 +253,9 @@ class Session(ClientSide):
             payload["headers"] = {k.lower(): v for k, v in response.headers.items() if k.lower() != "set-cookie"}
         self.transcript.record("info", self.name, "http", payload)
 
-    def _connect_failure(self, cause: BaseException, elapsed: float) -> str:
+    def _connect_failure(self, cause: BaseException, elapsed: float, since: int) -> str:
         # the SDK says only "Server returned an error response" for an HTTP error: ours says which
-        what, tip = self._http_refusal() or self._not_connected(cause)
+        what, tip = self._http_refusal(since) or self._not_connected(cause)
         return (
             f'The MCP server "{self.name}" {what} (after {elapsed:.2f} s).\n'
             + self.server.describe_death()
@@ -280,9 +280,17 @@ class Session(ClientSide):
             )
         return f"could not be connected to: {type(cause).__name__}: {str(cause) or type(cause).__name__}", tip
 
-    def _http_refusal(self) -> tuple[str, str] | None:
-        """(what happened, tip) when the URL's last answer during the handshake was an HTTP error."""
-        answers = [i.payload for i in self.transcript.items if i.method == "http" and i.server == self.name]
+    def _http_refusal(self, since: int) -> tuple[str, str] | None:
+        """(what happened, tip) when the URL's last answer to a handshake request was an HTTP error.
+
+        Only this connect's POSTs (after the transcript entry `since`): an earlier connect's 401
+        is not this one's cause, and the GET stream a client opens after `initialized` is
+        refused with 405 by servers that do not offer one, routinely."""
+        answers = [
+            i.payload
+            for i in self.transcript.items
+            if i.seq > since and i.method == "http" and i.server == self.name and i.payload.get("method") == "POST"
+        ]
         if not answers or int(answers[-1].get("status", 0)) < 400:
             return None
         last = answers[-1]

@@ -77,6 +77,18 @@ class Timeline:
                     return False
                 self._cond.wait(left)
 
+    def wait_until(self, condition: Callable[[], bool], timeout: float) -> bool:
+        """Whether `condition()` holds, re-checked on every arrival (kept or only counted) for up to
+        `timeout` s: for conditions on the counts, which keep growing after the timeline is full."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not condition():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+            return True
+
     def counts(self) -> dict[str, int]:
         with self._cond:
             return dict(self._counts)

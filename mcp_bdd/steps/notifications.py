@@ -274,10 +274,8 @@ def step_progress_count(context: Any, tense: str, n: int, unit: str) -> None:
     session = current_session(context)
     method = KINDS["progress"]
     view = session.timeline
-    if view.count(method) >= n:
-        return
-    # Counting inside the predicate is fine: the timeline's condition holds a re-entrant lock.
-    if view.wait_for(lambda m, p: m == method and view.count(method) >= n, GRACE_SECONDS):
+    # Counting inside the condition is fine: the timeline's condition holds a re-entrant lock.
+    if view.wait_until(lambda: view.count(method) >= n, GRACE_SECONDS):
         return
     got = view.of(method)
     raise ExpectationFailed(
