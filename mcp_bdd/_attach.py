@@ -16,17 +16,22 @@ once on stderr and neither fails the hook nor starves the others), and behave's 
 gets the before hooks' evidence under the first step (what came before its steps existed, once
 they do), and what comes after the steps under the last step that ran. The mime types still
 say which phase each attachment belongs to.
+
+A user's own `context.attach` met the same IndexError (a screenshot or a log attached by an
+after_scenario hook failed a passing scenario): `place_users_attachments` routes it through the
+same placement.
 """
 
 from __future__ import annotations
 
 import sys
 import weakref
+from collections.abc import Callable
 from typing import Any, Literal
 
 from behave.formatter.json import JSONFormatter
 
-__all__ = ["Phase", "attach"]
+__all__ = ["Phase", "attach", "deliver_held", "place_users_attachments"]
 
 #: where in its scenario an attachment comes from: the before hooks, a step, the after hooks
 Phase = Literal["before", "during", "after"]
@@ -34,6 +39,8 @@ Phase = Literal["before", "during", "after"]
 #: what behave's json formatter got before its scenario had steps: (that scenario's element, attachments)
 _HELD: weakref.WeakKeyDictionary[Any, tuple[dict[str, Any], list[tuple[str, bytes]]]] = weakref.WeakKeyDictionary()
 _WARNED: set[tuple[str, str]] = set()
+#: behave's own `embedding` of each json formatter whose method `place_users_attachments` replaced
+_RAW: weakref.WeakKeyDictionary[Any, Callable[[str, bytes], None]] = weakref.WeakKeyDictionary()
 
 
 def attach(context: Any, mime: str, data: bytes, *, phase: Phase = "during") -> None:
@@ -51,13 +58,52 @@ def attach(context: Any, mime: str, data: bytes, *, phase: Phase = "during") -> 
             _warn_once(formatter, exc)
 
 
+def place_users_attachments(context: Any, phase_of: Callable[[], Phase | None]) -> None:
+    """Route every `context.attach` to behave's json formatters through the placement below.
+
+    `phase_of()` says where the scenario is (None outside one: behave's own method then runs)."""
+    for formatter in _json_formatters(context):
+        if formatter in _RAW:
+            continue
+        _RAW[formatter] = formatter.embedding
+
+        def embedding(mime: str, data: bytes, formatter: JSONFormatter = formatter) -> None:
+            phase = phase_of()
+            if phase is None:
+                _RAW[formatter](mime, data)
+            else:
+                _deliver(formatter, [(mime, data)], phase)
+
+        formatter.embedding = embedding
+
+
+def deliver_held(context: Any) -> None:
+    """The steps exist now (the first step starts): what the before hooks attached goes under the first."""
+    for formatter in _json_formatters(context):
+        if formatter in _HELD and formatter.current_feature_element is not None:
+            try:
+                _deliver(formatter, [], "before")
+            except Exception as exc:
+                _warn_once(formatter, exc)
+
+
+def _json_formatters(context: Any) -> list[JSONFormatter]:
+    runner = getattr(context, "_runner", None)
+    return [f for f in getattr(runner, "formatters", None) or () if isinstance(f, JSONFormatter)]
+
+
 def _to_behave_json(formatter: JSONFormatter, mime: str, data: bytes, phase: Phase) -> None:
+    _deliver(formatter, [(mime, data)], phase)
+
+
+def _deliver(formatter: JSONFormatter, new: list[tuple[str, bytes]], phase: Phase) -> None:
     element: dict[str, Any] = formatter.current_feature_element
     steps = element.get("steps") or []
     element_held, held = _HELD.pop(formatter, (element, []))
-    pending = [*(held if element_held is element else []), (mime, data)]  # another scenario's: dropped
+    pending = [*(held if element_held is element else []), *new]  # another scenario's: dropped
     if not steps:
-        _HELD[formatter] = (element, pending)
+        if pending:
+            _HELD[formatter] = (element, pending)
         return
     cursor: int = formatter._step_index  # the next step to report
     if phase == "before":
@@ -66,9 +112,10 @@ def _to_behave_json(formatter: JSONFormatter, mime: str, data: bytes, phase: Pha
         formatter._step_index = max(0, min(cursor, len(steps)) - 1)
     else:
         formatter._step_index = min(cursor, len(steps) - 1)
+    embed = _RAW.get(formatter, formatter.embedding)
     try:
         for item in pending:
-            formatter.embedding(*item)
+            embed(*item)
     finally:
         formatter._step_index = cursor
 

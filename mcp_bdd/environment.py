@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 
 import behave.model as behave_model
 
-from mcp_bdd._attach import Phase, attach
+from mcp_bdd._attach import Phase, attach, deliver_held, place_users_attachments
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import ConfigError, McpBddError, NothingSelected, printable
 from mcp_bdd.secrets import mask
@@ -91,6 +91,7 @@ def before_all(context: Any) -> None:
         )
         _abort_run(context, message.strip())
     _mark_where_after_hooks_start(runner)
+    place_users_attachments(context, functools.partial(_phase_of, context))
     portal_cm = start_blocking_portal()
     portal = portal_cm.__enter__()
     context._mcp_portal_cm = portal_cm
@@ -171,6 +172,7 @@ def _end_before_hooks(context: Any, state: Any) -> None:
     if not state.steps_begun:
         state.steps_begun = True
         _attach_transcript(context, state, HOOKS_MIME)
+        deliver_held(context)  # what a before hook attached before behave's json had steps
 
 
 def _mark_where_after_hooks_start(runner: Any) -> None:
@@ -227,9 +229,15 @@ def _attach_transcript(context: Any, state: Any, mime: str) -> None:
 
 
 def _attach(context: Any, mime: str, data: bytes) -> None:
+    attach(context, mime, data, phase="before" if mime == HOOKS_MIME else _phase_of(context) or "during")
+
+
+def _phase_of(context: Any) -> Phase | None:
+    """Where the scenario is, for an attachment (None outside a scenario)."""
     state = getattr(context, "mcp", None)
-    phase: Phase = "before" if mime == HOOKS_MIME else "after" if getattr(state, "steps_ended", False) else "during"
-    attach(context, mime, data, phase=phase)
+    if state is None:
+        return None
+    return "after" if state.steps_ended else "during" if state.steps_begun else "before"
 
 
 def after_step(context: Any, step: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import signal
@@ -509,3 +510,38 @@ def test_unknown_server_names_fail_before_any_scenario_runs(tmp_path: Path) -> N
     assert 'unknown server "shpo". Did you mean "shop"?' in run.output
     assert 'features/a.feature:9: Then the tool call on "shoop" succeeds' in run.output, run.output[-3000:]
     assert "1 scenario passed" not in run.stdout  # nothing ran
+
+
+USER_ATTACHING_HOOKS = """
+import mcp_bdd.environment as mcp_bdd_hooks
+from mcp_bdd.environment import *  # noqa: F401,F403
+
+
+def before_scenario(context, scenario):
+    mcp_bdd_hooks.before_scenario(context, scenario)
+    context.attach("text/plain", b"note from before_scenario")
+
+
+def after_scenario(context, scenario):
+    context.attach("text/plain", b"note from after_scenario")
+    mcp_bdd_hooks.after_scenario(context, scenario)
+"""
+
+
+def test_a_users_own_attachments_in_hooks_do_not_break_behaves_json(tmp_path: Path) -> None:
+    """behave's json formatter raised IndexError for an attachment a user's after_scenario made
+    after a passing scenario, or a before_scenario before the steps existed: the green scenario
+    became a hook error. The user's attachments now go where mcp-bdd's own go."""
+    feature = "Feature: notes\n" + HEALTHY
+    root = make_project(tmp_path, SHOP, {"n.feature": feature})
+    (root / "environment.py").write_text(USER_ATTACHING_HOOKS)
+    run = run_behave(root, "-f", "json", "-o", "behave.json", "-f", "plain")
+    assert run.counts()["passed"] == 1, run.output[-3000:]
+    steps = json.loads((root / "behave.json").read_text())[0]["elements"][0]["steps"]
+    texts = [[e["data"] for e in step.get("embeddings", []) if e["mime_type"] == "text/plain"] for step in steps]
+    encoded = {
+        note: base64.b64encode(note.encode()).decode()
+        for note in ("note from before_scenario", "note from after_scenario")
+    }
+    assert encoded["note from before_scenario"] in texts[0], texts
+    assert encoded["note from after_scenario"] in texts[-1], texts
