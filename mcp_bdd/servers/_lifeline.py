@@ -105,16 +105,17 @@ def kill_sessions(sids: set[int]) -> int:
 def kill_marked(entry: bytes, rounds: int = 3) -> int:
     """SIGKILL every process whose environment holds `entry`; how many there were. Scanned again
     while a scan finds some (at most `rounds` times): one may fork between a scan and its kill."""
-    killed = 0
+    killed: set[int] = set()
     for _ in range(rounds):
-        found = marked(entry)
+        # a killed process shows in /proc until it has exited (under load, a while): only new ones count
+        found = [pid for pid in marked(entry) if pid not in killed]
         if not found:
             break
         for pid in found:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-                killed += 1
-    return killed
+                killed.add(pid)
+    return len(killed)
 
 
 if __name__ == "__main__":
