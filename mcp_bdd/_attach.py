@@ -51,7 +51,7 @@ def attach(context: Any, mime: str, data: bytes, *, phase: Phase = "during") -> 
             continue
         try:
             if isinstance(formatter, JSONFormatter):
-                _to_behave_json(formatter, mime, data, phase)
+                _deliver(formatter, [(mime, data)], phase)
             else:
                 formatter.embedding(mime, data)
         except Exception as exc:
@@ -90,10 +90,6 @@ def deliver_held(context: Any) -> None:
 def _json_formatters(context: Any) -> list[JSONFormatter]:
     runner = getattr(context, "_runner", None)
     return [f for f in getattr(runner, "formatters", None) or () if isinstance(f, JSONFormatter)]
-
-
-def _to_behave_json(formatter: JSONFormatter, mime: str, data: bytes, phase: Phase) -> None:
-    _deliver(formatter, [(mime, data)], phase)
 
 
 def _deliver(formatter: JSONFormatter, new: list[tuple[str, bytes]], phase: Phase) -> None:

@@ -141,17 +141,13 @@ def raised(exc: BaseException) -> str:
     if isinstance(cause, McpBddError):
         return str(cause)  # ours already says what and where; its place in mcp-bdd would mislead
     frames = traceback.extract_tb(cause.__traceback__) if cause.__traceback__ is not None else []
-    own = [f for f in frames if not _library(f.filename)] or frames  # `os.environ[...]` raises in os
+    # Python's own and installed packages' code is where an error surfaces (`os.environ[...]`
+    # raises in os), not where it is made
+    paths = sysconfig.get_paths()
+    library = ("<", *(paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")))
+    own = [f for f in frames if not f.filename.startswith(library)] or frames
     where = f" ({own[-1].filename.rsplit('/', 1)[-1]}:{own[-1].lineno}, in {own[-1].name})" if own else ""
     return f"{type(cause).__name__}: {cause}{where}"
-
-
-def _library(filename: str) -> bool:
-    """Python's own or an installed package's code (where an error surfaces, not where it is made)."""
-    if filename.startswith("<"):
-        return True
-    paths = sysconfig.get_paths()
-    return any(filename.startswith(paths[key]) for key in ("stdlib", "platstdlib", "purelib", "platlib"))
 
 
 def pretty(value: Any, limit: int = 2000) -> str:

@@ -31,13 +31,10 @@ import sys
 def session_members(sids: set[int]) -> list[int]:
     """Every process (but this one) whose session id is in `sids`: a server and all it started."""
     members: list[int] = []
-    me = os.getpid()
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else _ps_pids():
-        if not str(entry).isdigit() or int(entry) == me:
-            continue
+    for pid in _others(os.listdir("/proc") if os.path.isdir("/proc") else _ps_pids()):
         try:
-            if os.getsid(int(entry)) in sids:
-                members.append(int(entry))
+            if os.getsid(pid) in sids:
+                members.append(pid)
         except OSError:
             continue
     return members
@@ -49,17 +46,20 @@ def marked(entry: bytes) -> list[int]:
     The environment a process started with (what /proc shows) is inherited by all it starts,
     whatever session or group they move to. Linux only: elsewhere the sessions must do."""
     found: list[int] = []
-    me = os.getpid()
-    for entry_name in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if not entry_name.isdigit() or int(entry_name) == me:
-            continue
+    for pid in _others(os.listdir("/proc") if os.path.isdir("/proc") else []):
         try:
-            with open(f"/proc/{entry_name}/environ", "rb") as fh:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
                 if entry in fh.read().split(b"\0"):
-                    found.append(int(entry_name))
+                    found.append(pid)
         except OSError:
             continue
     return found
+
+
+def _others(entries: list[str]) -> list[int]:
+    """The pids among `entries` (names in /proc, or `ps` output), this process's left out."""
+    me = os.getpid()
+    return [int(e) for e in entries if e.isdigit() and int(e) != me]
 
 
 def _ps_pids() -> list[str]:  # systems without /proc (macOS)
@@ -94,12 +94,7 @@ def main() -> int:
 
 def kill_sessions(sids: set[int]) -> int:
     """SIGKILL every process of these sessions; how many there were."""
-    killed = 0
-    for pid in session_members(sids) if sids else []:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-            killed += 1
-    return killed
+    return len(_kill(session_members(sids))) if sids else 0
 
 
 def kill_marked(entry: bytes, rounds: int = 3) -> int:
@@ -111,11 +106,18 @@ def kill_marked(entry: bytes, rounds: int = 3) -> int:
         found = [pid for pid in marked(entry) if pid not in killed]
         if not found:
             break
-        for pid in found:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
+        killed |= _kill(found)
     return len(killed)
+
+
+def _kill(pids: list[int]) -> set[int]:
+    """SIGKILL each of `pids`; the ones the signal reached."""
+    reached: set[int] = set()
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+            reached.add(pid)
+    return reached
 
 
 if __name__ == "__main__":

@@ -231,17 +231,12 @@ class _Lifeline:
                     start_new_session=True,
                     close_fds=True,
                 )
-                self._popen_mark()
+                # first, the mark every process this one spawns carries
+                line = f"m{SPAWNED_BY}={spawned_by()}\n{line}"
             assert self._popen.stdin is not None
             with contextlib.suppress(OSError, ValueError):
                 self._popen.stdin.write(os.fsencode(line) + b"\n")
                 self._popen.stdin.flush()
-
-    def _popen_mark(self) -> None:
-        """Tell a new lifeline the mark every process this one spawns carries (under the lock)."""
-        assert self._popen is not None and self._popen.stdin is not None
-        with contextlib.suppress(OSError, ValueError):
-            self._popen.stdin.write(f"m{SPAWNED_BY}={spawned_by()}\n".encode())
 
     def watch(self, sid: int) -> None:
         self._send(f"+{sid}")
