@@ -32,7 +32,6 @@ from mcp_bdd.errors import (
     UsageError,
     printable,
 )
-from mcp_bdd.secrets import mask
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "main"]
 
@@ -526,7 +525,7 @@ def _report_error(exc: BaseException) -> int:
         print(f"mcp-bdd: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return EXIT_USAGE
     print(
-        printable(mask(f"mcp-bdd: internal error: {type(exc).__name__}: {exc}\n"))  # it may quote a server
+        printable(f"mcp-bdd: internal error: {type(exc).__name__}: {exc}\n")  # it may quote a server
         + "  Please report it; set MCP_BDD_DEBUG=1 to see the traceback.",
         file=sys.stderr,
     )

@@ -28,7 +28,7 @@ import behave.model as behave_model
 from mcp_bdd._attach import Phase, attach, deliver_held, place_users_attachments
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import ConfigError, McpBddError, NothingSelected, printable
-from mcp_bdd.secrets import mask
+from mcp_bdd.secrets import mask_data
 from mcp_bdd.transcript import HOOKS_MIME, SERVER_MIME, STDERR_MIME, TEARDOWN_MIME, TRANSCRIPT_MIME
 
 __all__ = [
@@ -59,7 +59,7 @@ class _TracebackShim:
         if isinstance(exc, McpBddError) and not os.environ.get("MCP_BDD_TRACEBACK"):
             return f"{type(exc).__name__}: {exc}\n"
         # any error's message may quote a server (an SDK validation error): no secrets, no escapes
-        return printable(mask(traceback.format_exc(*args, **kwargs)))
+        return printable(traceback.format_exc(*args, **kwargs))
 
 
 behave_model.traceback = _TracebackShim()
@@ -254,7 +254,8 @@ def after_step(context: Any, step: Any) -> None:
             surface = session.surface()
         except Exception:
             continue
-        _attach(context, SERVER_MIME, json.dumps(surface, default=str).encode())
+        # the server's own words (its name, descriptions, defaults) may repeat a secret it was given
+        _attach(context, SERVER_MIME, json.dumps(mask_data(surface), default=str).encode())
     status = getattr(step.status, "name", str(step.status))
     if status in ("failed", "error"):
         for session in sessions:

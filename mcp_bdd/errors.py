@@ -94,17 +94,26 @@ KINDS: dict[str, str] = {
 _MISSING = object()
 
 #: C0 and C1 control characters but tab and newline: ESC starts the sequences that clear a
-#: terminal, move its cursor, recolor or retitle it; CR overwrites the line it ends
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: terminal, move its cursor, recolor or retitle it; CR overwrites the line it ends. And the
+#: bidirectional overrides and isolates, which make a line read differently than it is written
+#: (a tool name that shows as "safe_read" in the console while it is something else).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
-    """Server text for a terminal: control characters shown as `\\xNN`, never run.
+    """Server text for a person: secrets masked (mcp_bdd.secrets), control characters shown as
+    `\\xNN` (`\\u202e`), never run.
 
-    A server's words reach the console in failure messages and `mcp-bdd call` output; a hostile
-    one could otherwise clear the screen and print a green "1 feature passed" over a failure.
+    A server's words reach the console in failure messages, `probe`, `check` and `mcp-bdd call`
+    output; a hostile one could otherwise clear the screen and print a green "1 feature passed"
+    over a failure, and one that echoes its API token would print it.
     """
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(_escaped, mask(text))
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 class _Printable:
@@ -187,7 +196,7 @@ class McpBddError(Exception):
         # Every way a failure is shown (behave's console, the report, JUnit, `mcp-bdd` on stderr)
         # goes through str(): a message quoting what a server sent may quote a secret, or
         # terminal escape sequences.
-        return printable(mask(super().__str__()))
+        return printable(super().__str__())
 
 
 class ConfigError(McpBddError):

@@ -36,6 +36,7 @@ from mcp_bdd.detect import (
     python_command,
 )
 from mcp_bdd.errors import EXIT_OK, UsageError, for_terminal
+from mcp_bdd.secrets import mask_data
 
 __all__ = ["Candidate", "FilePlan", "detect_server", "feature_files", "init", "placeholder", "scaffold"]
 
@@ -964,7 +965,9 @@ def _read_surface(session: Any) -> dict[str, Any]:
                 surface["reads"][uri] = outcome.raw
     if caps is not None and caps.prompts is not None:
         surface["prompts"] = session.list_all("prompts")
-    return surface
+    # the generated features are meant for git: a secret the server repeats must not land there
+    masked: dict[str, Any] = mask_data(surface)
+    return masked
 
 
 def scaffold(*, server: str | None, out_dir: Path, force: bool, transport: str | None, out: Any = None) -> int:
@@ -985,7 +988,7 @@ def scaffold(*, server: str | None, out_dir: Path, force: bool, transport: str |
     with open_session(config, name, chosen) as session:
         surface = _read_surface(session)
         info = session.client.server_info
-        who = f"{info.name} {info.version or ''}".strip() if info else name
+        who = f"{info.name} {info.version or ''}".strip() if info else name  # masked by `out`
     out_path = out_dir if out_dir.is_absolute() else root / out_dir
     files, skipped = feature_files(name, surface, out_path)
     print(

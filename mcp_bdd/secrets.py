@@ -19,6 +19,7 @@ Pure: no behave, no mcp.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Mapping
@@ -29,6 +30,8 @@ __all__ = ["MASK", "is_secret_name", "mask", "mask_data", "mask_mapping", "remem
 MASK = "****"
 #: shorter values are not masked by value (masking "1" or "yes" everywhere would garble evidence)
 MIN_VALUE_LENGTH = 5
+#: a line of a secret of many lines is masked on its own from this length (a PEM body line is 64)
+MIN_LINE_LENGTH = 12
 
 _NAME = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTH", re.IGNORECASE)
 _SCOPES = frozenset({"env", "headers", "environment", "environ"})
@@ -55,9 +58,13 @@ def is_secret_name(name: str) -> bool:
 
 
 def remember(value: str) -> None:
-    """Mask this value wherever it shows from now on (and its token, for `Bearer <token>`)."""
+    """Mask this value wherever it shows from now on (and its token, for `Bearer <token>`), in
+    every form evidence takes: as is, escaped inside JSON or a Python repr, and each line of a
+    value of many lines (a PEM key a server prints in part)."""
     global _pattern
-    candidates = {value, _SCHEME.sub("", value)}
+    candidates: set[str] = set()
+    for plain in {value, _SCHEME.sub("", value)}:
+        candidates |= _forms(plain)
     with _lock:
         new = {v for v in candidates if len(v) >= MIN_VALUE_LENGTH} - _values
         if not new:
@@ -65,6 +72,19 @@ def remember(value: str) -> None:
         _values.update(new)
         # longest first, so a value that contains another is masked whole
         _pattern = re.compile("|".join(re.escape(v) for v in sorted(_values, key=len, reverse=True)))
+
+
+def _forms(value: str) -> set[str]:
+    """The ways a value is written where it is masked. Why: masking runs on text already encoded
+    (a failure's `Actual:` is a repr, a transcript and the report are JSON), where a newline, a
+    quote, a backslash or a non-ASCII letter of the value is escaped and the plain value never
+    matches: a multi-line key leaked whole past its first line."""
+    forms = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    forms.add(repr(value)[1:-1])
+    lines = [line.strip() for line in value.splitlines()]
+    if len(lines) > 1:
+        forms |= {line for line in lines if len(line) >= MIN_LINE_LENGTH}
+    return forms
 
 
 def remember_mapping(values: Mapping[str, str], *, all_values: bool = False) -> None:

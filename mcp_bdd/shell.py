@@ -40,6 +40,7 @@ from mcp_bdd.errors import (
     UsageError,
     printable,
 )
+from mcp_bdd.secrets import mask_data
 
 __all__ = ["KINDS", "ShellOptions", "call", "listing", "parse_arguments"]
 
@@ -151,7 +152,7 @@ def _resolve(options: ShellOptions) -> tuple[Any, str, str | None]:
 
 
 def _print_json(value: Any, out: TextIO) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False, default=str), file=out)
+    print(json.dumps(mask_data(value), indent=2, ensure_ascii=False, default=str), file=out)
 
 
 def _same_json(text: str, value: Any) -> bool:

@@ -170,9 +170,14 @@ Feature: killed matrix
     assert not alive, [p.cmdline() for p in alive]
 
 
-def test_a_token_the_server_echoes_is_masked_in_console_html_json_and_junit(tmp_path: Path) -> None:
+#: a key of many lines with a quote, a backslash and a non-ASCII letter: every one of them is
+#: escaped in JSON and in a repr, where the plain value never matched (it leaked past line one)
+PEM = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nq"uo\\te-é-0123456789\n-----END PRIVATE KEY-----'
+
+
+@pytest.mark.parametrize("token", ["tok-9f8e7d6c5b4a", PEM], ids=["plain", "multi-line"])
+def test_a_token_the_server_echoes_is_masked_in_console_html_json_and_junit(token: str, tmp_path: Path) -> None:
     """Defect 3: the value of a secret env var, echoed in a result, a notification and on stderr."""
-    token = "tok-9f8e7d6c5b4a"
     feature = """
 Feature: secrets
   Scenario: the server repeats the token
@@ -180,7 +185,7 @@ Feature: secrets
     When I call the tool "secret"
     Then the result text contains "something else"
 """
-    config = hostile(extra=f'env = {{ API_TOKEN = "{token}" }}\n')
+    config = hostile(extra=f"env = {{ API_TOKEN = {json.dumps(token)} }}\n")  # a TOML basic string
     root = make_project(tmp_path, config, {"s.feature": feature})
     out = tmp_path / "out"
     # behave pairs each -o with the -f of the same rank: the console formatter comes last, on stdout
@@ -193,10 +198,59 @@ Feature: secrets
     html += json.dumps(unpack(html), ensure_ascii=False)  # the page's packed (gzipped) data too
     data = (out / "doc.json").read_text()
     junit = (out / "junit.xml").read_text()
-    for name, text in [("html", html), ("json", data), ("junit", junit)]:
-        assert token not in text, f"the token leaked into the {name} output"
+    for name, text in [("console", run.output), ("html", html), ("json", data), ("junit", junit)]:
+        for piece in _pieces(token):
+            assert piece not in text, f"{piece!r} of the token leaked into the {name} output"
     # the notification and the stderr tail were recorded (masked), not dropped
     assert "notifications/message" in data and "debug: using token ****" in data
+
+
+def _pieces(token: str) -> list[str]:
+    """What must not show of a token: its lines, and the key's body however it is escaped."""
+    return [line for line in token.splitlines() if "PRIVATE KEY" not in line] + [json.dumps(token)[1:-1]]
+
+
+def test_a_token_the_server_repeats_in_its_own_surface_is_masked_in_reports_cli_and_files(tmp_path: Path) -> None:
+    """The server's name and a tool's description repeat the token it was given: the report, the
+    console of probe / check / list / call / scaffold, and the files meant for git (a contract,
+    scaffolded features) show `****`."""
+    token = "sup3rs3cret-value42"
+    feature = """
+Feature: surface
+  Scenario: the server names itself with the token
+    Given the MCP server "hostile" is running
+    Then the server name is "hostile"
+"""
+    config = hostile("--token-in-surface", extra=f'env = {{ API_TOKEN = "{token}" }}\n')
+    root = make_project(tmp_path, config, {"s.feature": feature})
+    formats = ["-f", "json", "-o", "behave.json", "-f", "mcp_bdd.report:LivingDocFormatter", "-o", "doc.html"]
+    run = run_behave(root, *formats, "-f", "plain")
+    assert run.counts()["failed"] == 1 and "hostile ****" in run.output, run.output[-3000:]
+    from behave_project import behave_env
+
+    def mcp_bdd(*args: str) -> str:
+        argv = [sys.executable, "-m", "mcp_bdd.cli", *args]
+        done = subprocess.run(argv, cwd=root, env=behave_env(), capture_output=True, text=True, timeout=300)
+        return done.stdout + done.stderr
+
+    shown = [
+        mcp_bdd("probe", "--server", "hostile"),
+        mcp_bdd("probe", "--server", "hostile", "--json"),
+        mcp_bdd("list", "hostile", "tools"),
+        mcp_bdd("list", "hostile", "tools", "--json"),
+        mcp_bdd("check", "hostile"),
+        mcp_bdd("contract", "update", "contract.json", "hostile"),
+        mcp_bdd("contract", "verify", "contract.json", "hostile"),
+        mcp_bdd("scaffold", "--server", "hostile", "--out", "gen"),
+    ]
+    assert "matches: server hostile against contract.json" in shown[6], shown[6]  # masked alike on both sides
+    html = (root / "doc.html").read_text()
+    files = [html, json.dumps(unpack(html), ensure_ascii=False), (root / "doc.json").read_text()]
+    files += [(root / "behave.json").read_text(), (root / "contract.json").read_text()]
+    files += [f.read_text() for f in (root / "gen").rglob("*.feature")]
+    assert "Uses ****" in shown[2] and "hostile ****" in shown[0], shown[:3]
+    for text in shown + files:
+        assert token not in text, text[-3000:]
 
 
 def test_a_secret_environment_variable_on_a_servers_command_line_is_masked(

@@ -64,3 +64,24 @@ def test_the_password_of_a_urls_userinfo_is_masked_in_text() -> None:
     assert mask("redis://:pw-12345@cache:6379/0") == f"redis://:{MASK}@cache:6379/0"
     for plain in ("https://host:8080/mcp?x=1", "see https://user@host/", "mailto:a@b.c"):
         assert mask(plain) == plain
+
+
+def test_a_value_is_masked_however_evidence_escapes_it_and_each_line_of_a_long_one() -> None:
+    """Masking runs on encoded text: a failure's repr, a transcript's JSON. A multi-line key, a
+    quote, a backslash or a non-ASCII letter is escaped there, where the plain value never matched."""
+    import json
+
+    key = '-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\nq"uo\\te-\u00e9-tail\n-----END KEY-----'
+    remember(key)
+    for shown in (key, repr(key), json.dumps(key), json.dumps(key, ensure_ascii=False)):
+        assert "MIIEv" not in mask(f"token={shown}") and "uo" not in mask(shown), mask(shown)
+    assert mask("a log line quoting MIIEvQIBADANBgkqhkiG9w0B alone") == f"a log line quoting {MASK} alone"
+    remember("first-line-of-it\nshort\n")  # a short line alone is not masked: it would garble evidence
+    assert mask("short and first-line-of-it") == f"short and {MASK}"
+
+
+def test_printable_masks_and_shows_controls_and_bidi_overrides_as_escapes() -> None:
+    from mcp_bdd.errors import printable
+
+    remember("s3cr3t-value")
+    assert printable("a\x1b[2Jb\u202ec\td s3cr3t-value") == "a\\x1b[2Jb\\u202ec\td ****"

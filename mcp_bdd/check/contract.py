@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_bdd.errors import McpBddError, UsageError
+from mcp_bdd.secrets import mask, mask_data
 
 __all__ = [
     "CATEGORIES",
@@ -135,9 +136,12 @@ def read_surface(session: Any) -> Surface:
             templates = session.list_all("templates")
     if caps is not None and caps.prompts is not None:
         prompts = session.list_all("prompts")
+    # masked here, once, for every reader (probe's output, `contract update`'s file meant for git,
+    # the contract check): a server's own words may repeat a secret it was given
+    tools, resources, templates, prompts = mask_data([tools, resources, templates, prompts])
     return Surface(
-        name=info.name if info else None,
-        version=info.version if info else None,
+        name=_masked(info.name) if info else None,
+        version=_masked(info.version) if info else None,
         protocol=str(client.protocol_version),
         transport=session.server.transport,
         target=session.server.display,
@@ -146,6 +150,10 @@ def read_surface(session: Any) -> Surface:
         templates={str(t.get("uriTemplate")): _keep(t, ("uriTemplate", "name", "mimeType")) for t in templates},
         prompts={str(p.get("name")): _keep(p, ("name", "description", "arguments")) for p in prompts},
     )
+
+
+def _masked(text: str | None) -> str | None:
+    return None if text is None else mask(text)
 
 
 def load_contract(path: Path, what: str = "contract") -> Surface:

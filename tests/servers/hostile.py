@@ -9,6 +9,7 @@ would, and it starts in milliseconds. Flags (combinable):
     --die-at-start  exit with code 4 before answering anything (with --holder: a crash at start)
     --escapes       terminal escape sequences in its name, its version and the echo tool's description
     --token T       accepted and ignored (a credential passed on the command line)
+    --token-in-surface  its name, and the `secret` tool's description, repeat $API_TOKEN
     --stubborn      ignore SIGTERM and stdin EOF: only SIGKILL ends it
     --pretty        pretty-print every JSON-RPC message (the classic stdio framing bug)
     --junk          print a banner and a line of invalid UTF-8 on stdout before serving
@@ -64,6 +65,7 @@ def main() -> int:
     parser.add_argument("--die-at-start", action="store_true")
     parser.add_argument("--escapes", action="store_true")
     parser.add_argument("--token")
+    parser.add_argument("--token-in-surface", action="store_true")
     args = parser.parse_args()
     sys.setrecursionlimit(max(1000, args.deep * 3))  # json.dumps of the deep value recurses
     if args.stubborn:
@@ -103,6 +105,8 @@ def answer(request: dict[str, Any], args: argparse.Namespace, send: Any) -> dict
     method, params = request["method"], request.get("params") or {}
     if method == "initialize":
         mark = FAKE_GREEN if args.escapes else ""
+        if args.token_in_surface:
+            mark += " " + os.environ.get("API_TOKEN", "")
         return {
             "result": {
                 "protocolVersion": "2025-11-25",
@@ -116,6 +120,9 @@ def answer(request: dict[str, Any], args: argparse.Namespace, send: Any) -> dict
         tools = TOOLS
         if args.escapes:
             tools = [{**t, "description": t["description"] + FAKE_GREEN} for t in TOOLS]
+        if args.token_in_surface:
+            token = os.environ.get("API_TOKEN", "")
+            tools = [{**t, "description": f"{t['description']} Uses {token}."} for t in tools]
         return {"result": {"tools": tools}}
     if method == "tools/call":
         return {"result": call(params.get("name"), params.get("arguments") or {}, args, send)}
