@@ -37,6 +37,7 @@ __all__ = [
     "docstring",
     "docstring_json",
     "ensure_server",
+    "expected_text",
     "given",
     "keep_result",
     "result_value",
@@ -176,21 +177,58 @@ def docstring_json(context: Any) -> Any:
     return parse_json_docstring(docstring(context), where=state(context).location)
 
 
-def table_rows(context: Any, extra: dict[str, str] | None = None) -> tuple[list[str], list[list[str]]]:
+def _step_named(context: Any) -> str:
+    """ "features/x.feature:12: Then the tools include:" of the running step, to start a message."""
+    st = state(context)
+    return f"{st.location}: {st.step_text}" if st.step_text else st.location
+
+
+def table_rows(
+    context: Any, extra: dict[str, str] | None = None, *, expectations: bool = False, heading: str | None = None
+) -> tuple[list[str], list[list[str]]]:
+    """The step's table: its headings and data rows, every cell interpolated.
+
+    `heading`: the table must be one column with this heading. `expectations`: the rows are what
+    a Then step looks for, each on its own (include, contain): a table with only its heading row
+    would check nothing and pass whatever the server does, so it is a UsageError here, once for
+    every such step.
+    """
     if context.table is None:
         raise UsageError(f"{state(context).location}: this step needs a table under it.")
     headings = [text(context, h, extra) for h in context.table.headings]
     rows = [[text(context, cell, extra) for cell in row.cells] for row in context.table.rows]
-    return headings, rows
-
-
-def column(context: Any, heading: str = "name") -> list[str]:
-    headings, rows = table_rows(context)
-    if headings != [heading]:
+    if heading is not None and headings != [heading]:
         raise UsageError(
             f"{state(context).location}: this step takes a one-column table with the heading `{heading}`, "
             f"got {headings}."
         )
+    if expectations and not rows:
+        heading_row = "| " + " | ".join(context.table.headings) + " |"
+        raise UsageError(
+            f"{_step_named(context)}\n  the table has only its heading row: nothing would be checked.\n"
+            f"  Tip: add a row under {heading_row} for each value to look for."
+        )
+    return headings, rows
+
+
+def expected_text(context: Any, value: str, extra: dict[str, str] | None = None) -> str:
+    """The quoted text a step looks for inside another (contains, containing, mentions), interpolated.
+
+    Never empty: every text contains "", so such a step would check nothing; that is a UsageError.
+    """
+    wanted = text(context, value, extra)
+    if wanted == "":
+        written = f' ("{value}" is empty once its variables are filled in)' if value else ""
+        raise UsageError(
+            f"{_step_named(context)}\n  the expected text is empty{written}: every text contains it, so nothing "
+            'would be checked.\n  Tip: write the text to look for between the quotes, e.g. contains "order placed".'
+        )
+    return wanted
+
+
+def column(context: Any, heading: str = "name", *, expectations: bool = False) -> list[str]:
+    """The cells of a one-column table with this heading (see table_rows for `expectations`)."""
+    _, rows = table_rows(context, expectations=expectations, heading=heading)
     return [r[0] for r in rows]
 
 

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from mcp_bdd.check._discovery import challenge_params, challenge_problem, fetch_json, resource_metadata_locations
 from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.fakes import FakeAuthServer
+from mcp_bdd.steps._base import expected_text
 from mcp_bdd.steps.fakes import given, then
 
 __all__: list[str] = []
@@ -227,7 +228,8 @@ def step_http_header(context: Any, name: str, text: str) -> None:
     Example: Then the last HTTP response has the header "WWW-Authenticate" containing "invalid_token"
     """
     st = _state(context)
-    response, key, needle = _last(context), st.interpolate(name).lower(), st.interpolate(text)
+    needle = expected_text(context, text)
+    response, key = _last(context), st.interpolate(name).lower()
     value = (response.get("headers") or {}).get(key)
     if value is None or needle not in value:
         raise ExpectationFailed(

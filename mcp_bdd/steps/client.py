@@ -14,7 +14,7 @@ from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.session import Session
-from mcp_bdd.steps._base import current_session, given, state, table_rows, text, then
+from mcp_bdd.steps._base import current_session, expected_text, given, state, table_rows, text, then
 
 __all__: list[str] = []
 
@@ -164,9 +164,9 @@ def step_sampling_contains(context: Any, needle: str) -> None:
 
     Example: Then the last sampling request contains "Summarize order"
     """
+    wanted = expected_text(context, needle)
     session = current_session(context)
     session.raise_problems()
-    wanted = text(context, needle)
     if not session.sampling_requests:
         raise ExpectationFailed(
             f'The server "{session.name}" made no sampling request',
@@ -188,9 +188,9 @@ def step_elicitation_message(context: Any, needle: str) -> None:
 
     Example: Then the server requested elicitation with a message containing "Delete the account"
     """
+    wanted = expected_text(context, needle)
     session = current_session(context)
     session.raise_problems()
-    wanted = text(context, needle)
     messages = [str(r.get("message", "")) for r in session.elicitation_requests]
     if not any(wanted in m for m in messages):
         raise ExpectationFailed(

@@ -24,7 +24,7 @@ from mcp_bdd.fakes import FakeHttpService, FakeWorkspace, ReceivedRequest, Table
 from mcp_bdd.fakes._database import check_identifier, coerce_cell, same_value
 from mcp_bdd.fakes._http import check_method, split_target
 from mcp_bdd.matchers import ABSENT, Mismatch, coerce_literal, compare, parse_json_docstring, query_one
-from mcp_bdd.steps._base import docstring, state, table_rows, text, where
+from mcp_bdd.steps._base import docstring, expected_text, state, table_rows, text, where
 from mcp_bdd.steps._base import given as _given
 from mcp_bdd.steps._base import then as _then
 
@@ -347,7 +347,7 @@ def step_http_received_body(context: Any, name: str, method: str, path: str, nee
 
     Example: Then the fake HTTP service "payments" received a POST request to "/charges" with body containing "1999"
     """
-    wanted = text(context, needle)
+    wanted = expected_text(context, needle)
     _expect_one(context, name, method, path, f' with body containing "{wanted}"', lambda r: wanted in r.body)
 
 
@@ -561,8 +561,8 @@ def step_db_contains(context: Any, table: str, name: str) -> None:
           | product_id | quantity | status  |
           | PROD-123   | 2        | pending |
     """
+    headings, expected_rows = table_rows(context, expectations=True)
     db, table = _database(context, name), text(context, table)
-    headings, expected_rows = table_rows(context)
     check_identifier(table, "table name")
     try:
         actual = db.rows(table)
@@ -665,7 +665,8 @@ def step_workspace_file_contains(context: Any, path: str, needle: str) -> None:
 
     Example: Then the workspace file "notes/todo.md" contains "buy milk"
     """
-    ws, relative, needle = _workspace(context), text(context, path), text(context, needle)
+    needle = expected_text(context, needle)
+    ws, relative = _workspace(context), text(context, path)
     if not ws.exists(relative):
         raise _no_file(ws, relative)
     content = ws.read(relative)

@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
 from mcp_bdd.session import KEEP, Session, Timeline
-from mcp_bdd.steps._base import current_session, given, state, text, then
+from mcp_bdd.steps._base import current_session, expected_text, given, state, text, then
 
 __all__ = ["KINDS", "LOG_LEVELS"]
 
@@ -224,9 +224,9 @@ def step_logged_on(context: Any, article: str, level: str, needle: str, server: 
 
 
 def _logged(context: Any, level: str, needle: str, server: str | None) -> None:
+    wanted = expected_text(context, needle)
     session = current_session(context, server)
     wanted_level = text(context, level).lower()
-    wanted = text(context, needle)
     if wanted_level not in LOG_LEVELS:
         raise UsageError(
             f'{state(context).location}: unknown log level "{wanted_level}". '

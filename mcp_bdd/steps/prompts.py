@@ -15,7 +15,7 @@ import mcp_types as types
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.state import LastResult
-from mcp_bdd.steps._base import argument_table, current_session, keep_result, state, text, then, when
+from mcp_bdd.steps._base import argument_table, current_session, expected_text, keep_result, state, text, then, when
 from mcp_bdd.steps.resources import advertised, capability, rejection_checked_later
 
 __all__: list[str] = []
@@ -245,9 +245,9 @@ def step_prompt_message(context: Any, n: int, role: str, needle: str) -> None:
 
     Example: Then prompt message 1 is from the "user" and contains "Ada"
     """
+    wanted = expected_text(context, needle)
     last, messages = _last_prompt(context)
     wanted_role = text(context, role)
-    wanted = text(context, needle)
     if not 1 <= n <= len(messages):
         raise ExpectationFailed(
             f'The prompt "{last.name}" has no message {n} (it has {len(messages)}; they count from 1)',

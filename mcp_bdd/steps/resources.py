@@ -19,7 +19,7 @@ import mcp_types as types
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.state import LastResult
-from mcp_bdd.steps._base import current_session, keep_result, state, text, then, when
+from mcp_bdd.steps._base import current_session, expected_text, keep_result, state, text, then, when
 
 __all__ = ["advertised", "capability", "rejection_checked_later", "resource_uris"]
 
@@ -237,8 +237,8 @@ def step_resource_text(context: Any, needle: str) -> None:
 
     Example: Then the resource text contains "PROD-123"
     """
+    wanted = expected_text(context, needle)
     last, contents = _last_read(context)
-    wanted = text(context, needle)
     if wanted in last.text:
         return
     binary = [c for c in contents if "blob" in c and "text" not in c]

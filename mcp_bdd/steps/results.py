@@ -12,7 +12,7 @@ from typing import Any
 from mcp_bdd import matchers
 from mcp_bdd.errors import ExpectationFailed, UsageError, pretty, produced_by
 from mcp_bdd.state import LastResult
-from mcp_bdd.steps._base import docstring_json, given, state, text, then, when
+from mcp_bdd.steps._base import docstring_json, expected_text, given, state, text, then, when
 
 
 def _last(context: Any) -> LastResult:
@@ -54,8 +54,8 @@ def step_text_contains(context: Any, needle: str) -> None:
 
     Example: Then the result text contains "8"
     """
+    wanted = expected_text(context, needle)
     last = _last(context)
-    wanted = text(context, needle)
     if wanted not in last.text:
         raise ExpectationFailed(
             f'The result text does not contain "{wanted}"', actual=last.text, exchange=_exchange(context)
@@ -68,8 +68,8 @@ def step_text_lacks(context: Any, needle: str) -> None:
 
     Example: Then the result text does not contain "Traceback"
     """
+    wanted = expected_text(context, needle)
     last = _last(context)
-    wanted = text(context, needle)
     if wanted in last.text:
         at = last.text.index(wanted)
         raise ExpectationFailed(
@@ -192,8 +192,8 @@ def step_at_contains(context: Any, path: str, needle: str) -> None:
 
     Example: Then the result at "$.items" contains "PROD-123"
     """
+    wanted = expected_text(context, needle)
     p, value = _at(context, path)
-    wanted = text(context, needle)
     if isinstance(value, list):
         ok = any(
             item == wanted

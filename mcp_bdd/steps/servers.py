@@ -5,7 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, ServerStartError, UsageError
-from mcp_bdd.steps._base import current_session, ensure_server, given, state, table_rows, text, then, when
+from mcp_bdd.steps._base import (
+    current_session,
+    ensure_server,
+    expected_text,
+    given,
+    state,
+    table_rows,
+    text,
+    then,
+    when,
+)
 
 _CAPABILITIES = {
     "tools": ("tools", None),
@@ -74,8 +84,8 @@ def step_connection_fails(context: Any, needle: str) -> None:
 
     Example: Then the connection fails with an error mentioning "boom"
     """
+    wanted = expected_text(context, needle)
     st = state(context)
-    wanted = text(context, needle)
     if st.connect_error is None:
         raise ExpectationFailed(
             "The connection did not fail",

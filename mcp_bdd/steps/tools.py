@@ -14,6 +14,7 @@ from mcp_bdd.steps._base import (
     column,
     current_session,
     docstring_json,
+    expected_text,
     keep_result,
     state,
     text,
@@ -90,7 +91,7 @@ def step_tools_include(context: Any) -> None:
           | add  |
     """
     session = current_session(context)
-    missing = [n for n in column(context) if n not in _names(session)]
+    missing = [n for n in column(context, expectations=True) if n not in _names(session)]
     if missing:
         raise ExpectationFailed(
             f"The tool list lacks {missing}", actual=sorted(_names(session)), expected=f"to include {missing}"
@@ -201,11 +202,12 @@ def step_tool_description(context: Any, name: str, needle: str) -> None:
 
     Example: Then the tool "delete_user" description mentions "cannot be undone"
     """
+    wanted = expected_text(context, needle)
     _, tool = _tool(context, name)
     description = tool.get("description") or ""
-    if text(context, needle).lower() not in description.lower():
+    if wanted.lower() not in description.lower():
         raise ExpectationFailed(
-            f'The description of "{tool["name"]}" does not mention "{text(context, needle)}"',
+            f'The description of "{tool["name"]}" does not mention "{wanted}"',
             actual=description,
         )
 
@@ -574,8 +576,8 @@ def step_call_fails_with(context: Any, needle: str, server: str | None = None) -
         Then the tool call fails with an error mentioning "not found"
         Then the tool call on "shop" fails with an error mentioning "not found"
     """
+    wanted = expected_text(context, needle)
     outcome = _last_call(context, server)
-    wanted = text(context, needle)
     if not _failed(outcome):
         _fail(
             context,

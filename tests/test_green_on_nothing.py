@@ -1,0 +1,104 @@
+"""A step that would check nothing does not pass: it is a usage error, at its file:line.
+
+An expectation table with only its heading row, an empty expected text ("contains" finds "" in
+every text), an outline whose Examples have no rows: each would have let a run stay green
+without testing anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from behave_project import SHOP, make_project, run_behave
+
+pytestmark = pytest.mark.usefixtures("no_leftover_processes")
+
+
+def test_a_table_of_expectations_with_only_its_heading_row_is_a_usage_error(tmp_path: Path) -> None:
+    feature = """
+Feature: tables that check nothing
+  Scenario: tools include, heading only
+    Given the MCP server "shop" is running
+    Then the tools include:
+      | name |
+
+  Scenario: fake database contains, heading only
+    Given the table "inventory" of the fake database "db" contains:
+      | product_id | quantity |
+      | LAMP-01    | 5        |
+    Then the table "inventory" of the fake database "db" contains:
+      | product_id | quantity |
+
+  Scenario: a missing heading is still named as such
+    Given the MCP server "shop" is running
+    Then the tools include:
+      | add |
+
+  Scenario: a table with rows still checks them
+    Given the MCP server "shop" is running
+    Then the tools include:
+      | name |
+      | add  |
+
+  Scenario: seeding an empty table is no expectation
+    Given the table "orders" of the fake database "db" contains:
+      | id | status |
+    Then the table "orders" of the fake database "db" has 0 rows
+"""
+    root = make_project(tmp_path, SHOP, {"t.feature": feature})
+    run = run_behave(root, "-f", "plain")
+    assert run.counts() == {"passed": 2, "failed": 0, "error": 3, "skipped": 0}, run.failures()
+    assert (
+        "UsageError: features/t.feature:5: Then the tools include:\n"
+        "  the table has only its heading row: nothing would be checked.\n"
+        "  Tip: add a row under | name | for each value to look for." in run.output
+    ), run.failures()
+    assert (
+        'UsageError: features/t.feature:12: Then the table "inventory" of the fake database "db" contains:\n'
+        "  the table has only its heading row: nothing would be checked.\n"
+        "  Tip: add a row under | product_id | quantity | for each value to look for." in run.output
+    ), run.failures()
+    assert "features/t.feature:17: this step takes a one-column table with the heading `name`" in run.output
+
+
+def test_an_empty_expected_text_is_a_usage_error(tmp_path: Path) -> None:
+    feature = """
+Feature: texts that check nothing
+  Background:
+    Given the MCP server "shop" is running
+    When I call the tool "add" with:
+      | a | b |
+      | 1 | 1 |
+
+  Scenario: result text contains nothing
+    Then the result text contains ""
+
+  Scenario: a variable that is empty
+    Given the variable "nothing" is ""
+    Then the result text contains "${nothing}"
+
+  Scenario: a description mentions nothing
+    Then the tool "add" description mentions ""
+
+  Scenario: an error mentions nothing
+    When I call the tool "no_such_tool"
+    Then the tool call fails with an error mentioning ""
+
+  Scenario: a real text is still checked
+    Then the result text contains "2"
+"""
+    root = make_project(tmp_path, SHOP, {"t.feature": feature})
+    run = run_behave(root, "-f", "plain")
+    assert run.counts() == {"passed": 1, "failed": 0, "error": 4, "skipped": 0}, run.failures()
+    assert (
+        'UsageError: features/t.feature:10: Then the result text contains ""\n'
+        "  the expected text is empty: every text contains it, so nothing would be checked.\n"
+        '  Tip: write the text to look for between the quotes, e.g. contains "order placed".' in run.output
+    ), run.failures()
+    assert (
+        'features/t.feature:14: Then the result text contains "${nothing}"\n'
+        '  the expected text is empty ("${nothing}" is empty once its variables are filled in)' in run.output
+    ), run.failures()
+    assert 'features/t.feature:17: Then the tool "add" description mentions ""\n' in run.output, run.failures()
+    assert 'features/t.feature:21: Then the tool call fails with an error mentioning ""\n' in run.output
