@@ -90,6 +90,8 @@ def before_all(context: Any) -> None:
             + f"\n  Configured servers: {', '.join(config.servers) or 'none'} (in {config.source})."
         )
         _abort_run(context, message.strip())
+    for warning in outlines_without_examples(getattr(runner, "features", []) or [], context.config):
+        print(f"mcp-bdd: warning: {warning}", file=sys.stderr)
     _mark_where_after_hooks_start(runner)
     place_users_attachments(context, functools.partial(_phase_of, context))
     portal_cm = start_blocking_portal()
@@ -140,6 +142,27 @@ def unknown_server_references(features: list[Any], config: Any, run_config: Any 
                         f"{did_you_mean(name, config.servers, 'server')}."
                     )
     return sorted(set(problems))
+
+
+def outlines_without_examples(features: list[Any], run_config: Any = None) -> list[str]:
+    """Scenario Outlines of this run whose Examples tables have no rows: behave runs nothing for
+    them and reports nothing, so the outline would vanish from the run without a word."""
+    problems: list[str] = []
+    for feature in features:
+        for outline in feature.walk_scenarios(with_outlines=True):
+            if not isinstance(outline, behave_model.ScenarioOutline):
+                continue
+            if run_config is not None and not _will_run(outline, run_config):
+                continue
+            tables = [examples.table for examples in outline.examples if examples.table is not None]
+            if any(table.rows for table in tables):
+                continue
+            heading = next((" under | " + " | ".join(t.headings) + " |" for t in tables if t.headings), "")
+            problems.append(
+                f'{outline.location}: Scenario Outline "{outline.name}" has no example rows: it runs nothing.\n'
+                f"  Tip: add a row of values{heading} in its Examples, or remove the outline."
+            )
+    return problems
 
 
 def _will_run(scenario: Any, run_config: Any) -> bool:

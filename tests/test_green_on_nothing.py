@@ -102,3 +102,47 @@ Feature: texts that check nothing
     ), run.failures()
     assert 'features/t.feature:17: Then the tool "add" description mentions ""\n' in run.output, run.failures()
     assert 'features/t.feature:21: Then the tool call fails with an error mentioning ""\n' in run.output
+
+
+def test_an_outline_whose_examples_have_no_rows_is_named_before_the_run(tmp_path: Path) -> None:
+    feature = """
+Feature: outlines
+  Scenario: real
+    Given the MCP server "shop" is running
+
+  Scenario Outline: heading only
+    Given the MCP server "shop" is running
+    Then the result text is "<t>"
+    Examples:
+      | t |
+
+  Scenario Outline: no table at all
+    Given the MCP server "shop" is running
+    Examples:
+
+  Scenario Outline: with rows
+    Given the MCP server "<s>" is running
+    Examples:
+      | s    |
+      | shop |
+      | shop |
+
+  @later
+  Scenario Outline: left out by the tags
+    Given the MCP server "shop" is running
+    Examples:
+      | t |
+"""
+    root = make_project(tmp_path, SHOP, {"o.feature": feature})
+    run = run_behave(root, "-f", "plain", "--tags", "not @later")
+    assert run.returncode == 0, run.failures()  # behave allows it: a warning, not a failure
+    assert run.counts() == {"passed": 3, "failed": 0, "error": 0, "skipped": 0}, run.failures()
+    assert (
+        'mcp-bdd: warning: features/o.feature:6: Scenario Outline "heading only" has no example rows: '
+        "it runs nothing.\n"
+        "  Tip: add a row of values under | t | in its Examples, or remove the outline.\n" in run.stderr
+    ), run.output
+    assert (
+        'mcp-bdd: warning: features/o.feature:12: Scenario Outline "no table at all" has no example rows' in run.stderr
+    ), run.output
+    assert run.stderr.count("mcp-bdd: warning:") == 2, run.stderr
