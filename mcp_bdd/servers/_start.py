@@ -69,6 +69,7 @@ def start_server(
         remember_mapping(headers, all_values=True)
         return RemoteServer(name, transport, interpolate(cfg.url, {}), headers)
     if isinstance(cfg, AppServer) and transport == "in-memory":
+        _working_dir(name, cfg, config, transport, interpolate, {"port": "0"})  # as the stdio leg would
         env = _env(cfg, 0, interpolate)
         return InMemoryServer(name, _in_memory(cfg, config.root, env, inject), f"app {cfg.app} (in-memory)")
     if transport == "stdio":
@@ -89,7 +90,7 @@ def _launch_http(
     # Resolve the launch once before the port is picked, for its side effect: the fakes it names
     # start and bind their ports. Else the OS may hand a fake the port free_port() just released
     # (seen under load). Interpolating is idempotent: a fake starts once per scenario.
-    _resolve(cfg, config, transport, 0, _env(cfg, 0, interpolate), interpolate)
+    _resolve(name, cfg, config, transport, 0, _env(cfg, 0, interpolate), interpolate)
     startup_timeout = float(config.setting(name, "startup_timeout"))
     taken: list[str] = []
     for _ in range(PORT_ATTEMPTS):
@@ -131,7 +132,7 @@ def _launch(
 ) -> RunningServer:
     """Bring a process to life for `transport` (stdio, or HTTP on `port`); no readiness wait."""
     env = _env(cfg, port, interpolate)
-    launch = _resolve(cfg, config, transport, port, env, interpolate)
+    launch = _resolve(name, cfg, config, transport, port, env, interpolate)
     logdir.mkdir(parents=True, exist_ok=True)
     stderr_path = logdir / f"{name}-{transport}-{time.monotonic_ns()}.stderr.log"
     max_line = int(config.setting(name, "max_message_bytes"))
@@ -215,15 +216,21 @@ def _env(cfg: AppServer | CommandServer, port: int, interpolate: Interpolate) ->
 
 
 def _resolve(
-    cfg: AppServer | CommandServer, config: Config, transport: str, port: int, env: dict[str, str], interp: Interpolate
+    name: str,
+    cfg: AppServer | CommandServer,
+    config: Config,
+    transport: str,
+    port: int,
+    env: dict[str, str],
+    interp: Interpolate,
 ) -> _Launch:
     extra = {"port": str(port)}
     root = config.root
     url: str | None = None
+    cwd = _working_dir(name, cfg, config, transport, interp, extra)
     if isinstance(cfg, AppServer):
         argv = [sys.executable, "-m", "mcp_bdd.serve", cfg.app, "--transport", transport]
         argv += ["--port", str(port)] if port else []
-        cwd_raw = cfg.cwd
         pythonpath = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
         env = {"PYTHONPATH": pythonpath, **env}
         path = {"streamable-http": "/mcp", "sse": "/sse"}.get(transport)
@@ -236,14 +243,42 @@ def _resolve(
             remember_mapping(own)
             env = {**env, **own}
             url = interp(endpoint.url, extra)
-            cwd_raw = endpoint.cwd or cfg.cwd
         else:
             argv = [interp(a, extra) for a in cfg.command]
-            cwd_raw = cfg.cwd
-    cwd = str(Path(root, interp(cwd_raw, extra))) if cwd_raw else root
     shown = mask_mapping(env)
     display = " ".join(argv) + ("  (env: " + ", ".join(f"{k}={v}" for k, v in shown.items()) + ")" if env else "")
     return _Launch(argv, env, cwd, url, display)
+
+
+def _working_dir(
+    name: str,
+    cfg: AppServer | CommandServer,
+    config: Config,
+    transport: str,
+    interp: Interpolate,
+    extra: dict[str, str],
+) -> str:
+    """The folder the server runs in, checked before anything is started there (every start goes
+    through here: spawn, pre-started, forked from the zygote, HTTP, and in-memory for the same
+    configuration). Else Popen's "No such file or directory" would blame the command."""
+    endpoint = None
+    if isinstance(cfg, CommandServer):
+        endpoint = cfg.http if transport == "streamable-http" else cfg.sse if transport == "sse" else None
+    key, raw = ("cwd", cfg.cwd)
+    if endpoint is not None and endpoint.cwd:
+        key, raw = ("http.cwd" if transport == "streamable-http" else "sse.cwd", endpoint.cwd)
+    if not raw:
+        return config.root
+    cwd = str(Path(config.root, interp(raw, extra)))
+    if not os.path.isdir(cwd):
+        what = "is not a folder" if os.path.exists(cwd) else "does not exist"
+        raise ServerStartError(
+            f'The server "{name}" could not be started: its working directory {cwd} {what}.\n'
+            f'  Configured: {key} = "{raw}" (in {config.source})\n'
+            f'  Tip: fix `{key}` of the server "{name}" in the configuration: a folder that exists, absolute '
+            f"or relative to {config.root}."
+        )
+    return cwd
 
 
 def _spawn(name: str, launch: _Launch, stderr_path: Path, *, stdio: bool) -> ChildProcess:
