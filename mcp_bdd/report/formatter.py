@@ -22,6 +22,14 @@ Why a path option besides `-o`: behave pairs the n-th `-o` with the n-th `-f`, n
 `-f` before it, so `-f pretty -f living-doc -o x.html` sends the console to x.html. A path given
 by name cannot be mispaired. The order of precedence: `-D`, then an `-o` paired with this
 formatter, then `[tool.mcp-bdd] report` (HTML only), then the default file.
+
+The run model's default place, beside the HTML with .json (`out.html` -> `out.json`), may be
+another output of the same run: `behave -f json -o out.json -f living-doc -o out.html`. Then
+it goes to `<name>.mcp-bdd.json` instead (`out.mcp-bdd.json`), with one line on stderr saying
+so, and the other formatter's file is left as it wrote it. An output of the run is any `-o` file
+of any formatter, the HTML itself, and the files named by -D mcp_bdd.junit, mcp_bdd.junit_path,
+mcp_bdd.cucumber_messages and mcp_bdd.cucumber_json. A path given with -D mcp_bdd.json is
+used as given.
 """
 
 from __future__ import annotations
@@ -274,7 +282,7 @@ class LivingDocFormatter(_CollectingFormatter):
             record_run(folder, run, keep)
         json_path = self.userdata.get("mcp_bdd.json", "")
         if json_path.lower() not in ("none", "off", "false", "0"):
-            write_run_json(json_path or html.with_suffix(".json"), run)
+            write_run_json(json_path or self._run_json_beside(html), run)
         junit = self.userdata.get("mcp_bdd.junit")
         if junit:
             write_junit(junit, run)
@@ -283,6 +291,34 @@ class LivingDocFormatter(_CollectingFormatter):
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary and self.userdata.get("mcp_bdd.summary", "").lower() not in ("off", "none", "false", "0"):
             append_step_summary(summary, [run], html, os.environ)
+
+    def _run_json_beside(self, html: Path) -> Path:
+        """`<name>.json` beside the HTML, or `<name>.mcp-bdd.json` when that is another output of
+        this run (a `-f json -o <name>.json` next to this formatter): never over another file."""
+        default = html.with_suffix(".json")
+        if _absolute(default) not in self._run_outputs(html):
+            return default
+        sidecar = html.with_name(f"{html.stem}.mcp-bdd.json")
+        print(
+            f"mcp-bdd: the run model goes to {sidecar}, not {default}: that file is another output of this run "
+            "(set -D mcp_bdd.json=PATH to choose)",
+            file=sys.stderr,
+        )
+        return sidecar
+
+    def _run_outputs(self, html: Path) -> set[str]:
+        """Every file this run's formatters write: behave's `-o` files, the HTML, mcp-bdd's -D paths."""
+        names = [getattr(opener, "name", None) for opener in getattr(self.config, "outputs", None) or ()]
+        names += [self.userdata.get(option) for option in _OUTPUT_OPTIONS]
+        return {_absolute(name) for name in names if name and name != "-"} | {_absolute(html)}
+
+
+#: -D options that name a file an mcp-bdd formatter writes (besides the HTML and the run model)
+_OUTPUT_OPTIONS = ("mcp_bdd.junit", "mcp_bdd.junit_path", "mcp_bdd.cucumber_messages", "mcp_bdd.cucumber_json")
+
+
+def _absolute(path: str | Path) -> str:
+    return os.path.abspath(os.path.expanduser(path))
 
 
 class JUnitFormatter(_CollectingFormatter):
