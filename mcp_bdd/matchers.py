@@ -49,6 +49,7 @@ from jsonpath.segments import JSONPathRecursiveDescentSegment
 from jsonpath.selectors import IndexSelector, NameSelector
 from jsonpath.token import TOKEN_EOF
 
+from mcp_bdd._schema import SchemaLoops, guarded
 from mcp_bdd.errors import ExpectationFailed, JsonDiff, UsageError, did_you_mean, pretty
 
 __all__ = [
@@ -660,15 +661,17 @@ class _UnknownDialect:
     """Default handed to validator_for so an unknown `$schema` can be told apart."""
 
 
-def validate_schema(instance: Any, schema: Any, *, what: str = "result") -> list[Mismatch]:
-    """Every JSON Schema error of `instance`: path as JSONPath, the failing keyword as `expected`.
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
-    Draft 2020-12 unless the schema names another draft in `$schema`. `format` is asserted for
-    the formats jsonschema can check with what is installed (date, email, ipv4, uuid, ...).
-    Raises UsageError when the schema itself is invalid.
-    """
-    validator = _validator(schema, what)
-    errors = sorted(validator.iter_errors(instance), key=lambda e: (format_path(e.absolute_path), e.message))
+
+def _schema_errors(instance: Any, schema: Any, what: str) -> list[Mismatch]:
+    """`validate_schema`'s work; a `$ref` cycle raises SchemaLoops (see mcp_bdd._schema)."""
+
+    def errors() -> list[Any]:  # inside `guarded`: check_schema and iter_errors both follow $refs
+        validator = _validator(schema, what)
+        return sorted(validator.iter_errors(instance), key=lambda e: (format_path(e.absolute_path), e.message))
+
     return [
         Mismatch(
             path=format_path(error.absolute_path),
@@ -676,13 +679,36 @@ def validate_schema(instance: Any, schema: Any, *, what: str = "result") -> list
             actual=error.instance,
             reason=error.message,
         )
-        for error in errors
+        for error in guarded(schema, errors)
     ]
 
 
+def validate_schema(instance: Any, schema: Any, *, what: str = "result") -> list[Mismatch]:
+    """Every JSON Schema error of `instance`: path as JSONPath, the failing keyword as `expected`.
+
+    Draft 2020-12 unless the schema names another draft in `$schema`. `format` is asserted for
+    the formats jsonschema can check with what is installed (date, email, ipv4, uuid, ...).
+    Raises UsageError when the schema itself is invalid, or its `$ref`s loop.
+    """
+    try:
+        return _schema_errors(instance, schema, what)
+    except SchemaLoops as exc:
+        message = f"The schema for the {what} cannot be used: its {exc.summary}.\n  {exc.details}"
+        raise UsageError(f"{message}\n  Tip: {_sentence(exc.tip)}") from None
+
+
 def assert_schema(instance: Any, schema: Any, *, title: str, what: str = "result", exchange: str | None = None) -> None:
-    """Raise ExpectationFailed(title) listing every schema error of `instance`, plus the value in full."""
-    errors = validate_schema(instance, schema, what=what)
+    """Raise ExpectationFailed(title) listing every schema error of `instance`, plus the value in full.
+
+    A schema whose `$ref`s loop fails the same way: nothing can conform to it, and the caller's
+    title says whose schema it is (`The structuredContent of "loop" breaks its output schema`).
+    """
+    try:
+        errors = _schema_errors(instance, schema, what)
+    except SchemaLoops as exc:
+        raise ExpectationFailed(
+            title, details=f"  The schema's {exc.summary}.\n  {exc.details}", exchange=exchange, tip=_sentence(exc.tip)
+        ) from None
     if not errors:
         return
     details = _render_mismatches(errors, f"{_plural(len(errors), 'schema error')}")

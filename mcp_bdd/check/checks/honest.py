@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from mcp_bdd._schema import guarded
 from mcp_bdd.check._context import CheckContext, ToolCall, error_text
 from mcp_bdd.check._finding import Problem, call_of
 from mcp_bdd.check._registry import Severity, check
@@ -53,7 +54,7 @@ def draw_calls(schema: dict[str, Any], count: int, seed: int) -> list[dict[str, 
 
     drawn: list[dict[str, Any]] = []
     try:
-        strategy = from_schema(schema)
+        strategy = guarded(schema, lambda: from_schema(schema))  # a $ref cycle: nothing to draw (input-valid says why)
 
         @settings(
             max_examples=count,
