@@ -189,6 +189,7 @@ class Runtime:
             protocol=protocol,
             persona=persona,
             log_level=state.log_level,
+            max_message_bytes=int(config.setting(name, "max_message_bytes")),
         )
         session.open()  # closes the handle itself when it fails
         if scope != "scenario":

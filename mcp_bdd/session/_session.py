@@ -74,6 +74,7 @@ class Session(ClientSide):
         protocol: str,
         persona: Persona | None = None,
         log_level: str | None = None,
+        max_message_bytes: int | None = None,
     ) -> None:
         self.name = name
         self.server = server
@@ -84,6 +85,7 @@ class Session(ClientSide):
         self.protocol = protocol
         self.persona = persona or Persona()
         self.log_level = log_level
+        self.max_message_bytes = max_message_bytes  # HTTP answers are bounded as stdio lines are (_http)
         self.timeline = Timeline()
         self.client: Client | None = None
         self._cm: Any = None  # the portal future of the session's lifetime task
@@ -234,16 +236,26 @@ class Session(ClientSide):
         from mcp.client.sse import sse_client
         from mcp.client.streamable_http import streamable_http_client
 
+        from mcp_bdd.session._http import client_factory
+
         assert self.server.url is not None
-        if self.server.transport == "sse":
-            return sse_client(self.server.url, headers=self.server.headers or None)
-        http = httpx2.AsyncClient(
+        sse = self.server.transport == "sse"
+
+        def refused(message: str) -> None:  # a refusal that fails no request (the others fail theirs)
+            self.transcript.record("error", self.name, "transport", {"message": message})
+
+        # every answer bounded by max_message_bytes, as stdio lines are (see _http)
+        make = client_factory(server=self.name, limit=self.max_message_bytes, sse=sse, on_refused=refused)
+        if sse:
+            return sse_client(self.server.url, headers=self.server.headers or None, httpx_client_factory=make)
+        http = make(
             headers=self.server.headers or None,
             timeout=httpx2.Timeout(self.timeout, read=300),
             event_hooks={"response": [self._record_http]},
         )
         self._http_client = http  # the SDK does not close a client it is given: close() does
-        return streamable_http_client(self.server.url, http_client=http)
+        # one SSE event is bounded by max_message_bytes in _http, not by the SDK's fixed 1 MiB
+        return streamable_http_client(self.server.url, http_client=http, max_sse_event_size=None)
 
     async def _record_http(self, response: Any) -> None:
         """Every HTTP answer's status (and an error's headers), for the auth steps (401, WWW-Authenticate)."""

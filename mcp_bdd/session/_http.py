@@ -1,0 +1,348 @@
+"""HTTP answers bounded by `max_message_bytes`, as stdio lines are (servers/_framing.py).
+
+Why: httpx2 reads a JSON body whole, so a server that answered a POST with an endless chunked
+`application/json` body made the client buffer it until `startup_timeout` ended the wait
+(1.2 GB in 8 s); and the SDK cut every SSE event at its own fixed 1 MiB, however large the
+limit (Streamable HTTP lets us lift that cap, legacy SSE does not: `SDK_SSE_EVENT_CAP`). Every
+response a session's HTTP client gets passes through `BoundedTransport` instead:
+
+- The answer to a JSON-RPC request (a Streamable HTTP POST) is read here, up to the limit,
+  before the SDK sees it. Past the limit the connection is dropped, and the SDK gets a JSON-RPC
+  error for that request instead, marked as a protocol violation (`PROTOCOL_MARK`): the step
+  fails at once with a ProtocolViolation that says what to raise, and the transcript has it.
+- An SSE stream is long-lived: a limit on its total would end every long session. It is
+  forwarded one whole event at a time instead, each bounded by its bytes since the last blank
+  line. An event past the limit is dropped to its end, and the request it answered (the POST's
+  own, or the id it shows at its start or its end) gets the same error event in its place; an
+  event that answers nothing the client waits for (a notification) is recorded and skipped.
+- Any other body (a DELETE's, a legacy SSE POST's 202) is counted as it is read, and raises
+  `MessageTooLarge` past the limit.
+
+Memory stays about the limit: what is held of one message, plus one read. The limit counts
+bytes on the wire, before content decoding (a compressed body is bounded compressed).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+
+from mcp_bdd.config import Config
+from mcp_bdd.errors import ProtocolViolation
+from mcp_bdd.servers import PROTOCOL_MARK
+
+__all__ = ["DEFAULT_LIMIT", "SDK_SSE_EVENT_CAP", "BoundedTransport", "MessageTooLarge", "client_factory"]
+
+DEFAULT_LIMIT: int = Config.model_fields["max_message_bytes"].default
+#: `mcp.client.sse` reads its stream with the SDK's default `max_event_size` and offers no way to
+#: change it: over legacy SSE no event larger than this can arrive, whatever the limit says
+SDK_SSE_EVENT_CAP = 1024 * 1024
+_HEAD = 4096  # bytes kept of a refused event's start (its id, whether it is a request)
+_TAIL = 256  # ... and of its end (SDKs that write the id last: TypeScript)
+_QUOTE = 300
+_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's own client's, for a factory call that names none
+_SSE = "text/event-stream"
+#: two line ends in a row (CRLF, CR or LF each): the end of an SSE event
+_BOUNDARY = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
+_ID_VALUE = rb'(-?\d+|"(?:[^"\\]|\\.){0,200}")'
+#: the id of a JSON-RPC message as one of its first keys (no object or array opened before it) ...
+_FIRST_ID = re.compile(rb'data: ?\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*' + _ID_VALUE)
+#: ... or as the last key of the outermost object
+_LAST_ID = re.compile(rb'"id"\s*:\s*' + _ID_VALUE + rb"\s*\}\s*$")
+
+
+class MessageTooLarge(ProtocolViolation):
+    """A response body (or one SSE event) grew past `max_message_bytes`: refused, not read whole."""
+
+
+class BoundedTransport(httpx2.AsyncBaseTransport):
+    """A transport whose responses never hold more than `limit` bytes of one message.
+
+    `answers_on_post`: a POST's body is the answer to the request it carries (Streamable HTTP);
+    over legacy SSE every answer comes on the GET stream, and a POST's body is only counted.
+    `on_refused` records a refusal that fails no request (the transcript's "transport" error).
+    """
+
+    def __init__(
+        self,
+        inner: httpx2.AsyncBaseTransport,
+        *,
+        server: str,
+        limit: int,
+        answers_on_post: bool,
+        on_refused: Callable[[str], None],
+    ) -> None:
+        self.inner = inner
+        self.server = server
+        self.limit = limit
+        self.answers_on_post = answers_on_post
+        self.event_limit = limit if answers_on_post else min(limit, SDK_SSE_EVENT_CAP)
+        self.on_refused = on_refused
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self.inner.handle_async_request(request)
+        stream = response.stream
+        assert isinstance(stream, httpx2.AsyncByteStream)
+        kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        answers = _request_id(request) if self.answers_on_post else None
+        if kind == _SSE:
+            response.stream = _Events(stream, self.event_limit, self._event_refusal(request, answers))
+        elif answers is not None and kind == "application/json" and response.status_code != 202:
+            return await self._read_answer(request, response, stream, answers)
+        else:
+            response.stream = _Counted(stream, self.limit, lambda: self._refuse(request, "body"))
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def message(self, request: httpx2.Request, what: str, limit: int) -> str:
+        """What was refused, where, and what to do: raise the limit, or fix the server.
+
+        `what`: "answer" (the body that answers a request), "body" (any other), "event" (one SSE event)."""
+        url = request.url.copy_with(userinfo=b"", query=None)
+        amount = f"more than {_size(limit)}"
+        if what == "event":
+            said = f'The server "{self.server}" sent an SSE event of {amount} on {request.method} {url}'
+        else:
+            said = f'The server "{self.server}" answered {request.method} {url} with {amount}'
+        if limit < self.limit:
+            return (
+                f"{said}: the SDK's SSE client accepts no larger event, whatever max_message_bytes says "
+                f"({_size(self.limit)}). Serve it over streamable HTTP for larger messages; otherwise the "
+                "server never ends its event."
+            )
+        return (
+            f"{said} (max_message_bytes = {self.limit}): mcp-bdd stopped reading there rather than hold it "
+            "all. If a message that large is expected, raise max_message_bytes in [tool.mcp-bdd] (or -D "
+            f"max_message_bytes=N); otherwise the server never ends its {'event' if what == 'event' else 'answer'}."
+        )
+
+    def _refuse(self, request: httpx2.Request, what: str) -> str:
+        message = self.message(request, what, self.limit)
+        self.on_refused(message)
+        return message
+
+    async def _read_answer(
+        self, request: httpx2.Request, response: httpx2.Response, stream: httpx2.AsyncByteStream, answers: Any
+    ) -> httpx2.Response:
+        """The whole answer, or past the limit, a JSON-RPC error for `answers` (the request's id) in its place."""
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async for chunk in stream:
+                size += len(chunk)
+                if size > self.limit:
+                    break
+                chunks.append(chunk)
+            else:
+                response.stream = _Read(chunks, stream)
+                return response
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()
+            raise
+        with anyio.CancelScope(shield=True):
+            await stream.aclose()  # unread: the connection is dropped, not drained
+        head = b"".join(chunks[:2])[:_QUOTE]
+        body = _error(answers, self.message(request, "answer", self.limit), head)
+        dropped = (b"content-length", b"content-encoding", b"transfer-encoding", b"content-type")
+        headers = [(k, v) for k, v in response.headers.raw if k.lower() not in dropped]
+        headers.append((b"content-type", b"application/json"))
+        return httpx2.Response(response.status_code, headers=headers, content=body, extensions=response.extensions)
+
+    def _event_refusal(self, request: httpx2.Request, answers: Any) -> Callable[[bytes, bytes | None], bytes | None]:
+        """`refuse(head, tail)` for an SSE stream: the error event that replaces an event past the
+        limit, or None. Called with the event's start (tail None) when it passes the limit, and
+        again with its end when it ends, if the first call returned None."""
+        limit = self.event_limit
+
+        def refuse(head: bytes, tail: bytes | None) -> bytes | None:
+            message = self.message(request, "event", limit)
+            request_id = answers
+            if request_id is None and b'"method"' not in head:  # a request or a notification answers nothing
+                found = _FIRST_ID.search(head) if tail is None else _LAST_ID.search(tail)
+                request_id = json.loads(found.group(1)) if found else None
+            if request_id is None:
+                if tail is None:
+                    self.on_refused(message)
+                return None
+            return b"event: message\ndata: " + _error(request_id, message, head[:_QUOTE]) + b"\n\n"
+
+        return refuse
+
+
+def client_factory(
+    *, server: str, limit: int | None, sse: bool, on_refused: Callable[[str], None]
+) -> Callable[..., httpx2.AsyncClient]:
+    """`make(headers=, timeout=, auth=, event_hooks=)`: an httpx2 client whose every transport is a
+    `BoundedTransport` (the shape of the SDK's `httpx_client_factory`).
+
+    Wrapped after the client is built, not passed as `transport=`: httpx2 turns off the proxies
+    of the environment (HTTPS_PROXY, NO_PROXY) for a client given its own transport, and a
+    remote server behind a proxy must stay reachable.
+    """
+
+    def wrap(inner: httpx2.AsyncBaseTransport) -> httpx2.AsyncBaseTransport:
+        return BoundedTransport(
+            inner, server=server, limit=limit or DEFAULT_LIMIT, answers_on_post=not sse, on_refused=on_refused
+        )
+
+    def make(
+        headers: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+        event_hooks: dict[str, list[Callable[..., Any]]] | None = None,
+    ) -> httpx2.AsyncClient:
+        client = httpx2.AsyncClient(headers=headers, timeout=timeout or _TIMEOUT, auth=auth, event_hooks=event_hooks)
+        client._transport = wrap(client._transport)
+        client._mounts = {pattern: None if t is None else wrap(t) for pattern, t in client._mounts.items()}
+        return client
+
+    return make
+
+
+class _Read(httpx2.AsyncByteStream):
+    """A body read ahead (within the limit): its chunks, then the end; closing closes the connection's stream."""
+
+    def __init__(self, chunks: list[bytes], inner: httpx2.AsyncByteStream) -> None:
+        self.chunks = chunks
+        self.inner = inner
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        chunks, self.chunks = self.chunks, []
+        for chunk in chunks:
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class _Counted(httpx2.AsyncByteStream):
+    """A body passed on as it comes, until it grows past `limit`: then `MessageTooLarge`."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int, refused: Callable[[], str]) -> None:
+        self.inner = inner
+        self.limit = limit
+        self.refused = refused
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        size = 0
+        async for chunk in self.inner:
+            size += len(chunk)
+            if size > self.limit:
+                raise MessageTooLarge(self.refused())
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class _Events(httpx2.AsyncByteStream):
+    """An SSE stream passed on one whole event at a time, each at most `limit` bytes (see module doc).
+
+    Whole events, because an event past the limit is only known once part of it has come: the
+    parser above must not have seen that part when the error event takes its place.
+    """
+
+    def __init__(
+        self, inner: httpx2.AsyncByteStream, limit: int, refuse: Callable[[bytes, bytes | None], bytes | None]
+    ) -> None:
+        self.inner = inner
+        self.limit = limit
+        self.refuse = refuse
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        held: list[bytes] = []  # the event in progress, not passed on yet
+        size = 0
+        skipping = False  # inside an event past the limit: dropped to its end
+        replaced = False  # ... whose error event was already passed on
+        head = tail = edge = b""
+        async for chunk in self.inner:
+            ready: list[bytes] = []
+            start = 0
+            # `edge`: the previous chunk's last bytes, for a line end split between two chunks
+            ends = (
+                [m.end() - len(edge) for m in _BOUNDARY.finditer(edge + chunk)]
+                if b"\n" in chunk or b"\r" in chunk
+                else []
+            )
+            for end in [e for e in ends if e > 0] + [-1]:
+                piece = chunk[start:] if end < 0 else chunk[start:end]
+                complete = end >= 0
+                start = end
+                if not skipping and size + len(piece) > self.limit:
+                    head = _head([*held, piece])
+                    held, size, skipping, tail = [], 0, True, b""
+                    event = self.refuse(head, None)
+                    if event is not None:
+                        ready.append(event)
+                        replaced = True
+                if skipping:
+                    tail = (tail + piece)[-_TAIL:]
+                    if complete:
+                        event = None if replaced else self.refuse(head, tail)
+                        if event is not None:
+                            ready.append(event)
+                        skipping = replaced = False
+                    continue
+                held.append(piece)
+                size += len(piece)
+                if complete:
+                    ready.append(b"".join(held))
+                    held, size = [], 0
+            edge = chunk[-3:]
+            if ready:
+                yield b"".join(ready)
+        rest = b"" if skipping else b"".join(held)
+        if rest:
+            yield rest  # an event the stream ended in: the parser above decides what it is worth
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _request_id(request: httpx2.Request) -> Any:
+    """The id of the JSON-RPC request a POST carries, or None (a notification, a GET, a DELETE)."""
+    if request.method != "POST":
+        return None
+    try:
+        message = json.loads(request.content)
+    except (httpx2.RequestNotRead, ValueError):
+        return None
+    if not isinstance(message, dict) or "method" not in message:
+        return None
+    request_id = message.get("id")
+    return request_id if isinstance(request_id, int | str) and not isinstance(request_id, bool) else None
+
+
+def _error(request_id: Any, message: str, head: bytes) -> bytes:
+    """A JSON-RPC error for `request_id`, marked as one mcp-bdd made up for an unusable answer."""
+    data = {"mcp_bdd": PROTOCOL_MARK, "first_bytes": head.decode("utf-8", "replace")}
+    error = {"code": types.PARSE_ERROR, "message": message, "data": data}
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
+
+
+def _head(pieces: list[bytes]) -> bytes:
+    """The first `_HEAD` bytes of `pieces`, without joining them all."""
+    out: list[bytes] = []
+    size = 0
+    for piece in pieces:
+        out.append(piece[: _HEAD - size])
+        size += len(out[-1])
+        if size >= _HEAD:
+            break
+    return b"".join(out)
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} bytes"
