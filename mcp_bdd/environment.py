@@ -19,6 +19,7 @@ import os
 import re
 import signal
 import sys
+import threading
 import traceback
 import warnings
 from typing import Any, NoReturn
@@ -363,6 +364,41 @@ def _nothing_ran(context: Any) -> None:
     raise NothingSelected(message)
 
 
+_ABANDONED: list[Any] = []
+
+
+def _abandon_the_loop() -> None:
+    """The run's event loop is blocked for good (an in-process tool that never returns: a step
+    already failed saying so). Stopping it would wait forever, and so would the interpreter's exit,
+    which joins the threads that wait on that loop. The loop's thread is a daemon; once behave has
+    written its reports and the interpreter begins to shut down, the process exits with 1 (the run
+    failed) instead of joining them."""
+    print(
+        "\nmcp-bdd: the run's event loop is still blocked by an in-process server (see the timeout above); "
+        "the run ends without waiting for it.",
+        file=sys.__stderr__,  # behave captures the hooks' own stderr
+    )
+
+    def exit_now() -> None:
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+            with contextlib.suppress(Exception):
+                stream.flush()  # type: ignore[union-attr]
+        os._exit(1)
+
+    # threading's shutdown hooks run first at exit, before any thread is joined (the one
+    # concurrent.futures uses to join its workers); a thread waiting for the main thread is the fallback
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None:
+        register(exit_now)
+    else:
+
+        def exit_after_main() -> None:
+            threading.main_thread().join()
+            exit_now()
+
+        threading.Thread(target=exit_after_main, daemon=True).start()
+
+
 def _close_at_exit(context: Any) -> None:
     """What after_scenario and after_all close, when an exception escaped behave's runner and
     they never ran (a formatter's bug: behave's own `captured` formatter raises on some steps).
@@ -401,10 +437,14 @@ def _stop_portal(context: Any, runtime_portal: Any) -> None:
         # Cancel whatever is still running in the loop (a session whose scenario was interrupted):
         # waiting for it would hang the end of the run. Sessions' hops are not the portal's tasks.
         if runtime_portal is not None:
-            from mcp_bdd.session import cancel_pending
+            from mcp_bdd.session import cancel_pending, stalled
 
             with contextlib.suppress(Exception):
                 cancel_pending(runtime_portal)
+            if stalled(runtime_portal):
+                _ABANDONED.append(portal_cm)  # unreferenced, its generator's cleanup would stop the portal: forever
+                _abandon_the_loop()
+                return
             with contextlib.suppress(Exception):
                 runtime_portal.call(runtime_portal.stop, True)
         with contextlib.suppress(Exception):

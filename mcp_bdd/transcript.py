@@ -123,6 +123,7 @@ class Transcript:
         self._drained = 0
         self._notification_limit = notification_limit
         self._notifications = 0
+        self._last_answer = 0.0  # see `last_answer`
         self._unrecorded: dict[str, dict[str, int]] = {}  # server -> method -> counted, not kept
         self._reported: dict[str, dict[str, int]] = {}  # server -> what its last "info" entry counted
 
@@ -137,6 +138,8 @@ class Transcript:
         related: int | None = None,
     ) -> Exchange:
         with self._lock:
+            if kind != "request":
+                self._last_answer = time.monotonic()
             if kind == "notification":
                 self._notifications += 1
                 if self._notifications > self._notification_limit:  # counted, not kept: seq 0
@@ -167,6 +170,12 @@ class Transcript:
                     "why": f"a scenario's transcript keeps its first {self._notification_limit} notifications",
                 }
                 self._append("info", server, "notifications", payload, None, None)
+
+    def last_answer(self) -> float:
+        """When (time.monotonic) the last answer came — a response, an error, a notification, kept
+        or only counted: a session that keeps getting answers is at work (a listing of many
+        pages), not stalled. A request's own record does not count: nothing came back yet."""
+        return self._last_answer
 
     @property
     def items(self) -> list[Exchange]:

@@ -748,3 +748,72 @@ def test_kill_marked_finds_exactly_the_marked_processes_whatever_their_session()
         for proc in (ours, near):
             proc.kill()
             proc.wait(timeout=30)
+
+
+BLOCKING = 'timeout = 1\nstartup_timeout = 5\n[servers.blocking]\napp = "blocking_app:create_server"\n'
+
+
+def _blocking_project(root: Path, feature: str) -> Path:
+    made = make_project(root, BLOCKING, {"b.feature": feature})
+    (made / "blocking_app.py").write_text((REPO / "tests" / "servers" / "blocking_app.py").read_text())
+    return made
+
+
+def test_an_in_process_tool_that_blocks_fails_its_step_in_time_and_the_run_goes_on(tmp_path: Path) -> None:
+    """time.sleep(20) in an async tool stops the event loop, so nothing inside it can time the call
+    out (it used to "succeed" after 20 s), and a cancelled call to a tool that never returns used
+    to hang the step for good. Now the step stops waiting `timeout` + STALL_GRACE after the last
+    answer, says why, and the run goes on once the loop is free again."""
+    feature = """
+Feature: blocking tools
+  Scenario: a tool sleeps in the event loop
+    Given the MCP server "blocking" is running
+    When I call the tool "hog" with:
+      | seconds |
+      | 20      |
+    Then the tool call times out
+
+  Scenario: a sync tool never returns
+    Given the MCP server "blocking" is running
+    When I call the tool "spin"
+    Then the tool call times out
+
+  Scenario: the next scenario runs
+    Given the MCP server "blocking" is running
+    When I call the tool "hog" with:
+      | seconds |
+      | 0       |
+    Then the tool call succeeds
+"""
+    root = _blocking_project(tmp_path, feature)
+    run = run_behave(root, "-f", "plain", timeout=300)
+    counts = run.counts()
+    assert counts["passed"] == 1 and counts["error"] == 2, run.output[-4000:]
+    assert run.output.count("and 10 s later the request had still not ended although it was cancelled") == 2, (
+        run.output[-4000:]
+    )
+    assert "cannot be interrupted" in run.output and "-D transport=stdio" in run.output, run.output[-4000:]
+    assert "still blocked" not in run.output, run.output[-4000:]  # the loop came back: a normal end
+
+
+def test_a_run_whose_event_loop_stays_blocked_ends_and_keeps_its_reports(tmp_path: Path) -> None:
+    """An async tool that never awaits holds the event loop for good: the step fails in time, the
+    next server cannot connect (said so), and the run ends with exit code 1 and its reports
+    written, instead of hanging in its teardown and at interpreter exit."""
+    feature = """
+Feature: frozen
+  Scenario: a tool freezes the event loop
+    Given the MCP server "blocking" is running
+    When I call the tool "freeze"
+    Then the tool call times out
+
+  Scenario: nothing can connect any more
+    Given the MCP server "blocking" is running
+    Then the tool call succeeds
+"""
+    root = _blocking_project(tmp_path, feature)
+    run = run_behave(root, "-f", "json", "-o", "out.json", "-f", "plain", timeout=300)
+    assert run.returncode == 1 and run.counts()["error"] == 2, run.output[-4000:]
+    assert "could not be connected: the run's event loop did not finish this" in run.output, run.output[-4000:]
+    assert "the run's event loop is still blocked by an in-process server" in run.output, run.output[-4000:]
+    assert json.loads((root / "out.json").read_text())[0]["status"] == "error"  # written whole

@@ -6,11 +6,12 @@ Persona          how the client answers server-to-client requests (declared by G
 Timeline         the notifications of a session, with waiting on arrival
 listen streams   2026-07-28 `subscriptions/listen` (open_stream, covers, listening)
 cancel_pending   end of a run: cancel the session hops an interruption left running (`_hop`)
+stalled          whether a hop outlived its deadline: the run's event loop may be blocked for good
 """
 
 from __future__ import annotations
 
-from mcp_bdd.session._hop import cancel_pending
+from mcp_bdd.session._hop import cancel_pending, stalled
 from mcp_bdd.session._listen import ListenFailed, covers, listening, open_stream
 from mcp_bdd.session._outcome import Outcome, result_text, unwrap
 from mcp_bdd.session._persona import Persona, coerce_elicitation, coerce_value
@@ -31,5 +32,6 @@ __all__ = [
     "listening",
     "open_stream",
     "result_text",
+    "stalled",
     "unwrap",
 ]

@@ -15,23 +15,38 @@ cancels the ones an interrupted run left, again at every await as anyio does, no
 asyncio's shutdown would (a `finally` that awaits would otherwise hold the run's end). A start
 whose wait is interrupted (Ctrl-C) cancels its task. Fakes and `probe` keep the portal: their
 hops are per scenario at most, and `ctx.portal` is public API.
+
+Deadlines: a hop may say how long it will wait (`deadline`). Every request already has a timeout
+inside the loop, but nothing inside the loop can enforce it when the loop itself is blocked (an
+in-process tool that calls `time.sleep` in an async function) or when the cancelled work never
+lets go (the SDK's in-memory transport waits on a server whose synchronous tool spins forever).
+Past its deadline a hop raises `Stalled` and cancels its task: the step fails in time instead of
+the run hanging. `stalled` remembers it, so the end of the run does not wait on that loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import weakref
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-__all__ = ["Hops", "cancel_pending", "hops"]
+__all__ = ["STALL_GRACE", "Hops", "Stalled", "cancel_pending", "hops", "stalled"]
 
 #: The longest the end of an interrupted run waits for its cancelled hops to finish.
 CANCEL_GRACE = 5.0
+#: How long past its own timeout a request's hop waits for the loop: a cancelled request ends in
+#: milliseconds, so this only ever runs out on a blocked loop; roomy for a loaded machine.
+STALL_GRACE = 10.0
 
 T = TypeVar("T")
+
+
+class Stalled(Exception):
+    """A hop's deadline passed while its work was still running in the event loop."""
 
 
 class _Status:
@@ -52,6 +67,7 @@ class Hops:
         self.loop = loop
         self.thread = thread
         self.running: set[asyncio.Task[Any]] = set()  # touched in the loop's thread only
+        self.stalled = False  # a hop outlived its deadline: the loop may never finish its work
 
     def _schedule(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> Future[T]:
         if threading.get_ident() == self.thread:
@@ -80,16 +96,44 @@ class Hops:
             left = pending
         return len(left)
 
-    def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        """Run `fn(*args)` in the loop and wait for its result (or its exception)."""
-        return self._schedule(fn, *args).result()
+    def call(
+        self,
+        fn: Callable[..., Awaitable[T]],
+        *args: Any,
+        deadline: float | None = None,
+        last_answer: Callable[[], float] | None = None,
+    ) -> T:
+        """Run `fn(*args)` in the loop and wait for its result (or its exception), at most
+        `deadline` seconds (then `Stalled`) — or, given `last_answer` (when the work last heard
+        from its server, time.monotonic), at most `deadline` after that (a listing of many pages)."""
+        return self._wait(self._schedule(fn, *args), deadline, last_answer)
+
+    def _wait(self, future: Future[T], deadline: float | None, last_answer: Callable[[], float] | None = None) -> T:
+        if deadline is None:
+            return future.result()
+        until = time.monotonic() + deadline
+        while True:
+            try:
+                return future.result(timeout=max(0.0, until - time.monotonic()))
+            except TimeoutError:
+                if future.done():
+                    raise  # the work's own TimeoutError
+            if last_answer is not None and last_answer() + deadline > time.monotonic():
+                until = last_answer() + deadline
+                continue
+            future.cancel()  # the loop cancels the task whenever it gets to run it
+            self.stalled = True
+            raise Stalled(f"the run's event loop did not finish this within {deadline:g} s")
 
     def soon(self, fn: Callable[..., Awaitable[T]], *args: Any) -> Future[T]:
         """Run `fn(*args)` in the loop without waiting: the future says when it is done."""
         return self._schedule(fn, *args)
 
-    def start(self, fn: Callable[..., Awaitable[T]], *args: Any) -> tuple[Future[T], Any]:
-        """Start `fn(*args, task_status=...)` and wait until it calls `task_status.started(value)`.
+    def start(
+        self, fn: Callable[..., Awaitable[T]], *args: Any, deadline: float | None = None
+    ) -> tuple[Future[T], Any]:
+        """Start `fn(*args, task_status=...)` and wait until it calls `task_status.started(value)`,
+        at most `deadline` seconds (then `Stalled`).
 
         Returns (the task's future, value). A task that ends first raises its exception here.
         """
@@ -97,7 +141,7 @@ class Hops:
         done = self._schedule(fn, *args, task_status=_Status(ready))
         done.add_done_callback(lambda finished: _not_started(finished, ready))
         try:
-            return done, ready.result()
+            return done, self._wait(ready, deadline)
         except BaseException:
             done.cancel()  # interrupted (Ctrl-C) or failed: the task must not live on without an owner
             raise
@@ -135,8 +179,35 @@ def cancel_pending(portal: Any, grace: float = CANCEL_GRACE) -> int:
         found = _BY_PORTAL.get(portal)
     if found is None or not found.running:
         return 0
-    left: int = portal.call(found.cancel_running, grace)
+    if found.stalled and not _answers(found):
+        return len(found.running)  # the loop itself is blocked: nothing in it can end them
+    # through the portal, not a hop: a hop would count itself among the ones to cancel
+    try:
+        left: int = portal.start_task_soon(found.cancel_running, grace).result(timeout=grace + STALL_GRACE)
+    except TimeoutError:
+        found.stalled = True
+        return len(found.running)  # the loop itself is blocked: nothing in it can end them
     return left
+
+
+def stalled(portal: Any) -> bool:
+    """After `cancel_pending`, at the end of a run: whether `portal`'s loop still holds work it
+    cannot end (a cancelled hop that never finished: a tool spinning in a worker thread) or does
+    not answer at all. Asked only when a hop once outlived its deadline; a loop that was blocked
+    for a while (time.sleep in an async tool) and recovered is not stalled."""
+    with _LOCK:
+        found = _BY_PORTAL.get(portal)
+    return found is not None and found.stalled and (bool(found.running) or not _answers(found))
+
+
+def _answers(found: Hops) -> bool:
+    """Whether the loop still runs a hop within `CANCEL_GRACE` (a blocked one never does; the
+    portal's own calls would wait for it forever)."""
+    try:
+        found.call(_running_loop, deadline=CANCEL_GRACE)
+    except Stalled:
+        return False
+    return True
 
 
 async def _running_loop() -> asyncio.AbstractEventLoop:

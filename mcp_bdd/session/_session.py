@@ -45,7 +45,7 @@ from mcp_bdd.errors import (
     raised,
 )
 from mcp_bdd.servers import RunningServer
-from mcp_bdd.session._hop import Hops, hops
+from mcp_bdd.session._hop import STALL_GRACE, Hops, Stalled, hops
 from mcp_bdd.session._listen import listen_for_changes
 from mcp_bdd.session._outcome import Outcome, dump, is_protocol_violation, unwrap
 from mcp_bdd.session._persona import ClientSide, Persona
@@ -140,7 +140,9 @@ class Session(ClientSide):
             {"transport": self.server.transport, "protocol": self.protocol, "server": self.server.display},
         )
         try:
-            future, error = self.hops.start(self._lifetime, client, started)
+            future, error = self.hops.start(
+                self._lifetime, client, started, deadline=self.startup_timeout + STALL_GRACE
+            )
         except KeyboardInterrupt:
             self.server.stop()
             self._close_http_client()
@@ -281,6 +283,11 @@ class Session(ClientSide):
             tip = "is the server running at that URL? Check `url` and `headers` in your configuration."
         if isinstance(cause, MCPError) and is_protocol_violation(cause):
             return f"broke the protocol during the handshake ({cause.message})", tip
+        if isinstance(cause, Stalled):
+            return f"could not be connected: {cause} (it is blocked)", (
+                "an in-process server's tool that blocks holds the run's event loop (see the failure before "
+                "this one): run that server over stdio, or make its tools await instead of blocking."
+            )
         if isinstance(cause, TimeoutError):
             return f"did not complete the MCP handshake within startup_timeout = {self.startup_timeout:g} s", tip
         if isinstance(cause, MCPError):
@@ -332,7 +339,7 @@ class Session(ClientSide):
             try:
                 # wake the lifetime task without waiting for the wake-up itself: one hop, then one wait
                 self.hops.soon(self._close_soon)
-                future.result(timeout=15)
+                future.result(timeout=2 if self.hops.stalled else 15)  # a stalled loop may never end it
             except BaseException as exc:
                 cause = unwrap(exc)
                 if isinstance(cause, KeyboardInterrupt):
@@ -401,10 +408,33 @@ class Session(ClientSide):
             self.surface_dirty = True
 
     # -- requests ----------------------------------------------------------------------------------
-    def _run(self, fn: Callable[[], Awaitable[T]]) -> T:
+    def _run(self, fn: Callable[[], Awaitable[T]], limit: float | None = None) -> T:
+        """`fn` in the event loop; its requests time out there after `limit` (default `timeout`).
+        Past that, and `STALL_GRACE` more with no answer, the step stops waiting: the loop
+        is blocked, or the cancelled request never lets go (see `_hop`)."""
         if self._cm is None or self.client is None:
             raise UsageError(f'The session with "{self.name}" is not open (did its server step fail?).')
-        return self.hops.call(fn)
+        limit = limit if limit is not None else self.timeout
+        try:
+            return self.hops.call(fn, deadline=limit + STALL_GRACE, last_answer=self.transcript.last_answer)
+        except Stalled:
+            self.lost = True  # its requests may never end: not handed to another scenario
+            raise RequestTimeout(self._stalled(limit)) from None
+
+    def _stalled(self, limit: float) -> str:
+        where = (
+            "It runs in-process, where a tool that blocks — a synchronous loop or sleep, time.sleep() in an "
+            "async tool — cannot be interrupted: the call cannot be cancelled, or the event loop stopped."
+            if self.server.transport == "in-memory"
+            else "The run's event loop is blocked (by an in-process server or a fake that does not await)."
+        )
+        return (
+            f'The MCP server "{self.name}" did not answer within {limit:g} s, and {STALL_GRACE:g} s later the '
+            f"request had still not ended although it was cancelled.\n  {where}\n"
+            '  Tip: run it over stdio (-D transport=stdio, or transport = "stdio" for the server): there a '
+            "timeout ends the call and teardown stops the process. In async tools, await (anyio.sleep, async "
+            "clients) instead of blocking."
+        )
 
     async def _send(
         self,
@@ -500,7 +530,7 @@ class Session(ClientSide):
         return await run_input_required(low, request, raw, send)
 
     def request(self, request: Any, **kw: Any) -> Outcome:
-        return self._run(lambda: self._send(request, **kw))
+        return self._run(lambda: self._send(request, **kw), kw.get("cancel_after") or kw.get("timeout"))
 
     def check(self, outcome: Outcome) -> dict[str, Any]:
         """The raw result of a request that had to succeed, or a clear failure."""
@@ -622,7 +652,7 @@ class Session(ClientSide):
             request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=args))
             return await self._send(request, timeout=timeout, cancel_after=cancel_after, progress=True)
 
-        return self._run(call)
+        return self._run(call, cancel_after if cancel_after is not None else timeout)
 
     def call_tool_many(self, name: str, argument_sets: list[dict[str, Any]]) -> list[Outcome]:
         async def run() -> list[Outcome]:
