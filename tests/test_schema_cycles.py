@@ -2,7 +2,7 @@
 
 `mcp-bdd check` reports such a schema as a finding (with --allow-writes or not), and the schema
 steps fail with a typed assertion naming the tool, where the chain starts and how it loops.
-The server (tests/servers/ref_loop.py) writes its own bytes and runs over stdio, as any server
+The server (tests/servers/raw_server.py, RAW_SERVER_MODE=refloop) writes its own bytes and runs over stdio, as any server
 in any language would.
 """
 
@@ -23,7 +23,7 @@ from mcp_bdd.cli import main
 from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.matchers import assert_schema, validate_schema
 
-SERVER = Path(__file__).resolve().parent / "servers" / "ref_loop.py"
+SERVER = Path(__file__).resolve().parent / "servers" / "raw_server.py"
 OUTPUT_LOOP = {"type": "object", "properties": {"n": {"$ref": "#/$defs/a"}}, "$defs": {"a": {"$ref": "#/$defs/a"}}}
 
 
@@ -145,6 +145,7 @@ def test_check_reports_the_loops_as_findings(
     writes: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RAW_SERVER_MODE", "refloop")
     code, data = _check(capsys, "--only", "schemas,honest", *writes)
     assert code == 1 and data["status"] == "findings", data
     loops = {f["check"]: f for f in data["findings"] if "cycle" in f["title"]}
@@ -164,7 +165,7 @@ def test_the_schema_steps_fail_typed_not_with_a_recursion_error(tmp_path: Path) 
     argv = ", ".join(json.dumps(a) for a in [sys.executable, str(SERVER)])
     project = make_project(
         tmp_path,
-        f'[servers.loop]\ncommand = [{argv}]\nprotocol = "legacy"\n',
+        f'[servers.loop]\ncommand = [{argv}]\nprotocol = "legacy"\nenv = {{ RAW_SERVER_MODE = "refloop" }}\n',
         {
             "loop.feature": """
                 Feature: schemas that loop

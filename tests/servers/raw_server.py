@@ -5,7 +5,9 @@ an outputSchema of type string), so the checks for them need a server that write
 itself, as a server in any language may. It also answers `logging/setLevel` with an error
 although it declares `logging`, and `ping` with an error: the legacy-era basics. With
 RAW_SERVER_MODE=results it lists one well-formed tool whose results do not fit the schema;
-with RAW_SERVER_MODE=crash the process exits on the first tool call.
+with RAW_SERVER_MODE=crash the process exits on the first tool call; with RAW_SERVER_MODE=refloop
+it lists one read-only tool whose schemas' `$ref`s loop (input: a → b → a; output: a → a), which
+no validator can follow to an end, and answers its calls with structuredContent.
 
     python tests/servers/raw_server.py
 """
@@ -18,8 +20,24 @@ import sys
 from typing import Any
 
 #: "schemas": list tools whose schemas no SDK would send; "results": a tool whose results do not fit;
-#: "crash": the same tool, but the process exits on the first call
+#: "crash": the same tool, but the process exits on the first call; "refloop": a tool whose schemas loop
 MODE = os.environ.get("RAW_SERVER_MODE", "schemas")
+
+REF_LOOP = {
+    "name": "loop",
+    "description": "Echoes the number n back, as structured content.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"n": {"$ref": "#/$defs/a", "description": "Any number."}},
+        "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+    },
+    "outputSchema": {
+        "type": "object",
+        "properties": {"n": {"$ref": "#/$defs/a"}},
+        "$defs": {"a": {"$ref": "#/$defs/a"}},
+    },
+    "annotations": {"readOnlyHint": True},
+}
 
 GOOD_TOOLS = [
     {
@@ -57,7 +75,10 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
             "serverInfo": {"name": "raw", "version": "0.1.0"},
         }
     elif method == "tools/list":
-        result = {"tools": BROKEN_TOOLS if MODE == "schemas" else GOOD_TOOLS}
+        result = {"tools": {"schemas": BROKEN_TOOLS, "refloop": [REF_LOOP]}.get(MODE, GOOD_TOOLS)}
+    elif method == "tools/call" and MODE == "refloop":
+        n = (request.get("params") or {}).get("arguments", {}).get("n", 5)
+        result = {"content": [{"type": "text", "text": json.dumps({"n": n})}], "structuredContent": {"n": n}}
     elif method == "tools/call":
         if MODE == "crash":
             sys.exit(3)  # dies on the first call, as a server with an unhandled error in a tool does
