@@ -208,7 +208,8 @@ class Config(_Model):
     #: start this many `command` stdio servers ahead of the scenarios that will use them (0 = off:
     #: a server with a fixed port or a lock file cannot run several copies at once)
     prestart: Annotated[int, Field(ge=0, le=8)] = 0
-    #: the longest JSON-RPC line accepted over stdio; a longer one fails its request (bounded memory)
+    #: the longest JSON-RPC message accepted: a stdio line, an HTTP answer's body, one SSE event; a
+    #: longer one fails its request at once (bounded memory)
     max_message_bytes: Annotated[int, Field(ge=1024)] = 128 * 1024 * 1024
     #: name -> kind of fakes referenced by placeholders (http | database | postgres | workspace | a user
     #: fake), or a table with `kind` and the kind's options
