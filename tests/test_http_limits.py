@@ -182,10 +182,12 @@ def hostile() -> Iterator[_Server]:
 
 
 #: the project's environment.py, wrapping mcp-bdd's hooks to measure the run's memory: the SDK is
-#: imported before the baseline, so what the peak adds is what the run buffered
+#: imported before the baseline, so what the peak adds is what the run buffered. The peak is the
+#: process's own high-water mark (VmHWM), not getrusage's ru_maxrss: Linux carries that across
+#: exec from the process that forked it, so behave started by a big pytest worker "peaked" at the
+#: worker's size (253 MiB in a full `make test`, whatever the run did)
 MEASURED_ENVIRONMENT = """
 import json
-import resource
 
 import httpx2  # noqa: F401
 import mcp  # noqa: F401
@@ -194,13 +196,13 @@ from mcp_bdd import environment as _mcp
 from mcp_bdd.environment import *  # noqa: F401,F403
 
 
-def _rss_kib():
+def _status_kib(field):
     with open("/proc/self/status") as status:
-        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+        return next(int(line.split()[1]) for line in status if line.startswith(field + ":"))
 
 
 def before_all(context):
-    context.rss_base = _rss_kib()
+    context.rss_base = _status_kib("VmRSS")
     _mcp.before_all(context)
 
 
@@ -208,7 +210,7 @@ def after_all(context):
     try:
         _mcp.after_all(context)
     finally:
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        peak = _status_kib("VmHWM")
         with open("rss.json", "w") as out:
             json.dump({"base_kib": context.rss_base, "peak_kib": peak}, out)
 """
