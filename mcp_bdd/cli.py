@@ -180,9 +180,9 @@ def _parser() -> argparse.ArgumentParser:
         "protocol and a SHA-256 of the tool surface. With --baseline, compare with a saved surface.\n\n"
         "  mcp-bdd probe https://mcp.example.com/mcp --baseline surface.json\n"
         "  mcp-bdd probe -- mcp-server-time --local-timezone UTC\n"
-        "  mcp-bdd probe --server shop --save-baseline surface.json",
+        "  mcp-bdd probe shop --save-baseline surface.json",
     )
-    probe.add_argument("target", nargs="*", metavar="URL | -- COMMAND ARGS", help="what to probe")
+    probe.add_argument("target", nargs="*", metavar="SERVER | URL | -- COMMAND ARGS", help="what to probe")
     _connect_options(probe)
     probe.add_argument("--baseline", type=Path, metavar="FILE", help="compare with this saved surface")
     probe.add_argument("--save-baseline", type=Path, metavar="FILE", help="save the surface seen now")

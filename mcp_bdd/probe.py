@@ -165,30 +165,53 @@ def _headers(values: Sequence[str]) -> dict[str, str]:
     return out
 
 
+def resolve_target(
+    target: Sequence[str],
+    server: str | None,
+    *,
+    timeout: float | None,
+    protocol: str | None,
+    headers: list[str],
+    verb: str = "probe",
+) -> tuple[Any, str, str | None, str]:
+    """(config, server name, transport, shown) for `probe`, `check`, `contract`, `call` and `list`:
+    a configured server by name (`mcp-bdd probe shop`), a URL, or a command — one reading of a
+    target for every command."""
+    target = list(target)
+    if target and server:
+        raise UsageError("Give either SERVER, a URL or -- COMMAND, or --server NAME, not both.")
+    if len(target) == 1 and not target[0].startswith(("http://", "https://")):
+        try:
+            from mcp_bdd.config import load_config
+
+            known = load_config().servers
+        except McpBddError:
+            known = {}
+        if target[0] in known:
+            server, target = target[0], []
+    if target:
+        config, name, natural = adhoc_config(
+            target, timeout=timeout or 10.0, protocol=protocol, headers=_headers(headers)
+        )
+        return config, name, natural, " ".join(target)
+    config, name = configured(server, timeout=timeout, protocol=protocol, verb=verb)
+    return config, name, None, f"server {name}"
+
+
 def probe(options: ProbeOptions, out: Any = None) -> int:
     from mcp_bdd.config import normalize_transport
 
     out = out or sys.stdout
     if not options.as_json:
         out = for_terminal(out)  # a server's name, version and errors are quoted
-    if options.target and options.server:
-        raise UsageError("Give either a URL / -- COMMAND or --server NAME, not both.")
     if options.fail_on not in ("breaking", "any"):
         raise UsageError(f'--fail-on "{options.fail_on}": use breaking or any.')
     baseline = load_contract(options.baseline, "baseline") if options.baseline is not None else None
     transport = normalize_transport(options.transport, "--transport") if options.transport else None
-    if options.target:
-        config, name, natural = adhoc_config(
-            options.target,
-            timeout=options.timeout or 10.0,
-            protocol=options.protocol,
-            headers=_headers(options.headers),
-        )
-        transport = transport or natural
-        shown = " ".join(options.target)
-    else:
-        config, name = configured(options.server, timeout=options.timeout, protocol=options.protocol)
-        shown = f"server {name}"
+    config, name, natural, shown = resolve_target(
+        options.target, options.server, timeout=options.timeout, protocol=options.protocol, headers=options.headers
+    )
+    transport = transport or natural
     started = time.monotonic()
     try:
         with open_session(config, name, transport) as session:

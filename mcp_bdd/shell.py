@@ -130,8 +130,8 @@ def _type_of(prop: dict[str, Any] | None) -> str:
 def _resolve(options: ShellOptions) -> tuple[Any, str, str | None]:
     """(config, server name, transport) for a configured name, a URL or `-- COMMAND ARGS` — read as
     `check` and `contract` read their target (one resolution for every command that connects)."""
-    from mcp_bdd.check._command import resolve_target
     from mcp_bdd.config import normalize_transport
+    from mcp_bdd.probe import resolve_target
 
     if not options.target and not options.server:
         raise UsageError("say which server: a configured server name, a URL, or -- COMMAND ARGS.")

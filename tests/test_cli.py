@@ -201,7 +201,8 @@ def test_probe_healthy_changed_and_dead(tmp_path: Path) -> None:
     saved["tools"]["create_order"]["description"] = "an older description"
     saved["tools"]["retired_tool"] = {"name": "retired_tool"}
     (tmp_path / "old.json").write_text(json.dumps(saved))
-    changed = cli(tmp_path, "probe", "--server", "shop", "--transport", "stdio", "--baseline", "old.json", "--json")
+    # a configured server by name, as check / contract / call read it (it used to be run as a command)
+    changed = cli(tmp_path, "probe", "shop", "--transport", "stdio", "--baseline", "old.json", "--json")
     assert changed.returncode == 1, changed.stdout + changed.stderr
     result = json.loads(changed.stdout)
     assert result["status"] == "changed" and result["transport"] == "stdio"

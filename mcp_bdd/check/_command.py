@@ -30,7 +30,7 @@ from mcp_bdd.errors import (
     for_terminal,
 )
 
-__all__ = ["CheckCommand", "resolve_target", "run_check_command"]
+__all__ = ["CheckCommand", "run_check_command"]
 
 
 @dataclass
@@ -52,39 +52,6 @@ class CheckCommand:
     min_description: int = 20
     call_timeout: float = 5.0
     contract: Path | None = None
-
-
-def resolve_target(
-    target: list[str],
-    server: str | None,
-    *,
-    timeout: float | None,
-    protocol: str | None,
-    headers: list[str],
-    verb: str = "check",
-) -> tuple[Any, str, str | None, str]:
-    """(config, server name, transport, shown) for `check` / `contract`: a configured server by name,
-    a URL, or a command — through probe's own helpers, so both commands read targets alike."""
-    from mcp_bdd.probe import _headers, adhoc_config, configured
-
-    if target and server:
-        raise UsageError("Give either SERVER, a URL or -- COMMAND, or --server NAME, not both.")
-    if len(target) == 1 and not target[0].startswith(("http://", "https://")):
-        try:
-            from mcp_bdd.config import load_config
-
-            known = load_config().servers
-        except McpBddError:
-            known = {}
-        if target[0] in known:
-            server, target = target[0], []
-    if target:
-        config, name, natural = adhoc_config(
-            target, timeout=timeout or 10.0, protocol=protocol, headers=_headers(headers)
-        )
-        return config, name, natural, " ".join(target)
-    config, name = configured(server, timeout=timeout, protocol=protocol, verb=verb)
-    return config, name, None, f"server {name}"
 
 
 class _Collect(logging.Handler):
@@ -122,7 +89,7 @@ def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
     from mcp_bdd.check._registry import Severity, select
     from mcp_bdd.check._runner import run_checks
     from mcp_bdd.config import normalize_transport
-    from mcp_bdd.probe import open_session
+    from mcp_bdd.probe import open_session, resolve_target
 
     out = out or sys.stdout
     if not options.as_json:
@@ -139,7 +106,12 @@ def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
         call_timeout=options.call_timeout,
     )
     config, name, natural, shown = resolve_target(
-        options.target, options.server, timeout=options.timeout, protocol=options.protocol, headers=options.headers
+        options.target,
+        options.server,
+        timeout=options.timeout,
+        protocol=options.protocol,
+        headers=options.headers,
+        verb="check",
     )
     transport = normalize_transport(options.transport, "--transport") if options.transport else natural
     contract = None
@@ -243,7 +215,7 @@ def run_contract_command(
     """`mcp-bdd contract update|verify FILE [SERVER | URL | -- COMMAND]`."""
     from mcp_bdd.check.contract import compare, load_contract, read_surface, save_contract
     from mcp_bdd.config import normalize_transport
-    from mcp_bdd.probe import open_session
+    from mcp_bdd.probe import open_session, resolve_target
 
     out = out or sys.stdout
     if not as_json:
