@@ -11,13 +11,22 @@ import mcp_types as types
 from mcp_bdd.errors import unwrap
 from mcp_bdd.servers import PROTOCOL_MARK
 
-__all__ = ["Outcome", "dump", "is_protocol_violation", "result_text", "unwrap"]
+__all__ = ["Outcome", "dump", "is_connection_closed", "is_protocol_violation", "result_text", "unwrap"]
 
 
 def is_protocol_violation(exc: BaseException) -> bool:
     """An error our stdio framing made up for a response it could not use (see servers._framing)."""
     data = getattr(getattr(exc, "error", None), "data", None)
     return isinstance(data, dict) and data.get("mcp_bdd") == PROTOCOL_MARK
+
+
+def is_connection_closed(exc: BaseException) -> bool:
+    """The SDK's own error for a connection that closed under a request (the server went away), not
+    an answer from the server: servers use the same code, -32000, for errors of their own
+    ("License expired"), so the SDK's fixed message tells the two apart."""
+    error = getattr(exc, "error", None)
+    closed = getattr(error, "code", None) == types.CONNECTION_CLOSED
+    return closed and getattr(error, "message", None) == "Connection closed"
 
 
 def dump(model: Any) -> Any:

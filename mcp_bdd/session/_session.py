@@ -47,7 +47,7 @@ from mcp_bdd.errors import (
 from mcp_bdd.servers import RunningServer
 from mcp_bdd.session._hop import STALL_GRACE, Hops, Stalled, hops
 from mcp_bdd.session._listen import listen_for_changes
-from mcp_bdd.session._outcome import Outcome, dump, is_protocol_violation, unwrap
+from mcp_bdd.session._outcome import Outcome, dump, is_connection_closed, is_protocol_violation, unwrap
 from mcp_bdd.session._persona import ClientSide, Persona
 from mcp_bdd.session._timeline import Timeline
 from mcp_bdd.transcript import Transcript
@@ -263,6 +263,9 @@ class Session(ClientSide):
         """Every HTTP answer's status (and an error's headers), for the auth steps (401, WWW-Authenticate)."""
         request, status = response.request, response.status_code
         payload: dict[str, Any] = {"method": request.method, "url": str(request.url), "status": status}
+        kind = response.headers.get("content-type")
+        if kind:
+            payload["content_type"] = kind  # an HTML page where JSON should be names a wrong URL
         if status >= 300:
             payload["headers"] = {k.lower(): v for k, v in response.headers.items() if k.lower() != "set-cookie"}
         self.transcript.record("info", self.name, "http", payload)
@@ -290,8 +293,13 @@ class Session(ClientSide):
             )
         if isinstance(cause, TimeoutError):
             return f"did not complete the MCP handshake within startup_timeout = {self.startup_timeout:g} s", tip
-        if isinstance(cause, MCPError):
+        if isinstance(cause, MCPError) and is_connection_closed(cause):
             return f"closed the connection during the handshake ({cause.code}: {cause.message})", tip
+        if isinstance(cause, MCPError):
+            return f"answered the handshake with a JSON-RPC error ({cause.code}: {cause.message})", (
+                "the server refused to start the session: read its message and logs; if it does not speak "
+                'this protocol version, set protocol = "legacy" (2025-11-25) or "2026-07-28" for it.'
+            )
         if self.server.transport == "in-memory":
             return f"raised {raised(cause)} while starting", (
                 "the app's own code failed (its lifespan, or a handler of the handshake): fix it where named. "
@@ -310,13 +318,20 @@ class Session(ClientSide):
             for i in self.transcript.items
             if i.seq > since and i.method == "http" and i.server == self.name and i.payload.get("method") == "POST"
         ]
-        if not answers or int(answers[-1].get("status", 0)) < 400:
+        if not answers:
             return None
         last = answers[-1]
-        status = int(last["status"])
-        kind = str((last.get("headers") or {}).get("content-type", "")).split(";")[0] or "no content type"
+        status = int(last.get("status", 0))
+        kind = str(last.get("content_type") or (last.get("headers") or {}).get("content-type", "")).split(";")[0]
         request = f"{last.get('method')} {last.get('url')}"
-        what = f"answered HTTP {status} ({kind}) to {request}: not an MCP endpoint's answer"
+        what = f"answered HTTP {status} ({kind or 'no content type'}) to {request}: not an MCP endpoint's answer"
+        if status < 300 and kind.strip().lower() not in ("application/json", "text/event-stream", ""):
+            return what, (
+                "an MCP endpoint answers with application/json or text/event-stream: this URL serves "
+                "something else (a web page?). Check the path in `url`: Streamable HTTP servers usually serve /mcp."
+            )
+        if status < 400:
+            return None
         if status in (401, 403):
             tip = (
                 "the server wants credentials: give them with headers = "
@@ -483,7 +498,7 @@ class Session(ClientSide):
         except MCPError as exc:
             if exc.code == types.REQUEST_TIMEOUT:
                 outcome.timed_out = True
-            elif exc.code == types.CONNECTION_CLOSED and exc.message == "Connection closed":
+            elif is_connection_closed(exc):
                 # Not an answer from the server: it went away (crashed, exited) mid-request.
                 self.lost = True  # a long-lived session must not be handed to the next scenario
                 await anyio.to_thread.run_sync(self.server.settle)
