@@ -49,7 +49,7 @@ from jsonpath.segments import JSONPathRecursiveDescentSegment
 from jsonpath.selectors import IndexSelector, NameSelector
 from jsonpath.token import TOKEN_EOF
 
-from mcp_bdd._schema import SchemaLoops, guarded
+from mcp_bdd._schema import SchemaUnusable, guarded
 from mcp_bdd.errors import ExpectationFailed, JsonDiff, UsageError, did_you_mean, pretty
 
 __all__ = [
@@ -666,7 +666,7 @@ def _sentence(text: str) -> str:
 
 
 def _schema_errors(instance: Any, schema: Any, what: str) -> list[Mismatch]:
-    """`validate_schema`'s work; a `$ref` cycle raises SchemaLoops (see mcp_bdd._schema)."""
+    """`validate_schema`'s work; a `$ref` cycle or a `$ref` to nothing raises SchemaUnusable (see mcp_bdd._schema)."""
 
     def errors() -> list[Any]:  # inside `guarded`: check_schema and iter_errors both follow $refs
         validator = _validator(schema, what)
@@ -688,11 +688,11 @@ def validate_schema(instance: Any, schema: Any, *, what: str = "result") -> list
 
     Draft 2020-12 unless the schema names another draft in `$schema`. `format` is asserted for
     the formats jsonschema can check with what is installed (date, email, ipv4, uuid, ...).
-    Raises UsageError when the schema itself is invalid, or its `$ref`s loop.
+    Raises UsageError when the schema itself is invalid, or its `$ref`s loop or point at nothing.
     """
     try:
         return _schema_errors(instance, schema, what)
-    except SchemaLoops as exc:
+    except SchemaUnusable as exc:
         message = f"The schema for the {what} cannot be used: its {exc.summary}.\n  {exc.details}"
         raise UsageError(f"{message}\n  Tip: {_sentence(exc.tip)}") from None
 
@@ -700,12 +700,13 @@ def validate_schema(instance: Any, schema: Any, *, what: str = "result") -> list
 def assert_schema(instance: Any, schema: Any, *, title: str, what: str = "result", exchange: str | None = None) -> None:
     """Raise ExpectationFailed(title) listing every schema error of `instance`, plus the value in full.
 
-    A schema whose `$ref`s loop fails the same way: nothing can conform to it, and the caller's
-    title says whose schema it is (`The structuredContent of "loop" breaks its output schema`).
+    A schema whose `$ref`s loop or point at nothing fails the same way: nothing can conform to it,
+    and the caller's title says whose schema it is (`The structuredContent of "loop" breaks its
+    output schema`).
     """
     try:
         errors = _schema_errors(instance, schema, what)
-    except SchemaLoops as exc:
+    except SchemaUnusable as exc:
         raise ExpectationFailed(
             title, details=f"  The schema's {exc.summary}.\n  {exc.details}", exchange=exchange, tip=_sentence(exc.tip)
         ) from None

@@ -1,9 +1,10 @@
-"""JSON Schemas whose `$ref`s loop: found up front (mcp_bdd._schema), never a RecursionError.
+"""JSON Schemas whose `$ref`s loop, or point at nothing: found up front (mcp_bdd._schema), never
+a RecursionError or a `referencing` Unresolvable.
 
 `mcp-bdd check` reports such a schema as a finding (with --allow-writes or not), and the schema
-steps fail with a typed assertion naming the tool, where the chain starts and how it loops.
-The server (tests/servers/raw_server.py, RAW_SERVER_MODE=refloop) writes its own bytes and runs over stdio, as any server
-in any language would.
+steps fail with a typed assertion naming the tool, where the chain starts and how it loops (or
+which `$ref` points at nothing). The server (tests/servers/raw_server.py, RAW_SERVER_MODE=refloop
+or danglingref) writes its own bytes and runs over stdio, as any server in any language would.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 from behave_project import make_project, run_behave
 from test_layering import _imports, _modules
 
-from mcp_bdd._schema import SchemaLoops, find_ref_cycle, fragment, guarded
+from mcp_bdd._schema import SchemaLoops, SchemaUnusable, find_dangling_ref, find_ref_cycle, fragment, guarded
 from mcp_bdd.check.checks.honest import draw_calls
 from mcp_bdd.cli import main
 from mcp_bdd.errors import ExpectationFailed, UsageError
@@ -196,3 +197,149 @@ def test_the_schema_steps_fail_typed_not_with_a_recursion_error(tmp_path: Path) 
     assert 'ASSERT FAILED: The structuredContent of "loop" breaks its output schema' in run.output
     assert "The $ref chain #/properties/n → #/$defs/a → #/$defs/a comes back" in run.output
     assert "The $ref chain # → #/$defs/a → #/$defs/a comes back" in run.output
+
+
+# ---------------------------------------------------------------------------------------------
+# a local $ref that points at nothing: found by the same walk, reported the same way
+
+
+DANGLING_OUTPUT = {"type": "object", "properties": {"n": {"$ref": "#/$defs/nope"}}}
+
+
+@pytest.mark.parametrize(
+    ("schema", "at", "ref", "found"),
+    [
+        (DANGLING_OUTPUT, "#/properties/n", "#/$defs/nope", "nothing"),
+        (
+            {"$defs": {"number": {"type": "number"}}, "$ref": "#/definitions/number"},
+            "#",
+            "#/definitions/number",
+            "nothing",
+        ),
+        ({"properties": {"n": {"$ref": "#node"}}}, "#/properties/n", "#node", "nothing"),
+        ({"required": ["n"], "properties": {"n": {"$ref": "#/required"}}}, "#/properties/n", "#/required", "an array"),
+        ({"allOf": [{"$ref": "#/allOf/7"}]}, "#/allOf/0", "#/allOf/7", "nothing"),
+        # a definition nobody uses yet: ajv (the TypeScript SDK's validator) refuses it up front
+        ({"type": "object", "$defs": {"a": {"$ref": "#/$defs/b"}}}, "#/$defs/a", "#/$defs/b", "nothing"),
+        (
+            {"$id": "https://x.test/s.json", "$ref": "https://x.test/s.json#/$defs/x"},
+            "#",
+            "https://x.test/s.json#/$defs/x",
+            "nothing",
+        ),
+    ],
+)
+def test_a_local_ref_to_nothing_is_found_up_front(schema: Any, at: str, ref: str, found: str) -> None:
+    dangling = find_dangling_ref(schema)
+    assert dangling is not None
+    assert (fragment(dangling.at), dangling.ref, dangling.found) == (at, ref, found)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"$ref": "#/$defs/t", "$defs": {"t": True}},  # `true` is a schema
+        {"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"type": "string"}}},
+        {"properties": {"n": {"$ref": "#node"}}, "$defs": {"x": {"$anchor": "node", "type": "string"}}},
+        {"definitions": {"x": {"$id": "#x"}}, "$ref": "#x"},  # draft 6/7's anchor
+        {"properties": {"a": {"type": "string"}, "b": {"$ref": "#/properties/a"}}},
+        {"const": {"$ref": "#/nope"}, "enum": [{"$ref": "#/nope"}]},  # data, not schemas
+        {"$ref": "other.json#/nope"},  # another document: never followed
+        # an embedded resource reads its `#...` against itself, not the root
+        {"$defs": {"x": {"$id": "https://x.test/y", "$defs": {"z": {}}, "properties": {"n": {"$ref": "#/$defs/z"}}}}},
+        True,
+    ],
+)
+def test_refs_that_land_on_a_schema_or_leave_the_document_do_not_dangle(schema: Any) -> None:
+    assert find_dangling_ref(schema) is None
+
+
+def test_guarded_reports_a_dangling_ref_before_the_schema_is_used() -> None:
+    with pytest.raises(SchemaUnusable) as found:
+        guarded(DANGLING_OUTPUT, lambda: pytest.fail("a dangling $ref must be found before the schema is used"))
+    assert found.value.summary == "$ref #/$defs/nope points at nothing" and found.value.up_front
+    assert "The $ref at #/properties/n names #/$defs/nope, which is not in the schema" in found.value.details
+
+
+def test_a_ref_no_validator_can_resolve_is_typed_all_the_same() -> None:
+    # another document: the walk does not follow it, the validator cannot find it
+    with pytest.raises(UsageError, match=r"^The schema for the result cannot be used: its \$ref other.json#/a cannot"):
+        validate_schema(1, {"$ref": "other.json#/a"})
+
+
+def test_assert_schema_fails_typed_naming_the_dangling_ref() -> None:
+    with pytest.raises(ExpectationFailed) as failed:
+        assert_schema({"n": 5}, DANGLING_OUTPUT, title='The structuredContent of "dangling" breaks its output schema')
+    text = str(failed.value)
+    assert text.startswith('The structuredContent of "dangling" breaks its output schema\n')
+    assert "The schema's $ref #/$defs/nope points at nothing." in text
+    assert failed.value.tip and "$defs" in failed.value.tip
+
+
+def test_validate_schema_calls_a_dangling_ref_a_usage_error() -> None:
+    with pytest.raises(
+        UsageError, match=r"^The schema for the result cannot be used: its \$ref #nope points at nothing"
+    ):
+        validate_schema(1, {"$ref": "#nope"})
+
+
+def test_no_argument_is_drawn_from_an_input_schema_whose_ref_dangles() -> None:
+    assert draw_calls({"type": "object", "properties": {"n": {"$ref": "#/$defs/n"}}, "required": ["n"]}, 3, 0) == []
+
+
+@pytest.mark.slow
+def test_check_reports_dangling_refs_as_findings_not_an_internal_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RAW_SERVER_MODE", "danglingref")
+    code, data = _check(capsys, "--only", "schemas,honest")
+    assert code == 1 and data["status"] == "findings", data
+    dangling = {f["check"]: f for f in data["findings"] if "points at nothing" in f["title"]}
+    assert set(dangling) == {"schemas.input-valid", "schemas.output-valid"}, data["findings"]
+    assert dangling["schemas.output-valid"]["title"] == "the outputSchema's $ref #/$defs/nope points at nothing"
+    found = dangling["schemas.input-valid"]
+    assert found["title"] == "the inputSchema's $ref #/definitions/number points at nothing"
+    assert found["target"] == "tool dangling" and "#/$defs/number" in found["details"]
+    # the tool was called (it is read-only, n is optional): structured-output left the ref to output-valid
+    assert data["counts"]["tool calls"] > 0
+    assert not [f for f in data["findings"] if f["check"] == "schemas.structured-output"]
+
+
+@pytest.mark.slow
+def test_the_schema_steps_fail_typed_on_a_dangling_ref(tmp_path: Path) -> None:
+    argv = ", ".join(json.dumps(a) for a in [sys.executable, str(SERVER)])
+    project = make_project(
+        tmp_path,
+        f'[servers.dangling]\ncommand = [{argv}]\nprotocol = "legacy"\nenv = {{ RAW_SERVER_MODE = "danglingref" }}\n',
+        {
+            "dangling.feature": """
+                Feature: schemas whose $ref points at nothing
+                  Scenario: the tool's output schema
+                    Given the MCP server "dangling" is running
+                    When I call the tool "dangling" with arguments:
+                      \"\"\"json
+                      {"n": 5}
+                      \"\"\"
+                    Then the result conforms to the tool's output schema
+
+                  Scenario: a schema in the feature
+                    Given the MCP server "dangling" is running
+                    When I call the tool "dangling" with arguments:
+                      \"\"\"json
+                      {"n": 5}
+                      \"\"\"
+                    Then the result matches the schema:
+                      \"\"\"json
+                      {"type": "object", "properties": {"n": {"$ref": "#/$defs/count"}}}
+                      \"\"\"
+            """
+        },
+    )
+    run = run_behave(project, "--no-capture", "-f", "plain")
+    assert "Traceback" not in run.output and "Unresolvable" not in run.output, run.output[-3000:]
+    assert run.counts() == {"passed": 0, "failed": 2, "error": 0, "skipped": 0}, run.failures()
+    assert 'ASSERT FAILED: The structuredContent of "dangling" breaks its output schema' in run.output
+    assert "The schema's $ref #/$defs/nope points at nothing." in run.output
+    assert "ASSERT FAILED: The result does not match the schema" in run.output
+    assert "The schema's $ref #/$defs/count points at nothing." in run.output

@@ -7,7 +7,9 @@ although it declares `logging`, and `ping` with an error: the legacy-era basics.
 RAW_SERVER_MODE=results it lists one well-formed tool whose results do not fit the schema;
 with RAW_SERVER_MODE=crash the process exits on the first tool call; with RAW_SERVER_MODE=refloop
 it lists one read-only tool whose schemas' `$ref`s loop (input: a → b → a; output: a → a), which
-no validator can follow to an end, and answers its calls with structuredContent.
+no validator can follow to an end, and answers its calls with structuredContent; with
+RAW_SERVER_MODE=danglingref the same, but its schemas' `$ref`s point at nothing (input:
+#/definitions/number, where the schema has only $defs; output: #/$defs/nope).
 
     python tests/servers/raw_server.py
 """
@@ -20,7 +22,8 @@ import sys
 from typing import Any
 
 #: "schemas": list tools whose schemas no SDK would send; "results": a tool whose results do not fit;
-#: "crash": the same tool, but the process exits on the first call; "refloop": a tool whose schemas loop
+#: "crash": the same tool, but the process exits on the first call; "refloop": a tool whose schemas loop;
+#: "danglingref": a tool whose schemas' $refs point at nothing
 MODE = os.environ.get("RAW_SERVER_MODE", "schemas")
 
 REF_LOOP = {
@@ -36,6 +39,18 @@ REF_LOOP = {
         "properties": {"n": {"$ref": "#/$defs/a"}},
         "$defs": {"a": {"$ref": "#/$defs/a"}},
     },
+    "annotations": {"readOnlyHint": True},
+}
+
+DANGLING_REF = {
+    "name": "dangling",
+    "description": "Echoes the number n back, as structured content.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"n": {"$ref": "#/definitions/number", "description": "Any number."}},
+        "$defs": {"number": {"type": "number"}},
+    },
+    "outputSchema": {"type": "object", "properties": {"n": {"$ref": "#/$defs/nope"}}},
     "annotations": {"readOnlyHint": True},
 }
 
@@ -75,8 +90,9 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
             "serverInfo": {"name": "raw", "version": "0.1.0"},
         }
     elif method == "tools/list":
-        result = {"tools": {"schemas": BROKEN_TOOLS, "refloop": [REF_LOOP]}.get(MODE, GOOD_TOOLS)}
-    elif method == "tools/call" and MODE == "refloop":
+        listed = {"schemas": BROKEN_TOOLS, "refloop": [REF_LOOP], "danglingref": [DANGLING_REF]}
+        result = {"tools": listed.get(MODE, GOOD_TOOLS)}
+    elif method == "tools/call" and MODE in ("refloop", "danglingref"):
         n = (request.get("params") or {}).get("arguments", {}).get("n", 5)
         result = {"content": [{"type": "text", "text": json.dumps({"n": n})}], "structuredContent": {"n": n}}
     elif method == "tools/call":

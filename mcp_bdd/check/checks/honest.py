@@ -54,7 +54,7 @@ def draw_calls(schema: dict[str, Any], count: int, seed: int) -> list[dict[str, 
 
     drawn: list[dict[str, Any]] = []
     try:
-        strategy = guarded(schema, lambda: from_schema(schema))  # a $ref cycle: nothing to draw (input-valid says why)
+        strategy = guarded(schema, lambda: from_schema(schema))  # $ref loop / to nothing: input-valid says why
 
         @settings(
             max_examples=count,

@@ -10,7 +10,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
-from mcp_bdd._schema import SchemaLoops, guarded
+from mcp_bdd._schema import SchemaUnusable, guarded
 from mcp_bdd.check._context import CheckContext
 from mcp_bdd.check._finding import Problem, call_of
 from mcp_bdd.check._registry import check
@@ -31,7 +31,7 @@ def _schema_problems(tool: dict[str, Any], what: str, tip: str) -> list[Problem]
     except SchemaError as exc:
         where = "/".join(str(p) for p in exc.path) or "(root)"
         problems.append(Problem(f"the {what} is not a valid JSON Schema (at {where}): {exc.message}", target, tip=tip))
-    except SchemaLoops as exc:  # every validator and generator of arguments would recurse until it crashed
+    except SchemaUnusable as exc:  # a $ref that loops or points at nothing: every validator and generator fails
         problems.append(Problem(f"the {what}'s {exc.summary}", target, details=exc.details, tip=exc.tip))
     titles = []
     if schema.get("type") != "object":
@@ -96,7 +96,7 @@ def output_valid(ctx: CheckContext) -> Iterator[Problem]:
 
 
 def _mismatches(schema: dict[str, Any], value: Any) -> list[Any]:
-    """Every error of `value` against `schema`, by path (SchemaLoops when its `$ref`s loop)."""
+    """Every error of `value` against `schema`, by path (SchemaUnusable when its `$ref`s loop or dangle)."""
     validator = validator_for(schema, default=Draft202012Validator)(schema)
     return guarded(schema, lambda: sorted(validator.iter_errors(value), key=lambda e: list(e.path)))
 
@@ -141,8 +141,8 @@ def structured_output(ctx: CheckContext) -> Iterator[Problem]:
             errors = _mismatches(schema, raw["structuredContent"])
         except SchemaError:
             continue  # reported by schemas.output-valid
-        except SchemaLoops as exc:
-            if exc.cycle is None:  # a cycle is reported by schemas.output-valid; this one is not
+        except SchemaUnusable as exc:
+            if not exc.up_front:  # one found up front is reported by schemas.output-valid; this one is not
                 ctx.notes.append(f"tool {call.tool}: structuredContent not checked against its outputSchema: {exc}")
             continue
         if errors:
