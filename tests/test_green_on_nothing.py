@@ -1,8 +1,8 @@
 """A step that would check nothing does not pass: it is a usage error, at its file:line.
 
 An expectation table with only its heading row, an empty expected text ("contains" finds "" in
-every text), an outline whose Examples have no rows: each would have let a run stay green
-without testing anything.
+every text), a count of "at least 0", an outline whose Examples have no rows: each would have let
+a run stay green without testing anything.
 """
 
 from __future__ import annotations
@@ -146,3 +146,47 @@ Feature: outlines
         'mcp-bdd: warning: features/o.feature:12: Scenario Outline "no table at all" has no example rows' in run.stderr
     ), run.output
     assert run.stderr.count("mcp-bdd: warning:") == 2, run.stderr
+
+
+def test_at_least_zero_is_a_usage_error(tmp_path: Path) -> None:
+    feature = """
+Feature: counts that check nothing
+  Background:
+    Given the MCP server "shop" is running
+
+  Scenario: descriptions of at least 0 characters
+    Then every tool has a description of at least 0 characters
+
+  Scenario: at least 0 progress notifications
+    When I call the tool "add" with:
+      | a | b |
+      | 1 | 1 |
+    Then I received at least 0 progress notifications
+
+  Scenario: a count below 0 holds as well
+    Then I receive at least -1 progress notification
+
+  Scenario: a real count is still checked
+    When I call the tool "import_catalog" with:
+      | count |
+      | 2     |
+    Then I received at least 2 progress notifications
+    And every tool has a description of at least 1 characters
+"""
+    root = make_project(tmp_path, SHOP, {"t.feature": feature})
+    run = run_behave(root, "-f", "plain")
+    assert run.counts() == {"passed": 1, "failed": 0, "error": 3, "skipped": 0}, run.failures()
+    assert (
+        "UsageError: features/t.feature:7: Then every tool has a description of at least 0 characters\n"
+        '  "at least 0" holds whatever the server does: nothing would be checked.\n'
+        '  Tip: count from 1 up, e.g. "every tool has a description of at least 20 characters".' in run.output
+    ), run.failures()
+    assert (
+        "UsageError: features/t.feature:13: Then I received at least 0 progress notifications\n"
+        '  "at least 0" holds whatever the server does: nothing would be checked.\n'
+        '  Tip: count from 1 up, e.g. "I received at least 1 progress notification".' in run.output
+    ), run.failures()
+    assert (
+        "UsageError: features/t.feature:16: Then I receive at least -1 progress notification\n"
+        '  "at least -1" holds whatever the server does' in run.output
+    ), run.failures()

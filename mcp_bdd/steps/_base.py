@@ -31,6 +31,7 @@ from mcp_bdd.state import LastResult, ScenarioState
 __all__ = [
     "PARSE_TYPES",
     "argument_table",
+    "at_least",
     "coerce_arguments",
     "column",
     "current_session",
@@ -224,6 +225,21 @@ def expected_text(context: Any, value: str, extra: dict[str, str] | None = None)
             'would be checked.\n  Tip: write the text to look for between the quotes, e.g. contains "order placed".'
         )
     return wanted
+
+
+def at_least(context: Any, n: int, example: str) -> int:
+    """The count of an "at least <n>" step, `n` itself.
+
+    Never below 1: "at least 0" holds whatever the server does, so such a step would check
+    nothing; that is a UsageError, once for every such step. `example`: the step's phrase with a
+    count that checks something, for the tip.
+    """
+    if n < 1:
+        raise UsageError(
+            f'{_step_named(context)}\n  "at least {n}" holds whatever the server does: nothing would be checked.\n'
+            f'  Tip: count from 1 up, e.g. "{example}".'
+        )
+    return n
 
 
 def column(context: Any, heading: str = "name", *, expectations: bool = False) -> list[str]:

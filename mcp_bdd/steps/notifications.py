@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
 from mcp_bdd.session import KEEP, Session, Timeline
-from mcp_bdd.steps._base import current_session, expected_text, given, state, text, then
+from mcp_bdd.steps._base import at_least, current_session, expected_text, given, state, text, then
 
 __all__ = ["KINDS", "LOG_LEVELS"]
 
@@ -271,6 +271,7 @@ def step_progress_count(context: Any, tense: str, n: int, unit: str) -> None:
 
     Example: Then I received at least 3 progress notifications
     """
+    n = at_least(context, n, "I received at least 1 progress notification")
     session = current_session(context)
     method = KINDS["progress"]
     view = session.timeline

@@ -10,6 +10,7 @@ from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.steps._base import (
     argument_table,
+    at_least,
     coerce_arguments,
     column,
     current_session,
@@ -218,6 +219,7 @@ def step_every_description(context: Any, n: int) -> None:
 
     Example: Then every tool has a description of at least 20 characters
     """
+    n = at_least(context, n, "every tool has a description of at least 20 characters")
     session = current_session(context)
     short = {
         t["name"]: (t.get("description") or "") for t in session.tool_list() if len(t.get("description") or "") < n
