@@ -36,12 +36,14 @@ MIN_LINE_LENGTH = 12
 _NAME = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTH", re.IGNORECASE)
 _SCOPES = frozenset({"env", "headers", "environment", "environ"})
 # NAME=value / NAME: value in free text (stderr, error messages) where NAME looks secret. Narrower
-# than _NAME: "Author: Jane" in a log line is not a credential.
+# than _NAME: "Author: Jane" in a log line is not a credential. The value stops at a closing `)`,
+# `]` or `}` too: "(API_TOKEN=abc)" keeps its bracket (a credential with one inside is rare, and
+# one whose value was remembered is masked whole by value first).
 _TEXT_NAME = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTHORIZATION", re.IGNORECASE)
 _ASSIGN = re.compile(
     r"(?P<name>\b[\w.-]*(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTHORIZATION)[\w.-]*)"
     r"(?P<sep>\s*[=:]\s*)"
-    r"(?P<value>(?:Bearer\s+|Basic\s+)?[^\s,;'\"]+)",
+    r"(?P<value>(?:Bearer\s+|Basic\s+)?[^\s,;'\")\]}]+)",
     re.IGNORECASE,
 )
 _SCHEME = re.compile(r"^(?:Bearer|Basic|Token)\s+", re.IGNORECASE)

@@ -36,6 +36,20 @@ def test_free_text_pairs_are_masked_but_prose_is_not() -> None:
     assert "user=bob" in masked and f"API_TOKEN={MASK}" in masked and "Author: Jane" in masked
 
 
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("server started (API_TOKEN=abc123)", f"server started (API_TOKEN={MASK})"),
+        ("env [SECRET_KEY=k-42] loaded", f"env [SECRET_KEY={MASK}] loaded"),
+        ("config {db_password: hunter2}.", f"config {{db_password: {MASK}}}."),
+        ("(Authorization: Bearer xyz)", f"(Authorization: {MASK})"),
+    ],
+)
+def test_a_masked_value_stops_at_a_closing_bracket(text: str, masked: str) -> None:
+    """A credential in a start message is often closed by `)`, `]` or `}`: the bracket stays."""
+    assert mask(text) == masked
+
+
 def test_remembered_values_are_masked_anywhere_and_data_without_secrets_is_not_copied() -> None:
     remember_mapping({"API_TOKEN": "s3cr3t-value", "TZ": "Europe/Paris"})
     remember_mapping({"X-Custom": "Bearer tok-12345"}, all_values=True)
