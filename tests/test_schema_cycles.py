@@ -196,6 +196,8 @@ def test_the_schema_steps_fail_typed_not_with_a_recursion_error(tmp_path: Path) 
     assert run.counts() == {"passed": 0, "failed": 2, "error": 0, "skipped": 0}, run.failures()
     assert 'ASSERT FAILED: The structuredContent of "loop" breaks its output schema' in run.output
     assert "The $ref chain #/properties/n → #/$defs/a → #/$defs/a comes back" in run.output
+    # the call that produced the value is the tool call, not the listing the step made to find the schema
+    assert "→ [loop] tools/call" in run.output and "→ [loop] tools/list" not in run.output, run.output[-3000:]
     assert "The $ref chain # → #/$defs/a → #/$defs/a comes back" in run.output
 
 

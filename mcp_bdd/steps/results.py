@@ -271,6 +271,7 @@ def step_output_schema(context: Any) -> None:
     last = _last(context)
     if last.kind != "tool":
         raise UsageError(f"{state(context).location}: the last result is a {last.kind} result, not a tool result.")
+    produced = _exchange(context)  # the call: finding the schema may list the tools after it
     session = current_session(context, last.server)
     tool = session.tool_named(last.name) or {}
     schema = tool.get("outputSchema")
@@ -286,7 +287,7 @@ def step_output_schema(context: Any) -> None:
         last.raw["structuredContent"],
         schema,
         title=f'The structuredContent of "{last.name}" breaks its output schema',
-        exchange=_exchange(context),
+        exchange=produced,
     )
 
 
