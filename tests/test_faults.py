@@ -817,3 +817,119 @@ Feature: frozen
     assert "could not be connected: the run's event loop did not finish this" in run.output, run.output[-4000:]
     assert "the run's event loop is still blocked by an in-process server" in run.output, run.output[-4000:]
     assert json.loads((root / "out.json").read_text())[0]["status"] == "error"  # written whole
+
+
+def _stray_answer_run(tmp_path: Path, flag: str, feature: str = CALL_ECHO) -> tuple[str, str]:
+    """behave against `hostile.py <flag>` with timeout = 900: what it printed, and the report's data."""
+    root = make_project(tmp_path, hostile(flag, extra="timeout = 900\n"), {"s.feature": feature})
+    out = tmp_path / "doc.html"
+    run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain", timeout=300)
+    assert run.counts()["failed"] == 1, run.output[-4000:]
+    assert "timed out" not in run.output and "no answer within" not in run.output, run.output[-4000:]
+    data = out.with_suffix(".json").read_text()
+    assert '"error_kind":"protocol"' in data, data[-4000:]
+    return run.output, data
+
+
+def test_an_answer_whose_id_no_request_waits_for_fails_its_call_at_once(tmp_path: Path) -> None:
+    """Found by a probe: a server that answers with id 999999 made the call wait its whole
+    `timeout` and say "timed out", and its reply was in neither the transcript nor the report."""
+    output, data = _stray_answer_run(tmp_path, "--wrong-id")
+    said = (
+        "the server answered with id 999999, but no request with that id is waiting (waiting: 1) "
+        "— a server must echo the request's id"
+    )
+    assert said in output, output[-4000:]
+    quoted = (  # what it sent, bounded and masked, through the evidence every stdio failure quotes
+        "on stdout that mcp-bdd could not use (1 a response no request waits for); "
+        'the first: a response no request waits for: \'{"jsonrpc": "2.0", "id": 999999, "result"'
+    )
+    assert quoted in output, output[-4000:]
+    assert "a response no request waits for: " in data and "999999" in data, data[-4000:]
+
+
+def test_a_json_rpc_error_without_an_id_fails_its_call_at_once(tmp_path: Path) -> None:
+    """Found by a probe: the standard answer of a server that could not parse what it read,
+    `{"id": null, "error": {"code": -32700, ...}}`, made the call wait its whole `timeout`."""
+    output, data = _stray_answer_run(tmp_path, "--null-id-error")
+    said = (
+        "the server answered with a JSON-RPC error without an id (-32700 Parse error): "
+        "it could not read the request mcp-bdd sent"
+    )
+    assert said in output, output[-4000:]
+    assert 'the first: a JSON-RPC error without an id: \'{"jsonrpc": "2.0", "id": null' in output, output[-4000:]
+    assert "a JSON-RPC error without an id: " in data and "-32700" in data, data[-4000:]
+
+
+def test_a_stray_answer_fails_every_call_that_waits_at_once(tmp_path: Path) -> None:
+    """Several calls in flight: a stray answer cannot be matched to one of them, so none of them
+    waits for an answer that may never come."""
+    feature = """
+Feature: concurrent
+  Scenario: three calls at once
+    Given the MCP server "hostile" is running
+    When I call the tool "echo" 3 times concurrently with:
+      | text |
+      | ${i} |
+    Then all 3 calls succeed
+"""
+    output, _data = _stray_answer_run(tmp_path, "--wrong-id", feature)
+    assert "Not all 3 calls succeeded (0 of 3 did)" in output, output[-4000:]
+    assert output.count("but no request with that id is waiting (waiting: ") >= 3, output[-4000:]
+
+
+def test_the_stdio_transport_fails_waiting_requests_on_a_stray_answer_and_nothing_else() -> None:
+    """The bookkeeping behind the three tests above, case by case: what counts as waiting, what a
+    stray answer fails, and what stays an ordinary late answer."""
+    import mcp_types as types
+
+    from mcp_bdd.servers._framing import PROTOCOL_MARK, StdoutEvidence, Waiting, decode_line
+
+    def request(request_id: int | str, method: str = "tools/call") -> types.JSONRPCRequest:
+        return types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method)
+
+    def cancel(request_id: int) -> types.JSONRPCNotification:
+        params = {"requestId": request_id, "reason": "timed out"}
+        return types.JSONRPCNotification(jsonrpc="2.0", method="notifications/cancelled", params=params)
+
+    def failed(items: list[object]) -> list[object]:
+        return [
+            m.message.id
+            for m in items
+            if not isinstance(m, Exception)
+            and isinstance(m.message, types.JSONRPCError)
+            and isinstance(m.message.error.data, dict)
+            and m.message.error.data.get("mcp_bdd") == PROTOCOL_MARK
+        ]
+
+    evidence, waiting = StdoutEvidence(), Waiting()
+    for message in (request("listen-1", "subscriptions/listen"), request(1), request(2), request(3), cancel(3)):
+        waiting.sent(message)
+    assert waiting.count() == 2  # a listen stream waits for events, a cancelled request for nothing
+    # an answer to a waiting request, an echoed id as a string ("2" is 2), and a late answer to a
+    # cancelled request pass through untouched, and none of them is evidence
+    for line in (b'{"jsonrpc":"2.0","id":1,"result":{}}', b'{"jsonrpc":"2.0","id":3,"result":{}}'):
+        [message] = decode_line(line, evidence, waiting)
+        assert not isinstance(message, Exception) and not failed([message])
+    assert waiting.count() == 1 and evidence.bad_lines == 0
+    # a second answer to request 1 is not taken for a stray: it fails nothing (the SDK drops it)
+    assert not failed(decode_line(b'{"jsonrpc":"2.0","id":1,"result":{}}', evidence, waiting))
+    # a stray: quoted as evidence first (the transcript records it), then every waiting request fails
+    waiting.sent(request(4))
+    out = decode_line(b'{"jsonrpc":"2.0","id":999999,"result":{}}', evidence, waiting)
+    assert isinstance(out[0], ValueError) and "999999" in str(out[0])
+    assert failed(out) == [2, 4] and waiting.count() == 0 and evidence.bad_lines == 1
+    # the real answers arriving late are ordinary late answers, not strays that fail request 5
+    waiting.sent(request(5))
+    assert not failed(decode_line(b'{"jsonrpc":"2.0","id":"2","result":{}}', evidence, waiting))
+    assert waiting.count() == 1
+    # an error without an id, with the id missing altogether (not JSON-RPC's schema), fails request 5
+    out = decode_line(b'{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request"}}', evidence, waiting)
+    assert failed(out) == [5] and "-32600 Invalid Request" in str(out[1].message.error.message)  # type: ignore[union-attr]
+    # with nothing waiting a stray is evidence only; the bookkeeping stays bounded
+    assert [type(m) for m in decode_line(b'{"jsonrpc":"2.0","id":7,"result":{}}', evidence, waiting)] == [ValueError]
+    for i in range(100, 100_000):
+        waiting.sent(request(i))
+        if i % 2:
+            decode_line(b'{"jsonrpc":"2.0","id":%d,"result":{}}' % i, evidence, waiting)
+    assert len(waiting._waiting) + len(waiting._settled) <= 2 * 4096

@@ -15,6 +15,19 @@ classic framing bug) just "times out". Here:
   the JSON-RPC schema) fails its pending request at once: `decode_line` turns it into a JSON-RPC
   error for the same id, marked with `PROTOCOL_MARK`, which the session reports as a protocol
   violation instead of waiting for its timeout.
+- A response no waiting request can take — an id that matches none (`"id": 999999`), or no id
+  at all (`{"id": null, "error": {"code": -32700, ...}}`, the standard answer of a server that
+  could not parse what it read) — used to be dropped by the SDK, its request waiting for its
+  timeout and saying "timed out". `Waiting` knows which requests are in flight (the writer
+  passes through here too), so such a stray is recorded as a bad line (quoted, counted, in the
+  transcript) and fails every request waiting for an answer, with the same marked error. All
+  of them, not the oldest: nothing in a stray says which request it was meant for, and a guess
+  that misses leaves the real one waiting its whole timeout (the very fault) while blaming
+  another. The usual bugs (a server that never echoes ids, one that cannot parse what we send)
+  send one stray per request, which fails each at once either way. A failed or cancelled
+  request's real answer, should it still come, is a late answer, dropped as before; so is a
+  second answer to one already answered. Listen streams (`subscriptions/listen`) wait for
+  events, not for an answer: a stray leaves them open.
 """
 
 from __future__ import annotations
@@ -23,18 +36,24 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 import mcp_types as types
+from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 
-__all__ = ["PROTOCOL_MARK", "LineSplitter", "LineTooLong", "StdoutEvidence", "decode_line", "too_long"]
+__all__ = ["PROTOCOL_MARK", "LineSplitter", "LineTooLong", "StdoutEvidence", "Waiting", "decode_line", "too_long"]
 
 #: `error.data["mcp_bdd"]` of a JSON-RPC error we made up for a response that could not be used
 PROTOCOL_MARK = "protocol-violation"
 _QUOTE = 300  # characters of a bad line quoted in messages
 _PRETTY_LIMIT = 1 << 20  # bytes of consecutive bad lines kept to re-assemble pretty-printed JSON
 _ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")')
+_REMEMBERED = 4096  # request ids kept in flight, and settled ones kept to tell a late answer from a stray
+_STREAMS = frozenset({"subscriptions/listen"})  # requests that wait for events, not for an answer
+_STRAY = "a response no request waits for"
+_NO_ID_ERROR = "a JSON-RPC error without an id"
+_UNREADABLE = (types.PARSE_ERROR, types.INVALID_REQUEST)  # a server's errors for a message it could not read
 
 
 class LineTooLong(ValueError):
@@ -84,6 +103,7 @@ class StdoutEvidence:
     bad_lines: int = 0
     kinds: Counter[str] = field(default_factory=Counter)
     first: str | None = None
+    last: str | None = None  # the latest is often what the failure at hand is about
     _pretty: list[bytes] = field(default_factory=list)
     _pretty_size: int = 0
 
@@ -95,6 +115,7 @@ class StdoutEvidence:
         described = f"{kind}: {quoted!r}" + (f" … ({len(line)} bytes)" if len(line) > _QUOTE else "")
         if self.first is None:
             self.first = described
+        self.last = described
         return described
 
     def describe(self) -> str:
@@ -102,12 +123,75 @@ class StdoutEvidence:
         if not self.bad_lines:
             return ""
         kinds = ", ".join(f"{n} {k}" for k, n in self.kinds.most_common())
+        if self.kinds[_STRAY] or self.kinds[_NO_ID_ERROR]:  # JSON-RPC messages, but no request's answer
+            what = "mcp-bdd could not use"
+        else:
+            what = "are not JSON-RPC messages" if self.bad_lines != 1 else "is not a JSON-RPC message"
+        last = f"; the last: {self.last}" if self.bad_lines > 1 and self.last != self.first else ""
         return (
             f"The server wrote {self.bad_lines} line{'s' if self.bad_lines != 1 else ''} on stdout that "
-            f"{'are not JSON-RPC messages' if self.bad_lines != 1 else 'is not a JSON-RPC message'} ({kinds}); "
-            f"the first: {self.first}\n"
+            f"{what} ({kinds}); the first: {self.first}{last}\n"
             f"  That usually means: {_meaning(self.kinds)}"
         )
+
+
+class Waiting:
+    """The requests mcp-bdd sent on one stream and still waits for, by id: what tells the answer
+    to a request from a stray (see module doc). The writer calls `sent`, `decode_line` settles.
+
+    Bounded: at most `_REMEMBERED` ids in flight (the oldest beyond that were abandoned without a
+    cancel, as `initialize` is) and as many settled ones (answered, cancelled, or failed here),
+    kept so that a late or repeated answer to one of them is not taken for a stray."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[Any, str] = {}  # id (as the SDK matches it: "7" is 7) -> method, oldest first
+        self._settled: dict[Any, None] = {}
+
+    def sent(self, message: Any) -> None:
+        """Note a message mcp-bdd wrote: a request waits from now, a cancelled one no more."""
+        if isinstance(message, types.JSONRPCRequest):
+            key = coerce_request_id(message.id)
+            self._settled.pop(key, None)
+            self._waiting[key] = message.method
+            if len(self._waiting) > _REMEMBERED:
+                del self._waiting[next(iter(self._waiting))]
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            request_id = (message.params or {}).get("requestId")
+            if _valid_id(request_id):
+                self._settle(coerce_request_id(request_id))
+
+    def take(self, request_id: Any) -> bool:
+        """Whether an answer with this id has a request to go to (a waiting one, or one that was
+        settled: a late answer, which the SDK drops); settles it."""
+        if not _valid_id(request_id):
+            return False
+        key = coerce_request_id(request_id)
+        if key in self._waiting:
+            self._settle(key)
+            return True
+        return key in self._settled
+
+    def count(self) -> int:
+        """The requests waiting for an answer (listen streams wait for events)."""
+        return sum(1 for method in self._waiting.values() if method not in _STREAMS)
+
+    def fail(self) -> list[Any]:
+        """The ids of every request waiting for an answer, settled: a stray fails them (module doc)."""
+        keys = [key for key, method in self._waiting.items() if method not in _STREAMS]
+        for key in keys:
+            self._settle(key)
+        return keys
+
+    def _settle(self, key: Any) -> None:
+        self._waiting.pop(key, None)
+        self._settled[key] = None
+        if len(self._settled) > _REMEMBERED:
+            del self._settled[next(iter(self._settled))]
+
+
+def _valid_id(request_id: object) -> TypeGuard[int | str]:
+    """A JSON-RPC request id (a number or a string; JSON's true is not 1 here)."""
+    return isinstance(request_id, int | str) and not isinstance(request_id, bool)
 
 
 def _meaning(kinds: Counter[str]) -> str:
@@ -123,6 +207,16 @@ def _meaning(kinds: Counter[str]) -> str:
             "the server answered with JSON nested deeper than JSON parsers accept (a recursive structure "
             "serialised without a limit?): flatten the result, or cut the recursion."
         )
+    if kinds[_NO_ID_ERROR]:
+        return (
+            "the server answered with a JSON-RPC error that names no request: it could not parse or read a "
+            "message mcp-bdd sent (its stderr may say why), and did not say which one."
+        )
+    if kinds[_STRAY]:
+        return (
+            "the server answers with ids that match no request mcp-bdd sent: a response must carry the id "
+            "of the request it answers, unchanged (same value, same type)."
+        )
     if kinds["line too long"]:
         return (
             "a message was larger than max_message_bytes; raise it in [tool.mcp-bdd] if that size is expected, "
@@ -134,36 +228,88 @@ def _meaning(kinds: Counter[str]) -> str:
     )
 
 
-def decode_line(line: bytes, evidence: StdoutEvidence) -> SessionMessage | Exception | None:
-    """One line of stdout: a message, an Exception describing a bad line, or None (blank line).
+def decode_line(
+    line: bytes, evidence: StdoutEvidence, waiting: Waiting | None = None
+) -> list[SessionMessage | Exception]:
+    """One line of stdout: a message, an Exception describing a bad line, or nothing (blank line).
 
-    A response that cannot be used becomes a JSON-RPC error for its own id (see module doc).
+    A response that cannot be used becomes a JSON-RPC error for its own id; one that no waiting
+    request can take, an Exception quoting it and an error for each waiting request (module doc).
     """
     if not line.strip():
-        return None
+        return []
     try:
         message = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except ValueError:
-        return _bad_line(line, evidence)
+        return _bad_line(line, evidence, waiting)
     evidence._pretty.clear()  # a good message ends any half-assembled pretty-printed one
     evidence._pretty_size = 0
-    return message
+    answer = message.message
+    if waiting is None or not isinstance(answer, types.JSONRPCResponse | types.JSONRPCError):
+        return [message]
+    if waiting.take(answer.id):
+        return [message]
+    return _stray(line, evidence, waiting, answer.id, answer.error if isinstance(answer, types.JSONRPCError) else None)
 
 
-def _bad_line(line: bytes, evidence: StdoutEvidence) -> SessionMessage | Exception:
+def _bad_line(line: bytes, evidence: StdoutEvidence, waiting: Waiting | None) -> list[SessionMessage | Exception]:
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
-        return ValueError(evidence.note("invalid UTF-8", line))
+        return [ValueError(evidence.note("invalid UTF-8", line))]
     try:
         data = json.loads(text)
     except RecursionError:
-        return _unusable(line, evidence, "a response nested too deep to parse", _id_in(line))
+        return _unusable(line, evidence, "a response nested too deep to parse", _id_in(line), waiting)
     except ValueError:
-        return _maybe_pretty(line, evidence)
+        return [_maybe_pretty(line, evidence)]
     if isinstance(data, dict) and data.get("jsonrpc") == "2.0" and ("result" in data or "error" in data):
-        return _unusable(line, evidence, "a response that does not fit the JSON-RPC schema", data.get("id"))
-    return ValueError(evidence.note("JSON that is not a JSON-RPC message", line))
+        request_id = data.get("id")
+        if waiting is not None and not waiting.take(request_id):  # surely a response, and no one's
+            return _stray(line, evidence, waiting, request_id, data.get("error"))
+        return _unusable(line, evidence, "a response that does not fit the JSON-RPC schema", request_id, None)
+    return [ValueError(evidence.note("JSON that is not a JSON-RPC message", line))]
+
+
+def _stray(
+    line: bytes, evidence: StdoutEvidence, waiting: Waiting, request_id: Any, error: Any
+) -> list[SessionMessage | Exception]:
+    """A response no waiting request can take: quoted as evidence (the transcript records it, a
+    failure's `describe` quotes it), then an error for every request waiting for an answer, which
+    says what the server sent and what that means."""
+    if request_id is None and error is not None:
+        code, text = _error_parts(error)
+        kind = _NO_ID_ERROR
+        what = f"the server answered with a JSON-RPC error without an id ({code} {text}): " + (
+            "it could not read the request mcp-bdd sent"
+            if code in _UNREADABLE
+            else "it did not say which request failed — a server must echo the request's id"
+        )
+    else:
+        kind = _STRAY
+        shown = (
+            "without an id, so no request can take it"
+            if request_id is None
+            else (f"with id {json.dumps(request_id, default=str)[:80]}, but no request with that id is waiting")
+        )
+        what = f"the server answered {shown} (waiting: {waiting.count()}) — a server must echo the request's id"
+    described = evidence.note(kind, line)
+    failed: list[SessionMessage | Exception] = [ValueError(described)]
+    failed.extend(_protocol_error(key, f"{what}.", line) for key in waiting.fail())  # quoted in `describe`
+    return failed
+
+
+def _error_parts(error: Any) -> tuple[Any, str]:
+    """(code, message) of a JSON-RPC error object, parsed or not, the message cut short."""
+    code: Any
+    text: Any
+    if isinstance(error, types.ErrorData):
+        code, text = error.code, error.message
+    elif isinstance(error, dict):
+        code, text = error.get("code"), error.get("message")
+    else:
+        code, text = None, None
+    return code, str(text)[:200] if text is not None else "(no message)"
 
 
 def _maybe_pretty(line: bytes, evidence: StdoutEvidence) -> SessionMessage | Exception:
@@ -180,7 +326,7 @@ def _maybe_pretty(line: bytes, evidence: StdoutEvidence) -> SessionMessage | Exc
         evidence._pretty.clear()
         evidence._pretty_size = 0
         if isinstance(whole, dict) and ("result" in whole or "error" in whole):
-            return _unusable(line, evidence, "a JSON-RPC message spread over several lines", whole.get("id"))
+            return _unusable(line, evidence, "a JSON-RPC message spread over several lines", whole.get("id"), None)[0]
         return ValueError(evidence.note("a JSON-RPC message spread over several lines", line))
     return ValueError(evidence.note("not JSON", line))
 
@@ -194,23 +340,33 @@ def _id_in(line: bytes) -> Any:
     return None
 
 
-def _unusable(line: bytes, evidence: StdoutEvidence, kind: str, request_id: Any) -> SessionMessage | Exception:
+def _unusable(
+    line: bytes, evidence: StdoutEvidence, kind: str, request_id: Any, waiting: Waiting | None
+) -> list[SessionMessage | Exception]:
     """Count the line; fail its request at once when its id is known, else report it as a bad line."""
     described = evidence.note(kind, line)
-    if not isinstance(request_id, int | str) or isinstance(request_id, bool):
-        return ValueError(described)
+    if not _valid_id(request_id):
+        return [ValueError(described)]
+    if waiting is not None:
+        waiting.take(request_id)  # answered, if badly: its real answer, should one follow, is late
+    message = f"mcp-bdd could not use the server's response: {kind} ({len(line)} bytes)."
+    return [_protocol_error(request_id, message, line)]
+
+
+def _protocol_error(request_id: Any, message: str, line: bytes) -> SessionMessage:
+    """A JSON-RPC error for `request_id` that the session reports as a protocol violation (PROTOCOL_MARK)."""
     error = types.JSONRPCError(
         jsonrpc="2.0",
         id=request_id,
         error=types.ErrorData(
             code=types.PARSE_ERROR,
-            message=f"mcp-bdd could not use the server's response: {kind} ({len(line)} bytes).",
+            message=message,
             data={"mcp_bdd": PROTOCOL_MARK, "first_bytes": line[:_QUOTE].decode("utf-8", "replace")},
         ),
     )
     return SessionMessage(error)
 
 
-def too_long(head: bytes, evidence: StdoutEvidence) -> SessionMessage | Exception:
+def too_long(head: bytes, evidence: StdoutEvidence, waiting: Waiting | None = None) -> list[SessionMessage | Exception]:
     """A line past `max_line` bytes (only its head is kept): fail its request if its id shows early."""
-    return _unusable(head, evidence, "line too long", _id_in(head))
+    return _unusable(head, evidence, "line too long", _id_in(head), waiting)

@@ -14,6 +14,12 @@ failed â€” exited with a non-zero code or by a signal (a pidfd wakes the loop) â
 holds nothing more: the request fails at once, and the failure quotes the exit code. An exit
 with code 0 does not end it: a wrapper that forks the real server and exits (`setsid` as a
 session leader does) leaves the server talking on the same pipes.
+
+Why the writer tells the reader what it sent (`Waiting`): a response whose id matches no
+request, or an error without an id (a server that could not parse what it read), was dropped by
+the SDK, and its request waited its whole `timeout` to say "timed out". Only the transport sees
+both directions: knowing which requests are in flight, the reader fails them at once, quoting
+what the server sent (see `_framing`).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import anyio
 from mcp.shared.message import SessionMessage
 
 from mcp_bdd._sdk import TransportStreams
-from mcp_bdd.servers._framing import LineSplitter, LineTooLong, StdoutEvidence, decode_line, too_long
+from mcp_bdd.servers._framing import LineSplitter, LineTooLong, StdoutEvidence, Waiting, decode_line, too_long
 
 __all__ = ["ExitWatch", "PipeTransport"]
 
@@ -72,6 +78,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
     ) -> None:
         self.write_fd, self.read_fd = write_fd, read_fd
         self.evidence = evidence
+        self.waiting = Waiting()  # the requests in flight: what tells an answer from a stray
         self.max_line = max_line
         self.process = process  # the server process: its failure ends the stream, whoever holds stdout
         self._exited = False  # it has failed: what the pipe still holds is all it wrote
@@ -163,17 +170,18 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
                     try:
                         lines = splitter.feed(data)
                     except LineTooLong as exc:
-                        await out.send(too_long(exc.args[0], self.evidence))
+                        for message in too_long(exc.args[0], self.evidence, self.waiting):
+                            await out.send(message)
                         continue
                     for line in lines:
-                        message = decode_line(line, self.evidence)
-                        if message is not None:
+                        for message in decode_line(line, self.evidence, self.waiting):
                             await out.send(message)
 
     async def _writer(self, source: Any) -> None:
         async with source:
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
                 async for item in source:
+                    self.waiting.sent(item.message)  # before it is written: its answer may come at once
                     data = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
                     await self._send(data.encode())
 

@@ -13,6 +13,8 @@ would, and it starts in milliseconds. Flags (combinable):
     --stubborn      ignore SIGTERM and stdin EOF: only SIGKILL ends it
     --pretty        pretty-print every JSON-RPC message (the classic stdio framing bug)
     --junk          print a banner and a line of invalid UTF-8 on stdout before serving
+    --wrong-id      answer every tools/call with id 999999 instead of the request's id
+    --null-id-error answer every tools/call with a parse error without an id (-32700, "id": null)
     --deep N        the `deep` tool's structuredContent is nested N levels
     --stderr-mb N   write N MB on stderr when the `spam` tool is called
 
@@ -58,6 +60,8 @@ def main() -> int:
     parser.add_argument("--stubborn", action="store_true")
     parser.add_argument("--pretty", action="store_true")
     parser.add_argument("--junk", action="store_true")
+    parser.add_argument("--wrong-id", action="store_true")
+    parser.add_argument("--null-id-error", action="store_true")
     parser.add_argument("--deep", type=int, default=5000)
     parser.add_argument("--stderr-mb", type=int, default=0)
     parser.add_argument("--holder", action="store_true")
@@ -94,7 +98,12 @@ def main() -> int:
         request = json.loads(raw)
         if "id" not in request:
             continue
-        send({"jsonrpc": "2.0", "id": request["id"], **answer(request, args, send)})
+        reply = {"jsonrpc": "2.0", "id": request["id"], **answer(request, args, send)}
+        if request["method"] == "tools/call" and args.wrong_id:
+            reply["id"] = 999999
+        if request["method"] == "tools/call" and args.null_id_error:
+            reply = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+        send(reply)
     if args.stubborn:
         while True:  # EOF ignored
             time.sleep(60)
