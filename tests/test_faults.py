@@ -583,10 +583,18 @@ class _NotMcp(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.mark.parametrize(("status", "tip"), [(404, "check the path in `url`"), (401, "the server wants credentials")])
+@pytest.mark.parametrize(
+    ("status", "tip"),
+    [
+        (404, "check the path in `url`"),
+        (401, "the server wants credentials"),
+        (200, "an MCP endpoint answers with application/json or text/event-stream"),
+    ],
+)
 def test_a_url_that_answers_http_errors_is_named_with_its_status(status: int, tip: str, tmp_path: Path) -> None:
     """The SDK says only "Server returned an error response"; a wrong path or a missing token is
-    the first thing a new user meets with a URL server."""
+    the first thing a new user meets with a URL server. A web page served with 200 used to read
+    "closed the connection during the handshake" with the tip "is the server running?"."""
     web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotMcp)
     thread = threading.Thread(target=web.serve_forever, daemon=True)
     thread.start()
@@ -817,6 +825,23 @@ Feature: frozen
     assert "could not be connected: the run's event loop did not finish this" in run.output, run.output[-4000:]
     assert "the run's event loop is still blocked by an in-process server" in run.output, run.output[-4000:]
     assert json.loads((root / "out.json").read_text())[0]["status"] == "error"  # written whole
+
+
+def test_a_handshake_answered_with_an_error_is_named_as_an_answer_not_a_closed_connection(tmp_path: Path) -> None:
+    """A server that refuses `initialize` with its own -32000 error ("License expired") was said
+    to have "closed the connection during the handshake": the SDK uses that code too."""
+    feature = """
+Feature: refused
+  Scenario: the server refuses the session
+    Given the MCP server "hostile" is running
+"""
+    root = make_project(tmp_path, hostile("--refuse-initialize"), {"r.feature": feature})
+    run = run_behave(root)
+    assert run.counts()["error"] == 1, run.output[-3000:]
+    assert (
+        '"hostile" answered the handshake with a JSON-RPC error (-32000: License expired: contact sales)' in run.output
+    ), run.output[-3000:]
+    assert "closed the connection" not in run.output, run.output[-3000:]
 
 
 def _stray_answer_run(tmp_path: Path, flag: str, feature: str = CALL_ECHO) -> tuple[str, str]:

@@ -10,6 +10,7 @@ would, and it starts in milliseconds. Flags (combinable):
     --escapes       terminal escape sequences in its name, its version and the echo tool's description
     --token T       accepted and ignored (a credential passed on the command line)
     --token-in-surface  its name, and the `secret` tool's description, repeat $API_TOKEN
+    --refuse-initialize  answer `initialize` with a JSON-RPC error of its own (-32000, as SDK errors use)
     --stubborn      ignore SIGTERM and stdin EOF: only SIGKILL ends it
     --pretty        pretty-print every JSON-RPC message (the classic stdio framing bug)
     --junk          print a banner and a line of invalid UTF-8 on stdout before serving
@@ -70,6 +71,7 @@ def main() -> int:
     parser.add_argument("--escapes", action="store_true")
     parser.add_argument("--token")
     parser.add_argument("--token-in-surface", action="store_true")
+    parser.add_argument("--refuse-initialize", action="store_true")
     args = parser.parse_args()
     sys.setrecursionlimit(max(1000, args.deep * 3))  # json.dumps of the deep value recurses
     if args.stubborn:
@@ -112,6 +114,8 @@ def main() -> int:
 
 def answer(request: dict[str, Any], args: argparse.Namespace, send: Any) -> dict[str, Any]:
     method, params = request["method"], request.get("params") or {}
+    if method == "initialize" and args.refuse_initialize:
+        return {"error": {"code": -32000, "message": "License expired: contact sales"}}
     if method == "initialize":
         mark = FAKE_GREEN if args.escapes else ""
         if args.token_in_surface:
