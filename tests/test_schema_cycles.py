@@ -161,43 +161,40 @@ def test_check_reports_the_loops_as_findings(
     assert not [f for f in data["findings"] if f["check"] == "schemas.structured-output"]
 
 
+def _run_schema_steps(tmp_path: Path, mode: str, inline_schema: str) -> Any:
+    """The two schema steps against raw_server in `mode`: the tool's own output schema, and a
+    schema written in the feature."""
+    argv = ", ".join(json.dumps(a) for a in [sys.executable, str(SERVER)])
+    call = '''
+    Given the MCP server "raw" is running
+    When I call the tool "{tool}" with arguments:
+      """json
+      {{"n": 5}}
+      """'''.format(tool="loop" if mode == "refloop" else "dangling")
+    feature = f'''
+Feature: schemas no value can be checked against
+  Scenario: the tool's output schema{call}
+    Then the result conforms to the tool's output schema
+
+  Scenario: a schema in the feature{call}
+    Then the result matches the schema:
+      """json
+      {inline_schema}
+      """
+'''
+    config = f'[servers.raw]\ncommand = [{argv}]\nprotocol = "legacy"\nenv = {{ RAW_SERVER_MODE = "{mode}" }}\n'
+    return run_behave(make_project(tmp_path, config, {"s.feature": feature}), "--no-capture", "-f", "plain")
+
+
 @pytest.mark.slow
 def test_the_schema_steps_fail_typed_not_with_a_recursion_error(tmp_path: Path) -> None:
-    argv = ", ".join(json.dumps(a) for a in [sys.executable, str(SERVER)])
-    project = make_project(
-        tmp_path,
-        f'[servers.loop]\ncommand = [{argv}]\nprotocol = "legacy"\nenv = {{ RAW_SERVER_MODE = "refloop" }}\n',
-        {
-            "loop.feature": """
-                Feature: schemas that loop
-                  Scenario: the tool's output schema
-                    Given the MCP server "loop" is running
-                    When I call the tool "loop" with arguments:
-                      \"\"\"json
-                      {"n": 5}
-                      \"\"\"
-                    Then the result conforms to the tool's output schema
-
-                  Scenario: a schema in the feature
-                    Given the MCP server "loop" is running
-                    When I call the tool "loop" with arguments:
-                      \"\"\"json
-                      {"n": 5}
-                      \"\"\"
-                    Then the result matches the schema:
-                      \"\"\"json
-                      {"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/a"}}}
-                      \"\"\"
-            """
-        },
-    )
-    run = run_behave(project, "--no-capture", "-f", "plain")
+    run = _run_schema_steps(tmp_path, "refloop", '{"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/a"}}}')
     assert "RecursionError" not in run.output and len(run.output) < 20_000, run.output[-3000:]
     assert run.counts() == {"passed": 0, "failed": 2, "error": 0, "skipped": 0}, run.failures()
     assert 'ASSERT FAILED: The structuredContent of "loop" breaks its output schema' in run.output
     assert "The $ref chain #/properties/n → #/$defs/a → #/$defs/a comes back" in run.output
     # the call that produced the value is the tool call, not the listing the step made to find the schema
-    assert "→ [loop] tools/call" in run.output and "→ [loop] tools/list" not in run.output, run.output[-3000:]
+    assert "→ [raw] tools/call" in run.output and "→ [raw] tools/list" not in run.output, run.output[-3000:]
     assert "The $ref chain # → #/$defs/a → #/$defs/a comes back" in run.output
 
 
@@ -310,35 +307,9 @@ def test_check_reports_dangling_refs_as_findings_not_an_internal_error(
 
 @pytest.mark.slow
 def test_the_schema_steps_fail_typed_on_a_dangling_ref(tmp_path: Path) -> None:
-    argv = ", ".join(json.dumps(a) for a in [sys.executable, str(SERVER)])
-    project = make_project(
-        tmp_path,
-        f'[servers.dangling]\ncommand = [{argv}]\nprotocol = "legacy"\nenv = {{ RAW_SERVER_MODE = "danglingref" }}\n',
-        {
-            "dangling.feature": """
-                Feature: schemas whose $ref points at nothing
-                  Scenario: the tool's output schema
-                    Given the MCP server "dangling" is running
-                    When I call the tool "dangling" with arguments:
-                      \"\"\"json
-                      {"n": 5}
-                      \"\"\"
-                    Then the result conforms to the tool's output schema
-
-                  Scenario: a schema in the feature
-                    Given the MCP server "dangling" is running
-                    When I call the tool "dangling" with arguments:
-                      \"\"\"json
-                      {"n": 5}
-                      \"\"\"
-                    Then the result matches the schema:
-                      \"\"\"json
-                      {"type": "object", "properties": {"n": {"$ref": "#/$defs/count"}}}
-                      \"\"\"
-            """
-        },
+    run = _run_schema_steps(
+        tmp_path, "danglingref", '{"type": "object", "properties": {"n": {"$ref": "#/$defs/count"}}}'
     )
-    run = run_behave(project, "--no-capture", "-f", "plain")
     assert "Traceback" not in run.output and "Unresolvable" not in run.output, run.output[-3000:]
     assert run.counts() == {"passed": 0, "failed": 2, "error": 0, "skipped": 0}, run.failures()
     assert 'ASSERT FAILED: The structuredContent of "dangling" breaks its output schema' in run.output
