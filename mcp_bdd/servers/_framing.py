@@ -42,13 +42,25 @@ import mcp_types as types
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 
-__all__ = ["PROTOCOL_MARK", "LineSplitter", "LineTooLong", "StdoutEvidence", "Waiting", "decode_line", "too_long"]
+__all__ = [
+    "ID_VALUE",
+    "PROTOCOL_MARK",
+    "LineSplitter",
+    "LineTooLong",
+    "StdoutEvidence",
+    "Waiting",
+    "decode_line",
+    "too_long",
+]
 
 #: `error.data["mcp_bdd"]` of a JSON-RPC error we made up for a response that could not be used
 PROTOCOL_MARK = "protocol-violation"
 _QUOTE = 300  # characters of a bad line quoted in messages
 _PRETTY_LIMIT = 1 << 20  # bytes of consecutive bad lines kept to re-assemble pretty-printed JSON
-_ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")')
+#: a JSON-RPC id as written on the wire (a number, or a string of at most 200 characters), one group;
+#: found in raw bytes wherever a message cannot be parsed whole (here, and in the HTTP transport)
+ID_VALUE = rb'(-?\d+|"(?:[^"\\]|\\.){0,200}")'
+_ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE)
 _REMEMBERED = 4096  # request ids kept in flight, and settled ones kept to tell a late answer from a stray
 _STREAMS = frozenset({"subscriptions/listen"})  # requests that wait for events, not for an answer
 _STRAY = "a response no request waits for"

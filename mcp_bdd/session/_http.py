@@ -35,7 +35,7 @@ import mcp_types as types
 
 from mcp_bdd.config import Config
 from mcp_bdd.errors import ProtocolViolation
-from mcp_bdd.servers import PROTOCOL_MARK
+from mcp_bdd.servers import ID_VALUE, PROTOCOL_MARK
 
 __all__ = ["DEFAULT_LIMIT", "SDK_SSE_EVENT_CAP", "BoundedTransport", "MessageTooLarge", "client_factory"]
 
@@ -50,11 +50,10 @@ _TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's own client's, for a fac
 _SSE = "text/event-stream"
 #: two line ends in a row (CRLF, CR or LF each): the end of an SSE event
 _BOUNDARY = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
-_ID_VALUE = rb'(-?\d+|"(?:[^"\\]|\\.){0,200}")'
 #: the id of a JSON-RPC message as one of its first keys (no object or array opened before it) ...
-_FIRST_ID = re.compile(rb'data: ?\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*' + _ID_VALUE)
+_FIRST_ID = re.compile(rb'data: ?\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*' + ID_VALUE)
 #: ... or as the last key of the outermost object
-_LAST_ID = re.compile(rb'"id"\s*:\s*' + _ID_VALUE + rb"\s*\}\s*$")
+_LAST_ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE + rb"\s*\}\s*$")
 
 
 class MessageTooLarge(ProtocolViolation):
