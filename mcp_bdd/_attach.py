@@ -24,6 +24,8 @@ same placement.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import sys
 import weakref
 from collections.abc import Callable
@@ -31,7 +33,7 @@ from typing import Any, Literal
 
 from behave.formatter.json import JSONFormatter
 
-__all__ = ["Phase", "attach", "deliver_held", "place_users_attachments"]
+__all__ = ["Phase", "attach", "deliver_held", "mask_again", "place_users_attachments"]
 
 #: where in its scenario an attachment comes from: the before hooks, a step, the after hooks
 Phase = Literal["before", "during", "after"]
@@ -85,6 +87,27 @@ def deliver_held(context: Any) -> None:
                 _deliver(formatter, [], "before")
             except Exception as exc:
                 _warn_once(formatter, exc)
+
+
+def mask_again(context: Any, mask: Callable[[str], str]) -> None:
+    """Mask the scenario's attachments in behave's json formatters again, with `mask` (a secret the
+    scenario remembered after its evidence was attached: a token its server issued). Images and
+    other binary attachments stay as they are."""
+    for formatter in _json_formatters(context):
+        element = formatter.current_feature_element or {}
+        for step in element.get("steps") or ():
+            for embedding in step.get("embeddings") or ():
+                _mask_embedding(embedding, mask)
+
+
+def _mask_embedding(embedding: dict[str, Any], mask: Callable[[str], str]) -> None:
+    try:
+        text = base64.b64decode(embedding["data"], validate=True).decode("utf-8")
+    except (KeyError, TypeError, binascii.Error, UnicodeDecodeError):
+        return
+    masked = mask(text)
+    if masked != text:
+        embedding["data"] = base64.b64encode(masked.encode("utf-8")).decode("ascii")
 
 
 def _json_formatters(context: Any) -> list[JSONFormatter]:

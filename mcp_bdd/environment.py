@@ -26,10 +26,10 @@ from typing import Any, NoReturn
 
 import behave.model as behave_model
 
-from mcp_bdd._attach import Phase, attach, deliver_held, place_users_attachments
+from mcp_bdd._attach import Phase, attach, deliver_held, mask_again, place_users_attachments
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import ConfigError, McpBddError, NothingSelected, printable
-from mcp_bdd.secrets import mask_data
+from mcp_bdd.secrets import generation, mask, mask_data
 from mcp_bdd.transcript import HOOKS_MIME, SERVER_MIME, STDERR_MIME, TEARDOWN_MIME, TRANSCRIPT_MIME
 
 __all__ = [
@@ -315,6 +315,8 @@ def after_scenario(context: Any, scenario: Any) -> None:
     _after_hooks_begin(context)  # when behave's runner let no wrapper mark it (a no-op when one did)
     problems = context.mcp_runtime.end_scenario(state)
     _attach_transcript(context, state, TEARDOWN_MIME)
+    if generation() != state.secrets_at_start:
+        mask_again(context, mask)  # behave's json; mcp-bdd's own reports do the same themselves
     if problems and os.environ.get("MCP_BDD_DEBUG"):
         print("mcp-bdd teardown: " + "; ".join(problems), file=sys.stderr)
     context.mcp = None

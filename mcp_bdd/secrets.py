@@ -6,9 +6,11 @@ echoed `abc123` in a tool result or on stderr put it in the console, the HTML, t
 JUnit. Now:
 
 - a name is secret when it contains TOKEN, SECRET, KEY, PASSWORD, PASSWD, COOKIE, CREDENTIAL or
-  AUTH (so AUTHORIZATION too) — `is_secret_name`;
+  AUTH (so AUTHORIZATION too, but not AUTHOR: an `author` is prose) — `is_secret_name`;
 - every value mcp-bdd passes to a server under such a name (its `env`, every `headers` value,
-  and tokens the fakes issue) is registered with `remember()` when the server starts;
+  and tokens the fakes issue) is registered with `remember()` when the server starts, and so is
+  every value held under such a name during a run (`remember_named`): a `${env.API_KEY}` on use,
+  a token a server issued that a scenario remembers as `access_token`;
 - `mask()` (text) and `mask_data()` (JSON-like data) replace registered values anywhere, and
   `mask()` also `NAME=value` / `NAME: value` pairs with a secret NAME and the password of a
   URL's userinfo (`postgres://user:****@db`), by `****`. They are applied where
@@ -25,7 +27,17 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MASK", "is_secret_name", "mask", "mask_data", "mask_mapping", "remember", "remember_mapping"]
+__all__ = [
+    "MASK",
+    "generation",
+    "is_secret_name",
+    "mask",
+    "mask_data",
+    "mask_mapping",
+    "remember",
+    "remember_mapping",
+    "remember_named",
+]
 
 MASK = "****"
 #: shorter values are not masked by value (masking "1" or "yes" everywhere would garble evidence)
@@ -33,7 +45,8 @@ MIN_VALUE_LENGTH = 5
 #: a line of a secret of many lines is masked on its own from this length (a PEM body line is 64)
 MIN_LINE_LENGTH = 12
 
-_NAME = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTH", re.IGNORECASE)
+# AUTH, but not AUTHOR unless AUTHORIZATION: `GH_AUTH` is a credential, `author` is a person's name
+_NAME = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTH(?!OR(?!IZ))", re.IGNORECASE)
 _SCOPES = frozenset({"env", "headers", "environment", "environ"})
 # NAME=value / NAME: value in free text (stderr, error messages) where NAME looks secret. Narrower
 # than _NAME: "Author: Jane" in a log line is not a credential. The value stops at a closing `)`,
@@ -52,7 +65,15 @@ _USERINFO = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^\s/:@]*:)(?P<password>
 
 _values: set[str] = set()
 _pattern: re.Pattern[str] | None = None
+_generation = 0  # how many times new values were remembered
 _lock = threading.Lock()
+
+
+def generation() -> int:
+    """Grows whenever a new value is remembered. Evidence masked while it was lower may hold a value
+    only known since: a token a server issued shows in its response, *then* a step remembers it
+    as `access_token`. Reports compare it before and after a scenario and mask that one again."""
+    return _generation
 
 
 def is_secret_name(name: str) -> bool:
@@ -63,7 +84,7 @@ def remember(value: str) -> None:
     """Mask this value wherever it shows from now on (and its token, for `Bearer <token>`), in
     every form evidence takes: as is, escaped inside JSON or a Python repr, and each line of a
     value of many lines (a PEM key a server prints in part)."""
-    global _pattern
+    global _pattern, _generation
     candidates: set[str] = set()
     for plain in {value, _SCHEME.sub("", value)}:
         candidates |= _forms(plain)
@@ -72,6 +93,7 @@ def remember(value: str) -> None:
         if not new:
             return
         _values.update(new)
+        _generation += 1
         # longest first, so a value that contains another is masked whole
         _pattern = re.compile("|".join(re.escape(v) for v in sorted(_values, key=len, reverse=True)))
 
@@ -89,11 +111,20 @@ def _forms(value: str) -> set[str]:
     return forms
 
 
+def remember_named(name: str, value: str) -> None:
+    """Remember `value` when `name` is secret (a variable, an environment entry): its value is a
+    secret wherever it goes next — a server's argv, a tool's argument, a server's echo of it."""
+    if value and is_secret_name(name):
+        remember(value)
+
+
 def remember_mapping(values: Mapping[str, str], *, all_values: bool = False) -> None:
     """Remember the values of secret-named entries (every entry with `all_values`, e.g. headers)."""
     for name, value in values.items():
-        if value and (all_values or is_secret_name(name)):
+        if all_values and value:
             remember(value)
+        else:
+            remember_named(name, value)
 
 
 def mask(text: str) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mcp_bdd.secrets import generation, remember_named
 from mcp_bdd.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -59,6 +60,14 @@ class ScenarioState:
     steps_begun: bool = False  # what was recorded before the first step is the hooks' doing
     steps_ended: bool = False  # the after hooks began: what is attached now comes after the steps
     step_text: str = ""
+    #: secrets.generation() when the scenario began: more remembered since -> mask its evidence again
+    secrets_at_start: int = field(default_factory=generation)
+
+    def set_variable(self, name: str, value: str) -> None:
+        """`${name}` from now on. A secret-looking name (`access_token`) makes its value a secret
+        at once: the server that issued it may echo it before the variable is ever used."""
+        self.variables[name] = value
+        remember_named(name, value)
 
     def interpolate(self, text: str, extra: dict[str, str] | None = None) -> str:
         """Replace `${...}` in a quoted parameter, table cell or doc string (see mcp_bdd.variables)."""

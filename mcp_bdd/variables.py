@@ -4,8 +4,9 @@ Pure: knows nothing of behave or MCP. Built-ins: `${env.NAME}`, `${uuid}` (fresh
 `${fake.<name>.<attr>}` (resolved through a callback, which creates the fake on first use),
 `${port}` (server config only). `$${` writes a literal `${`. An unknown name is a UsageError
 that lists the names that are available — scenarios fail loudly instead of sending "${typo}".
-The value of a secret-named environment variable (`${env.API_KEY}`) is a secret wherever it
-goes — a server's argv, its URL, a tool's argument — so it is remembered for masking on use.
+The value of a secret-named environment variable (`${env.API_KEY}`) or scenario variable
+(`${access_token}`) is a secret wherever it goes — a server's argv, its URL, a tool's argument —
+so it is remembered for masking on use (and a scenario variable when it is saved too).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import uuid
 from collections.abc import Callable, Mapping
 
 from mcp_bdd.errors import UsageError, did_you_mean
-from mcp_bdd.secrets import is_secret_name, remember
+from mcp_bdd.secrets import remember_named
 
 __all__ = ["Resolver", "interpolate", "names_in"]
 
@@ -54,14 +55,14 @@ def interpolate(
         if extra is not None and name in extra:
             return extra[name]
         if name in variables:
+            remember_named(name, variables[name])  # set by a step, or by a user's own code
             return variables[name]
         if name == "uuid":
             return str(uuid.uuid4())
         if name.startswith("env."):
             key = name[4:]
             if key in env:
-                if is_secret_name(key):
-                    remember(env[key])
+                remember_named(key, env[key])
                 return env[key]
             raise UsageError(
                 f'{_at(where)}the environment variable "{key}" (from ${{{name}}}) is not set. '

@@ -189,6 +189,7 @@ def test_stdio_and_in_memory_are_not_applicable(
     monkeypatch.chdir(tmp_path)
     code, data = _check(capsys, "shop", "--transport", transport, "--fail-on", "low")
     assert code == 0 and data["findings"] == [] and data["transport"] == transport, data
-    assert f"auth: not applicable: the server runs over {transport} (OAuth protects HTTP transports only)." in (
-        data["notes"]
+    assert (
+        f"auth: not applicable: the server runs over {transport} (OAuth protects HTTP transports only)."
+        in (data["notes"])
     )

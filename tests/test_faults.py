@@ -118,7 +118,9 @@ Feature: killed
 
     def server_and_helper() -> bool:
         try:
-            found = [p for p in psutil.Process(proc.pid).children(recursive=True) if "hostile.py" in " ".join(p.cmdline())]
+            found = [
+                p for p in psutil.Process(proc.pid).children(recursive=True) if "hostile.py" in " ".join(p.cmdline())
+            ]
         except psutil.NoSuchProcess:
             return False
         return bool(found) and any(c.name() == "sleep" for c in found[0].children())
@@ -275,6 +277,57 @@ Feature: secrets
     assert key not in run.output + (root / "behave.json").read_text(), run.output[-3000:]
 
 
+def test_a_token_a_server_issues_and_a_scenario_remembers_under_a_secret_name_is_masked(tmp_path: Path) -> None:
+    """No configuration knows a token the server itself issues (`login`). Remembered as
+    "access_token", it is a secret from then on: sent back as an argument, echoed in a result and
+    quoted by a failure, it shows as `****` in the console, the HTML, its JSON, JUnit and behave's
+    json — in the login's own response too, recorded before the scenario knew it was a secret."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("hostile_server", REPO / "tests" / "servers" / "hostile.py")
+    assert spec is not None and spec.loader is not None
+    server = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(server)
+    token = server.ISSUED_TOKEN
+    feature = """
+Feature: issued secrets
+  Scenario: the server issues a token and echoes it back
+    Given the MCP server "hostile" is running
+    When I call the tool "login"
+    And I remember the result at "$.access_token" as "access_token"
+    When I call the tool "echo" with:
+      | text                   |
+      | again ${access_token} |
+    Then the result text is "something else"
+"""
+    root = make_project(tmp_path, hostile(), {"s.feature": feature})
+    out = tmp_path / "out"
+    formats = ["-f", "json", "-o", str(out / "behave.json"), "-f", "mcp_bdd.report:LivingDocFormatter"]
+    formats += ["-o", str(out / "doc.html"), "-f", "mcp_bdd.report:JUnitFormatter", "-o", str(out / "junit.xml")]
+    run = run_behave(root, *formats, "-f", "plain")
+    assert run.counts()["failed"] == 1, run.failures()
+    assert "again ****" in run.output, run.failures()
+    html = (out / "doc.html").read_text()
+    shown = {
+        "console": run.output,
+        "html": html + json.dumps(unpack(html), ensure_ascii=False),
+        "json": (out / "doc.json").read_text(),
+        "junit": (out / "junit.xml").read_text(),
+        "behave json": _decoded(out / "behave.json"),
+    }
+    for name, text in shown.items():
+        assert token not in text, f"the issued token leaked into the {name} output"
+    assert "welcome, ****" in shown["json"], shown["json"][-3000:]
+
+
+def _decoded(path: Path) -> str:
+    """behave's json with each attachment decoded (they are base64)."""
+    text = path.read_text()
+    data = json.loads(text)
+    steps = [s for f in data for el in f["elements"] for s in el.get("steps", [])]
+    return text + "".join(base64.b64decode(e["data"]).decode() for s in steps for e in s.get("embeddings", []))
+
+
 def test_a_large_stdio_result_arrives_whole(tmp_path: Path) -> None:
     """Defect 4: 16 MB over stdio used to take ~2 s of re-copying; now the framing is linear."""
     feature = """
@@ -364,7 +417,7 @@ def test_a_url_server_implies_http_whatever_the_default_transport(tmp_path: Path
 def test_a_run_that_selects_nothing_is_not_green(tmp_path: Path) -> None:
     """Defect 8: no scenario selected by the tags, no feature files, a count step over zero calls."""
     feature = CALL_ECHO.replace("  Scenario: one call", "  @slow\n  Scenario: one call") + (
-        "\n  @zero\n  Scenario: counts nothing\n    Given the MCP server \"hostile\" is running\n"
+        '\n  @zero\n  Scenario: counts nothing\n    Given the MCP server "hostile" is running\n'
         "    Then all 0 calls succeed\n"
     )
     root = make_project(tmp_path, hostile(), {"z.feature": feature})

@@ -78,7 +78,11 @@ def test_a_registered_client_gets_a_signed_token_that_verifies(auth: FakeAuthSer
 
 def test_the_token_endpoint_refuses_what_it_should(auth: FakeAuthServer, client: httpx2.Client) -> None:
     creds = client.post(auth.registration_url, json={}).json()
-    base = {"grant_type": "client_credentials", "client_id": creds["client_id"], "client_secret": creds["client_secret"]}
+    base = {
+        "grant_type": "client_credentials",
+        "client_id": creds["client_id"],
+        "client_secret": creds["client_secret"],
+    }
     assert client.post(auth.token_url, data={**base, "client_secret": "wrong"}).json()["error"] == "invalid_client"
     assert client.post(auth.token_url, data={**base, "grant_type": "password"}).json()["error"] == (
         "unsupported_grant_type"

@@ -77,7 +77,10 @@ def test_an_unknown_profile_names_the_closest(tmp_path: Path) -> None:
     [
         ("[profiles.ci]\ntimout = 3\n", r'\[profiles\.ci\]: unknown key "timout"\. Did you mean "timeout"\?'),
         ("[profiles.ci.replace]\npayments = 3\n", r"\[profiles\.ci\.replace\]: must be a table"),
-        ("[profiles.ci.replace]\npayments = { url = 3 }\n", r"\[profiles\.ci\.replace\.payments\]: the real dependency's values"),
+        (
+            "[profiles.ci.replace]\npayments = { url = 3 }\n",
+            r"\[profiles\.ci\.replace\.payments\]: the real dependency's values",
+        ),
     ],
 )
 def test_profiles_are_checked_even_when_not_selected(tmp_path: Path, body: str, message: str) -> None:

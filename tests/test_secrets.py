@@ -99,3 +99,23 @@ def test_printable_masks_and_shows_controls_and_bidi_overrides_as_escapes() -> N
 
     remember("s3cr3t-value")
     assert printable("a\x1b[2Jb\u202ec\td s3cr3t-value") == "a\\x1b[2Jb\\u202ec\td ****"
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [("GH_AUTH", True), ("Authorization", True), ("auth_token", True), ("author", False), ("AUTHOR_NAME", False)],
+)
+def test_auth_is_a_secret_name_but_author_is_not(name: str, secret: bool) -> None:
+    assert secrets.is_secret_name(name) is secret
+
+
+def test_a_variable_under_a_secret_name_is_a_secret_once_used_or_saved() -> None:
+    """A token a server issued and a scenario remembered as `access_token` (or user code put in
+    the variables): masked wherever it shows from then on. An `author` is not a secret."""
+    from mcp_bdd.variables import interpolate
+
+    before = secrets.generation()
+    assert interpolate("by ${author}", {"author": "Jane Doe"}) == "by Jane Doe"
+    assert mask("Jane Doe") == "Jane Doe" and secrets.generation() == before
+    assert interpolate("Bearer ${access_token}", {"access_token": "iss-0123456789"}) == "Bearer iss-0123456789"
+    assert mask("got iss-0123456789") == f"got {MASK}" and secrets.generation() > before

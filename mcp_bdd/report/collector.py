@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, kind_of
-from mcp_bdd.report.evidence import PAYLOAD_LIMIT, merge_surfaces, parse_attachment
+from mcp_bdd.report.evidence import PAYLOAD_LIMIT, mask_again, merge_surfaces, parse_attachment
 from mcp_bdd.report.model import (
     Attachment,
     Background,
@@ -52,7 +52,7 @@ from mcp_bdd.report.model import (
     ran,
     walk_scenarios,
 )
-from mcp_bdd.secrets import mask, mask_data
+from mcp_bdd.secrets import generation, mask, mask_data
 from mcp_bdd.transcript import HOOKS_MIME, TEARDOWN_MIME
 
 __all__ = ["RunCollector", "feature_id", "row_title", "slug"]
@@ -115,6 +115,11 @@ class _Acc:
 
     def freeze(self) -> Evidence:
         return Evidence(exchanges=tuple(self.exchanges), stderr=tuple(self.stderr), attachments=tuple(self.attachments))
+
+    def mask_again(self) -> None:
+        self.exchanges = [mask_again(e) for e in self.exchanges]
+        self.stderr = [mask_again(s) for s in self.stderr]
+        self.attachments = [mask_again(a) for a in self.attachments]
 
 
 _NO_EVIDENCE = _Acc()
@@ -242,6 +247,7 @@ class RunCollector:
         self._in_step = False
         self._after_hooks = False  # the scenario's after hooks have begun (environment.py says so)
         self._open: Any = None  # the scenario whose wall-clock time is running
+        self._secrets_at_start = 0  # secrets.generation() when the open scenario began
         self._started: dict[int, float] = {}
         self._wall: dict[int, float] = {}
         self._step_evidence: dict[int, _Acc] = {}
@@ -255,7 +261,18 @@ class RunCollector:
         if self._open is not None:
             key = id(self._open)
             self._wall[key] = time.perf_counter() - self._started.pop(key)
+            if generation() != self._secrets_at_start:
+                self._mask_again(key)
             self._open = None
+
+    def _mask_again(self, key: int) -> None:
+        """The scenario remembered a secret it had already seen (a token its server issued, then
+        remembered as `access_token`): its evidence is masked again, now that the value is known."""
+        accs = [self._scenario_evidence.get(key), self._scenario_after.get(key)]
+        accs += [self._step_evidence.get(id(step)) for step in self._steps]
+        for acc in accs:
+            if acc is not None:
+                acc.mask_again()
 
     def feature(self, feature: Any) -> None:
         if self._feature is not None and self._feature is not feature:
@@ -274,6 +291,7 @@ class RunCollector:
         self._boundary()
         self._open = scenario
         self._started[id(scenario)] = time.perf_counter()
+        self._secrets_at_start = generation()
         self._steps = list(scenario.all_steps)
         self._index = 0
         self._in_step = False

@@ -15,7 +15,8 @@ import binascii
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import replace
+from typing import Any, overload
 
 from mcp_bdd.report.model import Attachment, Exchange, Image, ServerSurface, StderrTail
 from mcp_bdd.secrets import MASK, mask, mask_data
@@ -27,6 +28,7 @@ __all__ = [
     "PAYLOAD_LIMIT",
     "SAFE_IMAGE_MIMES",
     "exchange_from_json",
+    "mask_again",
     "merge_surfaces",
     "parse_attachment",
     "safe_image",
@@ -128,6 +130,25 @@ def exchange_from_json(item: Any, limit: int = PAYLOAD_LIMIT) -> Exchange:
         target=_target(method, raw) if kind == "request" else None,
         is_error=is_error,
     )
+
+
+@overload
+def mask_again(item: Exchange) -> Exchange: ...
+@overload
+def mask_again(item: StderrTail) -> StderrTail: ...
+@overload
+def mask_again(item: Attachment) -> Attachment: ...
+def mask_again(item: Exchange | StderrTail | Attachment) -> Exchange | StderrTail | Attachment:
+    """A recorded piece of evidence masked with the values remembered since it was recorded (the
+    same object when none of them shows in it)."""
+    if isinstance(item, Exchange):
+        payload, preview = mask_data(item.payload), mask(item.preview) if item.preview is not None else None
+        if payload is item.payload and preview == item.preview:
+            return item
+        return replace(item, payload=payload, preview=preview)
+    if item.text is None or (text := mask(item.text)) == item.text:
+        return item
+    return replace(item, text=text)
 
 
 def _records(value: Any) -> tuple[dict[str, Any], ...] | None:

@@ -344,7 +344,7 @@ def step_remember_at(context: Any, path: str, var: str) -> None:
     import json
 
     _, value = _at(context, path)
-    state(context).variables[text(context, var)] = value if isinstance(value, str) else json.dumps(value)
+    state(context).set_variable(text(context, var), value if isinstance(value, str) else json.dumps(value))
 
 
 @when('I remember the result text as "{var:Q}"')
@@ -353,7 +353,7 @@ def step_remember_text(context: Any, var: str) -> None:
 
     Example: When I remember the result text as "reply"
     """
-    state(context).variables[text(context, var)] = _last(context).text
+    state(context).set_variable(text(context, var), _last(context).text)
 
 
 @given('the variable "{var:Q}" is "{value:Q}"')
@@ -362,4 +362,4 @@ def step_variable(context: Any, var: str, value: str) -> None:
 
     Example: Given the variable "user" is "alice"
     """
-    state(context).variables[text(context, var)] = text(context, value)
+    state(context).set_variable(text(context, var), text(context, value))

@@ -1,8 +1,8 @@
 """An in-process MCP app whose tools block, the classic bugs of async servers (for tests/test_faults.py).
 
-    hog(seconds)  time.sleep in an async tool: the event loop stops for that long
-    spin          a synchronous tool that never returns (it runs in a worker thread)
-    freeze        an async tool that never awaits: the event loop stops for good
+hog(seconds)  time.sleep in an async tool: the event loop stops for that long
+spin          a synchronous tool that never returns (it runs in a worker thread)
+freeze        an async tool that never awaits: the event loop stops for good
 """
 
 from __future__ import annotations

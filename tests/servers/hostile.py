@@ -22,7 +22,8 @@ would, and it starts in milliseconds. Flags (combinable):
 Tools: `echo` (text), `big` (`mb` megabytes of text), `deep`, `secret` (the value of $API_TOKEN
 in the result, in a log notification and on stderr), `spam`, `die` (exit code 3 mid-call),
 `ansi` (terminal escape sequences that clear the screen and fake a green summary), `flood`
-(`n` log notifications, then the result).
+(`n` log notifications, then the result), `login` (issues the access token ISSUED_TOKEN, in its
+structured result and its text).
 """
 
 from __future__ import annotations
@@ -47,8 +48,12 @@ TOOLS = [
         ("die", {}),
         ("ansi", {}),
         ("flood", {"n": {"type": "number"}}),
+        ("login", {}),
     ]
 ]
+
+#: the token `login` issues: no configuration knows it, only the scenario that remembers it
+ISSUED_TOKEN = "iss-5f0c2a9e7d31b846"
 
 
 #: clear the screen, cursor home, a green "all passed", bell, and a new terminal title
@@ -80,9 +85,7 @@ def main() -> int:
         subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     out = sys.stdout.buffer
     if args.detached:
-        subprocess.Popen(
-            ["sleep", "600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True
-        )
+        subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
     if args.holder:
         subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL)  # inherits our stdout
     if args.die_at_start:
@@ -159,8 +162,15 @@ def call(name: str, arguments: dict[str, Any], args: argparse.Namespace, send: A
         os._exit(3)
     if name == "flood":
         for i in range(int(arguments.get("n", 1000))):
-            send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": f"line {i}"}})
+            send(
+                {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": f"line {i}"}}
+            )
         return {"content": [{"type": "text", "text": "flooded"}]}
+    if name == "login":
+        return {
+            "content": [{"type": "text", "text": f"welcome, {ISSUED_TOKEN}"}],
+            "structuredContent": {"access_token": ISSUED_TOKEN},
+        }
     if name == "ansi":
         return {"content": [{"type": "text", "text": FAKE_GREEN}]}
     if name == "spam":

@@ -97,7 +97,12 @@ def step_call(context, tool, a, b):
         )
         return
     if tool not in ("add", "multiply", "divide"):  # an error path: the catalog lists it as "not in the catalog"
-        _call(context, tool, {"a": a, "b": b}, {"content": [{"type": "text", "text": f"Unknown tool: {tool}"}], "isError": True})
+        _call(
+            context,
+            tool,
+            {"a": a, "b": b},
+            {"content": [{"type": "text", "text": f"Unknown tool: {tool}"}], "isError": True},
+        )
         return
     value = {"add": a + b, "multiply": a * b, "divide": a // b if b else 0}[tool]
     if tool == "divide" and context.config.userdata.get("break_division"):
