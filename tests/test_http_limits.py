@@ -13,6 +13,8 @@ import json
 import queue
 import threading
 import time
+import tracemalloc
+import zlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -41,7 +43,8 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
     Streamable HTTP: POST /<mode> with mode `endless-json` (an endless chunked application/json
     body), `endless-event` (one text/event-stream event whose data line never ends), `big` (a valid result of
     3 MiB, in one JSON body) or `big-event` (the same result as one SSE event). `/endless-handshake`
-    answers the handshake itself endlessly. Legacy SSE: GET /sse/<mode>, messages POSTed to
+    answers the handshake itself endlessly; `gzip-bomb` answers with 192 KiB of gzip that inflate to
+    192 MiB. Legacy SSE: GET /sse/<mode>, messages POSTed to
     /messages/<n> and answered on the GET stream.
     """
 
@@ -102,6 +105,17 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
         elif mode == "endless-event":
             self._head(200, "text/event-stream")
             self._endless(b'event: message\ndata: {"jsonrpc": "2.0", "id": %d, "result": {' % message["id"])
+        elif mode == "gzip-bomb":
+            head = b'{"jsonrpc": "2.0", "id": %d, "result": {"tools": [{"name": "' % message["id"]
+            body = _compressed("gzip", [head, b"0" * MIB, b'"}]}}'], repeat=CAP // MIB)
+            self.send_response(200)
+            for name, value in (("Content-Type", "application/json"), ("Content-Encoding", "gzip")):
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)  # all of it: the answer is small on the wire, huge inflated
+            self.server.sent.append(len(body))
+            self.server.hung_up.set()
         elif mode == "big":
             self._json(json.dumps(_answer(message)).encode())
         elif mode == "big-event":
@@ -248,6 +262,7 @@ def growth_mib(root: Path) -> float:
         ("/endless-json", "streamable-http", "answered POST {url} with more than 1 MiB"),
         ("/endless-event", "streamable-http", "sent an SSE event of more than 1 MiB on POST {url}"),
         ("/endless-handshake", "streamable-http", "answered POST {url} with more than 1 MiB"),
+        ("/gzip-bomb", "streamable-http", "answered POST {url} with more than 1 MiB"),
         ("/sse/endless", "sse", "sent an SSE event of more than 1 MiB on GET {url}"),
     ],
 )
@@ -415,6 +430,65 @@ def test_an_answer_past_the_limit_becomes_a_json_rpc_error_and_another_body_rais
     assert "answered POST http://127.0.0.1:9/mcp with more than 4 KiB" in answer["error"]["message"]
     assert raised is not None and "answered DELETE http://127.0.0.1:9/mcp with more than 4 KiB" in str(raised)
     assert refusals == [str(raised)]  # the answer failed its request; the DELETE's body failed nothing
+
+
+def _compressed(coding: str, parts: list[bytes], repeat: int = 1) -> bytes:
+    """`parts` (the middle one `repeat` times) as a gzip, zlib-wrapped or raw deflate body."""
+    wbits = {"gzip": 31, "deflate": 15, "raw-deflate": -15}[coding]
+    packer = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    out = [packer.compress(parts[0])]
+    out += [packer.compress(parts[1]) for _ in range(repeat)]
+    return b"".join([*out, packer.compress(parts[2]), packer.flush()])
+
+
+def _post_answer(body: bytes, coding: str, limit: int) -> dict[str, Any]:
+    """What the SDK would read of a POST answered with `body` under Content-Encoding `coding`."""
+    headers = {"content-type": "application/json", "content-encoding": coding.removeprefix("raw-")}
+    transport = BoundedTransport(
+        httpx2.MockTransport(lambda r: httpx2.Response(200, headers=headers, stream=_Chunks([body]))),
+        server="s",
+        limit=limit,
+        answers_on_post=True,
+        on_refused=lambda message: None,
+    )
+
+    async def exchange() -> dict[str, Any]:
+        async with httpx2.AsyncClient(transport=transport) as client:
+            answer = await client.post("http://127.0.0.1:9/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "x"})
+            data: dict[str, Any] = answer.json()
+            return data
+
+    return anyio.run(exchange)
+
+
+def test_a_gzip_bomb_is_counted_as_it_inflates_and_refused_early() -> None:
+    """256 KiB on the wire that inflate to 256 MiB: the limit counts what the answer holds, so it is
+    refused after 1 MiB, and memory never holds much more (httpx2 inflated it whole before)."""
+    bomb = _compressed("gzip", [b'{"jsonrpc": "2.0", "id": 3, "result": {"x": "', b"0" * MIB, b'"}}'], repeat=256)
+    assert len(bomb) < MIB // 2
+    tracemalloc.start()
+    try:
+        answer = _post_answer(bomb, "gzip", limit=MIB)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert answer["error"]["data"]["mcp_bdd"] == PROTOCOL_MARK, answer
+    assert "answered POST http://127.0.0.1:9/mcp with more than 1 MiB" in answer["error"]["message"]
+    assert peak < 16 * MIB, f"peak {peak / MIB:.0f} MiB while refusing a 256 MiB answer"
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "raw-deflate"])
+def test_a_compressed_answer_within_the_limit_arrives_whole(coding: str) -> None:
+    text = "é" * 300_000  # 600 KB of UTF-8: inflated past a few 64 KiB pieces
+    body = json.dumps({"jsonrpc": "2.0", "id": 3, "result": {"x": text}}, ensure_ascii=False).encode()
+    answer = _post_answer(_compressed(coding, [body[:10], body[10:-10], body[-10:]]), coding, limit=MIB)
+    assert answer == {"jsonrpc": "2.0", "id": 3, "result": {"x": text}}
+
+
+def test_a_body_that_does_not_inflate_fails_its_request_saying_so() -> None:
+    answer = _post_answer(b"\x1f\x8b\x08\x00" + b"not gzip at all" * 10, "gzip", limit=MIB)
+    assert answer["id"] == 3 and answer["error"]["data"]["mcp_bdd"] == PROTOCOL_MARK, answer
+    assert "answered POST http://127.0.0.1:9/mcp with a gzip body that does not inflate" in answer["error"]["message"]
 
 
 def test_the_environments_proxies_still_apply(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,13 +19,17 @@ response a session's HTTP client gets passes through `BoundedTransport` instead:
   `MessageTooLarge` past the limit.
 
 Memory stays about the limit: what is held of one message, plus one read. The limit counts
-bytes on the wire, before content decoding (a compressed body is bounded compressed).
+what a message holds, not what crossed the wire: a gzip or deflate body is inflated here, one
+64 KiB piece at a time, before it is counted (httpx2 would inflate it whole: 1 MiB of gzipped
+zeros is 1 GiB). Other codings (br, zstd: only when their modules are installed) are counted
+compressed. A body that does not inflate fails its request as a protocol violation too.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import zlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -86,8 +90,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self.inner.handle_async_request(request)
-        stream = response.stream
-        assert isinstance(stream, httpx2.AsyncByteStream)
+        stream = _inflated(response)
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         answers = _request_id(request) if self.answers_on_post else None
         if kind == _SSE:
@@ -134,15 +137,19 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         """The whole answer, or past the limit, a JSON-RPC error for `answers` (the request's id) in its place."""
         chunks: list[bytes] = []
         size = 0
+        message = ""
         try:
             async for chunk in stream:
                 size += len(chunk)
                 if size > self.limit:
+                    message = self.message(request, "answer", self.limit)
                     break
                 chunks.append(chunk)
             else:
                 response.stream = _Read(chunks, stream)
                 return response
+        except httpx2.DecodingError as exc:
+            message = f"The server {self.server!r} answered {request.method} {request.url} with {exc}"
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await stream.aclose()
@@ -150,7 +157,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         with anyio.CancelScope(shield=True):
             await stream.aclose()  # unread: the connection is dropped, not drained
         head = b"".join(chunks[:2])[:_QUOTE]
-        body = _error(answers, self.message(request, "answer", self.limit), head)
+        body = _error(answers, message, head)
         dropped = (b"content-length", b"content-encoding", b"transfer-encoding", b"content-type")
         headers = [(k, v) for k, v in response.headers.raw if k.lower() not in dropped]
         headers.append((b"content-type", b"application/json"))
@@ -205,6 +212,62 @@ def client_factory(
         return client
 
     return make
+
+
+#: the codings inflated here (httpx2 names gzip's old alias too), and how much of one message
+#: one step of inflating yields at most
+_INFLATE_WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
+_PIECE = 64 * 1024
+
+
+def _inflated(response: httpx2.Response) -> httpx2.AsyncByteStream:
+    """The response's body stream, inflated here when it is gzip or deflate (its coding headers
+    removed, so httpx2 does not inflate it again)."""
+    stream = response.stream
+    assert isinstance(stream, httpx2.AsyncByteStream)
+    coding = response.headers.get("content-encoding", "").strip().lower()
+    if coding not in _INFLATE_WBITS:
+        return stream
+    del response.headers["content-encoding"]
+    response.headers.pop("content-length", None)
+    return _Inflate(stream, coding)
+
+
+class _Inflate(httpx2.AsyncByteStream):
+    """A gzip or deflate body inflated one bounded piece at a time: the limits downstream count
+    what the message holds, and stop reading long before a small bomb has grown whole."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, coding: str) -> None:
+        self.inner = inner
+        self.coding = coding
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        inflater = zlib.decompressobj(_INFLATE_WBITS[self.coding])
+        first = True
+        try:
+            async for chunk in self.inner:
+                if first and self.coding == "deflate" and not _zlib_header(chunk):
+                    inflater = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate, as some servers send it
+                first = False
+                data = chunk
+                while data:
+                    piece = inflater.decompress(data, _PIECE)
+                    data = inflater.unconsumed_tail
+                    if piece:
+                        yield piece
+            rest = inflater.flush()
+        except zlib.error as exc:
+            raise httpx2.DecodingError(f"a {self.coding} body that does not inflate ({exc})") from exc
+        if rest:
+            yield rest
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _zlib_header(data: bytes) -> bool:
+    """Whether `data` starts as RFC 1950 says (deflate, and a header check that divides by 31)."""
+    return len(data) >= 2 and data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
 
 
 class _Read(httpx2.AsyncByteStream):
