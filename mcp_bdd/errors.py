@@ -53,6 +53,7 @@ __all__ = [
     "JsonDiff",
     "McpBddError",
     "NothingSelected",
+    "Produced",
     "ProtocolViolation",
     "RequestTimeout",
     "ServerErrorResponse",
@@ -329,7 +330,19 @@ class _Message(Protocol):
 _ARROW = {"request": "→", "response": "←", "error": "✗"}
 
 
-def produced_by(items: Sequence[_Message], server: str | None = None, limit: int = 1500) -> str:
+class Produced(str):
+    """`produced_by`'s text, which also names the request it quotes (`seq`): the report shows that
+    request, not whatever came last (a step that failed may list the tools for its hint after)."""
+
+    seq: int | None = None
+
+    def __new__(cls, text: str, seq: int | None = None) -> Produced:
+        made = super().__new__(cls, text)
+        made.seq = seq
+        return made
+
+
+def produced_by(items: Sequence[_Message], server: str | None = None, limit: int = 1500) -> Produced:
     """The call that produced the value under test, as text: the last request and its answer.
 
     Request first, then its response (or error), each payload pretty-printed and cut at `limit`
@@ -337,7 +350,7 @@ def produced_by(items: Sequence[_Message], server: str | None = None, limit: int
     """
     request = next((i for i in reversed(items) if i.kind == "request" and (server is None or i.server == server)), None)
     if request is None:
-        return ""
+        return Produced("")
     answers = [i for i in items if i.related == request.seq and i.kind in ("response", "error")]
     lines: list[str] = []
     for item in (request, *answers[-1:]):
@@ -346,7 +359,7 @@ def produced_by(items: Sequence[_Message], server: str | None = None, limit: int
         lines.extend("  " + line for line in pretty(item.payload, limit).splitlines())
     if not answers:
         lines.append("(no answer)")
-    return "\n".join(lines)
+    return Produced("\n".join(lines), request.seq)
 
 
 class ExpectationFailed(McpBddError, AssertionError):
@@ -381,6 +394,8 @@ class ExpectationFailed(McpBddError, AssertionError):
         self.path = path
         self.details = details
         self.exchange = exchange
+        #: the transcript seq of the request `exchange` quotes (when it came from `produced_by`)
+        self.exchange_seq = exchange.seq if isinstance(exchange, Produced) else None
         self.tip = tip
         self.diff = diff
         super().__init__(self.render())

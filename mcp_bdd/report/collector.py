@@ -210,6 +210,7 @@ def _failure(exc: Any, limit: int) -> Failure | None:
         details=None if diff or not exc.details else mask(exc.details),
         tip=mask(exc.tip) if exc.tip else None,
         differences=diff.paths if diff else (),
+        call_seq=exc.exchange_seq,
     )
 
 

@@ -215,6 +215,7 @@ class Failure:
     details: str | None = None
     tip: str | None = None
     differences: tuple[str, ...] = ()
+    call_seq: int | None = None  # the request the failure quotes as the call that produced the value
 
 
 @dataclass(frozen=True, kw_only=True)

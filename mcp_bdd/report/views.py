@@ -534,16 +534,18 @@ class ReportView:
 # -- building --------------------------------------------------------------------------------------
 
 
-def producing_call(steps: Sequence[Step], index: int, hooks: Sequence[Exchange] = ()) -> tuple[Exchange, ...]:
-    """The call that produced the value step `index` checked: the last request up to that step
-    (a Then step usually checks what an earlier When step's call returned), and its answer;
-    else the last one the scenario's before hooks made (`hooks`)."""
+def producing_call(
+    steps: Sequence[Step], index: int, hooks: Sequence[Exchange] = (), seq: int | None = None
+) -> tuple[Exchange, ...]:
+    """The call that produced the value step `index` checked, and its answer: the request the
+    failure quotes (`seq`), else the last request up to that step (a Then step usually checks
+    what an earlier When step's call returned), else the last one the before hooks made (`hooks`)."""
     for exchanges in [*(s.evidence.exchanges for s in reversed(steps[: index + 1])), hooks]:
         for x in reversed(exchanges):
-            if x.kind == "request":
+            if x.kind == "request" and (seq is None or x.seq == seq):
                 answers = [a for a in exchanges if a.related == x.seq and a.kind in ("response", "error")]
                 return (x, *answers[-1:])
-    return ()
+    return producing_call(steps, index, hooks) if seq is not None else ()
 
 
 class _Builder:
@@ -561,7 +563,9 @@ class _Builder:
                 ok = result is not None and index < len(result.steps)
                 per_run.append(result.steps[index] if ok and result is not None else None)
             calls = [
-                producing_call(r.steps, index, r.evidence.exchanges) if r and s and s.error_message else ()
+                producing_call(r.steps, index, r.evidence.exchanges, s.failure.call_seq if s.failure else None)
+                if r and s and s.error_message
+                else ()
                 for r, s in zip(results, per_run, strict=True)
             ]
             views.append(StepView(step.keyword, step.name, step.text, step.table, step.background, per_run, calls))

@@ -495,12 +495,13 @@ def _fail(
     context: Any, title: str, outcome: Outcome, expected: str, tip: str | None = None, kind: str | None = None
 ) -> None:
     session = state(context).sessions.get(outcome.server)
+    exchange = produced_by(session.transcript.items, outcome.server) if session else None  # before the hint's listing
     hint = _unknown_tool_hint(context, outcome)
     raise ExpectationFailed(
         title,
         expected=expected,
         actual=outcome.describe(),
-        exchange=produced_by(session.transcript.items, outcome.server) if session else None,
+        exchange=exchange,
         tip=hint or tip,
         kind=kind,
     )

@@ -53,6 +53,11 @@ Feature: Every way a run fails
       | 2 | 3 |
     Then the result text is "6"
 
+  Scenario: A call that should have failed
+    Given the MCP server "shop" is running
+    When I call the tool "render_html"
+    Then the tool call fails
+
   Scenario: A request the server answers with an error
     Given the MCP server "shop" is running
     When I read the resource "shop://no/such/thing"
@@ -192,6 +197,7 @@ def test_each_failure_is_filed_under_what_happened(failed_run: tuple[Run, Report
     kinds = {name: _kind(s) for name, s in _scenarios(report).items()}
     assert kinds == {
         "A wrong value": "expectation",
+        "A call that should have failed": "expectation",
         "A request the server answers with an error": "server-error",
         "A call that outlasts the timeout": "timeout",
         "An answer that cannot be parsed": "protocol",
@@ -211,9 +217,19 @@ def test_each_failure_is_filed_under_what_happened(failed_run: tuple[Run, Report
     assert "raise `timeout`" in run.output[run.output.index("Scenario: A call that outlasts") :], run.output[-4000:]
 
 
-def test_the_call_shown_first_is_the_one_that_produced_the_value(failed_run: tuple[Run, ReportRun, str]) -> None:
+@pytest.mark.parametrize(
+    ("scenario", "tool", "arguments", "said"),
+    [
+        ("A wrong value", "add", {"a": 2, "b": 3}, "The result text differs: expected 6, but it was 5"),
+        # the step lists the tools for its "no such tool" hint after the call: that listing is not the call
+        ("A call that should have failed", "render_html", {}, "did not fail"),
+    ],
+)
+def test_the_call_shown_first_is_the_one_that_produced_the_value(
+    failed_run: tuple[Run, ReportRun, str], scenario: str, tool: str, arguments: dict[str, int], said: str
+) -> None:
     run, report, html = failed_run
-    start = html.index(f'id="{_scenarios(report)["A wrong value"].id}"')
+    start = html.index(f'id="{_scenarios(report)[scenario].id}"')
     block = html[html.index('<div class="failure">', start) :]
     block = block[: block.index("</li>")]
     number = int(block.split('data-call="', 1)[1].split('"', 1)[0])
@@ -221,12 +237,14 @@ def test_the_call_shown_first_is_the_one_that_produced_the_value(failed_run: tup
     values = unpack(html)["values"]
     assert [(m["k"], m["m"]) for m in call] == [("request", "tools/call"), ("response", "tools/call")], call
     request = json.loads(values[call[0]["b"]]) if isinstance(values[call[0]["b"]], str) else values[call[0]["b"]]
-    assert request["name"] == "add" and request["arguments"] == {"a": 2, "b": 3}
-    assert "The result text differs: expected 6, but it was 5" in block, block[:2000]
+    assert request["name"] == tool and request.get("arguments", {}) == arguments
+    assert said in block, block[:2000]
     # the console says it in the same order: sentence, Expected/Actual, the call, the tip
-    console = run.output[run.output.index("Scenario: A wrong value") :]
+    console = run.output[run.output.index(f"Scenario: {scenario}") :]
+    console = console[: console.index("Scenario:", 10)]
     order = [console.index(p) for p in ("Expected", "Actual", "The call that produced the value", "tools/call")]
     assert order == sorted(order), console[:3000]
+    assert "tools/list" not in console.split("The call that produced the value", 1)[1], console[:3000]
 
 
 def test_setup_is_said_in_words(failed_run: tuple[Run, ReportRun, str]) -> None:
