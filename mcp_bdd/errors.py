@@ -37,7 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, TextIO, cast
 
-from mcp_bdd.secrets import mask
+from mcp_bdd.secrets import mask, mask_data
 
 __all__ = [
     "EXIT_FAILED",
@@ -68,6 +68,8 @@ __all__ = [
     "produced_by",
     "raised",
     "sentence",
+    "split_lines",
+    "terminal_json",
     "unwrap",
 ]
 
@@ -98,7 +100,7 @@ _MISSING = object()
 #: terminal, move its cursor, recolor or retitle it; CR overwrites the line it ends. And the
 #: bidirectional overrides and isolates, which make a line read differently than it is written
 #: (a tool name that shows as "safe_read" in the console while it is something else).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def printable(text: str) -> str:
@@ -110,6 +112,22 @@ def printable(text: str) -> str:
     over a failure, and one that echoes its API token would print it.
     """
     return _CONTROL.sub(_escaped, mask(text))
+
+
+def terminal_json(value: Any, *, indent: int | None = 2) -> str:
+    """JSON for a terminal (`--json` output): secrets masked, and what `printable` escapes written
+    as JSON escapes. Why: json.dumps(ensure_ascii=False) leaves DEL, C1 controls, bidi overrides
+    and line separators raw, so a server's text could still drive the terminal or reorder the
+    line. A JSON reader gets the very same data (those characters only occur inside strings)."""
+    text = json.dumps(mask_data(value), indent=indent, ensure_ascii=False, default=str)
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def split_lines(text: str) -> list[str]:
+    """`text`'s lines, split at \\n and \\r\\n only. str.splitlines also splits at \\x0b, \\x0c,
+    \\x1c-\\x1e, \\x85, U+2028 and U+2029, with which a server's text would add lines of its own
+    to a failure message (`printable` shows them as escapes instead)."""
+    return re.split(r"\r?\n", text)
 
 
 def _escaped(match: re.Match[str]) -> str:
@@ -130,8 +148,7 @@ class _Printable:
 
 def for_terminal(out: TextIO) -> TextIO:
     """`out` for human-readable output that quotes a server (a name, a description, an error):
-    everything written goes through `printable`. JSON output needs none: json.dumps escapes
-    control characters itself."""
+    everything written goes through `printable`. JSON output goes through `terminal_json`."""
     return cast(TextIO, _Printable(out))
 
 
@@ -356,7 +373,7 @@ def produced_by(items: Sequence[_Message], server: str | None = None, limit: int
     for item in (request, *answers[-1:]):
         took = f" ({item.duration_ms:.1f} ms)" if item.duration_ms is not None else ""
         lines.append(f"{_ARROW[item.kind]} [{item.server}] {item.method}{took}")
-        lines.extend("  " + line for line in pretty(item.payload, limit).splitlines())
+        lines.extend("  " + line for line in split_lines(pretty(item.payload, limit)))
     if not answers:
         lines.append("(no answer)")
     return Produced("\n".join(lines), request.seq)
@@ -427,7 +444,7 @@ class ExpectationFailed(McpBddError, AssertionError):
             lines.append(self.details)
         if self.exchange:
             lines.append("  The call that produced the value:")
-            lines.extend("    " + line for line in self.exchange.splitlines())
+            lines.extend("    " + line for line in split_lines(self.exchange))
         if self.tip:
             lines.append(f"  Tip: {self.tip}")
         return "\n".join(lines)
@@ -438,7 +455,7 @@ def _labelled(label: str, value: Any) -> str:
     head = f"  {label}:".ljust(12)
     if "\n" not in text:
         return f"{head}{text}"
-    return head + "\n" + "\n".join("    " + line for line in text.splitlines())
+    return head + "\n" + "\n".join("    " + line for line in split_lines(text))
 
 
 class ServerErrorResponse(ExpectationFailed):

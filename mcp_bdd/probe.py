@@ -20,7 +20,6 @@ a breaking difference), 2 usage, 3 unreachable.
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -48,6 +47,7 @@ from mcp_bdd.errors import (
     ServerStartError,
     UsageError,
     for_terminal,
+    terminal_json,
 )
 
 __all__ = [
@@ -229,7 +229,7 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
     status = "changed" if changes.changed else "healthy"
     failing = changes.of("breaking") if options.fail_on == "breaking" else changes.lines
     if options.as_json:
-        print(json.dumps({
+        print(terminal_json({
             "status": status, "target": shown, "transport": surface.transport, "name": surface.name,
             "version": surface.version, "protocol": surface.protocol, "tools_sha256": surface.sha256,
             "tools": sorted(surface.tools), "resources": sorted(surface.resources),
@@ -239,7 +239,7 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
             "classified": [{"category": c.category, "kind": c.kind, "key": c.key, "text": c.text}
                            for c in changes.items],
             "worst": changes.worst(), "fail_on": options.fail_on,
-        }, indent=2, ensure_ascii=False), file=out)  # fmt: skip
+        }), file=out)  # fmt: skip
     else:
         head = "CHANGED" if changes.changed else "healthy"
         print(f"{head}: {surface.name or '(no name)'} {surface.version or ''}".rstrip(), file=out)
@@ -268,11 +268,7 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
 def _unreachable(options: ProbeOptions, shown: str, message: str, elapsed: float, out: Any) -> int:
     if options.as_json:
         print(
-            json.dumps(
-                {"status": "unreachable", "target": shown, "error": message, "elapsed_s": round(elapsed, 3)},
-                indent=2,
-                ensure_ascii=False,
-            ),
+            terminal_json({"status": "unreachable", "target": shown, "error": message, "elapsed_s": round(elapsed, 3)}),
             file=out,
         )
     else:

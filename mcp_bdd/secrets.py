@@ -148,8 +148,9 @@ def mask_mapping(values: Mapping[str, str], *, all_values: bool = False) -> dict
 def mask_data(value: Any, *, secret_scope: bool = False, any_key: bool = False) -> Any:
     """`value` with secrets masked; the same object when there was nothing to mask (no copy).
 
-    String values are masked by remembered value everywhere (a result's prose is not searched for
-    `NAME: value` pairs: that would garble evidence). Inside `env`/`headers` mappings
+    String values — and keys: a map keyed by API key, a schema property named after a token — are
+    masked by remembered value everywhere (a result's prose is not searched for `NAME: value`
+    pairs: that would garble evidence). Inside `env`/`headers` mappings
     (`secret_scope`) — and with `any_key`, in every mapping — a string under a secret-looking
     key is masked whole; a dict under such a key (a JSON schema property called `api_key`) stays.
     """
@@ -164,8 +165,9 @@ def mask_data(value: Any, *, secret_scope: bool = False, any_key: bool = False) 
                 new: Any = MASK
             else:
                 new = mask_data(item, secret_scope=name.lower() in _SCOPES, any_key=any_key)
-            changed = changed or new is not item or name is not key
-            out[name] = new
+            shown = _mask_values(name)
+            changed = changed or new is not item or shown is not key
+            out[shown] = new
         return out if changed else value
     if isinstance(value, list | tuple):
         items = [mask_data(item, secret_scope=secret_scope, any_key=any_key) for item in value]

@@ -39,8 +39,8 @@ from mcp_bdd.errors import (
     ServerStartError,
     UsageError,
     printable,
+    terminal_json,
 )
-from mcp_bdd.secrets import mask_data
 
 __all__ = ["KINDS", "ShellOptions", "call", "listing", "parse_arguments"]
 
@@ -152,7 +152,7 @@ def _resolve(options: ShellOptions) -> tuple[Any, str, str | None]:
 
 
 def _print_json(value: Any, out: TextIO) -> None:
-    print(json.dumps(mask_data(value), indent=2, ensure_ascii=False, default=str), file=out)
+    print(terminal_json(value), file=out)
 
 
 def _same_json(text: str, value: Any) -> bool:

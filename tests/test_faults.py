@@ -8,6 +8,7 @@ import base64
 import http.server
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -179,7 +180,8 @@ PEM = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nq"uo\\te-Ã
 
 @pytest.mark.parametrize("token", ["tok-9f8e7d6c5b4a", PEM], ids=["plain", "multi-line"])
 def test_a_token_the_server_echoes_is_masked_in_console_html_json_and_junit(token: str, tmp_path: Path) -> None:
-    """Defect 3: the value of a secret env var, echoed in a result, a notification and on stderr."""
+    """Defect 3: the value of a secret env var, echoed in a result (as text, and as a key of its
+    structured content), a notification and on stderr."""
     feature = """
 Feature: secrets
   Scenario: the server repeats the token
@@ -191,8 +193,10 @@ Feature: secrets
     root = make_project(tmp_path, config, {"s.feature": feature})
     out = tmp_path / "out"
     # behave pairs each -o with the -f of the same rank: the console formatter comes last, on stdout
-    formats = ["-f", "mcp_bdd.report:LivingDocFormatter", "-f", "mcp_bdd.report:JUnitFormatter", "-f", "pretty"]
-    run = run_behave(root, *formats, "-o", str(out / "doc.html"), "-o", str(out / "junit.xml"))
+    formats = ["-f", "mcp_bdd.report:LivingDocFormatter", "-f", "mcp_bdd.report:JUnitFormatter"]
+    formats += ["-f", "mcp_bdd.report:CucumberMessagesFormatter", "-f", "mcp_bdd.report:CucumberJsonFormatter"]
+    paths = [str(out / name) for name in ("doc.html", "junit.xml", "run.ndjson", "cucumber.json")]
+    run = run_behave(root, *formats, "-f", "pretty", *(arg for path in paths for arg in ("-o", path)))
     assert run.counts()["failed"] == 1, run.output[-3000:]
     assert "the token is ****" in run.output, run.output[-3000:]
     assert token not in run.output, run.output[-3000:]
@@ -200,7 +204,10 @@ Feature: secrets
     html += json.dumps(unpack(html), ensure_ascii=False)  # the page's packed (gzipped) data too
     data = (out / "doc.json").read_text()
     junit = (out / "junit.xml").read_text()
-    for name, text in [("console", run.output), ("html", html), ("json", data), ("junit", junit)]:
+    cucumber = (out / "run.ndjson").read_text() + (out / "cucumber.json").read_text()
+    cucumber += "".join(base64.b64decode(b64).decode() for b64 in re.findall(r'"data": ?"([A-Za-z0-9+/=]+)"', cucumber))
+    shown = [("console", run.output), ("html", html), ("json", data), ("junit", junit), ("cucumber", cucumber)]
+    for name, text in shown:
         for piece in _pieces(token):
             assert piece not in text, f"{piece!r} of the token leaked into the {name} output"
     # the notification and the stderr tail were recorded (masked), not dropped

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mcp_bdd import secrets
@@ -99,6 +101,41 @@ def test_printable_masks_and_shows_controls_and_bidi_overrides_as_escapes() -> N
 
     remember("s3cr3t-value")
     assert printable("a\x1b[2Jb\u202ec\td s3cr3t-value") == "a\\x1b[2Jb\\u202ec\td ****"
+    assert printable("one\u2028two\u2029three") == "one\\u2028two\\u2029three"  # no lines of a server's own
+
+
+def test_a_secret_in_a_key_is_masked_too() -> None:
+    """A map keyed by API key, a schema property named after a token: keys are evidence too."""
+    remember("tok-S3CRET-98765")
+    value = {"keys": {"tok-S3CRET-98765": "active", "other": "x"}, "n": [{"tok-S3CRET-98765": 1}]}
+    assert mask_data(value) == {"keys": {MASK: "active", "other": "x"}, "n": [{MASK: 1}]}
+    clean = {"keys": {"other": "x"}}
+    assert mask_data(clean) is clean
+
+
+def test_terminal_json_escapes_what_would_drive_a_terminal_and_reads_back_the_same() -> None:
+    """json.dumps(ensure_ascii=False) keeps DEL, C1 controls, bidi overrides and line separators
+    raw; `--json` output escapes them the JSON way, so a reader gets the same data (secrets masked)."""
+    from mcp_bdd.errors import terminal_json
+
+    remember("tok-S3CRET-98765")
+    value = {"name": "shop\u202e\x7f\x9b\u2028", "é": "naïve", "tok-S3CRET-98765": "k"}
+    text = terminal_json(value)
+    assert not any(c in text for c in "\u202e\x7f\x9b\u2028"), text
+    assert "naïve" in text and "tok-S3CRET" not in text
+    assert json.loads(text) == {"name": "shop\u202e\x7f\x9b\u2028", "é": "naïve", MASK: "k"}
+
+
+def test_a_servers_line_separators_do_not_add_lines_to_a_failure() -> None:
+    from mcp_bdd.errors import produced_by
+    from mcp_bdd.transcript import Exchange
+
+    request = Exchange(seq=1, kind="request", server="s", method="tools/call", payload={"name": "t"}, at=0.0)
+    answer = Exchange(
+        seq=2, kind="response", server="s", method="tools/call", payload={"text": "a\u2028b\x0bc"}, at=0.0, related=1
+    )
+    text = produced_by([request, answer])
+    assert len(text.split("\n")) == 8 and text.seq == 1, text  # two headers, two 3-line JSON bodies
 
 
 @pytest.mark.parametrize(

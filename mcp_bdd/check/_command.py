@@ -28,6 +28,7 @@ from mcp_bdd.errors import (
     ServerStartError,
     UsageError,
     for_terminal,
+    terminal_json,
 )
 
 __all__ = ["CheckCommand", "run_check_command"]
@@ -240,7 +241,7 @@ def run_contract_command(
     changes = compare(contract, surface)
     failing = changes.of("breaking") if fail_on == "breaking" else changes.items
     if as_json:
-        print(json.dumps({
+        print(terminal_json({
             "status": "differs" if changes.items else "matches",
             "contract": str(path),
             "tools_sha256": surface.sha256,
@@ -248,7 +249,7 @@ def run_contract_command(
             "changes": [{"category": c.category, "kind": c.kind, "key": c.key, "text": c.text} for c in changes.items],
             "notes": changes.notes,
             "fail_on": fail_on,
-        }, indent=2, ensure_ascii=False), file=out)  # fmt: skip
+        }), file=out)  # fmt: skip
     else:
         verdict = "matches" if not changes.items else f"differs ({changes.worst()})"
         print(f"{verdict}: {shown} against {path}", file=out)

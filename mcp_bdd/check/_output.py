@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, TextIO
 
 from mcp_bdd.check._registry import REGISTRY, Severity
 from mcp_bdd.check._runner import CheckReport
+from mcp_bdd.errors import terminal_json
 
 __all__ = ["print_report", "sarif"]
 
@@ -114,4 +114,5 @@ def _artifact(report: CheckReport) -> str:
 
 
 def dumps(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)
+    """`check --json`: printed to a terminal or a pipe, so what would drive a terminal is escaped."""
+    return terminal_json(data)

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from mcp_bdd.errors import split_lines
 from mcp_bdd.secrets import mask
 from mcp_bdd.servers._framing import StdoutEvidence
 from mcp_bdd.servers._pipes import PipeTransport
@@ -36,7 +37,7 @@ def tail(path: Path, lines: int = 20) -> str:
             data = fh.read(_TAIL_BYTES)
     except OSError:
         return ""
-    return mask("\n".join(data.decode("utf-8", "replace").splitlines()[-lines:]))
+    return mask("\n".join(split_lines(data.decode("utf-8", "replace").rstrip("\r\n"))[-lines:]))
 
 
 class RunningServer:
@@ -92,11 +93,11 @@ class RunningServer:
         if code is not None:
             parts.append(f"  Exit code: {code}")
         if self.evidence is not None and self.evidence.bad_lines:
-            parts.extend("  " + line for line in mask(self.evidence.describe()).splitlines())
+            parts.extend("  " + line for line in split_lines(mask(self.evidence.describe())))
         text = self.stderr_tail()
         if text:
             parts.append("  Last lines of its stderr:")
-            parts.extend("    " + line for line in text.splitlines())
+            parts.extend("    " + line for line in split_lines(text))
         elif self.stderr_path is not None:
             parts.append("  Its stderr was empty.")
         return "\n".join(parts)

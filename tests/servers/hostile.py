@@ -20,7 +20,7 @@ would, and it starts in milliseconds. Flags (combinable):
     --stderr-mb N   write N MB on stderr when the `spam` tool is called
 
 Tools: `echo` (text), `big` (`mb` megabytes of text), `deep`, `secret` (the value of $API_TOKEN
-in the result, in a log notification and on stderr), `spam`, `die` (exit code 3 mid-call),
+in the result's text and as a key of its structured content, in a log notification and on stderr), `spam`, `die` (exit code 3 mid-call),
 `ansi` (terminal escape sequences that clear the screen and fake a green summary), `flood`
 (`n` log notifications, then the result), `login` (issues the access token ISSUED_TOKEN, in its
 structured result and its text).
@@ -157,7 +157,8 @@ def call(name: str, arguments: dict[str, Any], args: argparse.Namespace, send: A
         token = os.environ.get("API_TOKEN", "")
         print(f"debug: using token {token}", file=sys.stderr, flush=True)
         send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": token}})
-        return {"content": [{"type": "text", "text": f"the token is {token}"}]}
+        content = [{"type": "text", "text": f"the token is {token}"}]
+        return {"content": content, "structuredContent": {"keys": {token: "active"}}}  # a map keyed by key
     if name == "die":
         os._exit(3)
     if name == "flood":
