@@ -460,6 +460,9 @@ def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.Argum
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from mcp_bdd._logs import guard_sdk_logs
+
+    guard_sdk_logs()  # `probe`, `call`, `check`... print the SDK's log lines about a server too
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         if args_list[:2] == ["report", "merge"]:

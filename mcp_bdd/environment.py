@@ -75,7 +75,10 @@ def _on_signal(signum: int, frame: Any) -> None:
 def before_all(context: Any) -> None:
     from anyio.from_thread import start_blocking_portal
 
+    from mcp_bdd._logs import guard_sdk_logs
     from mcp_bdd.runtime import Runtime
+
+    guard_sdk_logs()
 
     userdata = {k: str(v) for k, v in dict(context.config.userdata).items()}
     try:

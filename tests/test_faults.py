@@ -214,6 +214,24 @@ Feature: secrets
     assert "notifications/message" in data and "debug: using token ****" in data
 
 
+def test_the_sdks_own_log_lines_about_a_server_are_masked_and_escaped(tmp_path: Path) -> None:
+    """The SDK logs what it could not validate (here a log notification whose level is escape
+    sequences and the token) with the server's text in it; behave prints that log on a failure."""
+    token = "tok-5d4c3b2a1f0e"
+    feature = """
+Feature: the SDK's log
+  Scenario: a notification the SDK rejects
+    Given the MCP server "hostile" is running
+    When I call the tool "badlog"
+    Then the result text is "something else"
+"""
+    root = make_project(tmp_path, hostile(extra=f'env = {{ API_TOKEN = "{token}" }}\n'), {"s.feature": feature})
+    run = run_behave(root, "-f", "plain")
+    assert run.counts()["failed"] == 1, run.failures()
+    assert "notifications/message" in run.output or "level" in run.output, run.failures()  # the SDK said something
+    assert token not in run.output and "\x1b" not in run.output and "\x07" not in run.output, run.output[-3000:]
+
+
 def _pieces(token: str) -> list[str]:
     """What must not show of a token: its lines, and the key's body however it is escaped."""
     return [line for line in token.splitlines() if "PRIVATE KEY" not in line] + [json.dumps(token)[1:-1]]

@@ -21,6 +21,7 @@ PURE = {
     "mcp_bdd.transcript",
     "mcp_bdd.config",
     "mcp_bdd._lifelines",
+    "mcp_bdd._logs",
     "mcp_bdd.servers._lifeline",
 }
 #: the report is a formatter over a typed model: it reads attachments, never the live machinery

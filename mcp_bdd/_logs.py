@@ -1,0 +1,67 @@
+"""The SDK's own log lines, made as safe as mcp-bdd's: secrets masked, terminal escapes shown.
+
+Why: the `mcp` SDK (and httpx under it) logs what it could not use with the server's text in it
+— an SSE event's name, a notification that failed validation with pydantic's `input_value=`
+quoting the value — and behave prints captured logs with a failure. A hostile server's escape
+sequences then reached the terminal raw (clearing it, retitling it), and a token it echoed in
+such a value was printed whole. mcp-bdd's own messages go through `errors.printable`; so do
+these, at the one place every log record is made: the record factory. Records are told by the
+file that logged them, not by logger name: the SDK's client session logs as plain "client", and
+a filter on one logger misses its children.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+from typing import Any
+
+from mcp_bdd.errors import printable
+
+__all__ = ["guard_sdk_logs"]
+
+#: the packages whose log lines may quote a server
+_QUOTING = ("mcp", "mcp_types", "httpx", "httpx2", "httpcore", "httpcore2", "sse_starlette", "pydantic")
+
+
+def _package_dirs() -> tuple[str, ...]:
+    """Where those packages live, found without importing them (`import mcp` costs a second)."""
+    dirs = []
+    for name in _QUOTING:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            dirs.append(os.path.join(os.path.realpath(location), ""))
+    return tuple(dirs)
+
+
+def guard_sdk_logs() -> None:
+    """Install the guard once per process (behave's before_all, the `mcp-bdd` command)."""
+    previous = logging.getLogRecordFactory()
+    if getattr(previous, "mcp_bdd_guard", False):
+        return
+
+    quoting = _package_dirs()
+
+    def make_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        if os.path.realpath(record.pathname).startswith(quoting):
+            _guard(record)
+        return record
+
+    make_record.mcp_bdd_guard = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(make_record)
+
+
+def _guard(record: logging.LogRecord) -> None:
+    """The record's message, and the traceback it carries, made printable now (a handler would
+    format them later, raw)."""
+    try:
+        record.msg, record.args = printable(record.getMessage()), None
+        if record.exc_info and record.exc_info[1] is not None:
+            record.exc_text = printable(logging.Formatter().formatException(record.exc_info).rstrip("\n"))
+    except Exception:  # a log record is never worth an error of its own
+        return
