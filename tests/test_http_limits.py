@@ -131,6 +131,13 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()  # no length, no chunking: the stream ends when the connection does
+        if mode in BAD_ENDPOINTS:
+            self.wfile.write(BAD_ENDPOINTS[mode])
+            self.wfile.flush()
+            if mode != "endpoint-never":
+                self.server.stop.wait()  # the stream stays open: only the client can tell what is wrong
+            self.close_connection = True
+            return
         self.wfile.write(b"event: endpoint\ndata: /messages/1\n\n")
         self.wfile.flush()
         while not self.server.stop.is_set():
@@ -151,6 +158,15 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
 
     def do_DELETE(self) -> None:
         self._head(200, length=0)
+
+
+#: legacy SSE streams whose `endpoint` event cannot be used (`endpoint-never`: the stream ends first)
+BAD_ENDPOINTS = {
+    "endpoint-elsewhere": b"event: endpoint\ndata: http://127.0.0.1:9/messages/1\n\n",
+    "endpoint-not-a-url": b"event: endpoint\ndata: http://[evil\x1b[2Jhost/messages\n\n",
+    "endpoint-huge": b"event: endpoint\ndata: /" + b"m" * (2 * MIB) + b"\n\n",
+    "endpoint-never": b": a comment, then the end of the stream\n\n",
+}
 
 
 def _answer(message: dict[str, Any]) -> dict[str, Any]:
@@ -288,6 +304,35 @@ def test_an_endless_answer_is_refused_at_once_with_bounded_memory(
     report = json.loads((tmp_path / "doc.json").read_text())
     errors = [e for e in _exchanges(report) if e["kind"] == "error" and "max_message_bytes" in json.dumps(e)]
     assert errors, "the refusal is not in the transcript"
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        ("endpoint-elsewhere", "announced an endpoint on another origin than its SSE stream at {url}"),
+        (
+            "endpoint-not-a-url",
+            "announced an endpoint that is not a URL on its SSE stream at {url}: 'http://[evil\\x1b",
+        ),
+        ("endpoint-huge", "sent an `endpoint` event of more than 1 MiB on GET {url}"),
+        ("endpoint-never", "closed its SSE stream at {url} before sending its `endpoint` event"),
+    ],
+)
+def test_a_legacy_sse_endpoint_that_cannot_be_used_fails_the_start_at_once(
+    mode: str, said: str, hostile: _Server, tmp_path: Path
+) -> None:
+    """The SDK refuses such an endpoint but hands its error to a stream nobody reads yet: the
+    start waited out startup_timeout and said only that the handshake did not complete."""
+    url = f"http://127.0.0.1:{hostile.server_address[1]}/sse/{mode}"
+    root = project(tmp_path, url, transport="sse")
+    started = time.monotonic()
+    run = run_behave(root, "-f", "plain")
+    took = time.monotonic() - started
+    assert run.counts()["passed"] == 0, run.output[-3000:]
+    assert f'The MCP server "hostile" {said.format(url=url)}' in run.output, run.failures()
+    assert "is the server running at that URL" not in run.output, run.failures()
+    assert "\x1b" not in run.output, run.failures()
+    assert took < TIMEOUT, f"failed only after {took:.1f} s: startup_timeout ended the wait"
 
 
 def _exchanges(node: Any) -> Iterator[dict[str, Any]]:

@@ -32,6 +32,7 @@ import re
 import zlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
+from urllib.parse import urljoin, urlparse
 
 import anyio
 import httpx2
@@ -41,7 +42,14 @@ from mcp_bdd.config import Config
 from mcp_bdd.errors import ProtocolViolation
 from mcp_bdd.servers import ID_VALUE, PROTOCOL_MARK
 
-__all__ = ["DEFAULT_LIMIT", "SDK_SSE_EVENT_CAP", "BoundedTransport", "MessageTooLarge", "client_factory"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "SDK_SSE_EVENT_CAP",
+    "BoundedTransport",
+    "EndpointRefused",
+    "MessageTooLarge",
+    "client_factory",
+]
 
 DEFAULT_LIMIT: int = Config.model_fields["max_message_bytes"].default
 #: `mcp.client.sse` reads its stream with the SDK's default `max_event_size` and offers no way to
@@ -55,6 +63,7 @@ _SSE = "text/event-stream"
 #: two line ends in a row (CRLF, CR or LF each): the end of an SSE event
 _BOUNDARY = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
 #: the id of a JSON-RPC message as one of its first keys (no object or array opened before it) ...
+_ENDPOINT_EVENT = re.compile(rb"(?:[^\r\n]*(?:\r\n|\r|\n))*?event: ?endpoint\s*(?:\r\n|\r|\n)")
 _FIRST_ID = re.compile(rb'data: ?\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*' + ID_VALUE)
 #: ... or as the last key of the outermost object
 _LAST_ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE + rb"\s*\}\s*$")
@@ -94,7 +103,9 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         answers = _request_id(request) if self.answers_on_post else None
         if kind == _SSE:
-            response.stream = _Events(stream, self.event_limit, self._event_refusal(request, answers))
+            events = _Events(stream, self.event_limit, self._event_refusal(request, answers))
+            legacy_get = not self.answers_on_post and request.method == "GET"
+            response.stream = _Endpoint(events, request.url, self.server) if legacy_get else events
         elif answers is not None and kind == "application/json" and response.status_code != 202:
             return await self._read_answer(request, response, stream, answers)
         else:
@@ -171,6 +182,12 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
 
         def refuse(head: bytes, tail: bytes | None) -> bytes | None:
             message = self.message(request, "event", limit)
+            if not self.answers_on_post and _ENDPOINT_EVENT.match(head):
+                raise EndpointRefused(
+                    self.server,
+                    f"sent an `endpoint` event of more than {_size(limit)} on GET {request.url}",
+                    "legacy SSE's endpoint event names the URL to POST requests to: a few bytes. Fix the server.",
+                )
             request_id = answers
             if request_id is None and b'"method"' not in head:  # a request or a notification answers nothing
                 found = _FIRST_ID.search(head) if tail is None else _LAST_ID.search(tail)
@@ -368,6 +385,86 @@ class _Events(httpx2.AsyncByteStream):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+class EndpointRefused(httpx2.SSEError):
+    """Legacy SSE's `endpoint` event is missing, not a URL, on another origin, or too large: the
+    session cannot start. An SSEError, because that is what the SDK's SSE reader lets through at
+    once. `what` follows 'The MCP server "name"' in the failure; `tip` says what to do."""
+
+    def __init__(self, server: str, what: str, tip: str) -> None:
+        self.what = what
+        self.tip = tip
+        super().__init__(f'The MCP server "{server}" {what}. Tip: {tip}')
+
+
+class _Endpoint(httpx2.AsyncByteStream):
+    """Legacy SSE's GET stream, checked for its `endpoint` event (where the client is to POST).
+
+    Why here: given an endpoint on another origin the SDK refuses it rightly, but it hands its
+    error to a stream nobody reads yet and hangs until `startup_timeout`, which then says only
+    that the handshake did not complete; a stream that ends first fails with "Child exited
+    without calling task_status.started()". An EndpointRefused says what the server sent.
+    Relies on `_Events`, which passes on whole events."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, url: httpx2.URL, server: str) -> None:
+        self.inner = inner
+        self.url = url
+        self.server = server
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        seen = False
+        async for chunk in self.inner:
+            if not seen:
+                endpoint = _endpoint_in(chunk)
+                if endpoint is not None:
+                    self._check(endpoint)
+                    seen = True
+            yield chunk
+        if not seen:
+            raise EndpointRefused(
+                self.server,
+                f"closed its SSE stream at {self.url} before sending its `endpoint` event (the URL to POST "
+                "requests to)",
+                "is this a legacy SSE MCP endpoint? A streamable HTTP server is configured with "
+                'transport = "streamable-http".',
+            )
+
+    def _check(self, endpoint: str) -> None:
+        quoted = repr(endpoint[:300])
+        try:
+            joined = urljoin(str(self.url), endpoint)
+            target, origin = urlparse(joined), urlparse(str(self.url))
+            usable = not any(ord(c) < 0x21 or ord(c) == 0x7F for c in endpoint)
+        except ValueError:  # a host that is no host ("[" opens an IPv6 address that never closes)
+            usable = False
+        if not usable:
+            raise EndpointRefused(
+                self.server,
+                f"announced an endpoint that is not a URL on its SSE stream at {self.url}: {quoted}",
+                "the `endpoint` event's data must be the path (or URL) to POST requests to. Fix the server.",
+            )
+        if (target.scheme, target.netloc) != (origin.scheme, origin.netloc):
+            raise EndpointRefused(
+                self.server,
+                f"announced an endpoint on another origin than its SSE stream at {self.url}: {joined[:300]!r}; "
+                "mcp-bdd (like the SDK) does not POST requests there",
+                "the server must announce a path on the scheme, host and port the client used (behind a proxy: "
+                "the proxy's); set the URL it announces in its own configuration.",
+            )
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _endpoint_in(chunk: bytes) -> str | None:
+    """The data of the first `endpoint` event in `chunk` (whole SSE events), or None."""
+    for event in _BOUNDARY.split(chunk):
+        lines = event.decode("utf-8", "replace").splitlines()
+        fields = [line.partition(":")[::2] for line in lines if line and not line.startswith(":")]
+        if any(name == "event" and value.strip() == "endpoint" for name, value in fields):
+            return "\n".join(value.removeprefix(" ") for name, value in fields if name == "data")
+    return None
 
 
 def _request_id(request: httpx2.Request) -> Any:

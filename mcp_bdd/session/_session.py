@@ -281,11 +281,15 @@ class Session(ClientSide):
 
     def _not_connected(self, cause: BaseException) -> tuple[str, str]:
         """(what happened, tip) for a handshake that failed without an HTTP error."""
+        from mcp_bdd.session._http import EndpointRefused  # httpx2 only for HTTP servers
+
         tip = "check the server's stderr above; run the command by hand to see it start."
         if not self.server.started:
             tip = "is the server running at that URL? Check `url` and `headers` in your configuration."
         if isinstance(cause, MCPError) and is_protocol_violation(cause):
             return f"broke the protocol during the handshake ({cause.message})", tip
+        if isinstance(cause, EndpointRefused):
+            return cause.what, cause.tip
         if isinstance(cause, Stalled):
             return f"could not be connected: {cause} (it is blocked)", (
                 "an in-process server's tool that blocks holds the run's event loop (see the failure before "
