@@ -51,6 +51,19 @@ _TEMPLATES = Path(__file__).parent / "templates"
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _JSON_UNSAFE = re.compile("[<>&\u2028\u2029]")
+#: The bidirectional controls (embeddings, overrides, isolates, marks): applied, a server's
+#: U+202E reverses the report's own sentence around it. The page shows each as its escape
+#: (`\u202e`, as `mcp_bdd.errors.printable` does in the terminal); report.js does the same.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: What `_shown_html` steps over: the elements whose text is not markup, then every other tag (the
+#: page's `<` and `>` are all tags: autoescape writes the data's as `&lt;` / `&gt;`), or a control.
+_BIDI_CONTEXT = re.compile(
+    r"(?P<raw><(?P<el>script|style|title|textarea)\b[^>]*>.*?</(?P=el)\s*>)|(?P<tag><[^>]*>)|(?P<bidi>"
+    + _BIDI.pattern
+    + ")",
+    re.DOTALL | re.IGNORECASE,
+)
+_BIDI_TITLE = "A bidirectional control character, shown rather than applied"
 _PACKED = re.compile(r'<script type="application/octet-stream" id="mcp-bdd-data"[^>]*>([A-Za-z0-9+/=]*)</script>')
 
 STATUS_LABELS = {
@@ -290,6 +303,29 @@ def exchange_summary(exchanges: Sequence[Exchange]) -> tuple[str, bool]:
     return text, any(x.is_error for x in exchanges)
 
 
+def _bidi_escape(text: str) -> str:
+    """`text` with each bidirectional control written as its escape (`\\u202e`)."""
+    return _BIDI.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _shown_bidi(match: re.Match[str]) -> str:
+    control = match["bidi"]
+    if control is None:  # a tag's attributes, or <title>/<script>/<style> text: no markup there
+        found = match.group()
+        return _bidi_escape(found) if _BIDI.search(found) else found
+    return f'<span class="bidi" title="{_BIDI_TITLE}">{_bidi_escape(control)}</span>'
+
+
+def _shown_html(html: str) -> str:
+    """The rendered page with every bidirectional control shown, not applied.
+
+    Between tags each becomes a marked `<span class="bidi">\\u202e</span>`; inside a tag (an
+    attribute: tooltips, alt text) or the <title>, the bare escape. The packed data is base64 and
+    living-doc.json is written apart: both keep what the server sent.
+    """
+    return _BIDI_CONTEXT.sub(_shown_bidi, html) if _BIDI.search(html) else html
+
+
 def data_url(image: Image) -> str:
     """A data: URL, or "" when the image is not a base64 raster (then no <img> is written)."""
     if image.mime not in SAFE_IMAGE_MIMES or not _BASE64.fullmatch(image.data):
@@ -372,7 +408,7 @@ def _environment() -> jinja2.Environment:
 
 def render_view(view: ReportView) -> str:
     template = _environment().get_template("report.html.j2")
-    return template.render(report=view, generated=time.time(), evidence_table=EvidenceTable())
+    return _shown_html(template.render(report=view, generated=time.time(), evidence_table=EvidenceTable()))
 
 
 def render_html(runs: Sequence[Run], title: str | None = None, history: Sequence[Entry] = ()) -> str:

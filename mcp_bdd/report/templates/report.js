@@ -1,8 +1,8 @@
 /* mcp-bdd living documentation: search, tag-expression and status filters, deep links, print.
    Its data (search index and MCP messages, each distinct payload once) is packed: gzip, then
    base64, in <script id="mcp-bdd-data">, inflated with the browser's DecompressionStream. Never
-   evaluates or inserts data as HTML (only textContent / attributes are set), so nothing a server
-   sent can run here. */
+   evaluates or inserts data as HTML (only text nodes / attributes are set), so nothing a server
+   sent can run here; and its bidirectional controls are shown as escapes, never applied. */
 (function () {
   "use strict";
   var index = [];
@@ -29,6 +29,33 @@
     client_response: "→!", fake: "⟂", info: "·" };
   var SAFE_IMAGES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
+  /* Bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE, the embeddings, isolates and marks)
+     are shown as their escape ("\u202e"), marked, never applied: applied, a server's would reverse
+     the text around it, ours included. render.py does the same for the page it writes. */
+  var BIDI = /([\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069])/;
+  var BIDI_TITLE = "A bidirectional control character, shown rather than applied";
+
+  function bidiEscape(c) { return "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4); }
+
+  /* For attributes (alt text), which hold no markup: the bare escape. */
+  function plain(text) { return String(text).replace(new RegExp(BIDI.source, "g"), bidiEscape); }
+
+  /* `text` appended to `parent` as text nodes, each bidirectional control as a marked escape. */
+  function addText(parent, text) {
+    String(text).split(BIDI).forEach(function (part, n) {
+      if (n % 2) {
+        var mark = document.createElement("span");
+        mark.className = "bidi";
+        mark.title = BIDI_TITLE;
+        mark.textContent = bidiEscape(part);
+        parent.appendChild(mark);
+      } else if (part) {
+        parent.appendChild(document.createTextNode(part));
+      }
+    });
+    return parent;
+  }
+
   /* Small values on one line ("a": 1, "b": 2), as the server side lays them out. */
   function flat(value) {
     if (value === null || typeof value !== "object") {
@@ -53,10 +80,10 @@
 
   function jsonInto(out, value, indent) {
     if (typeof value === "string" && value.length > FOLD_CHARS) {
-      out.appendChild(document.createTextNode(JSON.stringify(value.slice(0, FOLD_CHARS / 2)).slice(0, -1) + "…"));
+      var head = out.appendChild(node("span", "", JSON.stringify(value.slice(0, FOLD_CHARS / 2)).slice(0, -1) + "…"));
       out.appendChild(foldButton("show all " + value.length + " characters", function (b) {
-        var prev = b.previousSibling;
-        prev.textContent = JSON.stringify(value).slice(0, -1);
+        head.textContent = "";
+        addText(head, JSON.stringify(value).slice(0, -1));
         b.remove();
       }));
       out.appendChild(document.createTextNode("\""));
@@ -66,14 +93,14 @@
     var isObject = value !== null && typeof value === "object";
     var keys = isObject ? Object.keys(value) : [];
     if ((indent + one.length <= 88 && one.length <= 2 * FOLD_CHARS) || !isObject || keys.length === 0) {
-      out.appendChild(document.createTextNode(one));
+      addText(out, one);
       return;
     }
     var pad = " ".repeat(indent + 2), end = "\n" + " ".repeat(indent);
     var isArray = Array.isArray(value);
     out.appendChild(document.createTextNode(isArray ? "[\n" : "{\n"));
     function item(k, n, last) {
-      out.appendChild(document.createTextNode(pad + (isArray ? "" : JSON.stringify(k) + ": ")));
+      addText(out, pad + (isArray ? "" : JSON.stringify(k) + ": "));
       jsonInto(out, value[k], indent + 2);
       out.appendChild(document.createTextNode(last ? "" : ",\n"));
     }
@@ -128,7 +155,7 @@
     parts.forEach(function (part) {
       if (/^\*\*[^*]+\*\*$/.test(part)) { parent.appendChild(node("strong", "", part.slice(2, -2))); }
       else if (/^`[^`]+`$/.test(part)) { parent.appendChild(node("code", "", part.slice(1, -1))); }
-      else if (part) { parent.appendChild(document.createTextNode(part)); }
+      else if (part) { addText(parent, part); }
     });
   }
 
@@ -136,7 +163,7 @@
     var box = node("div", "md"), list = null, code = null;
     text.split("\n").forEach(function (line) {
       if (code) {
-        if (/^```/.test(line)) { code = null; } else { code.textContent += line + "\n"; }
+        if (/^```/.test(line)) { code = null; } else { addText(code, line + "\n"); }
         return;
       }
       if (/^```/.test(line)) { code = box.appendChild(node("pre", "", "")); list = null; return; }
@@ -169,7 +196,7 @@
   function node(tag, cls, text) {
     var el = document.createElement(tag);
     if (cls) { el.className = cls; }
-    if (text !== undefined && text !== null) { el.textContent = String(text); } // text only: never HTML
+    if (text !== undefined && text !== null) { addText(el, text); } // text only: never HTML
     return el;
   }
 
@@ -205,7 +232,7 @@
       if (SAFE_IMAGES.indexOf(mime) < 0 || !/^[A-Za-z0-9+\/]*={0,2}$/.test(data)) { return; }
       var fig = node("figure", "shot");
       var el = document.createElement("img");
-      el.alt = mime + " sent by " + x.s + " in " + x.m;
+      el.alt = plain(mime + " sent by " + x.s + " in " + x.m);
       el.src = "data:" + mime + ";base64," + data;
       fig.appendChild(el);
       fig.appendChild(node("figcaption", "", "image " + (n + 1) + " · " + mime + " · " + size(img[2])));
