@@ -40,6 +40,7 @@ from typing import Any, ClassVar, Protocol, TextIO, cast
 from mcp_bdd.secrets import mask, mask_data
 
 __all__ = [
+    "BIDI_CONTROLS",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_NOTHING_RAN",
@@ -100,7 +101,11 @@ _MISSING = object()
 #: terminal, move its cursor, recolor or retitle it; CR overwrites the line it ends. And the
 #: bidirectional overrides and isolates, which make a line read differently than it is written
 #: (a tool name that shows as "safe_read" in the console while it is something else).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+#: the bidirectional controls (marks, embeddings, overrides, isolates), as a regex class body:
+#: applied, a server's U+202E reverses the text around it. One list for the terminal (`printable`)
+#: and the report (render.py, and report.js, which a test holds to this one)
+BIDI_CONTROLS = r"\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}\u2028\u2029]")
 
 
 def printable(text: str) -> str:

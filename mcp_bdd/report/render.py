@@ -25,7 +25,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from mcp_bdd.errors import KINDS
+from mcp_bdd.errors import BIDI_CONTROLS, KINDS
 from mcp_bdd.matchers import format_path
 from mcp_bdd.report.actions import actions
 from mcp_bdd.report.evidence import SAFE_IMAGE_MIMES
@@ -54,7 +54,7 @@ _JSON_UNSAFE = re.compile("[<>&\u2028\u2029]")
 #: The bidirectional controls (embeddings, overrides, isolates, marks): applied, a server's
 #: U+202E reverses the report's own sentence around it. The page shows each as its escape
 #: (`\u202e`, as `mcp_bdd.errors.printable` does in the terminal); report.js does the same.
-_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BIDI = re.compile(f"[{BIDI_CONTROLS}]")
 #: What `_shown_html` steps over: the elements whose text is not markup, then every other tag (the
 #: page's `<` and `>` are all tags: autoescape writes the data's as `&lt;` / `&gt;`), or a control.
 _BIDI_CONTEXT = re.compile(

@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 from report_helpers import FORMATTER, open_page, run_behave
 
+from mcp_bdd.errors import BIDI_CONTROLS
 from mcp_bdd.report.render import unpack
 
 pytestmark = pytest.mark.slow
 
-BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+BIDI = re.compile(f"[{BIDI_CONTROLS}]")
 HEBREW = "\u05e9\u05dc\u05d5\u05dd"  # legitimate right-to-left letters: they stay as they are
 
 SERVER = f'''
@@ -128,3 +129,9 @@ def test_bidi_controls_are_shown_without_scripts(browser_without_scripts: Any, p
     call = driver.find_element("css selector", ".failure-call noscript pre.x-static").text
     assert '"name": "shop\\u202e", "version": "1.0.0"' in call, call
     assert "Connected to shop\\u202e 1.0.0" in driver.find_element("tag name", "body").text
+
+
+def test_the_page_script_shows_the_same_controls_as_the_terminal() -> None:
+    """report.js cannot import errors.BIDI_CONTROLS: its copy is held to it here."""
+    script = (Path(__file__).resolve().parents[2] / "mcp_bdd" / "report" / "templates" / "report.js").read_text()
+    assert f"var BIDI = /([{BIDI_CONTROLS}])/;" in script
