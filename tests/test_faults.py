@@ -370,19 +370,34 @@ Feature: big
     assert run.counts()["passed"] == 1, run.output[-3000:]
 
 
-def test_an_unparseable_response_fails_its_request_at_once(tmp_path: Path) -> None:
-    """Defect 5: structuredContent 5,000 deep; the request used to wait for its whole timeout."""
-    feature = """
+@pytest.mark.parametrize(
+    ("tool", "flags", "said"),
+    [
+        ("deep", ("--deep", "5000"), "a response nested too deep to parse"),
+        # deeper than the SDK's parser takes (~200), not than Python's json module (~1000)
+        ("deep", ("--deep", "400"), "a response nested too deep to parse"),
+        ("lone", (), "JSON the SDK's parser rejects"),
+    ],
+    ids=["5000-deep", "400-deep", "lone-surrogate"],
+)
+def test_an_unparseable_response_fails_its_request_at_once(
+    tool: str, flags: tuple[str, ...], said: str, tmp_path: Path
+) -> None:
+    """Defect 5: structuredContent 5,000 deep; the request used to wait for its whole timeout.
+    What the SDK refuses but Python's json module reads is named for what it is, not taken for
+    a banner on stdout."""
+    feature = f"""
 Feature: deep
-  Scenario: too deep
+  Scenario: unusable
     Given the MCP server "hostile" is running
-    When I call the tool "deep"
+    When I call the tool "{tool}"
     Then the tool call succeeds
 """
-    root = make_project(tmp_path, hostile(extra="timeout = 900\n"), {"d.feature": feature})
+    root = make_project(tmp_path, hostile(*flags, extra="timeout = 900\n"), {"d.feature": feature})
     run = run_behave(root, timeout=300)
     assert run.counts()["failed"] == 1, run.output[-3000:]
-    assert "a response nested too deep to parse" in run.output, run.output[-3000:]
+    assert said in run.output, run.failures()
+    assert "banners" not in run.output, run.failures()
     assert "timed out" not in run.output and "no answer within" not in run.output, run.output[-3000:]
 
 

@@ -65,6 +65,9 @@ _REMEMBERED = 4096  # request ids kept in flight, and settled ones kept to tell 
 _STREAMS = frozenset({"subscriptions/listen"})  # requests that wait for events, not for an answer
 _STRAY = "a response no request waits for"
 _NO_ID_ERROR = "a JSON-RPC error without an id"
+_TOO_DEEP = "a response nested too deep to parse"
+_STRICTER = "JSON the SDK's parser rejects"
+_UNFIT = "a response that does not fit the JSON-RPC schema"
 _UNREADABLE = (types.PARSE_ERROR, types.INVALID_REQUEST)  # a server's errors for a message it could not read
 
 
@@ -214,10 +217,21 @@ def _meaning(kinds: Counter[str]) -> str:
         )
     if kinds["invalid UTF-8"]:
         return "the server writes bytes that are not UTF-8 on stdout; MCP messages over stdio are UTF-8 JSON."
-    if kinds["a response nested too deep to parse"]:
+    if kinds[_TOO_DEEP]:
         return (
-            "the server answered with JSON nested deeper than JSON parsers accept (a recursive structure "
-            "serialised without a limit?): flatten the result, or cut the recursion."
+            "the server answered with JSON nested deeper than JSON parsers accept (the SDK's stops at about "
+            "200 levels; a recursive structure serialised without a limit?): flatten the result, or cut the recursion."
+        )
+    if kinds[_STRICTER]:
+        return (
+            "the server wrote JSON that Python's json module reads but the SDK's stricter parser does not — "
+            "most often a lone UTF-16 surrogate such as \\ud800 (a string cut inside an emoji): fix how the "
+            "server encodes that text."
+        )
+    if kinds[_UNFIT]:
+        return (
+            "the server answered with a message shaped like a JSON-RPC response whose result or error is not "
+            "what MCP defines (see what the SDK said above): fix the shape the server returns."
         )
     if kinds[_NO_ID_ERROR]:
         return (
@@ -252,8 +266,8 @@ def decode_line(
         return []
     try:
         message = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-    except ValueError:
-        return _bad_line(line, evidence, waiting)
+    except ValueError as refused:
+        return _bad_line(line, evidence, waiting, refused)
     evidence._pretty.clear()  # a good message ends any half-assembled pretty-printed one
     evidence._pretty_size = 0
     answer = message.message
@@ -264,7 +278,10 @@ def decode_line(
     return _stray(line, evidence, waiting, answer.id, answer.error if isinstance(answer, types.JSONRPCError) else None)
 
 
-def _bad_line(line: bytes, evidence: StdoutEvidence, waiting: Waiting | None) -> list[SessionMessage | Exception]:
+def _bad_line(
+    line: bytes, evidence: StdoutEvidence, waiting: Waiting | None, refused: ValueError
+) -> list[SessionMessage | Exception]:
+    """A line the SDK refused (`refused` says why): what it is, said in words."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
@@ -272,15 +289,28 @@ def _bad_line(line: bytes, evidence: StdoutEvidence, waiting: Waiting | None) ->
     try:
         data = json.loads(text)
     except RecursionError:
-        return _unusable(line, evidence, "a response nested too deep to parse", _id_in(line), waiting)
+        return _unusable(line, evidence, _TOO_DEEP, _id_in(line), waiting)
     except ValueError:
         return [_maybe_pretty(line, evidence)]
     if isinstance(data, dict) and data.get("jsonrpc") == "2.0" and ("result" in data or "error" in data):
         request_id = data.get("id")
         if waiting is not None and not waiting.take(request_id):  # surely a response, and no one's
             return _stray(line, evidence, waiting, request_id, data.get("error"))
-        return _unusable(line, evidence, "a response that does not fit the JSON-RPC schema", request_id, None)
+        kind, why = _why_refused(refused)
+        return _unusable(line, evidence, kind, request_id, None, why)
     return [ValueError(evidence.note("JSON that is not a JSON-RPC message", line))]
+
+
+def _why_refused(refused: ValueError) -> tuple[str, str]:
+    """(kind, the SDK's words) for JSON that Python's json module read but the SDK did not:
+    its parser is stricter (depth, lone surrogates), or the message has the wrong shape."""
+    errors = refused.errors() if hasattr(refused, "errors") else []
+    first = errors[0] if errors else {"type": "", "msg": str(refused), "loc": ()}
+    said = str(first.get("msg", ""))[:200]
+    if first.get("type") == "json_invalid":
+        return (_TOO_DEEP if "recursion" in said else _STRICTER), said
+    where = ".".join(str(part) for part in first.get("loc", ())[1:])  # [0] names the union member tried
+    return _UNFIT, f"{where}: {said}" if where else said
 
 
 def _stray(
@@ -353,7 +383,7 @@ def _id_in(line: bytes) -> Any:
 
 
 def _unusable(
-    line: bytes, evidence: StdoutEvidence, kind: str, request_id: Any, waiting: Waiting | None
+    line: bytes, evidence: StdoutEvidence, kind: str, request_id: Any, waiting: Waiting | None, why: str = ""
 ) -> list[SessionMessage | Exception]:
     """Count the line; fail its request at once when its id is known, else report it as a bad line."""
     described = evidence.note(kind, line)
@@ -361,7 +391,8 @@ def _unusable(
         return [ValueError(described)]
     if waiting is not None:
         waiting.take(request_id)  # answered, if badly: its real answer, should one follow, is late
-    message = f"mcp-bdd could not use the server's response: {kind} ({len(line)} bytes)."
+    said = f"; the SDK said: {why}" if why else ""
+    message = f"mcp-bdd could not use the server's response: {kind} ({len(line)} bytes{said})."
     return [_protocol_error(request_id, message, line)]
 
 

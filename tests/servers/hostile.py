@@ -22,7 +22,8 @@ would, and it starts in milliseconds. Flags (combinable):
 Tools: `echo` (text), `big` (`mb` megabytes of text), `deep`, `secret` (the value of $API_TOKEN
 in the result's text and as a key of its structured content, in a log notification and on stderr), `spam`, `die` (exit code 3 mid-call),
 `ansi` (terminal escape sequences that clear the screen and fake a green summary), `flood`
-(`n` log notifications, then the result), `badlog` (a log notification whose level is escape
+(`n` log notifications, then the result), `lone` (text with a lone UTF-16 surrogate, which Python's json reads and the SDK's parser does
+not), `badlog` (a log notification whose level is escape
 sequences and $API_TOKEN: the SDK's own log line about it quotes them), `login` (issues the access token ISSUED_TOKEN, in its
 structured result and its text).
 """
@@ -51,6 +52,7 @@ TOOLS = [
         ("flood", {"n": {"type": "number"}}),
         ("login", {}),
         ("badlog", {}),
+        ("lone", {}),
     ]
 ]
 
@@ -169,6 +171,8 @@ def call(name: str, arguments: dict[str, Any], args: argparse.Namespace, send: A
                 {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": f"line {i}"}}
             )
         return {"content": [{"type": "text", "text": "flooded"}]}
+    if name == "lone":
+        return {"content": [{"type": "text", "text": "cut \ud83d inside an emoji"}]}
     if name == "badlog":
         level = FAKE_GREEN + os.environ.get("API_TOKEN", "")
         send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": level, "data": "x"}})
