@@ -401,6 +401,27 @@ Feature: deep
     assert "timed out" not in run.output and "no answer within" not in run.output, run.output[-3000:]
 
 
+def test_a_server_that_closes_its_stdin_fails_the_next_request_at_once(tmp_path: Path) -> None:
+    """It answered, closed its stdin and kept running: the next request could not be written
+    (EPIPE, swallowed), waited for its whole timeout and was called slow."""
+    feature = """
+Feature: deaf
+  Scenario: a server that stops listening
+    Given the MCP server "hostile" is running
+    When I call the tool "deaf"
+    Then the tool call succeeds
+    When I call the tool "echo"
+    Then the tool call succeeds
+"""
+    root = make_project(tmp_path, hostile(extra="timeout = 900\n"), {"d.feature": feature})
+    started = time.monotonic()
+    run = run_behave(root, timeout=300)
+    assert run.counts("steps")["failed"] == 1 and run.counts("steps")["passed"] == 4, run.failures()
+    assert "could not send the request: the server closed its stdin (pid" in run.output, run.failures()
+    assert "timed out" not in run.output and "raise `timeout`" not in run.output, run.failures()
+    assert time.monotonic() - started < 120, "the request waited instead of failing at once"
+
+
 def test_pretty_printed_json_rpc_is_named_at_once(tmp_path: Path) -> None:
     """Defect 6: the classic framing bug used to fail after startup_timeout as a 'handshake' problem."""
     # startup_timeout is far beyond run_behave's own limit: waiting for it would fail the test

@@ -51,6 +51,7 @@ __all__ = [
     "Waiting",
     "decode_line",
     "too_long",
+    "unsendable",
 ]
 
 #: `error.data["mcp_bdd"]` of a JSON-RPC error we made up for a response that could not be used
@@ -408,6 +409,12 @@ def _protocol_error(request_id: Any, message: str, line: bytes) -> SessionMessag
         ),
     )
     return SessionMessage(error)
+
+
+def unsendable(waiting: Waiting, why: str) -> list[SessionMessage]:
+    """An error for every request waiting for an answer that can no longer come: the server's
+    stdin is closed (`why` says how), so the request never reached it."""
+    return [_protocol_error(key, f"mcp-bdd could not send the request: {why}.", b"") for key in waiting.fail()]
 
 
 def too_long(head: bytes, evidence: StdoutEvidence, waiting: Waiting | None = None) -> list[SessionMessage | Exception]:

@@ -34,7 +34,15 @@ import anyio
 from mcp.shared.message import SessionMessage
 
 from mcp_bdd._sdk import TransportStreams
-from mcp_bdd.servers._framing import LineSplitter, LineTooLong, StdoutEvidence, Waiting, decode_line, too_long
+from mcp_bdd.servers._framing import (
+    LineSplitter,
+    LineTooLong,
+    StdoutEvidence,
+    Waiting,
+    decode_line,
+    too_long,
+    unsendable,
+)
 
 __all__ = ["ExitWatch", "PipeTransport"]
 
@@ -177,13 +185,36 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
                         for message in decode_line(line, self.evidence, self.waiting):
                             await out.send(message)
 
-    async def _writer(self, source: Any) -> None:
-        async with source:
-            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+    async def _writer(self, source: Any, out: Any) -> None:
+        unwritable: str | None = None  # why the server's stdin takes nothing any more
+        async with source, out:
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 async for item in source:
                     self.waiting.sent(item.message)  # before it is written: its answer may come at once
-                    data = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-                    await self._send(data.encode())
+                    if unwritable is None:
+                        data = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                        try:
+                            await self._send(data.encode())
+                            continue
+                        except (anyio.BrokenResourceError, OSError):
+                            unwritable = await self._why_unwritable()
+                            if unwritable is None:
+                                return  # it exited, or we closed its stdin: the reader's end says so
+                    for message in unsendable(self.waiting, unwritable):
+                        await out.send(message)
+
+    async def _why_unwritable(self) -> str | None:
+        """Why a write failed while the server still runs (it closed its own stdin), or None:
+        we closed it, or the server is gone (its exit code and stderr tell it better)."""
+        process = self.process
+        if self.write_fd < 0 or process is None:
+            return None
+        if await anyio.to_thread.run_sync(lambda: process.returncode) is not None:
+            return None
+        return (
+            f"the server closed its stdin (pid {process.pid} is still running): it can no longer receive "
+            "requests, and every request of this session fails at once from now on"
+        )
 
     @contextlib.asynccontextmanager
     async def _streams(self) -> AsyncIterator[TransportStreams]:
@@ -191,7 +222,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._reader, read_writer)
-            tg.start_soon(self._writer, write_reader)
+            tg.start_soon(self._writer, write_reader, read_writer.clone())
             if self.process is not None:
                 tg.start_soon(self._watch_exit)
             try:

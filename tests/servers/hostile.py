@@ -22,7 +22,7 @@ would, and it starts in milliseconds. Flags (combinable):
 Tools: `echo` (text), `big` (`mb` megabytes of text), `deep`, `secret` (the value of $API_TOKEN
 in the result's text and as a key of its structured content, in a log notification and on stderr), `spam`, `die` (exit code 3 mid-call),
 `ansi` (terminal escape sequences that clear the screen and fake a green summary), `flood`
-(`n` log notifications, then the result), `lone` (text with a lone UTF-16 surrogate, which Python's json reads and the SDK's parser does
+(`n` log notifications, then the result), `deaf` (answers, then closes its stdin and keeps running), `lone` (text with a lone UTF-16 surrogate, which Python's json reads and the SDK's parser does
 not), `badlog` (a log notification whose level is escape
 sequences and $API_TOKEN: the SDK's own log line about it quotes them), `login` (issues the access token ISSUED_TOKEN, in its
 structured result and its text).
@@ -53,6 +53,7 @@ TOOLS = [
         ("login", {}),
         ("badlog", {}),
         ("lone", {}),
+        ("deaf", {}),
     ]
 ]
 
@@ -113,6 +114,9 @@ def main() -> int:
         if request["method"] == "tools/call" and args.null_id_error:
             reply = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
         send(reply)
+        if request["method"] == "tools/call" and (request.get("params") or {}).get("name") == "deaf":
+            os.close(0)  # answered, and takes no more requests: yet it keeps running
+            time.sleep(600)
     if args.stubborn:
         while True:  # EOF ignored
             time.sleep(60)
