@@ -422,6 +422,28 @@ Feature: deaf
     assert time.monotonic() - started < 120, "the request waited instead of failing at once"
 
 
+@pytest.mark.parametrize(
+    ("flags", "tool", "said"),
+    [
+        # it never answered the handshake; its exit code came from mcp-bdd giving up on it
+        (("--mute",), None, "Exit code: 0, once mcp-bdd had closed its stdin (it was still running until then)"),
+        # exit 0 mid-call while a helper holds its stdout: no end of stream, so a timeout, explained
+        (("--holder",), "quit", "the server process had exited, but a process it started still holds its stdout"),
+        ((), "blind", "the server closed its stdout but is still running: it can no longer answer"),
+    ],
+    ids=["mcp-bdd-closed-stdin", "exited-under-a-helper", "closed-its-stdout"],
+)
+def test_how_a_server_ended_is_said_truly(flags: tuple[str, ...], tool: str | None, said: str, tmp_path: Path) -> None:
+    """The failure says whether the server exited on its own, was ended by mcp-bdd, or still runs."""
+    call = f'\n    When I call the tool "{tool}"\n    Then the tool call succeeds' if tool else ""
+    feature = f'Feature: ends\n  Scenario: it ends\n    Given the MCP server "hostile" is running{call}\n'
+    config = hostile(*flags, extra="timeout = 3\nstartup_timeout = 3\n")
+    run = run_behave(make_project(tmp_path, config, {"e.feature": feature}), timeout=300)
+    assert run.counts()["passed"] == 0, run.output[-3000:]
+    assert said in run.output, run.failures()
+    assert "raise `timeout`" not in run.output or tool != "quit", run.failures()
+
+
 def test_pretty_printed_json_rpc_is_named_at_once(tmp_path: Path) -> None:
     """Defect 6: the classic framing bug used to fail after startup_timeout as a 'handshake' problem."""
     # startup_timeout is far beyond run_behave's own limit: waiting for it would fail the test

@@ -89,9 +89,7 @@ class RunningServer:
     def describe_death(self) -> str:
         """Command, exit code, what it wrote instead of JSON-RPC, stderr tail: what a failure needs."""
         parts = [f"  Server:    {self.name} over {self.transport}", f"  Started:   {self.display}"]
-        code = self.returncode
-        if code is not None:
-            parts.append(f"  Exit code: {code}")
+        parts += self._how_it_ended()
         if self.evidence is not None and self.evidence.bad_lines:
             parts.extend("  " + line for line in split_lines(mask(self.evidence.describe())))
         text = self.stderr_tail()
@@ -101,6 +99,21 @@ class RunningServer:
         elif self.stderr_path is not None:
             parts.append("  Its stderr was empty.")
         return "\n".join(parts)
+
+    def _how_it_ended(self) -> list[str]:
+        """Its exit code, said truly: a server mcp-bdd gave up on exited because mcp-bdd closed
+        its stdin, not on its own; one that has not exited is said to be running."""
+        code = self.returncode
+        if code is None:
+            return (
+                [f"  Running:   yes (pid {self.pid})"] if self.process is not None and not self.process.stopped else []
+            )
+        if self._closed_while_running():
+            return [f"  Exit code: {code}, once mcp-bdd had closed its stdin (it was still running until then)"]
+        return [f"  Exit code: {code}"]
+
+    def _closed_while_running(self) -> bool:
+        return False
 
 
 class InMemoryServer(RunningServer):
@@ -124,6 +137,9 @@ class StdioServer(RunningServer):
 
     def target(self) -> Any:
         return self.transport_
+
+    def _closed_while_running(self) -> bool:
+        return self.transport_.closed_while_running
 
     def stop(self) -> None:
         assert self.process is not None

@@ -43,6 +43,7 @@ from mcp_bdd.servers._framing import (
     too_long,
     unsendable,
 )
+from mcp_bdd.servers._process import wait_exit
 
 __all__ = ["ExitWatch", "PipeTransport"]
 
@@ -96,11 +97,14 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         with contextlib.suppress(OSError):
             fcntl.fcntl(read_fd, _F_SETPIPE_SZ, _CHUNK)
         self._cm: contextlib.AbstractAsyncContextManager[TransportStreams] | None = None
+        self.closed_while_running = False  # mcp-bdd closed the server's stdin while it still ran
 
     def close_stdin(self) -> None:
         """EOF on the server's stdin; idempotent (the transport's exit and the process stop both call it)."""
         fd, self.write_fd = self.write_fd, -1
         if fd >= 0:
+            if self.process is not None:  # what its exit code means: it ended on its own, or because we did this
+                self.closed_while_running = not wait_exit(self.process.pid, 0)
             with contextlib.suppress(OSError):
                 os.close(fd)
 
@@ -169,9 +173,11 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             except OSError as exc:
                 raise anyio.BrokenResourceError from exc
 
-    async def _reader(self, out: Any) -> None:
+    async def _reader(self, out: Any, writers: Any) -> None:
+        """`writers`: the writer's handle on the same stream, closed with ours: the stream's end is
+        how the session learns that the server went away."""
         splitter = LineSplitter(self.max_line)
-        async with out:
+        async with out, writers:
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
                 while True:
                     data = await self._receive()
@@ -221,8 +227,9 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._reader, read_writer)
-            tg.start_soon(self._writer, write_reader, read_writer.clone())
+            writers = read_writer.clone()  # the writer fails requests it could not send
+            tg.start_soon(self._reader, read_writer, writers)
+            tg.start_soon(self._writer, write_reader, writers)
             if self.process is not None:
                 tg.start_soon(self._watch_exit)
             try:

@@ -506,7 +506,12 @@ class Session(ClientSide):
                 # Not an answer from the server: it went away (crashed, exited) mid-request.
                 self.lost = True  # a long-lived session must not be handed to the next scenario
                 await anyio.to_thread.run_sync(self.server.settle)
-                outcome.exception = "the connection closed before an answer came (the server went away)\n" + (
+                gone = (
+                    "the server went away"
+                    if self.server.returncode is not None or not self.server.started
+                    else ("the server closed its stdout but is still running: it can no longer answer")
+                )
+                outcome.exception = f"the connection closed before an answer came ({gone})\n" + (
                     self.server.describe_death()
                 )
             elif is_protocol_violation(exc):
@@ -559,9 +564,7 @@ class Session(ClientSide):
         if outcome.timed_out:
             raise RequestTimeout(
                 f'{outcome.method} to "{self.name}" got no answer within {outcome.elapsed_ms / 1000:.2f} s '
-                f"(timeout = {self.timeout:g} s).\n"
-                + self.server.describe_death()
-                + "\n  Tip: raise `timeout` in [tool.mcp-bdd] (or -D timeout=30) if the server is just slow."
+                f"(timeout = {self.timeout:g} s).\n" + self.server.describe_death() + self._timeout_tip()
             )
         if outcome.protocol_violation:
             raise ProtocolViolation(
@@ -576,6 +579,22 @@ class Session(ClientSide):
             if outcome.error is not None
             else "the server may have crashed: see its stderr.\n" + self.server.describe_death(),
         )
+
+    def _timeout_tip(self) -> str:
+        return "\n  Tip: " + self.timeout_tip(
+            "raise `timeout` in [tool.mcp-bdd] (or -D timeout=30) if the server is just slow."
+        )
+
+    def timeout_tip(self, usual: str) -> str:
+        """What to do about a request that got no answer in time: the `usual` (raise the timeout),
+        unless the server process had exited and only a helper holding its stdout kept the wait going."""
+        if self.server.started and self.server.returncode is not None:  # yet no end of its stdout came
+            return (
+                "the server process had exited, but a process it started still holds its stdout open, so no "
+                "answer could come: a wrapper (sh -c, npx, uv run) should exec the server or wait for it, and "
+                "a helper it starts should not inherit its stdout."
+            )
+        return usual
 
     def raise_problems(self) -> None:
         if self.problems:

@@ -528,12 +528,16 @@ def step_call_succeeds(context: Any, server: str | None = None) -> None:
     """
     outcome = _last_call(context, server)
     if not outcome.ok or outcome.is_error_result:
+        tip = _SUCCESS_TIPS.get(outcome.failure_kind or "", _SUCCESS_TIPS["expectation"])
+        session = state(context).sessions.get(outcome.server)
+        if outcome.timed_out and session is not None:
+            tip = session.timeout_tip(tip)
         _fail(
             context,
             f'The tool call "{outcome.params.get("name")}" did not succeed',
             outcome,
             "a successful result",
-            tip=_SUCCESS_TIPS.get(outcome.failure_kind or "", _SUCCESS_TIPS["expectation"]),
+            tip=tip,
             kind=outcome.failure_kind,  # a timeout or a broken answer is named as such, not as a wrong value
         )
 

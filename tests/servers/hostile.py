@@ -11,6 +11,7 @@ would, and it starts in milliseconds. Flags (combinable):
     --token T       accepted and ignored (a credential passed on the command line)
     --token-in-surface  its name, and the `secret` tool's description, repeat $API_TOKEN
     --refuse-initialize  answer `initialize` with a JSON-RPC error of its own (-32000, as SDK errors use)
+    --mute          read every request and answer none (exits 0 on EOF)
     --stubborn      ignore SIGTERM and stdin EOF: only SIGKILL ends it
     --pretty        pretty-print every JSON-RPC message (the classic stdio framing bug)
     --junk          print a banner and a line of invalid UTF-8 on stdout before serving
@@ -22,7 +23,8 @@ would, and it starts in milliseconds. Flags (combinable):
 Tools: `echo` (text), `big` (`mb` megabytes of text), `deep`, `secret` (the value of $API_TOKEN
 in the result's text and as a key of its structured content, in a log notification and on stderr), `spam`, `die` (exit code 3 mid-call),
 `ansi` (terminal escape sequences that clear the screen and fake a green summary), `flood`
-(`n` log notifications, then the result), `deaf` (answers, then closes its stdin and keeps running), `lone` (text with a lone UTF-16 surrogate, which Python's json reads and the SDK's parser does
+(`n` log notifications, then the result), `deaf` (answers, then closes its stdin and keeps running), `blind` (closes its stdout and keeps
+running), `quit` (exits 0 without answering), `lone` (text with a lone UTF-16 surrogate, which Python's json reads and the SDK's parser does
 not), `badlog` (a log notification whose level is escape
 sequences and $API_TOKEN: the SDK's own log line about it quotes them), `login` (issues the access token ISSUED_TOKEN, in its
 structured result and its text).
@@ -54,6 +56,8 @@ TOOLS = [
         ("badlog", {}),
         ("lone", {}),
         ("deaf", {}),
+        ("blind", {}),
+        ("quit", {}),
     ]
 ]
 
@@ -82,6 +86,7 @@ def main() -> int:
     parser.add_argument("--token")
     parser.add_argument("--token-in-surface", action="store_true")
     parser.add_argument("--refuse-initialize", action="store_true")
+    parser.add_argument("--mute", action="store_true")
     args = parser.parse_args()
     sys.setrecursionlimit(max(1000, args.deep * 3))  # json.dumps of the deep value recurses
     if args.stubborn:
@@ -106,8 +111,14 @@ def main() -> int:
 
     for raw in sys.stdin.buffer:
         request = json.loads(raw)
-        if "id" not in request:
+        if "id" not in request or args.mute:
             continue
+        name = (request.get("params") or {}).get("name")
+        if request["method"] == "tools/call" and name == "quit":
+            os._exit(0)  # no answer, and a clean exit code
+        if request["method"] == "tools/call" and name == "blind":
+            os.close(1)  # no more answers, yet it keeps running
+            time.sleep(600)
         reply = {"jsonrpc": "2.0", "id": request["id"], **answer(request, args, send)}
         if request["method"] == "tools/call" and args.wrong_id:
             reply["id"] = 999999
