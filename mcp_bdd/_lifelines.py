@@ -1,4 +1,5 @@
-"""PR_SET_PDEATHSIG: a process we start dies when the thread that started it dies.
+"""PR_SET_PDEATHSIG: a process we start dies when the thread that started it dies; and
+PR_SET_CHILD_SUBREAPER: a server keeps the orphans of what it starts as its own children.
 
 Kept in a module of its own (stdlib only) because the `mcp-bdd run` parent, the zygote and the
 server spawner all need it, and the first two must not import `mcp` to get it.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import signal
 
-__all__ = ["die_with_parent"]
+__all__ = ["adopt_orphans", "die_with_parent"]
 
 
 def die_with_parent() -> None:
@@ -21,5 +22,18 @@ def die_with_parent() -> None:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+def adopt_orphans() -> None:
+    """preexec_fn (or a forked server): make this process the "subreaper" of all it starts, so a
+    daemon its helper double-forks (setsid, a cleared environment: no session and no mark to be
+    found by) becomes *its* child instead of init's, and is found among its descendants when it
+    is stopped. Kept across exec; one async-signal-safe prctl call. Linux only."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
     except Exception:
         pass

@@ -26,7 +26,7 @@ import socket
 import sys
 from typing import Any
 
-from mcp_bdd._lifelines import die_with_parent
+from mcp_bdd._lifelines import adopt_orphans, die_with_parent
 
 __all__ = ["run_zygote"]
 
@@ -104,6 +104,7 @@ def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.sock
     try:
         os.setsid()  # its own process group, killed as a unit like a cold-started server
         die_with_parent()  # if the zygote dies (even SIGKILL), its servers die with it
+        adopt_orphans()  # its helpers' daemons stay its descendants (see ServerProcess.stop)
         sock.close()
         for target, fd in enumerate(fds):
             os.dup2(fd, target)

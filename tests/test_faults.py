@@ -62,6 +62,23 @@ def test_a_servers_own_helper_process_does_not_outlive_a_green_run(helper: str, 
     assert run.counts()["passed"] == 1, run.output[-3000:]
 
 
+def test_a_daemon_that_left_the_session_and_cleared_its_environment_does_not_outlive_the_run(tmp_path: Path) -> None:
+    """fork, setsid, fork, exec with an empty environment: no group, session or mark finds it.
+    The server is a child subreaper, so the daemon stays its descendant and dies with it."""
+    pidfile = tmp_path / "daemon.pid"
+    root = make_project(tmp_path, hostile("--daemon", str(pidfile)), {"g.feature": CALL_ECHO})
+    run = run_behave(root)
+    pid = int(pidfile.read_text())
+    try:
+        alive = psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        alive = False
+    if alive:
+        os.kill(pid, signal.SIGKILL)  # the census cannot see it (no environment): clean up here
+    assert run.counts()["passed"] == 1, run.output[-3000:]
+    assert not alive, f"the daemon {pid} outlived the run"
+
+
 HELPER_APP = """
 import subprocess
 

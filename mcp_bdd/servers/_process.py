@@ -10,7 +10,10 @@ or forked by the zygote, stops the same way (`ServerProcess.stop`):
       the main process had already exited on its own
     → SIGKILL every process that carries its mark (SERVER_MARK in the environment, inherited by
       all it starts): a helper that left the session too (`setsid`, Node's `detached: true`, a
-      daemon) survived a green run before.
+      daemon) survived a green run before
+    → SIGKILL every descendant it had when its stop began: every server is a child subreaper
+      (PR_SET_CHILD_SUBREAPER), so a daemon that left its session *and* cleared its environment
+      is still its descendant, not init's child.
 
 Every process is started in a session of its own (so its group and session id equal its pid)
 with PR_SET_PDEATHSIG = SIGKILL (it dies with the thread that spawned it, even on `kill -9` of
@@ -35,7 +38,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcp_bdd._lifelines import die_with_parent
+import psutil
+
+from mcp_bdd._lifelines import adopt_orphans, die_with_parent
 from mcp_bdd.servers._lifeline import kill_marked, kill_sessions
 from mcp_bdd.servers._listeners import SPAWNED_BY, spawned_by
 
@@ -139,12 +144,14 @@ class ServerProcess:
         if self.stopped:
             return
         self.stopped = True
+        descendants = _descendants(self.pid)  # while it lives: its orphans are its own children
         try:
             if close_stdin is not None:
                 close_stdin()
                 if self.returncode is None:
                     wait_exit(self.pid, EOF_GRACE)
             if self.returncode is None and not wait_exit(self.pid, 0):
+                descendants += _descendants(self.pid)  # what it started on EOF, too
                 _signal_group(self.pid, signal.SIGTERM)
                 if not wait_exit(self.pid, self.term_grace):
                     _signal_group(self.pid, signal.SIGKILL)
@@ -154,9 +161,29 @@ class ServerProcess:
             kill_sessions({self.pid})
             if self.mark is not None:
                 kill_marked(f"{SERVER_MARK}={self.mark}".encode())
+            _kill_all(descendants)
         finally:
             lifeline().forget(self.pid)
             _unregister(self)
+
+
+def _descendants(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def _kill_all(processes: list[psutil.Process]) -> None:
+    """SIGKILL those still alive (psutil refuses a pid that was reused since)."""
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+
+
+def _server_preexec() -> None:
+    die_with_parent()
+    adopt_orphans()
 
 
 class ChildProcess(ServerProcess):
@@ -202,7 +229,7 @@ def spawn(
             env={**env, SPAWNED_BY: spawned_by(), SERVER_MARK: mark},
             pass_fds=pass_fds,
             start_new_session=True,
-            preexec_fn=die_with_parent,
+            preexec_fn=_server_preexec,
         )
     return ChildProcess(popen, describe, mark)
 

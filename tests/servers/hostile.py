@@ -5,6 +5,7 @@ would, and it starts in milliseconds. Flags (combinable):
 
     --grandchild    start a helper process (`sleep 600`) like `sh -c` / `npx` wrappers do
     --detached      start a helper (`sleep 600`) in a session of its own (setsid, Node's `detached`)
+    --daemon F      double-fork a `sleep 600` daemon with an empty environment, its pid written to F
     --holder        start a helper (`sleep 600`) that inherits stdout: no EOF when the server dies
     --die-at-start  exit with code 4 before answering anything (with --holder: a crash at start)
     --escapes       terminal escape sequences in its name, its version and the echo tool's description
@@ -35,10 +36,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 TOOLS = [
@@ -87,6 +90,7 @@ def main() -> int:
     parser.add_argument("--token-in-surface", action="store_true")
     parser.add_argument("--refuse-initialize", action="store_true")
     parser.add_argument("--mute", action="store_true")
+    parser.add_argument("--daemon", metavar="PIDFILE")
     args = parser.parse_args()
     sys.setrecursionlimit(max(1000, args.deep * 3))  # json.dumps of the deep value recurses
     if args.stubborn:
@@ -96,6 +100,8 @@ def main() -> int:
     out = sys.stdout.buffer
     if args.detached:
         subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
+    if args.daemon:
+        daemonize(args.daemon)
     if args.holder:
         subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL)  # inherits our stdout
     if args.die_at_start:
@@ -132,6 +138,22 @@ def main() -> int:
         while True:  # EOF ignored
             time.sleep(60)
     return 0
+
+
+def daemonize(pidfile: str) -> None:
+    """A `sleep 600` daemon the classic way: fork, setsid, fork again, and an empty environment
+    (no session, no group and no environment mark left to be found by); its pid in `pidfile`."""
+    sleep = shutil.which("sleep") or "/bin/sleep"
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            Path(pidfile).write_text(str(os.getpid()))
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            os.execve(sleep, [sleep, "600"], {})
+        os._exit(0)
+    os.wait()  # the middle process: the daemon is now an orphan
 
 
 def answer(request: dict[str, Any], args: argparse.Namespace, send: Any) -> dict[str, Any]:
