@@ -511,8 +511,8 @@ _SUCCESS_TIPS = {
     "expectation": "read the error text: a good server says what went wrong and what to do.",
     "timeout": "raise `timeout` in [tool.mcp-bdd] (or -D timeout=30) if the server is just slow; "
     "otherwise find what the tool waits for (a lock, a dependency that never answers).",
-    "protocol": "the exchange broke the protocol (what the server sent, or could not take, is quoted above): "
-    "fix the server.",
+    "protocol": "the exchange broke the protocol (quoted above: what the server sent, or why a request "
+    "could not reach it): fix the server.",
     "server-error": "the server rejected the call or went away: read the error above and the server's stderr.",
 }
 
