@@ -461,6 +461,27 @@ def test_how_a_server_ended_is_said_truly(flags: tuple[str, ...], tool: str | No
     assert "raise `timeout`" not in run.output or tool != "quit", run.failures()
 
 
+@pytest.mark.parametrize(
+    ("code", "tip"),
+    [
+        (0, "Tip: it exited with code 0, as a command that starts the server in the background and returns"),
+        (3, "Tip: read its stderr above; run the command by hand to see it fail."),
+    ],
+)
+def test_an_http_server_command_that_exits_before_listening_gets_a_tip(code: int, tip: str, tmp_path: Path) -> None:
+    """Exit 0 before listening is what a daemonizing wrapper does (`docker run -d`): said, with
+    what to do instead; any other exit points at its stderr."""
+    command = json.dumps([sys.executable, "-c", f"raise SystemExit({code})"])
+    config = (
+        f'[servers.bg]\ncommand = {command}\ntransport = "streamable-http"\n'
+        f'[servers.bg.http]\ncommand = {command}\nurl = "http://127.0.0.1:${{port}}/mcp"\n'
+    )
+    feature = 'Feature: bg\n  Scenario: it returns at once\n    Given the MCP server "bg" is running\n'
+    run = run_behave(make_project(tmp_path, config, {"bg.feature": feature}), "-f", "plain")
+    assert "exited before it accepted connections" in run.output and f"Exit code: {code}" in run.output, run.failures()
+    assert tip in run.output, run.failures()
+
+
 def test_pretty_printed_json_rpc_is_named_at_once(tmp_path: Path) -> None:
     """Defect 6: the classic framing bug used to fail after startup_timeout as a 'handshake' problem."""
     # startup_timeout is far beyond run_behave's own limit: waiting for it would fail the test

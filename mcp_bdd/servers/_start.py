@@ -404,6 +404,17 @@ def _url_port(name: str, url: str) -> int:
         ) from exc
 
 
+def _exited_tip(code: int | None) -> str:
+    if code == 0:  # it returned as if done: a command that starts the server in the background
+        return (
+            "\n  Tip: it exited with code 0, as a command that starts the server in the background and returns "
+            "does (`docker run -d`, `&`, `nohup`, a daemonizing flag). mcp-bdd owns the process it starts and "
+            "stops it after the scenario: run the server in the foreground. For a server that runs on its own, "
+            "configure its `url` only (mcp-bdd then connects and never starts it)."
+        )
+    return "\n  Tip: read its stderr above; run the command by hand to see it fail."
+
+
 def _wait_for_port(server: HttpServer, port: int, timeout: float) -> str | None:
     """Until the server listens on `port` (None), or a stranger does (its description; the server
     is stopped, to be tried on another port: `_listeners` says who counts as a stranger), or the
@@ -420,6 +431,7 @@ def _wait_for_port(server: HttpServer, port: int, timeout: float) -> str | None:
             raise ServerStartError(
                 f'The server "{server.name}" exited before it accepted connections on port {port}.\n'
                 + server.describe_death()
+                + _exited_tip(server.process.returncode)
             )
         if _accepts(port):
             holder = None if listens(pid, port) else stranger_on(port, pid)
