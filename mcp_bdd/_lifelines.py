@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import signal
 
-__all__ = ["adopt_orphans", "die_with_parent"]
+__all__ = ["adopt_orphans", "die_with_parent", "server_lifelines"]
 
 
 def die_with_parent() -> None:
@@ -18,12 +18,7 @@ def die_with_parent() -> None:
     Runs between fork and exec: only one async-signal-safe prctl call. Linux only; elsewhere the
     run's lifeline process (servers/_lifeline.py) is what ends the servers.
     """
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
+    _prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def adopt_orphans() -> None:
@@ -31,9 +26,20 @@ def adopt_orphans() -> None:
     daemon its helper double-forks (setsid, a cleared environment: no session and no mark to be
     found by) becomes *its* child instead of init's, and is found among its descendants when it
     is stopped. Kept across exec; one async-signal-safe prctl call. Linux only."""
+    _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+
+
+def server_lifelines() -> None:
+    """Both, for a server process (spawned, or forked by the zygote): it dies with the run and
+    keeps what its helpers orphan (servers/_process.py stops them with it)."""
+    die_with_parent()
+    adopt_orphans()
+
+
+def _prctl(option: int, arg: int) -> None:
     try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+        ctypes.CDLL(None, use_errno=True).prctl(option, arg)
     except Exception:
         pass

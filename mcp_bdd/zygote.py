@@ -26,7 +26,7 @@ import socket
 import sys
 from typing import Any
 
-from mcp_bdd._lifelines import adopt_orphans, die_with_parent
+from mcp_bdd._lifelines import server_lifelines
 
 __all__ = ["run_zygote"]
 
@@ -103,8 +103,7 @@ def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.sock
     code = 1
     try:
         os.setsid()  # its own process group, killed as a unit like a cold-started server
-        die_with_parent()  # if the zygote dies (even SIGKILL), its servers die with it
-        adopt_orphans()  # its helpers' daemons stay its descendants (see ServerProcess.stop)
+        server_lifelines()  # it dies with the zygote (even SIGKILL); its helpers' daemons stay its own
         sock.close()
         for target, fd in enumerate(fds):
             os.dup2(fd, target)

@@ -103,8 +103,8 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         """EOF on the server's stdin; idempotent (the transport's exit and the process stop both call it)."""
         fd, self.write_fd = self.write_fd, -1
         if fd >= 0:
-            if self.process is not None:  # what its exit code means: it ended on its own, or because we did this
-                self.closed_while_running = not wait_exit(self.process.pid, 0)
+            # what its exit code will mean: it ended on its own, or because we did this
+            self.closed_while_running = self._still_running()
             with contextlib.suppress(OSError):
                 os.close(fd)
 
@@ -212,15 +212,16 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
     async def _why_unwritable(self) -> str | None:
         """Why a write failed while the server still runs (it closed its own stdin), or None:
         we closed it, or the server is gone (its exit code and stderr tell it better)."""
-        process = self.process
-        if self.write_fd < 0 or process is None:
-            return None
-        if await anyio.to_thread.run_sync(lambda: process.returncode) is not None:
+        if self.write_fd < 0 or self.process is None or not self._still_running():
             return None
         return (
-            f"the server closed its stdin (pid {process.pid} is still running): it can no longer receive "
+            f"the server closed its stdin (pid {self.process.pid} is still running): it can no longer receive "
             "requests, and every request of this session fails at once from now on"
         )
+
+    def _still_running(self) -> bool:
+        """Whether the server process has not exited (a pidfd poll: nothing is reaped)."""
+        return self.process is not None and not wait_exit(self.process.pid, 0)
 
     @contextlib.asynccontextmanager
     async def _streams(self) -> AsyncIterator[TransportStreams]:

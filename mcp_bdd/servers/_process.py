@@ -40,7 +40,7 @@ from typing import Any
 
 import psutil
 
-from mcp_bdd._lifelines import adopt_orphans, die_with_parent
+from mcp_bdd._lifelines import server_lifelines
 from mcp_bdd.servers._lifeline import kill_marked, kill_sessions
 from mcp_bdd.servers._listeners import SPAWNED_BY, spawned_by
 
@@ -181,11 +181,6 @@ def _kill_all(processes: list[psutil.Process]) -> None:
             process.kill()
 
 
-def _server_preexec() -> None:
-    die_with_parent()
-    adopt_orphans()
-
-
 class ChildProcess(ServerProcess):
     """A process we spawned ourselves (`spawn`)."""
 
@@ -229,7 +224,7 @@ def spawn(
             env={**env, SPAWNED_BY: spawned_by(), SERVER_MARK: mark},
             pass_fds=pass_fds,
             start_new_session=True,
-            preexec_fn=_server_preexec,
+            preexec_fn=server_lifelines,
         )
     return ChildProcess(popen, describe, mark)
 

@@ -63,7 +63,6 @@ _SSE = "text/event-stream"
 #: two line ends in a row (CRLF, CR or LF each): the end of an SSE event
 _BOUNDARY = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
 #: the id of a JSON-RPC message as one of its first keys (no object or array opened before it) ...
-_ENDPOINT_EVENT = re.compile(rb"(?:[^\r\n]*(?:\r\n|\r|\n))*?event: ?endpoint\s*(?:\r\n|\r|\n)")
 _FIRST_ID = re.compile(rb'data: ?\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*' + ID_VALUE)
 #: ... or as the last key of the outermost object
 _LAST_ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE + rb"\s*\}\s*$")
@@ -182,7 +181,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
 
         def refuse(head: bytes, tail: bytes | None) -> bytes | None:
             message = self.message(request, "event", limit)
-            if not self.answers_on_post and _ENDPOINT_EVENT.match(head):
+            if not self.answers_on_post and _endpoint_in(head) is not None:
                 raise EndpointRefused(
                     self.server,
                     f"sent an `endpoint` event of more than {_size(limit)} on GET {request.url}",
@@ -458,7 +457,8 @@ class _Endpoint(httpx2.AsyncByteStream):
 
 
 def _endpoint_in(chunk: bytes) -> str | None:
-    """The data of the first `endpoint` event in `chunk` (whole SSE events), or None."""
+    """The data of the first `endpoint` event in `chunk` (whole SSE events, or the start of one
+    too large to keep), or None."""
     for event in _BOUNDARY.split(chunk):
         lines = event.decode("utf-8", "replace").splitlines()
         fields = [line.partition(":")[::2] for line in lines if line and not line.startswith(":")]

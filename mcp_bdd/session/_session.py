@@ -564,7 +564,10 @@ class Session(ClientSide):
         if outcome.timed_out:
             raise RequestTimeout(
                 f'{outcome.method} to "{self.name}" got no answer within {outcome.elapsed_ms / 1000:.2f} s '
-                f"(timeout = {self.timeout:g} s).\n" + self.server.describe_death() + self._timeout_tip()
+                f"(timeout = {self.timeout:g} s).\n"
+                + self.server.describe_death()
+                + "\n  Tip: "
+                + self.timeout_tip("raise `timeout` in [tool.mcp-bdd] (or -D timeout=30) if the server is just slow.")
             )
         if outcome.protocol_violation:
             raise ProtocolViolation(
@@ -578,11 +581,6 @@ class Session(ClientSide):
             tip="the server rejected the request; see the error above."
             if outcome.error is not None
             else "the server may have crashed: see its stderr.\n" + self.server.describe_death(),
-        )
-
-    def _timeout_tip(self) -> str:
-        return "\n  Tip: " + self.timeout_tip(
-            "raise `timeout` in [tool.mcp-bdd] (or -D timeout=30) if the server is just slow."
         )
 
     def timeout_tip(self, usual: str) -> str:
