@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import gc
 import json
 import os
 import re
@@ -29,8 +30,8 @@ import behave.model as behave_model
 from mcp_bdd._attach import Phase, attach, deliver_held, mask_again, place_users_attachments
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import ConfigError, McpBddError, NothingSelected, printable
-from mcp_bdd.secrets import generation, mask, mask_data
-from mcp_bdd.transcript import HOOKS_MIME, SERVER_MIME, STDERR_MIME, TEARDOWN_MIME, TRANSCRIPT_MIME
+from mcp_bdd.secrets import dumps_masked, generation, mask
+from mcp_bdd.transcript import HOOKS_MIME, SERVER_MIME, STDERR_MIME, TEARDOWN_MIME, TRANSCRIPT_MIME, evidence
 
 __all__ = [
     "after_all",
@@ -104,8 +105,20 @@ def before_all(context: Any) -> None:
     context._mcp_at_exit = functools.partial(_close_at_exit, context)  # one per run: after_all unregisters it
     atexit.register(context._mcp_at_exit)
     context.mcp_runtime = Runtime(config, portal)
+    _freeze_the_run_setup(context)
     if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _on_signal)
+
+
+def _freeze_the_run_setup(context: Any) -> None:
+    """Exempt what the run set up (mcp, pydantic, behave's model: ~10^5 objects that live as long
+    as the run) from the cyclic GC until after_all. Why: every full collection a scenario's
+    allocations trigger re-scanned them all; frozen, a 1,500-scenario in-memory run spends a third
+    less time in the GC and ~0.2 ms less a scenario (benchmarks/steps_overhead.py). Not when the
+    user's own code froze already: after_all thaws only what this froze."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        context._mcp_gc_frozen = True
 
 
 def _abort_run(context: Any, message: str) -> NoReturn:
@@ -252,7 +265,7 @@ def _is_own_step(context: Any, step: Any) -> bool:
 def _attach_transcript(context: Any, state: Any, mime: str) -> None:
     items = state.transcript.drain()
     if items:
-        _attach(context, mime, json.dumps([i.to_json() for i in items], default=str).encode())
+        _attach(context, mime, evidence(items))
 
 
 def _attach(context: Any, mime: str, data: bytes) -> None:
@@ -282,7 +295,7 @@ def after_step(context: Any, step: Any) -> None:
         except Exception:
             continue
         # the server's own words (its name, descriptions, defaults) may repeat a secret it was given
-        _attach(context, SERVER_MIME, json.dumps(mask_data(surface), default=str).encode())
+        _attach(context, SERVER_MIME, dumps_masked(surface).encode())
     status = getattr(step.status, "name", str(step.status))
     if status in ("failed", "error"):
         for session in sessions:
@@ -422,6 +435,9 @@ def _close_at_exit(context: Any) -> None:
 
 
 def _close_run(context: Any, runtime: Any) -> None:
+    if getattr(context, "_mcp_gc_frozen", False):
+        context._mcp_gc_frozen = False
+        gc.unfreeze()
     at_exit = getattr(context, "_mcp_at_exit", None)
     if at_exit is not None:
         context._mcp_at_exit = None

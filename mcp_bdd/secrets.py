@@ -29,6 +29,7 @@ from typing import Any
 
 __all__ = [
     "MASK",
+    "dumps_masked",
     "generation",
     "is_secret_name",
     "mask",
@@ -48,6 +49,8 @@ MIN_LINE_LENGTH = 12
 # AUTH, but not AUTHOR unless AUTHORIZATION: `GH_AUTH` is a credential, `author` is a person's name
 _NAME = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTH(?!OR(?!IZ))", re.IGNORECASE)
 _SCOPES = frozenset({"env", "headers", "environment", "environ"})
+# a key of one of _SCOPES as json.dumps writes it (a string value is never followed by `": `)
+_SCOPE_KEY = re.compile(r'"(?:env|headers|environment|environ)": ', re.IGNORECASE)
 # NAME=value / NAME: value in free text (stderr, error messages) where NAME looks secret. Narrower
 # than _NAME: "Author: Jane" in a log line is not a credential. The value stops at a closing `)`,
 # `]` or `}` too: "(API_TOKEN=abc)" keeps its bracket (a credential with one inside is rare, and
@@ -173,3 +176,15 @@ def mask_data(value: Any, *, secret_scope: bool = False, any_key: bool = False) 
         items = [mask_data(item, secret_scope=secret_scope, any_key=any_key) for item in value]
         return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
     return value
+
+
+def dumps_masked(value: Any) -> str:
+    """`json.dumps(mask_data(value), default=str)`, without walking `value` when its JSON text
+    shows nothing to mask: no remembered value (each is remembered in its JSON-escaped forms too)
+    and no `env`/`headers` mapping. Why: evidence is dumped after every step, and walking a
+    listing's schemas node by node cost more than the in-memory call that fetched them."""
+    text = json.dumps(value, default=str)
+    pattern = _pattern
+    if (pattern is None or pattern.search(text) is None) and _SCOPE_KEY.search(text) is None:
+        return text
+    return json.dumps(mask_data(value), default=str)

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mcp_bdd.secrets import mask, mask_data
+from mcp_bdd.secrets import dumps_masked, mask, mask_data
 
 __all__ = [
     "ARROWS",
@@ -36,6 +36,7 @@ __all__ = [
     "Exchange",
     "Kind",
     "Transcript",
+    "evidence",
 ]
 
 #: One step's exchanges: a JSON list of `Exchange` dicts.
@@ -89,17 +90,17 @@ class Exchange:
     related: int | None = None  # seq of the request this answers / belongs to
 
     def to_json(self) -> dict[str, Any]:
-        """The exchange as evidence leaves the process: secrets masked (mcp_bdd.secrets).
+        """The exchange as a JSON-ready dict, secrets *not* masked: `evidence` masks them.
 
         Not dataclasses.asdict: it deep-copies every payload, which costs more than the whole
-        MCP call for an in-memory server; `mask_data` copies only what it masks.
+        MCP call for an in-memory server.
         """
         return {
             "seq": self.seq,
             "kind": self.kind,
             "server": self.server,
             "method": self.method,
-            "payload": mask_data(self.payload),
+            "payload": self.payload,
             "at": self.at,
             "duration_ms": self.duration_ms,
             "related": self.related,
@@ -112,6 +113,11 @@ class Exchange:
             body = f"{body[:limit]}… ({len(body)} chars)"
         took = f" ({self.duration_ms:.1f} ms)" if self.duration_ms is not None else ""
         return f"{arrow} [{self.server}] {self.method}{took} {body}"
+
+
+def evidence(items: list[Exchange]) -> bytes:
+    """Exchanges as evidence leaves the process (an attachment): a JSON array, secrets masked."""
+    return dumps_masked([item.to_json() for item in items]).encode()
 
 
 class Transcript:

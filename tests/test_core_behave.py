@@ -545,3 +545,33 @@ def test_a_users_own_attachments_in_hooks_do_not_break_behaves_json(tmp_path: Pa
     }
     assert encoded["note from before_scenario"] in texts[0], texts
     assert encoded["note from after_scenario"] in texts[-1], texts
+
+
+GC_WATCHING_HOOKS = """
+import gc
+
+import mcp_bdd.environment as mcp_bdd_hooks
+from mcp_bdd.environment import *  # noqa: F401,F403
+
+
+def before_scenario(context, scenario):
+    mcp_bdd_hooks.before_scenario(context, scenario)
+    print(f"frozen during the run: {gc.get_freeze_count()}")
+
+
+def after_all(context):
+    mcp_bdd_hooks.after_all(context)
+    print(f"frozen after the run: {gc.get_freeze_count()}")
+"""
+
+
+def test_the_runs_setup_is_exempt_from_the_gc_during_the_run_and_thawed_after(tmp_path: Path) -> None:
+    """before_all freezes what the run set up (a full collection re-scanned ~10^5 long-lived
+    objects after every few scenarios); after_all thaws it, for whatever runs on in the process."""
+    root = make_project(tmp_path, SHOP, {"n.feature": "Feature: gc\n" + HEALTHY})
+    (root / "environment.py").write_text(GC_WATCHING_HOOKS)
+    run = run_behave(root, "--no-capture", "-f", "plain")
+    assert run.counts()["passed"] == 1, run.failures()
+    during = int(run.stdout.split("frozen during the run: ")[1].split()[0])
+    assert during > 10_000, run.output[-2000:]
+    assert "frozen after the run: 0" in run.stdout, run.output[-2000:]

@@ -156,3 +156,38 @@ def test_a_variable_under_a_secret_name_is_a_secret_once_used_or_saved() -> None
     assert mask("Jane Doe") == "Jane Doe" and secrets.generation() == before
     assert interpolate("Bearer ${access_token}", {"access_token": "iss-0123456789"}) == "Bearer iss-0123456789"
     assert mask("got iss-0123456789") == f"got {MASK}" and secrets.generation() > before
+
+
+class _Opaque:
+    def __str__(self) -> str:
+        return "opaque q\"uo\\te-\u00e9-s3cr3t-tail"
+
+
+DUMPED = [
+    {"plain": ["no", "secret", 1, 2.5, None, True], "nested": {"a": {"b": "c"}}},
+    {"env": {"API_TOKEN": "short", "PATH": "/bin"}},  # masked by name inside a scope
+    {"Headers": {"Authorization": "Bearer zz"}},  # a scope's key in any case
+    {"result": "prose that quotes q\"uo\\te-\u00e9-s3cr3t-tail in the middle"},  # escaped in the text
+    {"q\"uo\\te-\u00e9-s3cr3t-tail": "a secret key"},
+    {"line": "first-of-many-lines-secret and more"},
+    {"obj": _Opaque()},  # dumped with default=str: the text shows the value, the walk decides
+    {"env": "a string under a scope's name, not a mapping"},
+    [{"payload": {"environ": {"DB_PASSWORD": "pw"}}}],
+]
+
+
+@pytest.mark.parametrize("value", DUMPED)
+def test_dumps_masked_is_json_dumps_of_mask_data_whichever_way_it_takes(value: object) -> None:
+    """The text fast path (no walk when the dumped text shows nothing to mask) must agree with the
+    walk everywhere: remembered values escaped in the text, scopes in any case, secret keys."""
+    remember('q"uo\\te-\u00e9-s3cr3t-tail')
+    remember("first-of-many-lines-secret\nsecond-line-of-the-secret")
+    expected = json.dumps(mask_data(value), default=str)
+    assert secrets.dumps_masked(value) == expected
+    if "obj" not in value:  # mask_data leaves an object that is not JSON to its str(), as it did
+        assert "s3cr3t" not in expected and "first-of-many" not in expected
+
+
+def test_dumps_masked_of_data_with_nothing_to_mask_is_its_json() -> None:
+    value = {"tools": [{"name": "add", "inputSchema": {"properties": {"api_key": {"type": "string"}}}}]}
+    assert secrets.dumps_masked(value) == json.dumps(value)

@@ -13,7 +13,7 @@ from mcp_bdd.report.evidence import (
 )
 from mcp_bdd.report.model import Attachment, ServerSurface, StderrTail
 from mcp_bdd.secrets import MASK
-from mcp_bdd.transcript import SERVER_MIME, STDERR_MIME, TRANSCRIPT_MIME, Transcript
+from mcp_bdd.transcript import SERVER_MIME, STDERR_MIME, TRANSCRIPT_MIME, Transcript, evidence
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 30).decode()
 
@@ -22,7 +22,7 @@ def test_a_real_transcript_record_parses() -> None:
     transcript = Transcript()
     req = transcript.record("request", "shop", "tools/call", {"name": "add", "arguments": {"a": 1}})
     transcript.record("response", "shop", "tools/call", {"content": [], "isError": True}, related=req.seq)
-    parsed = parse_attachment(TRANSCRIPT_MIME, json.dumps([i.to_json() for i in transcript.drain()]).encode())
+    parsed = parse_attachment(TRANSCRIPT_MIME, evidence(transcript.drain()))
     assert isinstance(parsed, tuple)
     request, response = parsed
     assert (request.kind, request.target, request.is_error) == ("request", "add", False)
