@@ -330,6 +330,7 @@ def after_scenario(context: Any, scenario: Any) -> None:
         return
     _after_hooks_begin(context)  # when behave's runner let no wrapper mark it (a no-op when one did)
     problems = context.mcp_runtime.end_scenario(state)
+    _say_notices(context.mcp_runtime)
     _attach_transcript(context, state, TEARDOWN_MIME)
     if generation() != state.secrets_at_start:
         mask_again(context, mask)  # behave's json; mcp-bdd's own reports do the same themselves
@@ -338,10 +339,18 @@ def after_scenario(context: Any, scenario: Any) -> None:
     context.mcp = None
 
 
+def _say_notices(runtime: Any) -> None:
+    """The runtime's warnings, on the real stderr: behave captures what hooks print, and shows it
+    only when something fails, while a slow stop slows every scenario that passes."""
+    for notice in runtime.take_notices():
+        print(f"mcp-bdd: warning: {notice}", file=sys.__stderr__ or sys.stderr)
+
+
 def after_feature(context: Any, feature: Any) -> None:
     runtime = getattr(context, "mcp_runtime", None)
     if runtime is not None:
         runtime.close_scope("feature")
+        _say_notices(runtime)
 
 
 def after_all(context: Any) -> None:
@@ -446,6 +455,7 @@ def _close_run(context: Any, runtime: Any) -> None:
     try:
         if runtime is not None:
             runtime.close()
+            _say_notices(runtime)
             context.mcp_runtime = None
     finally:
         _stop_portal(context, runtime_portal)

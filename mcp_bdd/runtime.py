@@ -46,6 +46,9 @@ class Runtime:
         self.scenario_count = 0
         #: servers that cannot serve a transport, so the same failure is not re-tried for every scenario
         self.start_failures: dict[tuple[str, str], TransportNotServed] = {}
+        #: warnings for the user, once per run each (a server that stops slowly), taken by the hooks
+        self.notices: list[str] = []
+        self._slow_stops_said: set[str] = set()
 
     def scenario_dir(self) -> Path:
         """The next scenario's directory: named, not made (whoever writes there creates it, e.g. a fake:
@@ -83,12 +86,25 @@ class Runtime:
         problems: list[str] = []
         for session in list(state.sessions.values()):
             if not self.is_long_lived(session):
-                problems += session.close()
+                problems += self._close(session)
         state.sessions.clear()
         problems += state.fakes.close()
         if not state.keeps_files and state.tmpdir.exists():  # else removed with the run's directory
             shutil.rmtree(state.tmpdir, ignore_errors=True)
         return problems
+
+    def _close(self, session: Session) -> list[str]:
+        """Close a session; a server that stopped slowly is said once a run (each stop costs as much)."""
+        problems = session.close()
+        slow = session.server.slow_stop()
+        if slow is not None and session.name not in self._slow_stops_said:
+            self._slow_stops_said.add(session.name)
+            self.notices.append(slow)
+        return problems
+
+    def take_notices(self) -> list[str]:
+        notices, self.notices = self.notices, []
+        return notices
 
     def lend_fakes_to(self, fakes: Any) -> None:
         """A new scenario sees the fakes of the long-lived servers that are still running."""
@@ -201,7 +217,7 @@ class Runtime:
         problems: list[str] = []
         for key in [k for k in self.long_lived if k[3] == scope or scope == "all"]:
             item = self.long_lived.pop(key)
-            problems += item.session.close()
+            problems += self._close(item.session)
             problems += teardown(item.fakes)
         return problems
 

@@ -77,6 +77,18 @@ class RunningServer:
         if self.process is not None:
             self.process.stop()
 
+    def slow_stop(self) -> str | None:
+        """After `stop`: what made its stop slow and what to do, or None (it stopped promptly)."""
+        note = None if self.process is None else self.process.slow_stop
+        if note is None:
+            return None
+        tip = (
+            "make it exit when its stdin closes (the MCP spec's way to end a stdio server), or at least on SIGTERM"
+            if self.transport == "stdio"
+            else "make it exit on SIGTERM (a wrapper script should `exec` the server, or pass the signal on)"
+        )
+        return f'the server "{self.name}" {note}. Every start of it waits as long at its end: {tip}.'
+
     def settle(self, timeout: float = 1.0) -> None:
         """Give a process that just closed its end of the connection the time to exit, so its
         exit code can be quoted (EOF on its stdout comes before its exit status)."""

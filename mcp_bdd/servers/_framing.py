@@ -50,6 +50,7 @@ __all__ = [
     "StdoutEvidence",
     "Waiting",
     "decode_line",
+    "request_key",
     "too_long",
     "unsendable",
 ]
@@ -191,9 +192,10 @@ class Waiting:
         """The requests waiting for an answer (listen streams wait for events)."""
         return sum(1 for method in self._waiting.values() if method not in _STREAMS)
 
-    def fail(self) -> list[Any]:
-        """The ids of every request waiting for an answer, settled: a stray fails them (module doc)."""
-        keys = [key for key, method in self._waiting.items() if method not in _STREAMS]
+    def fail(self, only: set[Any] | None = None) -> list[Any]:
+        """The ids of every request waiting for an answer (or of those `only` names), settled: a
+        stray fails them (module doc)."""
+        keys = [k for k, method in self._waiting.items() if method not in _STREAMS and (only is None or k in only)]
         for key in keys:
             self._settle(key)
         return keys
@@ -411,10 +413,16 @@ def _protocol_error(request_id: Any, message: str, line: bytes) -> SessionMessag
     return SessionMessage(error)
 
 
-def unsendable(waiting: Waiting, why: str) -> list[SessionMessage]:
-    """An error for every request waiting for an answer that can no longer come: the server's
-    stdin is closed (`why` says how), so the request never reached it."""
-    return [_protocol_error(key, f"mcp-bdd could not send the request: {why}.", b"") for key in waiting.fail()]
+def unsendable(waiting: Waiting, why: str, only: set[Any] | None = None) -> list[SessionMessage]:
+    """An error for every request waiting for an answer that can no longer come (or for those
+    `only` names): the server's stdin is closed (`why` says how), so the request never reached it."""
+    message = f"mcp-bdd could not send the request: {why}."
+    return [_protocol_error(key, message, b"") for key in waiting.fail(only)]
+
+
+def request_key(message: Any) -> Any | None:
+    """The id a request is matched by (as `Waiting` keeps it), None for anything else."""
+    return coerce_request_id(message.id) if isinstance(message, types.JSONRPCRequest) else None
 
 
 def too_long(head: bytes, evidence: StdoutEvidence, waiting: Waiting | None = None) -> list[SessionMessage | Exception]:

@@ -15,6 +15,14 @@ holds nothing more: the request fails at once, and the failure quotes the exit c
 with code 0 does not end it: a wrapper that forks the real server and exits (`setsid` as a
 session leader does) leaves the server talking on the same pipes.
 
+Why the transport watches the server's stdin: a server that answers and then closes its stdin
+(it will read no more) while it keeps running made a request written just before the close
+vanish — the write succeeded into the pipe, the kernel discarded it unread — and wait its whole
+`timeout` (on a loaded machine, the project's own test of it hung). An epoll on our end of that
+pipe wakes the loop when its read end closes (EPOLLERR, no polling); what the pipe still holds
+then (FIONREAD) is exactly the requests the server never read, and they fail at once, as does
+every later one. Requests it did read may still be answered, and keep waiting.
+
 Why the writer tells the reader what it sent (`Waiting`): a response whose id matches no
 request, or an error without an id (a server that could not parse what it read), was dropped by
 the SDK, and its request waited its whole `timeout` to say "timed out". Only the transport sees
@@ -24,9 +32,13 @@ what the server sent (see `_framing`).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import fcntl
 import os
+import select
+import struct
+import termios
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
@@ -40,6 +52,7 @@ from mcp_bdd.servers._framing import (
     StdoutEvidence,
     Waiting,
     decode_line,
+    request_key,
     too_long,
     unsendable,
 )
@@ -59,6 +72,10 @@ class ExitWatch(Protocol):
 
 
 _CHUNK = 1 << 20
+_WRITTEN = 4096  # requests whose place in the written bytes is kept: the most a pipe could hold unread
+#: after the server's stdin closed, how long its exit may take to show (a dying process closes its
+#: files before its pidfd says it exited): a crash is then told by its exit code, not as a closed stdin
+_EXIT_SHOWS = 0.5
 _F_SETPIPE_SZ = 1031  # Linux: a 1 MiB pipe means 16x fewer wake-ups for a large result
 
 
@@ -72,6 +89,14 @@ def _failed(pidfd: int) -> bool | None:
     if info is None:
         return None
     return info.si_code != os.CLD_EXITED or info.si_status != 0
+
+
+def _unread(write_fd: int, sent: int) -> int:
+    """The bytes the pipe still holds (never read by the server); all we sent if it cannot tell."""
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(write_fd, termios.FIONREAD, b"\0" * 4))[0])
+    except OSError:
+        return sent
 
 
 class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
@@ -98,6 +123,9 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             fcntl.fcntl(read_fd, _F_SETPIPE_SZ, _CHUNK)
         self._cm: contextlib.AbstractAsyncContextManager[TransportStreams] | None = None
         self.closed_while_running = False  # mcp-bdd closed the server's stdin while it still ran
+        self._sent = 0  # bytes written to the server's stdin
+        self._written: collections.deque[tuple[Any, int]] = collections.deque(maxlen=_WRITTEN)  # (id, end)
+        self._deaf: str | None = None  # why the server's stdin takes nothing more (it closed it)
 
     def close_stdin(self) -> None:
         """EOF on the server's stdin; idempotent (the transport's exit and the process stop both call it)."""
@@ -167,7 +195,9 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             if self.write_fd < 0:
                 raise anyio.BrokenResourceError
             try:
-                view = view[os.write(self.write_fd, view) :]
+                written = os.write(self.write_fd, view)
+                self._sent += written
+                view = view[written:]
             except BlockingIOError:
                 await anyio.wait_writable(self.write_fd)
             except OSError as exc:
@@ -197,10 +227,13 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 async for item in source:
                     self.waiting.sent(item.message)  # before it is written: its answer may come at once
+                    unwritable = unwritable or self._deaf
                     if unwritable is None:
                         data = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
                         try:
                             await self._send(data.encode())
+                            if (key := request_key(item.message)) is not None:
+                                self._written.append((key, self._sent))
                             continue
                         except (anyio.BrokenResourceError, OSError):
                             unwritable = await self._why_unwritable()
@@ -219,6 +252,41 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             "requests, and every request of this session fails at once from now on"
         )
 
+    async def _watch_stdin(self, out: Any) -> None:
+        """Wake when the server closes its stdin while it runs (module doc): fail at once the
+        requests it never read, and every later one (the writer reads `_deaf`)."""
+        if self.write_fd < 0 or self.process is None:
+            return
+        with select.epoll() as poll:
+            poll.register(self.write_fd, 0)  # EPOLLERR alone: reported once the pipe's read end is closed
+            await anyio.wait_readable(poll.fileno())
+        if self.write_fd < 0 or not await self._runs_on():
+            return  # we closed it, or the server exited: its exit code says it better
+        why = await self._why_unwritable()
+        if why is None:
+            return
+        self._deaf = why
+        unread = _unread(self.write_fd, self._sent)
+        never_read = {key for key, end in self._written if end > self._sent - unread}
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            for message in unsendable(self.waiting, why, never_read):
+                await out.send(message)
+
+    async def _runs_on(self) -> bool:
+        """Whether the server is still running `_EXIT_SHOWS` after its stdin closed (woken by its exit)."""
+        assert self.process is not None
+        try:
+            pidfd = os.pidfd_open(self.process.pid)
+        except OSError:
+            return False
+        try:
+            with anyio.move_on_after(_EXIT_SHOWS):
+                await anyio.wait_readable(pidfd)
+                return False
+            return True
+        finally:
+            os.close(pidfd)
+
     def _still_running(self) -> bool:
         """Whether the server process has not exited (a pidfd poll: nothing is reaped)."""
         return self.process is not None and not wait_exit(self.process.pid, 0)
@@ -233,6 +301,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             tg.start_soon(self._writer, write_reader, writers)
             if self.process is not None:
                 tg.start_soon(self._watch_exit)
+                tg.start_soon(self._watch_stdin, writers)
             try:
                 yield read_stream, write_stream
             finally:

@@ -53,6 +53,7 @@ __all__ = [
     "pid_alive",
     "reap_all",
     "spawn",
+    "stop_together",
 ]
 
 #: the environment variable that marks one server's processes, its helpers' included
@@ -129,6 +130,8 @@ class ServerProcess:
         self.describe = describe
         self.mark = mark  # its SERVER_MARK value, when it (or its zygote) was told one
         self.stopped = False
+        #: how its stop was slow (what it ignored, how long it took), set by `stop`; None when prompt
+        self.slow_stop: str | None = None
         lifeline().watch(pid)
         _register(self)
 
@@ -144,6 +147,8 @@ class ServerProcess:
         if self.stopped:
             return
         self.stopped = True
+        began = time.monotonic()
+        ignored: list[str] = []  # what it did not exit on: each cost its grace period
         descendants = _descendants(self.pid)  # while it lives: its orphans are its own children
         try:
             if close_stdin is not None:
@@ -151,11 +156,18 @@ class ServerProcess:
                 if self.returncode is None:
                     wait_exit(self.pid, EOF_GRACE)
             if self.returncode is None and not wait_exit(self.pid, 0):
+                if close_stdin is not None:
+                    ignored.append(f"within {EOF_GRACE:g} s of its stdin closing")
                 descendants += _descendants(self.pid)  # what it started on EOF, too
                 _signal_group(self.pid, signal.SIGTERM)
                 if not wait_exit(self.pid, self.term_grace):
+                    ignored.append(f"within {self.term_grace:g} s of SIGTERM")
                     _signal_group(self.pid, signal.SIGKILL)
                     wait_exit(self.pid, TERM_GRACE)
+            if ignored:
+                ended = "it was killed (SIGKILL)" if len(ignored) > 1 or close_stdin is None else "SIGTERM ended it"
+                took = time.monotonic() - began
+                self.slow_stop = f"did not exit {' nor '.join(ignored)}: {ended}, {took:.1f} s after its stop began"
             self._reap(TERM_GRACE)
             _signal_group(self.pid, signal.SIGKILL)  # the group outlives its leader: its helpers
             kill_sessions({self.pid})
@@ -322,9 +334,25 @@ def reap_all() -> None:
             callback()
     with _LIVE_LOCK:
         procs = list(_LIVE.values())
-    for proc in procs:
-        proc.stop()
+    stop_together([proc.stop for proc in procs])
     _LIFELINE.close()
+
+
+def stop_together(stops: list[Callable[[], None]]) -> None:
+    """Run each stop in a thread of its own and wait for all. Why: a stop waits (up to the EOF
+    and SIGTERM grace periods, 3 s, for a server that ignores both), and the end of a run stopped
+    its pre-started spares and leftovers one after another: 3 s each. Stops only wait on pidfds
+    and send signals, so they overlap whole; nothing is spawned from these threads (a child
+    would die with its thread: PR_SET_PDEATHSIG)."""
+    if len(stops) <= 1:
+        for stop in stops:
+            stop()
+        return
+    threads = [threading.Thread(target=stop, name="mcp-bdd-stop", daemon=True) for stop in stops]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 atexit.register(reap_all)

@@ -9,6 +9,7 @@ Nothing here talks MCP: connecting is the session's job.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import socket
@@ -28,7 +29,16 @@ from mcp_bdd.errors import ServerStartError, TransportNotServed, raised
 from mcp_bdd.secrets import mask_mapping, remember_mapping
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
 from mcp_bdd.servers._listeners import listens, stranger_on
-from mcp_bdd.servers._process import SERVER_MARK, ChildProcess, ServerProcess, new_mark, on_reap, spawn, wait_exit
+from mcp_bdd.servers._process import (
+    SERVER_MARK,
+    ChildProcess,
+    ServerProcess,
+    new_mark,
+    on_reap,
+    spawn,
+    stop_together,
+    wait_exit,
+)
 from mcp_bdd.servers._zygote import ForkedProcess, zygote_for
 
 __all__ = ["discard_prestarted", "start_server"]
@@ -362,9 +372,7 @@ def discard_prestarted() -> None:
     with _WARM_LOCK:
         queues = list(_WARM.values())
         _WARM.clear()
-    for queue in queues:
-        for warm in queue:
-            _discard(warm)
+    stop_together([functools.partial(_discard, warm) for queue in queues for warm in queue])
 
 
 on_reap(discard_prestarted)

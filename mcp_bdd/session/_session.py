@@ -367,6 +367,9 @@ class Session(ClientSide):
                     problems.append(f"closing the session with {self.name}: {type(cause).__name__}: {cause}")
         self._close_http_client()
         self.server.stop()
+        slow = self.server.slow_stop()
+        if slow is not None:  # the teardown's evidence: why this scenario took seconds longer
+            self.transcript.record("info", self.name, "slow stop", {"message": slow})
         return problems
 
     async def _close_soon(self) -> None:

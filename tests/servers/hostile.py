@@ -14,6 +14,7 @@ would, and it starts in milliseconds. Flags (combinable):
     --refuse-initialize  answer `initialize` with a JSON-RPC error of its own (-32000, as SDK errors use)
     --mute          read every request and answer none (exits 0 on EOF)
     --stubborn      ignore SIGTERM and stdin EOF: only SIGKILL ends it
+    --eof-log F     append "<pid> <CLOCK_MONOTONIC seconds>" to F when its stdin ends
     --pretty        pretty-print every JSON-RPC message (the classic stdio framing bug)
     --junk          print a banner and a line of invalid UTF-8 on stdout before serving
     --wrong-id      answer every tools/call with id 999999 instead of the request's id
@@ -24,7 +25,8 @@ would, and it starts in milliseconds. Flags (combinable):
 Tools: `echo` (text), `big` (`mb` megabytes of text), `deep`, `secret` (the value of $API_TOKEN
 in the result's text and as a key of its structured content, in a log notification and on stderr), `spam`, `die` (exit code 3 mid-call),
 `ansi` (terminal escape sequences that clear the screen and fake a green summary), `flood`
-(`n` log notifications, then the result), `deaf` (answers, then closes its stdin and keeps running), `blind` (closes its stdout and keeps
+(`n` log notifications, then the result), `deaf` (answers, then closes its stdin and keeps running;
+with `unread`, once the next request is in the pipe, which the close discards), `blind` (closes its stdout and keeps
 running), `quit` (exits 0 without answering), `lone` (text with a lone UTF-16 surrogate, which Python's json reads and the SDK's parser does
 not), `badlog` (a log notification whose level is escape
 sequences and $API_TOKEN: the SDK's own log line about it quotes them), `login` (issues the access token ISSUED_TOKEN, in its
@@ -36,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -58,7 +61,7 @@ TOOLS = [
         ("login", {}),
         ("badlog", {}),
         ("lone", {}),
-        ("deaf", {}),
+        ("deaf", {"unread": {"type": "boolean"}}),
         ("blind", {}),
         ("quit", {}),
     ]
@@ -91,6 +94,7 @@ def main() -> int:
     parser.add_argument("--refuse-initialize", action="store_true")
     parser.add_argument("--mute", action="store_true")
     parser.add_argument("--daemon", metavar="PIDFILE")
+    parser.add_argument("--eof-log", metavar="FILE")
     args = parser.parse_args()
     sys.setrecursionlimit(max(1000, args.deep * 3))  # json.dumps of the deep value recurses
     if args.stubborn:
@@ -132,8 +136,13 @@ def main() -> int:
             reply = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
         send(reply)
         if request["method"] == "tools/call" and (request.get("params") or {}).get("name") == "deaf":
+            if (request["params"].get("arguments") or {}).get("unread"):
+                select.select([0], [], [])  # the next request is in the pipe: the close discards it unread
             os.close(0)  # answered, and takes no more requests: yet it keeps running
             time.sleep(600)
+    if args.eof_log:
+        with open(args.eof_log, "a") as log:
+            log.write(f"{os.getpid()} {time.monotonic()}\n")
     if args.stubborn:
         while True:  # EOF ignored
             time.sleep(60)
