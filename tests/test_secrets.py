@@ -160,15 +160,15 @@ def test_a_variable_under_a_secret_name_is_a_secret_once_used_or_saved() -> None
 
 class _Opaque:
     def __str__(self) -> str:
-        return "opaque q\"uo\\te-\u00e9-s3cr3t-tail"
+        return 'opaque q"uo\\te-\u00e9-s3cr3t-tail'
 
 
 DUMPED = [
     {"plain": ["no", "secret", 1, 2.5, None, True], "nested": {"a": {"b": "c"}}},
     {"env": {"API_TOKEN": "short", "PATH": "/bin"}},  # masked by name inside a scope
     {"Headers": {"Authorization": "Bearer zz"}},  # a scope's key in any case
-    {"result": "prose that quotes q\"uo\\te-\u00e9-s3cr3t-tail in the middle"},  # escaped in the text
-    {"q\"uo\\te-\u00e9-s3cr3t-tail": "a secret key"},
+    {"result": 'prose that quotes q"uo\\te-\u00e9-s3cr3t-tail in the middle'},  # escaped in the text
+    {'q"uo\\te-\u00e9-s3cr3t-tail': "a secret key"},
     {"line": "first-of-many-lines-secret and more"},
     {"obj": _Opaque()},  # dumped with default=str: the text shows the value, the walk decides
     {"env": "a string under a scope's name, not a mapping"},
