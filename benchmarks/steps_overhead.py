@@ -346,6 +346,8 @@ def main() -> None:
     parser.add_argument("--stdio-scenarios", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
+    if args.scenarios < 2 or args.stdio_scenarios < 2 or args.rounds < 1:
+        parser.error("--scenarios and --stdio-scenarios need at least 2 (a 1-scenario run is the baseline), --rounds 1")
     n = args.scenarios
     m = in_memory_rounds(n, args.rounds)
     ms = {key: value * 1e3 for key, value in m.items()}
