@@ -68,6 +68,8 @@ _USERINFO = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^\s/:@]*:)(?P<password>
 
 _values: set[str] = set()
 _pattern: re.Pattern[str] | None = None
+#: every remembered form as json.dumps writes it inside a string: what `dumps_masked` looks for
+_dumped_pattern: re.Pattern[str] | None = None
 _generation = 0  # how many times new values were remembered
 _lock = threading.Lock()
 
@@ -87,7 +89,7 @@ def remember(value: str) -> None:
     """Mask this value wherever it shows from now on (and its token, for `Bearer <token>`), in
     every form evidence takes: as is, escaped inside JSON or a Python repr, and each line of a
     value of many lines (a PEM key a server prints in part)."""
-    global _pattern, _generation
+    global _pattern, _dumped_pattern, _generation
     candidates: set[str] = set()
     for plain in {value, _SCHEME.sub("", value)}:
         candidates |= _forms(plain)
@@ -99,6 +101,7 @@ def remember(value: str) -> None:
         _generation += 1
         # longest first, so a value that contains another is masked whole
         _pattern = re.compile("|".join(re.escape(v) for v in sorted(_values, key=len, reverse=True)))
+        _dumped_pattern = re.compile("|".join(re.escape(json.dumps(v)[1:-1]) for v in _values))
 
 
 def _forms(value: str) -> set[str]:
@@ -180,11 +183,30 @@ def mask_data(value: Any, *, secret_scope: bool = False, any_key: bool = False) 
 
 def dumps_masked(value: Any) -> str:
     """`json.dumps(mask_data(value), default=str)`, without walking `value` when its JSON text
-    shows nothing to mask: no remembered value (each is remembered in its JSON-escaped forms too)
-    and no `env`/`headers` mapping. Why: evidence is dumped after every step, and walking a
-    listing's schemas node by node cost more than the in-memory call that fetched them."""
-    text = json.dumps(value, default=str)
-    pattern = _pattern
+    shows nothing to mask. Why: evidence is dumped after every step, and walking a listing's
+    schemas node by node cost more than the in-memory call that fetched them.
+
+    Sound because json.dumps escapes a string one character at a time: a string (or key) that
+    holds a remembered form holds it escaped in the text (`_dumped_pattern`, which also finds a
+    form that was itself escaped JSON inside a result's text). Anything json.dumps cannot write
+    as is (an object for `default`, a tuple key) takes the walk, as does a text with a key
+    `mask_data` masks under (`env`, `headers`). One difference is left: a number, boolean or
+    None *key* is written as JSON writes it (`true`), where the walk wrote Python's (`True`);
+    evidence comes from JSON, whose keys are strings.
+    """
+    try:
+        text = json.dumps(value, default=_not_plain)
+    except (_NotPlain, TypeError, ValueError):
+        return json.dumps(mask_data(value), default=str)
+    pattern = _dumped_pattern
     if (pattern is None or pattern.search(text) is None) and _SCOPE_KEY.search(text) is None:
         return text
     return json.dumps(mask_data(value), default=str)
+
+
+class _NotPlain(Exception):
+    """`dumps_masked` met something that is not plain JSON data."""
+
+
+def _not_plain(value: Any) -> Any:
+    raise _NotPlain

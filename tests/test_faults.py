@@ -16,6 +16,7 @@ import threading
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -1175,3 +1176,95 @@ def test_pre_started_spares_are_stopped_together_at_the_end_of_the_run(tmp_path:
     assert len(ends) == 4, ends  # the scenario's server, then the three spares at the run's end
     spares = ends[1:]
     assert spares[-1] - spares[0] < 2.5, f"the spares' stdins closed {spares[-1] - spares[0]:.1f} s apart"
+
+
+@pytest.fixture
+def own_lifeline(no_leftover_processes: None) -> Any:
+    """Processes spawned by the test process itself: end its lifeline with the test."""
+    from mcp_bdd.servers._process import lifeline
+
+    yield
+    lifeline().close()
+
+
+def _stubborn_process(tmp_path: Path, name: str, *flags: str) -> object:
+    from mcp_bdd.servers._process import spawn
+
+    return spawn(
+        [sys.executable, HOSTILE, *(flags or ("--stubborn",))],
+        env=dict(os.environ),
+        cwd=str(tmp_path),
+        stderr_path=tmp_path / f"{name}.stderr.log",
+        describe=name,
+        stdio=True,
+    )
+
+
+def _ignores_sigterm(pid: int) -> bool:
+    """Whether the process has set SIGTERM to be ignored yet (the kernel's SigIgn mask)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    mask = int(re.search(r"^SigIgn:\s*([0-9a-f]+)", status, re.M).group(1), 16)  # type: ignore[union-attr]
+    return bool(mask & (1 << (signal.SIGTERM - 1)))
+
+
+@pytest.mark.usefixtures("own_lifeline")
+def test_a_second_stop_of_a_server_waits_for_the_first_and_sees_how_it_ended(tmp_path: Path) -> None:
+    """reap_all at exit can meet a session's own close of the same server: the second caller used
+    to return at once, while the first was still stopping it (and before it knew the stop was slow)."""
+    process: Any = _stubborn_process(tmp_path, "twice")
+    _wait_for(lambda: _ignores_sigterm(process.pid), 60, "the server ignoring SIGTERM")
+    first = threading.Thread(target=process.stop)
+    first.start()
+    _wait_for(lambda: process.stopped, 30, "the first stop beginning")
+    process.stop()  # returns only once the first has finished
+    assert process.returncode is not None, "the second stop returned while the server still ran"
+    assert process.slow_stop is not None and "it was killed (SIGKILL)" in process.slow_stop
+    first.join(timeout=30)
+
+
+@pytest.mark.usefixtures("own_lifeline")
+def test_stops_that_cannot_have_threads_of_their_own_still_all_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At interpreter shutdown (an atexit close, Python 3.12) no thread can start: the stops then
+    run one after another instead of failing the run's end."""
+    from mcp_bdd.servers._process import stop_together
+
+    def no_threads(self: threading.Thread) -> None:
+        raise RuntimeError("can't create new thread at interpreter shutdown")
+
+    processes: list[Any] = [_stubborn_process(tmp_path, f"p{i}") for i in range(2)]
+    monkeypatch.setattr(threading.Thread, "start", no_threads)
+    stop_together([p.stop for p in processes])
+    assert all(p.returncode is not None for p in processes)
+
+
+@pytest.mark.usefixtures("own_lifeline")
+def test_a_daemon_is_stopped_with_its_server_even_when_the_server_exits_on_eof_first(tmp_path: Path) -> None:
+    """The session's end closes the server's stdin before its stop begins; a server that exits at
+    once on EOF was gone by then, and its daemon (adopted by it as a subreaper) went up to init:
+    under load, the test of that daemon above failed 1 run in 5. Here the order is forced: the
+    transport closes its stdin, the server exits, and only then does its stop begin."""
+    from mcp_bdd.servers._framing import StdoutEvidence
+    from mcp_bdd.servers._pipes import PipeTransport
+    from mcp_bdd.servers._process import wait_exit
+    from mcp_bdd.servers._start import _pipes_of
+
+    pidfile = tmp_path / "daemon.pid"
+    process: Any = _stubborn_process(tmp_path, "eof", "--daemon", str(pidfile))
+    _wait_for(lambda: pidfile.exists() and pidfile.read_text(), 60, "the daemon writing its pid")
+    daemon = int(pidfile.read_text())
+    write_fd, read_fd = _pipes_of(process)
+    transport = PipeTransport(write_fd, read_fd, StdoutEvidence(), 1 << 20, process)
+    transport.close_stdin()  # as the session's end does
+    assert wait_exit(process.pid, 60), "the server did not exit on EOF"
+    process.stop(close_stdin=transport.close_stdin)
+    transport.close()
+    try:
+        gone = psutil.Process(daemon).wait(timeout=30) is not None or True
+    except psutil.NoSuchProcess:
+        gone = True
+    except psutil.TimeoutExpired:
+        os.kill(daemon, signal.SIGKILL)  # the census cannot see it (no environment): clean up here
+        gone = False
+    assert gone, f"the daemon {daemon} outlived its server's stop"

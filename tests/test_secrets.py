@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import MappingProxyType
 
 import pytest
 
@@ -14,6 +15,7 @@ from mcp_bdd.secrets import MASK, mask, mask_data, mask_mapping, remember, remem
 def _fresh_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(secrets, "_values", set())
     monkeypatch.setattr(secrets, "_pattern", None)
+    monkeypatch.setattr(secrets, "_dumped_pattern", None)
 
 
 def test_secret_names_are_masked_in_env_headers_and_server_info_but_schemas_stay() -> None:
@@ -173,6 +175,12 @@ DUMPED = [
     {"obj": _Opaque()},  # dumped with default=str: the text shows the value, the walk decides
     {"env": "a string under a scope's name, not a mapping"},
     [{"payload": {"environ": {"DB_PASSWORD": "pw"}}}],
+    # a result whose text is JSON: the secret in it is escaped once already, twice in the dump
+    {"text": json.dumps({"password": 'q"uo\\te-\u00e9-s3cr3t-tail'})},
+    {"text": json.dumps({"line": "first-of-many-lines-secret"}, ensure_ascii=True)},
+    {"body": json.dumps({"k": 'q"uo\\te-\u00e9-s3cr3t-tail'}, ensure_ascii=False)},
+    {"proxy": MappingProxyType({"env": {"API_KEY": "short"}})},  # a Mapping that is not a dict
+    {(1, 2): "a tuple key", "ok": 1},  # json.dumps cannot write it: the walk does, as before
 ]
 
 
@@ -185,7 +193,7 @@ def test_dumps_masked_is_json_dumps_of_mask_data_whichever_way_it_takes(value: o
     expected = json.dumps(mask_data(value), default=str)
     assert secrets.dumps_masked(value) == expected
     if "obj" not in value:  # mask_data leaves an object that is not JSON to its str(), as it did
-        assert "s3cr3t" not in expected and "first-of-many" not in expected
+        assert "s3cr3t" not in expected and "first-of-many" not in expected and "short" not in expected
 
 
 def test_dumps_masked_of_data_with_nothing_to_mask_is_its_json() -> None:

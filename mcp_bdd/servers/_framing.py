@@ -195,7 +195,10 @@ class Waiting:
     def fail(self, only: set[Any] | None = None) -> list[Any]:
         """The ids of every request waiting for an answer (or of those `only` names), settled: a
         stray fails them (module doc)."""
-        keys = [k for k, method in self._waiting.items() if method not in _STREAMS and (only is None or k in only)]
+        if only is None:
+            keys = [key for key, method in self._waiting.items() if method not in _STREAMS]
+        else:  # named: a listen stream that could not be sent waits for nothing either
+            keys = [key for key in self._waiting if key in only]
         for key in keys:
             self._settle(key)
         return keys

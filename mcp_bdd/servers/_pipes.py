@@ -70,12 +70,16 @@ class ExitWatch(Protocol):
     @property
     def returncode(self) -> int | None: ...
 
+    def note_descendants(self) -> None: ...
+
 
 _CHUNK = 1 << 20
 _WRITTEN = 4096  # requests whose place in the written bytes is kept: the most a pipe could hold unread
 #: after the server's stdin closed, how long its exit may take to show (a dying process closes its
 #: files before its pidfd says it exited): a crash is then told by its exit code, not as a closed stdin
 _EXIT_SHOWS = 0.5
+#: epoll tells when the server closes its stdin (Linux); elsewhere a failed write alone does
+_WATCHES_PIPES = hasattr(select, "epoll")
 _F_SETPIPE_SZ = 1031  # Linux: a 1 MiB pipe means 16x fewer wake-ups for a large result
 
 
@@ -133,6 +137,8 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         if fd >= 0:
             # what its exit code will mean: it ended on its own, or because we did this
             self.closed_while_running = self._still_running()
+            if self.closed_while_running and self.process is not None:
+                self.process.note_descendants()  # it may exit on this EOF before its stop begins
             with contextlib.suppress(OSError):
                 os.close(fd)
 
@@ -227,8 +233,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 async for item in source:
                     self.waiting.sent(item.message)  # before it is written: its answer may come at once
-                    unwritable = unwritable or self._deaf
-                    if unwritable is None:
+                    if self._deaf is None and unwritable is None:
                         data = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
                         try:
                             await self._send(data.encode())
@@ -239,7 +244,13 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
                             unwritable = await self._why_unwritable()
                             if unwritable is None:
                                 return  # it exited, or we closed its stdin: the reader's end says so
-                    for message in unsendable(self.waiting, unwritable):
+                            if _WATCHES_PIPES:
+                                self._deaf = unwritable
+                    # with the watch, this request alone (the watch fails those never read); without
+                    # it, every waiting one: which of them the server read, nothing else can tell
+                    key = request_key(item.message)
+                    only = None if self._deaf is None else set() if key is None else {key}
+                    for message in unsendable(self.waiting, self._deaf or unwritable or "", only):
                         await out.send(message)
 
     async def _why_unwritable(self) -> str | None:
@@ -255,18 +266,19 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
     async def _watch_stdin(self, out: Any) -> None:
         """Wake when the server closes its stdin while it runs (module doc): fail at once the
         requests it never read, and every later one (the writer reads `_deaf`)."""
-        if self.write_fd < 0 or self.process is None:
+        fd = self.write_fd
+        if fd < 0 or self.process is None or not _WATCHES_PIPES:
             return
         with select.epoll() as poll:
-            poll.register(self.write_fd, 0)  # EPOLLERR alone: reported once the pipe's read end is closed
+            poll.register(fd, 0)  # EPOLLERR alone: reported once the pipe's read end is closed
             await anyio.wait_readable(poll.fileno())
-        if self.write_fd < 0 or not await self._runs_on():
+        if self.write_fd != fd or not await self._runs_on():
             return  # we closed it, or the server exited: its exit code says it better
         why = await self._why_unwritable()
-        if why is None:
+        if why is None or self.write_fd != fd:
             return
         self._deaf = why
-        unread = _unread(self.write_fd, self._sent)
+        unread = _unread(fd, self._sent)
         never_read = {key for key, end in self._written if end > self._sent - unread}
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             for message in unsendable(self.waiting, why, never_read):

@@ -130,7 +130,9 @@ class ServerProcess:
         self.describe = describe
         self.mark = mark  # its SERVER_MARK value, when it (or its zygote) was told one
         self.stopped = False
-        #: how its stop was slow (what it ignored, how long it took), set by `stop`; None when prompt
+        self._noted: list[psutil.Process] = []  # its descendants, noted before its stdin closed
+        self._stopping = threading.RLock()  # a second stop waits for the first (reap_all at exit, a close)
+        #: set by `stop` when it had to kill it: what it ignored, how long that took
         self.slow_stop: str | None = None
         lifeline().watch(pid)
         _register(self)
@@ -143,13 +145,26 @@ class ServerProcess:
         """Collect the exit status (a child of ours), or leave it to its parent (the zygote)."""
 
     def stop(self, close_stdin: Callable[[], None] | None = None) -> None:
-        """The one teardown path (see the module doc). Idempotent; never raises."""
-        if self.stopped:
-            return
-        self.stopped = True
+        """The one teardown path (see the module doc). Idempotent, also across threads (a second
+        caller returns once the first has finished); never raises."""
+        with self._stopping:
+            if self.stopped:
+                return
+            self.stopped = True
+            self._stop(close_stdin)
+
+    def note_descendants(self) -> None:
+        """Remember what it started, before it is told to end (its stdin closes as the session
+        ends). Why: a server that exits at once on EOF is gone when its stop begins, and a daemon it
+        had adopted as a subreaper goes up to init with it — a green run under load left one."""
+        if not self.stopped:
+            self._noted += _descendants(self.pid)
+
+    def _stop(self, close_stdin: Callable[[], None] | None) -> None:
         began = time.monotonic()
         ignored: list[str] = []  # what it did not exit on: each cost its grace period
-        descendants = _descendants(self.pid)  # while it lives: its orphans are its own children
+        killed = False
+        descendants = self._noted + _descendants(self.pid)  # while it lives: its orphans are its own children
         try:
             if close_stdin is not None:
                 close_stdin()
@@ -162,12 +177,14 @@ class ServerProcess:
                 _signal_group(self.pid, signal.SIGTERM)
                 if not wait_exit(self.pid, self.term_grace):
                     ignored.append(f"within {self.term_grace:g} s of SIGTERM")
+                    killed = True
                     _signal_group(self.pid, signal.SIGKILL)
                     wait_exit(self.pid, TERM_GRACE)
-            if ignored:
-                ended = "it was killed (SIGKILL)" if len(ignored) > 1 or close_stdin is None else "SIGTERM ended it"
+            if killed:  # it ignored all a server is asked to stop by: said (a merely slow exit is not)
                 took = time.monotonic() - began
-                self.slow_stop = f"did not exit {' nor '.join(ignored)}: {ended}, {took:.1f} s after its stop began"
+                self.slow_stop = (
+                    f"did not exit {' nor '.join(ignored)}: it was killed (SIGKILL), {took:.1f} s after its stop began"
+                )
             self._reap(TERM_GRACE)
             _signal_group(self.pid, signal.SIGKILL)  # the group outlives its leader: its helpers
             kill_sessions({self.pid})
@@ -348,9 +365,15 @@ def stop_together(stops: list[Callable[[], None]]) -> None:
         for stop in stops:
             stop()
         return
-    threads = [threading.Thread(target=stop, name="mcp-bdd-stop", daemon=True) for stop in stops]
-    for thread in threads:
-        thread.start()
+    threads = []
+    for stop in stops:
+        thread = threading.Thread(target=stop, name="mcp-bdd-stop", daemon=True)
+        try:
+            thread.start()
+        except RuntimeError:  # at interpreter shutdown (an atexit close on 3.12): no new threads
+            stop()
+        else:
+            threads.append(thread)
     for thread in threads:
         thread.join()
 
