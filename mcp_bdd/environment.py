@@ -29,7 +29,7 @@ import behave.model as behave_model
 
 from mcp_bdd._attach import Phase, attach, deliver_held, mask_again, place_users_attachments
 from mcp_bdd.config import load_config
-from mcp_bdd.errors import ConfigError, McpBddError, NothingSelected, printable
+from mcp_bdd.errors import WARNING_PREFIX, ConfigError, McpBddError, NothingSelected, printable
 from mcp_bdd.secrets import dumps_masked, generation, mask
 from mcp_bdd.transcript import HOOKS_MIME, SERVER_MIME, STDERR_MIME, TEARDOWN_MIME, TRANSCRIPT_MIME, evidence
 
@@ -96,7 +96,7 @@ def before_all(context: Any) -> None:
         )
         _abort_run(context, message.strip())
     for warning in outlines_without_examples(getattr(runner, "features", []) or [], context.config):
-        print(f"mcp-bdd: warning: {warning}", file=sys.stderr)
+        print(f"{WARNING_PREFIX}{warning}", file=sys.stderr)
     _mark_where_after_hooks_start(runner)
     place_users_attachments(context, functools.partial(_phase_of, context))
     portal_cm = start_blocking_portal()
@@ -343,7 +343,7 @@ def _say_notices(runtime: Any) -> None:
     """The runtime's warnings, on the real stderr: behave captures what hooks print, and shows it
     only when something fails, while a slow stop slows every scenario that passes."""
     for notice in runtime.take_notices():
-        print(f"mcp-bdd: warning: {notice}", file=sys.__stderr__ or sys.stderr)
+        print(f"{WARNING_PREFIX}{notice}", file=sys.__stderr__ or sys.stderr)
 
 
 def after_feature(context: Any, feature: Any) -> None:

@@ -48,6 +48,7 @@ __all__ = [
     "EXIT_UNREACHABLE",
     "EXIT_USAGE",
     "KINDS",
+    "WARNING_PREFIX",
     "ConfigError",
     "ExpectationFailed",
     "FakeReplaced",
@@ -73,6 +74,9 @@ __all__ = [
     "terminal_json",
     "unwrap",
 ]
+
+#: How a run's warnings begin on stderr (`mcp-bdd run` finds its workers' warnings by it)
+WARNING_PREFIX = "mcp-bdd: warning: "
 
 #: The exit codes of every `mcp-bdd` subcommand (and what `behave` hooks map errors to).
 EXIT_OK = 0

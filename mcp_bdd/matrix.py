@@ -44,6 +44,7 @@ from mcp_bdd.errors import (
     EXIT_OK,
     EXIT_UNREACHABLE,
     EXIT_USAGE,
+    WARNING_PREFIX,
     NothingSelected,
     UsageError,
 )
@@ -450,6 +451,7 @@ class LegResult:
     severity: int = EXIT_OK
     problems: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what the workers warned of (a slow stop), once each
 
 
 def _combine_runs(runs: list[Any]) -> Any:
@@ -511,6 +513,7 @@ def _analyse(result: LegResult, interrupted: bool) -> None:
             log_text = ""
             with contextlib.suppress(OSError):
                 log_text = job.log.read_text(encoding="utf-8", errors="replace")
+            _collect_warnings(result, log_text)
             if "mcp-bdd configuration error" in log_text:
                 message = log_text.split("mcp-bdd configuration error:", 1)[1].strip().splitlines()[0]
                 result.problems.append(f"configuration error: {message}")
@@ -558,6 +561,16 @@ def _analyse(result: LegResult, interrupted: bool) -> None:
     if result.severity == EXIT_OK and any(j.returncode not in (0, None) for j in result.jobs) and not interrupted:
         result.severity = EXIT_FAILED
         result.problems.append("behave reported a failure (see the job logs).")
+
+
+def _collect_warnings(result: LegResult, log_text: str) -> None:
+    """The warnings a worker printed (the hooks write them to its real stderr, which is its job
+    log): a job log is shown only when a leg fails, and a slow stop slows legs that pass."""
+    for line in log_text.splitlines():
+        if line.startswith(WARNING_PREFIX):
+            warning = line[len(WARNING_PREFIX) :].strip()
+            if warning and warning not in result.warnings:
+                result.warnings.append(warning)
 
 
 def _write_leg(result: LegResult, legs_dir: Path) -> None:
@@ -770,6 +783,8 @@ def _print_leg(result: LegResult, out: Any) -> None:
     )
     for problem in result.problems:
         print(f"    ! {problem}", file=out)
+    for warning in result.warnings:
+        print(f"    warning: {warning}", file=out)
     for line in result.failures[:15]:
         print(f"    - {line}", file=out)
     if len(result.failures) > 15:

@@ -1268,3 +1268,22 @@ def test_a_daemon_is_stopped_with_its_server_even_when_the_server_exits_on_eof_f
         os.kill(daemon, signal.SIGKILL)  # the census cannot see it (no environment): clean up here
         gone = False
     assert gone, f"the daemon {daemon} outlived its server's stop"
+
+
+def test_mcp_bdd_run_shows_its_workers_warnings_on_a_leg_that_passes(tmp_path: Path) -> None:
+    """A worker's warnings went to its job log, which `mcp-bdd run` shows only when a leg fails;
+    a slow stop slows legs that pass. They are now in the leg's summary, once each."""
+    from behave_project import behave_env
+
+    root = make_project(tmp_path, hostile("--stubborn"), {"s.feature": CALL_ECHO})
+    run = subprocess.run(
+        [sys.executable, "-m", "mcp_bdd.cli", "run", "--transport", "stdio", "features/"],
+        cwd=root,
+        env=behave_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    said = re.findall(r'warning: the server "hostile" did not exit[^\n]*', run.stdout + run.stderr)
+    assert len(said) == 1, run.stdout[-3000:] + run.stderr[-3000:]
