@@ -47,7 +47,7 @@ class Runtime:
         #: servers that cannot serve a transport, so the same failure is not re-tried for every scenario
         self.start_failures: dict[tuple[str, str], TransportNotServed] = {}
         #: warnings for the user, once per run each (a server that stops slowly), taken by the hooks
-        self.notices: list[str] = []
+        self._notices: list[str] = []
         self._slow_stops_said: set[str] = set()
 
     def scenario_dir(self) -> Path:
@@ -99,11 +99,11 @@ class Runtime:
         slow = session.server.slow_stop()
         if slow is not None and session.name not in self._slow_stops_said:
             self._slow_stops_said.add(session.name)
-            self.notices.append(slow)
+            self._notices.append(slow)
         return problems
 
     def take_notices(self) -> list[str]:
-        notices, self.notices = self.notices, []
+        notices, self._notices = self._notices, []
         return notices
 
     def lend_fakes_to(self, fakes: Any) -> None:

@@ -197,10 +197,11 @@ def dumps_masked(value: Any) -> str:
     try:
         text = json.dumps(value, default=_not_plain)
     except (_NotPlain, TypeError, ValueError):
-        return json.dumps(mask_data(value), default=str)
-    pattern = _dumped_pattern
-    if (pattern is None or pattern.search(text) is None) and _SCOPE_KEY.search(text) is None:
-        return text
+        pass
+    else:
+        pattern = _dumped_pattern
+        if (pattern is None or pattern.search(text) is None) and _SCOPE_KEY.search(text) is None:
+            return text
     return json.dumps(mask_data(value), default=str)
 
 

@@ -166,8 +166,8 @@ class Waiting:
 
     def sent(self, message: Any) -> None:
         """Note a message mcp-bdd wrote: a request waits from now, a cancelled one no more."""
-        if isinstance(message, types.JSONRPCRequest):
-            key = coerce_request_id(message.id)
+        key = request_key(message)
+        if key is not None:
             self._settled.pop(key, None)
             self._waiting[key] = message.method
             if len(self._waiting) > _REMEMBERED:

@@ -246,11 +246,13 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
                                 return  # it exited, or we closed its stdin: the reader's end says so
                             if _WATCHES_PIPES:
                                 self._deaf = unwritable
-                    # with the watch, this request alone (the watch fails those never read); without
-                    # it, every waiting one: which of them the server read, nothing else can tell
-                    key = request_key(item.message)
-                    only = None if self._deaf is None else set() if key is None else {key}
-                    for message in unsendable(self.waiting, self._deaf or unwritable or "", only):
+                    if self._deaf is not None:  # this request alone: the watch fails those never read
+                        key = request_key(item.message)
+                        failed = unsendable(self.waiting, self._deaf, set() if key is None else {key})
+                    else:  # no watch: every waiting one (which of them the server read, nothing can tell)
+                        assert unwritable is not None
+                        failed = unsendable(self.waiting, unwritable)
+                    for message in failed:
                         await out.send(message)
 
     async def _why_unwritable(self) -> str | None:

@@ -162,8 +162,6 @@ class ServerProcess:
 
     def _stop(self, close_stdin: Callable[[], None] | None) -> None:
         began = time.monotonic()
-        ignored: list[str] = []  # what it did not exit on: each cost its grace period
-        killed = False
         descendants = self._noted + _descendants(self.pid)  # while it lives: its orphans are its own children
         try:
             if close_stdin is not None:
@@ -171,20 +169,17 @@ class ServerProcess:
                 if self.returncode is None:
                     wait_exit(self.pid, EOF_GRACE)
             if self.returncode is None and not wait_exit(self.pid, 0):
-                if close_stdin is not None:
-                    ignored.append(f"within {EOF_GRACE:g} s of its stdin closing")
                 descendants += _descendants(self.pid)  # what it started on EOF, too
                 _signal_group(self.pid, signal.SIGTERM)
                 if not wait_exit(self.pid, self.term_grace):
-                    ignored.append(f"within {self.term_grace:g} s of SIGTERM")
-                    killed = True
                     _signal_group(self.pid, signal.SIGKILL)
                     wait_exit(self.pid, TERM_GRACE)
-            if killed:  # it ignored all a server is asked to stop by: said (a merely slow exit is not)
-                took = time.monotonic() - began
-                self.slow_stop = (
-                    f"did not exit {' nor '.join(ignored)}: it was killed (SIGKILL), {took:.1f} s after its stop began"
-                )
+                    # it ignored all a server is asked to stop by: said (a merely slow exit is not)
+                    eof = f"within {EOF_GRACE:g} s of its stdin closing nor " if close_stdin is not None else ""
+                    self.slow_stop = (
+                        f"did not exit {eof}within {self.term_grace:g} s of SIGTERM: it was killed (SIGKILL), "
+                        f"{time.monotonic() - began:.1f} s after its stop began"
+                    )
             self._reap(TERM_GRACE)
             _signal_group(self.pid, signal.SIGKILL)  # the group outlives its leader: its helpers
             kill_sessions({self.pid})
