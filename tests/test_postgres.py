@@ -205,10 +205,14 @@ def test_the_postgres_server_and_its_data_go_with_an_interrupted_or_killed_run(t
     )
     proc = start_behave(root)
     deadline = time.monotonic() + 90
-    while not (postmasters := [p for p in _postgres_processes(server_only=True) if "-D" in p.cmdline()]):
+    # the command lines process_iter read: a live cmdline() of initdb's short-lived postgres
+    # processes raised NoSuchProcess when one ended in between (seen under load)
+    while not (
+        postmasters := [p for p in _postgres_processes(server_only=True) if "-D" in (p.info.get("cmdline") or [])]
+    ):
         assert proc.poll() is None and time.monotonic() < deadline, "postgres never started"
         time.sleep(0.2)
-    cmdline = postmasters[0].cmdline()
+    cmdline = postmasters[0].info["cmdline"]
     data = Path(cmdline[cmdline.index("-D") + 1])
     assert (data / "PG_VERSION").is_file()
     os.kill(proc.pid, signum)
