@@ -1068,6 +1068,18 @@ def test_a_json_rpc_error_without_an_id_fails_its_call_at_once(tmp_path: Path) -
     assert "a JSON-RPC error without an id: " in data and "-32700" in data, data[-4000:]
 
 
+def test_a_second_answer_to_one_request_is_evidence_and_the_first_stands(tmp_path: Path) -> None:
+    """Before, a server that answered a call twice (its result, then an error for the same id)
+    passed with no trace of it: the second answer was dropped like a late one. It is a protocol
+    violation, now recorded where the report and the failure messages show it."""
+    root = make_project(tmp_path, hostile("--twice"), {"s.feature": CALL_ECHO})
+    out = tmp_path / "doc.html"
+    run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
+    assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.failures()
+    data = out.with_suffix(".json").read_text()
+    assert "a second answer to one request: " in data and "second thoughts" in data, data[-4000:]
+
+
 def test_a_stray_answer_fails_every_call_that_waits_at_once(tmp_path: Path) -> None:
     """Several calls in flight: a stray answer cannot be matched to one of them, so none of them
     waits for an answer that may never come."""
@@ -1119,13 +1131,15 @@ def test_the_stdio_transport_fails_waiting_requests_on_a_stray_answer_and_nothin
         [message] = decode_line(line, evidence, waiting)
         assert not isinstance(message, Exception) and not failed([message])
     assert waiting.count() == 1 and evidence.bad_lines == 0
-    # a second answer to request 1 is not taken for a stray: it fails nothing (the SDK drops it)
-    assert not failed(decode_line(b'{"jsonrpc":"2.0","id":1,"result":{}}', evidence, waiting))
+    # a second answer to request 1 is not taken for a stray: it fails nothing, and it is evidence
+    out = decode_line(b'{"jsonrpc":"2.0","id":1,"result":{}}', evidence, waiting)
+    assert [type(m) for m in out] == [ValueError] and "a second answer to one request" in str(out[0])
+    assert evidence.bad_lines == 1 and "answered one request twice" in evidence.describe()
     # a stray: quoted as evidence first (the transcript records it), then every waiting request fails
     waiting.sent(request(4))
     out = decode_line(b'{"jsonrpc":"2.0","id":999999,"result":{}}', evidence, waiting)
     assert isinstance(out[0], ValueError) and "999999" in str(out[0])
-    assert failed(out) == [2, 4] and waiting.count() == 0 and evidence.bad_lines == 1
+    assert failed(out) == [2, 4] and waiting.count() == 0 and evidence.bad_lines == 2
     # the real answers arriving late are ordinary late answers, not strays that fail request 5
     waiting.sent(request(5))
     assert not failed(decode_line(b'{"jsonrpc":"2.0","id":"2","result":{}}', evidence, waiting))

@@ -25,9 +25,11 @@ classic framing bug) just "times out". Here:
   that misses leaves the real one waiting its whole timeout (the very fault) while blaming
   another. The usual bugs (a server that never echoes ids, one that cannot parse what we send)
   send one stray per request, which fails each at once either way. A failed or cancelled
-  request's real answer, should it still come, is a late answer, dropped as before; so is a
-  second answer to one already answered. Listen streams (`subscriptions/listen`) wait for
-  events, not for an answer: a stray leaves them open.
+  request's real answer, should it still come, is a late answer, dropped as before. A second
+  answer to a request already answered is dropped too, but it is a protocol violation (one
+  response per request), so it is evidence: quoted, counted, in the transcript and in any
+  failure's `describe`; it fails nothing, since its request already has its answer. Listen
+  streams (`subscriptions/listen`) wait for events, not for an answer: a stray leaves them open.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any, Literal, TypeGuard
 
 import mcp_types as types
 from mcp.shared.dispatcher import coerce_request_id
@@ -66,6 +68,7 @@ _ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE)
 _REMEMBERED = 4096  # request ids kept in flight, and settled ones kept to tell a late answer from a stray
 _STREAMS = frozenset({"subscriptions/listen"})  # requests that wait for events, not for an answer
 _STRAY = "a response no request waits for"
+_REPEATED = "a second answer to one request"
 _NO_ID_ERROR = "a JSON-RPC error without an id"
 _TOO_DEEP = "a response nested too deep to parse"
 _STRICTER = "JSON the SDK's parser rejects"
@@ -140,7 +143,7 @@ class StdoutEvidence:
         if not self.bad_lines:
             return ""
         kinds = ", ".join(f"{n} {k}" for k, n in self.kinds.most_common())
-        if self.kinds[_STRAY] or self.kinds[_NO_ID_ERROR]:  # JSON-RPC messages, but no request's answer
+        if self.kinds[_STRAY] or self.kinds[_NO_ID_ERROR] or self.kinds[_REPEATED]:  # JSON-RPC, but no use
             what = "mcp-bdd could not use"
         else:
             what = "are not JSON-RPC messages" if self.bad_lines != 1 else "is not a JSON-RPC message"
@@ -162,7 +165,7 @@ class Waiting:
 
     def __init__(self) -> None:
         self._waiting: dict[Any, str] = {}  # id (as the SDK matches it: "7" is 7) -> method, oldest first
-        self._settled: dict[Any, None] = {}
+        self._settled: dict[Any, bool] = {}  # id -> whether it was answered (else cancelled or failed)
 
     def sent(self, message: Any) -> None:
         """Note a message mcp-bdd wrote: a request waits from now, a cancelled one no more."""
@@ -177,16 +180,19 @@ class Waiting:
             if _valid_id(request_id):
                 self._settle(coerce_request_id(request_id))
 
-    def take(self, request_id: Any) -> bool:
-        """Whether an answer with this id has a request to go to (a waiting one, or one that was
-        settled: a late answer, which the SDK drops); settles it."""
+    def take(self, request_id: Any) -> Literal["waiting", "late", "repeated"] | None:
+        """Where an answer with this id goes: to a `waiting` request (now settled as answered);
+        `late`, to one cancelled or failed here (the SDK drops it); `repeated`, to one already
+        answered (a protocol violation); or to no request at all (None: a stray)."""
         if not _valid_id(request_id):
-            return False
+            return None
         key = coerce_request_id(request_id)
         if key in self._waiting:
-            self._settle(key)
-            return True
-        return key in self._settled
+            self._settle(key, answered=True)
+            return "waiting"
+        if key in self._settled:
+            return "repeated" if self._settled[key] else "late"
+        return None
 
     def count(self) -> int:
         """The requests waiting for an answer (listen streams wait for events)."""
@@ -203,9 +209,9 @@ class Waiting:
             self._settle(key)
         return keys
 
-    def _settle(self, key: Any) -> None:
+    def _settle(self, key: Any, *, answered: bool = False) -> None:
         self._waiting.pop(key, None)
-        self._settled[key] = None
+        self._settled[key] = answered
         if len(self._settled) > _REMEMBERED:
             del self._settled[next(iter(self._settled))]
 
@@ -249,6 +255,11 @@ def _meaning(kinds: Counter[str]) -> str:
             "the server answers with ids that match no request mcp-bdd sent: a response must carry the id "
             "of the request it answers, unchanged (same value, same type)."
         )
+    if kinds[_REPEATED]:
+        return (
+            "the server answered one request twice (JSON-RPC allows one response per request; mcp-bdd kept "
+            "the first): two code paths both reply, e.g. an error handler that answers after the result was sent."
+        )
     if kinds["line too long"]:
         return (
             "a message was larger than max_message_bytes; raise it in [tool.mcp-bdd] if that size is expected, "
@@ -279,7 +290,10 @@ def decode_line(
     answer = message.message
     if waiting is None or not isinstance(answer, types.JSONRPCResponse | types.JSONRPCError):
         return [message]
-    if waiting.take(answer.id):
+    taken = waiting.take(answer.id)
+    if taken == "repeated":
+        return [ValueError(evidence.note(_REPEATED, line))]
+    if taken:
         return [message]
     return _stray(line, evidence, waiting, answer.id, answer.error if isinstance(answer, types.JSONRPCError) else None)
 
@@ -300,8 +314,11 @@ def _bad_line(
         return [_maybe_pretty(line, evidence)]
     if isinstance(data, dict) and data.get("jsonrpc") == "2.0" and ("result" in data or "error" in data):
         request_id = data.get("id")
-        if waiting is not None and not waiting.take(request_id):  # surely a response, and no one's
+        taken = None if waiting is None else waiting.take(request_id)
+        if waiting is not None and taken is None:  # surely a response, and no one's
             return _stray(line, evidence, waiting, request_id, data.get("error"))
+        if taken == "repeated":
+            return [ValueError(evidence.note(_REPEATED, line))]
         kind, why = _why_refused(refused)
         return _unusable(line, evidence, kind, request_id, None, why)
     return [ValueError(evidence.note("JSON that is not a JSON-RPC message", line))]
@@ -396,7 +413,7 @@ def _unusable(
     if not _valid_id(request_id):
         return [ValueError(described)]
     if waiting is not None:
-        waiting.take(request_id)  # answered, if badly: its real answer, should one follow, is late
+        waiting.take(request_id)  # answered, if badly: another answer, should one follow, is repeated
     said = f"; the SDK said: {why}" if why else ""
     message = f"mcp-bdd could not use the server's response: {kind} ({len(line)} bytes{said})."
     return [_protocol_error(request_id, message, line)]

@@ -19,6 +19,7 @@ would, and it starts in milliseconds. Flags (combinable):
     --junk          print a banner and a line of invalid UTF-8 on stdout before serving
     --wrong-id      answer every tools/call with id 999999 instead of the request's id
     --null-id-error answer every tools/call with a parse error without an id (-32700, "id": null)
+    --twice         answer every tools/call twice: its result, then an error for the same id
     --deep N        the `deep` tool's structuredContent is nested N levels
     --stderr-mb N   write N MB on stderr when the `spam` tool is called
 
@@ -83,6 +84,7 @@ def main() -> int:
     parser.add_argument("--junk", action="store_true")
     parser.add_argument("--wrong-id", action="store_true")
     parser.add_argument("--null-id-error", action="store_true")
+    parser.add_argument("--twice", action="store_true")
     parser.add_argument("--deep", type=int, default=5000)
     parser.add_argument("--stderr-mb", type=int, default=0)
     parser.add_argument("--holder", action="store_true")
@@ -135,6 +137,8 @@ def main() -> int:
         if request["method"] == "tools/call" and args.null_id_error:
             reply = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
         send(reply)
+        if request["method"] == "tools/call" and args.twice:
+            send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32603, "message": "second thoughts"}})
         if request["method"] == "tools/call" and (request.get("params") or {}).get("name") == "deaf":
             if (request["params"].get("arguments") or {}).get("unread"):
                 select.select([0], [], [])  # the next request is in the pipe: the close discards it unread
