@@ -8,6 +8,11 @@ such a value was printed whole. mcp-bdd's own messages go through `errors.printa
 these, at the one place every log record is made: the record factory. Records are told by the
 file that logged them, not by logger name: the SDK's client session logs as plain "client", and
 a filter on one logger misses its children.
+
+An error mcp-bdd raised on purpose inside the SDK's tasks (an SSE endpoint it refuses, a message
+past `max_message_bytes`) is logged by the SDK with its traceback, then reported by mcp-bdd as
+the step's failure, with a tip. The log keeps one line (the SDK's words and the error's), not the
+traceback, which only pointed into mcp-bdd's own checks.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import logging
 import os
 from typing import Any
 
-from mcp_bdd.errors import printable
+from mcp_bdd.errors import McpBddError, printable
 
 __all__ = ["guard_sdk_logs"]
 
@@ -61,7 +66,10 @@ def _guard(record: logging.LogRecord) -> None:
     format them later, raw)."""
     try:
         record.msg, record.args = printable(record.getMessage()), None
-        if record.exc_info and record.exc_info[1] is not None:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, McpBddError):  # reported in full as the failure: one line here
+            record.msg, record.exc_info, record.exc_text = f"{record.msg}: {error}", None, None
+        elif error is not None and record.exc_info:
             record.exc_text = printable(logging.Formatter().formatException(record.exc_info).rstrip("\n"))
     except Exception:  # a log record is never worth an error of its own
         return

@@ -333,6 +333,8 @@ def test_a_legacy_sse_endpoint_that_cannot_be_used_fails_the_start_at_once(
     assert "is the server running at that URL" not in run.output, run.failures()
     assert "\x1b" not in run.output, run.failures()
     assert took < TIMEOUT, f"failed only after {took:.1f} s: startup_timeout ended the wait"
+    # the SDK logs the refusal too: one line, not a traceback into mcp-bdd's own check
+    assert "Traceback" not in run.output and "Encountered SSE exception: The MCP server" in run.output, run.output
 
 
 def _exchanges(node: Any) -> Iterator[dict[str, Any]]:

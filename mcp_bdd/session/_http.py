@@ -39,7 +39,7 @@ import httpx2
 import mcp_types as types
 
 from mcp_bdd.config import Config
-from mcp_bdd.errors import ProtocolViolation
+from mcp_bdd.errors import ProtocolViolation, ServerStartError
 from mcp_bdd.servers import ID_VALUE, PROTOCOL_MARK
 
 __all__ = [
@@ -386,10 +386,12 @@ class _Events(httpx2.AsyncByteStream):
         await self.inner.aclose()
 
 
-class EndpointRefused(httpx2.SSEError):
+class EndpointRefused(httpx2.SSEError, ServerStartError):
     """Legacy SSE's `endpoint` event is missing, not a URL, on another origin, or too large: the
     session cannot start. An SSEError, because that is what the SDK's SSE reader lets through at
-    once. `what` follows 'The MCP server "name"' in the failure; `tip` says what to do."""
+    once; a ServerStartError, because that is what it means (and so the SDK's log of it is one
+    line, not a traceback: `_logs`). `what` follows 'The MCP server "name"' in the failure; `tip`
+    says what to do."""
 
     def __init__(self, server: str, what: str, tip: str) -> None:
         self.what = what
