@@ -65,7 +65,7 @@ class HeadedMatcher(ParseMatcher):  # type: ignore[misc]
     Why: behave finds a step's definition by trying every definition of its keyword in order until
     one matches. With this vocabulary a Then step is tried against about a hundred, each one a
     full `parse` call; checking the head first turns almost all of them into one `startswith`.
-    Measured: 205 -> 134 µs of matching per 4-step scenario (`benchmarks/steps_overhead.py`).
+    Measured on the benchmark scenario (4 steps): 73 -> 50 µs of matching idle, 205 -> 134 µs under load.
     The answer is the same: parse patterns are case-sensitive and match their literal text
     exactly (no whitespace folding), so a step that does not start with the head cannot match.
     """
