@@ -1071,8 +1071,18 @@ def test_a_json_rpc_error_without_an_id_fails_its_call_at_once(tmp_path: Path) -
 def test_a_second_answer_to_one_request_is_evidence_and_the_first_stands(tmp_path: Path) -> None:
     """Before, a server that answered a call twice (its result, then an error for the same id)
     passed with no trace of it: the second answer was dropped like a late one. It is a protocol
-    violation, now recorded where the report and the failure messages show it."""
-    root = make_project(tmp_path, hostile("--twice"), {"s.feature": CALL_ECHO})
+    violation, now recorded where the report and the failure messages show it.
+
+    Two calls: the server writes the first call's second answer before it reads the next call,
+    and the transport reads in order, so that one is in the transcript by the time the second
+    call returns, however the machine schedules the processes (the last one may come after the
+    scenario ended)."""
+    feature = CALL_ECHO + """    When I call the tool "echo" with:
+      | text  |
+      | again |
+    Then the tool call succeeds
+"""
+    root = make_project(tmp_path, hostile("--twice"), {"s.feature": feature})
     out = tmp_path / "doc.html"
     run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
     assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.failures()
