@@ -22,7 +22,7 @@ import logging
 import os
 from typing import Any
 
-from mcp_bdd.errors import McpBddError, printable
+from mcp_bdd.errors import McpBddError, printable, unwrap
 
 __all__ = ["guard_sdk_logs"]
 
@@ -67,8 +67,8 @@ def _guard(record: logging.LogRecord) -> None:
     try:
         record.msg, record.args = printable(record.getMessage()), None
         error = record.exc_info[1] if record.exc_info else None
-        if isinstance(error, McpBddError):  # reported in full as the failure: one line here
-            record.msg, record.exc_info, record.exc_text = f"{record.msg}: {error}", None, None
+        if error is not None and isinstance(unwrap(error), McpBddError):  # reported in full: one line here
+            record.msg, record.exc_info, record.exc_text = f"{record.msg}: {unwrap(error)}", None, None
         elif error is not None and record.exc_info:
             record.exc_text = printable(logging.Formatter().formatException(record.exc_info).rstrip("\n"))
     except Exception:  # a log record is never worth an error of its own

@@ -1077,11 +1077,14 @@ def test_a_second_answer_to_one_request_is_evidence_and_the_first_stands(tmp_pat
     and the transport reads in order, so that one is in the transcript by the time the second
     call returns, however the machine schedules the processes (the last one may come after the
     scenario ended)."""
-    feature = CALL_ECHO + """    When I call the tool "echo" with:
+    feature = (
+        CALL_ECHO
+        + """    When I call the tool "echo" with:
       | text  |
       | again |
     Then the tool call succeeds
 """
+    )
     root = make_project(tmp_path, hostile("--twice"), {"s.feature": feature})
     out = tmp_path / "doc.html"
     run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
@@ -1164,6 +1167,32 @@ def test_the_stdio_transport_fails_waiting_requests_on_a_stray_answer_and_nothin
         if i % 2:
             decode_line(b'{"jsonrpc":"2.0","id":%d,"result":{}}' % i, evidence, waiting)
     assert len(waiting._waiting) + len(waiting._settled) <= 2 * 4096
+
+
+def test_a_second_answer_is_told_from_a_late_one_whatever_came_between() -> None:
+    """A cancel that crosses the answer leaves the request answered; a pretty-printed or too long
+    answer settles its request too: any answer after those is a second answer (evidence), not a
+    late one or a fresh one."""
+    import mcp_types as types
+
+    from mcp_bdd.servers._framing import StdoutEvidence, Waiting, decode_line, too_long
+
+    evidence, waiting = StdoutEvidence(), Waiting()
+    for request_id in (1, 2, 3):
+        waiting.sent(types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method="tools/call"))
+    assert waiting.take(1) == "waiting"
+    cancel = {"requestId": 1, "reason": "timed out"}
+    waiting.sent(types.JSONRPCNotification(jsonrpc="2.0", method="notifications/cancelled", params=cancel))
+    assert waiting.take(1) == "repeated"
+    for line in (b"{", b'  "jsonrpc": "2.0",', b'  "id": 2,', b'  "result": {}', b"}"):  # pretty-printed
+        decode_line(line, evidence, waiting)
+    assert waiting.take(2) == "repeated" and waiting.count() == 1
+    evidence = StdoutEvidence()
+    too_long(b'{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"aaaa', evidence, waiting)
+    [again] = too_long(b'{"jsonrpc":"2.0","id":3,"result":{"content":[{"text":"bbbb', evidence, waiting)
+    assert isinstance(again, ValueError) and "a second answer to one request" in str(again)
+    assert waiting.count() == 0 and evidence.kinds == {"line too long": 1, "a second answer to one request": 1}
+    assert "max_message_bytes" in evidence.describe()  # the fault that failed a request is what it explains
 
 
 def test_a_server_that_ignores_eof_and_sigterm_is_named_once_with_what_its_stop_costs(tmp_path: Path) -> None:

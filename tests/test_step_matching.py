@@ -76,3 +76,32 @@ def test_the_vocabulary_works_after_a_user_chose_the_regex_matcher(tmp_path: Pat
     (root / "steps" / "mcp_steps.py").write_text(REGEX_STEPS)
     run = run_behave(root)
     assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.failures()
+
+
+def test_the_head_is_parse_literal_text() -> None:
+    """`}}` in a pattern is one brace in the step; a case-insensitive parse gets no head check."""
+
+    def func(context: object) -> None: ...
+
+    assert HeadedMatcher(func, "a }} b {x}").match("a } b 1")
+    assert not HeadedMatcher(func, "a }} b {x}").match("a }} b 1")
+    assert HeadedMatcher(func, "a {{ b {x}").match("a { b 1")
+
+    class Insensitive(HeadedMatcher):  # type: ignore[misc]
+        CASE_SENSITIVE = False
+
+    assert Insensitive(func, "the MCP server {x} is up").match("The mcp server shop is up")
+
+
+def test_the_decorators_pass_behaves_keyword_arguments_on() -> None:
+    """behave's decorators take keyword arguments (`timeout=` for an async step)."""
+    from mcp_bdd.steps._base import _headed_decorator
+
+    seen: list[tuple[str, dict[str, object]]] = []
+
+    def decorator(pattern: str, **kwargs: object) -> object:
+        seen.append((pattern, kwargs))
+        return lambda func: func
+
+    _headed_decorator(decorator)("a step", timeout=5)(print)  # type: ignore[arg-type]
+    assert seen == [("a step", {"timeout": 5})]

@@ -211,7 +211,7 @@ class Waiting:
 
     def _settle(self, key: Any, *, answered: bool = False) -> None:
         self._waiting.pop(key, None)
-        self._settled[key] = answered
+        self._settled[key] = answered or self._settled.get(key, False)  # a cancel after the answer: answered
         if len(self._settled) > _REMEMBERED:
             del self._settled[next(iter(self._settled))]
 
@@ -255,15 +255,15 @@ def _meaning(kinds: Counter[str]) -> str:
             "the server answers with ids that match no request mcp-bdd sent: a response must carry the id "
             "of the request it answers, unchanged (same value, same type)."
         )
-    if kinds[_REPEATED]:
-        return (
-            "the server answered one request twice (JSON-RPC allows one response per request; mcp-bdd kept "
-            "the first): two code paths both reply, e.g. an error handler that answers after the result was sent."
-        )
     if kinds["line too long"]:
         return (
             "a message was larger than max_message_bytes; raise it in [tool.mcp-bdd] if that size is expected, "
             "or the server never ends its lines."
+        )
+    if kinds[_REPEATED]:
+        return (
+            "the server answered one request twice (JSON-RPC allows one response per request; mcp-bdd kept "
+            "the first): two code paths both reply, e.g. an error handler that answers after the result was sent."
         )
     return (
         "the server (or a library it uses) prints logs or banners on stdout. Over stdio, stdout belongs to "
@@ -311,7 +311,7 @@ def _bad_line(
     except RecursionError:
         return _unusable(line, evidence, _TOO_DEEP, _id_in(line), waiting)
     except ValueError:
-        return [_maybe_pretty(line, evidence)]
+        return [_maybe_pretty(line, evidence, waiting)]
     if isinstance(data, dict) and data.get("jsonrpc") == "2.0" and ("result" in data or "error" in data):
         request_id = data.get("id")
         taken = None if waiting is None else waiting.take(request_id)
@@ -377,7 +377,7 @@ def _error_parts(error: Any) -> tuple[Any, str]:
     return code, str(text)[:200] if text is not None else "(no message)"
 
 
-def _maybe_pretty(line: bytes, evidence: StdoutEvidence) -> SessionMessage | Exception:
+def _maybe_pretty(line: bytes, evidence: StdoutEvidence, waiting: Waiting | None) -> SessionMessage | Exception:
     """A line of a message spread over several lines: re-assemble it to fail its request at once."""
     stripped = line.strip()
     if evidence._pretty or stripped in (b"{", b"["):
@@ -391,7 +391,8 @@ def _maybe_pretty(line: bytes, evidence: StdoutEvidence) -> SessionMessage | Exc
         evidence._pretty.clear()
         evidence._pretty_size = 0
         if isinstance(whole, dict) and ("result" in whole or "error" in whole):
-            return _unusable(line, evidence, "a JSON-RPC message spread over several lines", whole.get("id"), None)[0]
+            kind = "a JSON-RPC message spread over several lines"
+            return _unusable(line, evidence, kind, whole.get("id"), waiting)[0]
         return ValueError(evidence.note("a JSON-RPC message spread over several lines", line))
     return ValueError(evidence.note("not JSON", line))
 
@@ -408,12 +409,13 @@ def _id_in(line: bytes) -> Any:
 def _unusable(
     line: bytes, evidence: StdoutEvidence, kind: str, request_id: Any, waiting: Waiting | None, why: str = ""
 ) -> list[SessionMessage | Exception]:
-    """Count the line; fail its request at once when its id is known, else report it as a bad line."""
+    """Count the line; fail its request at once when its id is known, else report it as a bad line.
+    The request is settled as answered, if badly: another answer, should one follow, is repeated."""
+    if waiting is not None and waiting.take(request_id) == "repeated":
+        return [ValueError(evidence.note(_REPEATED, line))]  # its request has its (first) answer
     described = evidence.note(kind, line)
     if not _valid_id(request_id):
         return [ValueError(described)]
-    if waiting is not None:
-        waiting.take(request_id)  # answered, if badly: another answer, should one follow, is repeated
     said = f"; the SDK said: {why}" if why else ""
     message = f"mcp-bdd could not use the server's response: {kind} ({len(line)} bytes{said})."
     return [_protocol_error(request_id, message, line)]
