@@ -14,6 +14,13 @@ SCM_RIGHTS; answers are JSON lines):
     → {"op": "status", "pid": 1234}
     ← {"returncode": 0|null}
 EOF is the end: the zygote kills its children and exits, so nothing outlives the run.
+
+Orphans: every forked server is a child subreaper (it keeps what its helpers orphan, and its
+stop kills them). A server that *crashes* first leaves them to the nearest subreaper above it —
+the zygote, which is one too: a daemon that left its session and cleared its environment (no
+group, session or mark finds it) would otherwise go to init and outlive the run. The zygote
+forks only servers, so any other child of its is such an orphan: it is killed, with what it
+started, as soon as a server's exit is reaped (by then the kernel has moved its orphans here).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import socket
 import sys
 from typing import Any
 
-from mcp_bdd._lifelines import server_lifelines
+from mcp_bdd._lifelines import adopt_orphans, server_lifelines
 
 __all__ = ["run_zygote"]
 
@@ -43,19 +50,25 @@ def run_zygote(spec: str, control_fd: int) -> int:
     load_app(spec, os.getcwd())
     with contextlib.suppress(Exception):  # only an optimisation: a child imports what is missing
         warm_up()
+    adopt_orphans()  # see the module doc: what a crashed server orphans comes here, not to init
     sock = socket.socket(fileno=control_fd)
     sock.settimeout(0.2)
     children: dict[int, int | None] = {}
 
     def reap() -> None:
+        ended = False
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                return
+                break
             if pid == 0:
-                return
-            children[pid] = os.waitstatus_to_exitcode(status)
+                break
+            if pid in children:  # an adopted orphan's status is nobody's business
+                children[pid] = os.waitstatus_to_exitcode(status)
+                ended = True
+        if ended:
+            _kill_orphans(children)
 
     def reply(data: dict[str, Any]) -> None:
         sock.sendall(json.dumps(data).encode() + b"\n")
@@ -95,8 +108,45 @@ def run_zygote(spec: str, control_fd: int) -> int:
             if code is None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(pid, signal.SIGKILL)
+        _kill_orphans(children)
         reap()
     return 0
+
+
+def _kill_orphans(forked: dict[int, int | None]) -> None:
+    """SIGKILL every child of the zygote it did not fork (orphans of crashed servers, see the
+    module doc), and all they started."""
+    adopted = _children() - forked.keys()
+    if not adopted:
+        return
+    import psutil
+
+    orphans = []
+    for pid in adopted:
+        with contextlib.suppress(psutil.Error):
+            orphan = psutil.Process(pid)
+            for process in [*orphan.children(recursive=True), orphan]:
+                with contextlib.suppress(psutil.Error):
+                    process.kill()
+            orphans.append(orphan)
+    for orphan in orphans:  # reaped here: the main loop's reap() only counts forked servers
+        with contextlib.suppress(psutil.Error, ChildProcessError):
+            orphan.wait(timeout=5)
+
+
+def _children() -> set[int]:
+    """The zygote's children: the kernel's own list (one small read after every server's exit,
+    where psutil scans every process on the machine), or psutil where there is none."""
+    try:
+        pids: set[int] = set()
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as listed:
+                pids.update(int(pid) for pid in listed.read().split())
+        return pids
+    except OSError:
+        import psutil
+
+        return {child.pid for child in psutil.Process().children()}
 
 
 def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.socket) -> None:

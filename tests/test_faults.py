@@ -80,6 +80,63 @@ def test_a_daemon_that_left_the_session_and_cleared_its_environment_does_not_out
     assert not alive, f"the daemon {pid} outlived the run"
 
 
+CRASHING_APP = """
+import os
+
+from mcp.server.mcpserver import MCPServer
+
+
+def create_server():
+    server = MCPServer("crasher")
+
+    @server.tool()
+    def crash_leaving_a_daemon(pidfile: str) -> str:
+        \"\"\"Double-fork a `sleep 600` daemon with an empty environment, then die.\"\"\"
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                with open(pidfile, "w") as out:
+                    out.write(str(os.getpid()))
+                devnull = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(devnull, fd)
+                os.execve("/bin/sleep", ["sleep", "600"], {})
+            os._exit(0)
+        os.wait()  # the daemon is now this server's (a child subreaper)
+        os._exit(3)
+
+    return server
+"""
+
+
+def test_a_daemon_whose_forked_server_crashed_first_does_not_outlive_the_run(tmp_path: Path) -> None:
+    """The server keeps what its helpers orphan, and its stop kills them; but a server that
+    crashes first passes them up the tree. Before, a daemon that had also left its session and
+    cleared its environment went to init and survived; the zygote now adopts and kills it."""
+    pidfile = tmp_path / "daemon.pid"
+    feature = f"""
+Feature: crash
+  Scenario: the server crashes after starting a daemon
+    Given the MCP server "app" is running
+    When I call the tool "crash_leaving_a_daemon" with:
+      | pidfile   |
+      | {pidfile} |
+    Then the tool call fails
+"""
+    root = make_project(tmp_path, '[servers.app]\napp = "crashing_app:create_server"\n', {"c.feature": feature})
+    (root / "crashing_app.py").write_text(CRASHING_APP)
+    run = run_behave(root, "-D", "transport=stdio")
+    pid = int(pidfile.read_text())
+    try:
+        alive = psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        alive = False
+    if alive:
+        os.kill(pid, signal.SIGKILL)  # the census cannot see it (no environment): clean up here
+    assert run.counts()["passed"] == 1, run.failures()
+    assert not alive, f"the daemon {pid} outlived the run"
+
+
 HELPER_APP = """
 import subprocess
 
