@@ -51,9 +51,13 @@ def run_zygote(spec: str, control_fd: int) -> int:
     with contextlib.suppress(Exception):  # only an optimisation: a child imports what is missing
         warm_up()
     adopt_orphans()  # see the module doc: what a crashed server orphans comes here, not to init
+    own = _children()  # what the app's imports started (a resource tracker): not orphans
     sock = socket.socket(fileno=control_fd)
     sock.settimeout(0.2)
-    children: dict[int, int | None] = {}
+    children: dict[int, int | None] = {}  # forked server -> its exit code once reaped
+
+    def live() -> set[int]:
+        return own | {pid for pid, code in children.items() if code is None}
 
     def reap() -> None:
         ended = False
@@ -64,11 +68,12 @@ def run_zygote(spec: str, control_fd: int) -> int:
                 break
             if pid == 0:
                 break
-            if pid in children:  # an adopted orphan's status is nobody's business
+            own.discard(pid)  # its pid may be reused, by an orphan too
+            if children.get(pid, 0) is None:  # a live server ended; an orphan's status is nobody's
                 children[pid] = os.waitstatus_to_exitcode(status)
                 ended = True
         if ended:
-            _kill_orphans(children)
+            _kill_orphans(live())
 
     def reply(data: dict[str, Any]) -> None:
         sock.sendall(json.dumps(data).encode() + b"\n")
@@ -104,34 +109,43 @@ def run_zygote(spec: str, control_fd: int) -> int:
             children[pid] = None
             reply({"pid": pid})
     finally:
-        for pid, code in children.items():
-            if code is None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signal.SIGKILL)
-        _kill_orphans(children)
+        running = [pid for pid, code in children.items() if code is None]
+        for pid in running:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        for pid in running:  # killed, it ends at once; its orphans come here as it does
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        _kill_orphans(own)
         reap()
     return 0
 
 
-def _kill_orphans(forked: dict[int, int | None]) -> None:
-    """SIGKILL every child of the zygote it did not fork (orphans of crashed servers, see the
-    module doc), and all they started."""
-    adopted = _children() - forked.keys()
-    if not adopted:
-        return
-    import psutil
+def _kill_orphans(keep: set[int]) -> None:
+    """SIGKILL every child of the zygote but `keep` (the live servers it forked and what its own
+    imports started): orphans of crashed servers (module doc), and all they started. An orphan's
+    children come here as it dies (one that forked after we looked too): another pass takes them."""
+    for _ in range(5):
+        adopted = _children() - keep
+        if not adopted:
+            return
+        import psutil
 
-    orphans = []
-    for pid in adopted:
-        with contextlib.suppress(psutil.Error):
-            orphan = psutil.Process(pid)
-            for process in [*orphan.children(recursive=True), orphan]:
+        orphans = []
+        for pid in adopted:
+            try:
+                orphan = psutil.Process(pid)  # our child: its pid cannot be reused before we reap it
+            except psutil.Error:
+                continue
+            try:
+                tree = orphan.children(recursive=True)
+            except psutil.Error:
+                tree = []
+            for process in [orphan, *tree]:
                 with contextlib.suppress(psutil.Error):
                     process.kill()
             orphans.append(orphan)
-    for orphan in orphans:  # reaped here: the main loop's reap() only counts forked servers
-        with contextlib.suppress(psutil.Error, ChildProcessError):
-            orphan.wait(timeout=5)
+        psutil.wait_procs(orphans, timeout=1)  # reaps them: one deadline for all, not one each
 
 
 def _children() -> set[int]:
