@@ -66,10 +66,12 @@ def _guard(record: logging.LogRecord) -> None:
     format them later, raw)."""
     try:
         record.msg, record.args = printable(record.getMessage()), None
-        error = record.exc_info[1] if record.exc_info else None
-        if error is not None and isinstance(unwrap(error), McpBddError):  # reported in full: one line here
-            record.msg, record.exc_info, record.exc_text = f"{record.msg}: {unwrap(error)}", None, None
-        elif error is not None and record.exc_info:
-            record.exc_text = printable(logging.Formatter().formatException(record.exc_info).rstrip("\n"))
+        exc_info = record.exc_info
+        if exc_info and exc_info[1] is not None:
+            cause = unwrap(exc_info[1])
+            if isinstance(cause, McpBddError):  # reported in full as the step's failure: one line here
+                record.msg, record.exc_info, record.exc_text = f"{record.msg}: {cause}", None, None
+            else:
+                record.exc_text = printable(logging.Formatter().formatException(exc_info).rstrip("\n"))
     except Exception:  # a log record is never worth an error of its own
         return

@@ -292,7 +292,7 @@ def decode_line(
         return [message]
     taken = waiting.take(answer.id)
     if taken == "repeated":
-        return [ValueError(evidence.note(_REPEATED, line))]
+        return _second_answer(line, evidence)
     if taken:
         return [message]
     return _stray(line, evidence, waiting, answer.id, answer.error if isinstance(answer, types.JSONRPCError) else None)
@@ -318,7 +318,7 @@ def _bad_line(
         if waiting is not None and taken is None:  # surely a response, and no one's
             return _stray(line, evidence, waiting, request_id, data.get("error"))
         if taken == "repeated":
-            return [ValueError(evidence.note(_REPEATED, line))]
+            return _second_answer(line, evidence)
         kind, why = _why_refused(refused)
         return _unusable(line, evidence, kind, request_id, None, why)
     return [ValueError(evidence.note("JSON that is not a JSON-RPC message", line))]
@@ -412,13 +412,18 @@ def _unusable(
     """Count the line; fail its request at once when its id is known, else report it as a bad line.
     The request is settled as answered, if badly: another answer, should one follow, is repeated."""
     if waiting is not None and waiting.take(request_id) == "repeated":
-        return [ValueError(evidence.note(_REPEATED, line))]  # its request has its (first) answer
+        return _second_answer(line, evidence)
     described = evidence.note(kind, line)
     if not _valid_id(request_id):
         return [ValueError(described)]
     said = f"; the SDK said: {why}" if why else ""
     message = f"mcp-bdd could not use the server's response: {kind} ({len(line)} bytes{said})."
     return [_protocol_error(request_id, message, line)]
+
+
+def _second_answer(line: bytes, evidence: StdoutEvidence) -> list[SessionMessage | Exception]:
+    """An answer to a request already answered: evidence only, since its request has its first."""
+    return [ValueError(evidence.note(_REPEATED, line))]
 
 
 def _protocol_error(request_id: Any, message: str, line: bytes) -> SessionMessage:
