@@ -79,6 +79,8 @@ import os
 
 from mcp.server.mcpserver import MCPServer
 
+from tests.servers.hostile import daemonize
+
 
 def create_server():
     server = MCPServer("crasher")
@@ -86,17 +88,7 @@ def create_server():
     @server.tool()
     def leave_a_daemon(pidfile: str, crash: bool = True) -> str:
         \"\"\"Double-fork a `sleep 600` daemon with an empty environment, then die (or not).\"\"\"
-        if os.fork() == 0:
-            os.setsid()
-            if os.fork() == 0:
-                with open(pidfile, "w") as out:
-                    out.write(str(os.getpid()))
-                devnull = os.open(os.devnull, os.O_RDWR)
-                for fd in (0, 1, 2):
-                    os.dup2(devnull, fd)
-                os.execve("/bin/sleep", ["sleep", "600"], {})
-            os._exit(0)
-        os.wait()  # the daemon is now this server's (a child subreaper)
+        daemonize(pidfile)  # the daemon is now this server's (a child subreaper)
         if crash:
             os._exit(3)
         return "started"
