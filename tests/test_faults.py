@@ -451,6 +451,96 @@ Feature: big
     assert run.counts()["passed"] == 1, run.output[-3000:]
 
 
+def test_a_line_past_the_bound_is_refused_however_it_arrives() -> None:
+    """`max_line` is a hard bound: a line that came whole in one read used to be taken at any
+    length, and a line that overflowed in a read that also finished an earlier line was never
+    reported (its request waited out its timeout). Each long line comes once, in its place."""
+    from mcp_bdd.servers._framing import LineSplitter, LineTooLong
+
+    def fed(splitter: LineSplitter, *chunks: bytes) -> list[object]:
+        """Lines as bytes, a refused line as ("too long", its head)."""
+        return [("too long", x.args[0]) if isinstance(x, LineTooLong) else x for c in chunks for x in splitter.feed(c)]
+
+    out = fed(LineSplitter(10), b"short\n" + b"y" * 30 + b"\nafter\n")  # whole, in one read
+    assert out == [b"short", ("too long", b"y" * 30), b"after"]
+    out = fed(LineSplitter(10), b"0123456789\nabc", b"defghijkl\nok\n")  # finished one, overflowed next
+    assert out == [b"0123456789", ("too long", b"abcdefghijkl"), b"ok"]
+    out = fed(LineSplitter(10), b"y" * 5, b"y" * 6, b"y" * 20, b"zz\nfine\n")  # in pieces: reported once
+    assert out == [("too long", b"y" * 11), b"fine"]
+    assert fed(LineSplitter(10), b"x" * 10 + b"\n") == [b"x" * 10]  # the bound itself is allowed
+    assert fed(LineSplitter(10), b"z" * 9000 + b"\n") == [("too long", b"z" * 4096)]  # only its head is kept
+
+
+def test_a_stdio_answer_past_max_message_bytes_fails_its_call_at_once(tmp_path: Path) -> None:
+    """End to end: an answer of ~52 KB against `max_message_bytes = 16384` comes in one read of
+    the pipe; it used to be taken whole (the bound held only for lines that came in pieces). The
+    call fails at once (the timeout is far beyond run_behave's own limit), naming the setting;
+    a small answer on the same server still passes."""
+    feature = """
+Feature: bounded
+  Scenario: too big
+    Given the MCP server "hostile" is running
+    When I call the tool "big" with:
+      | mb   |
+      | 0.05 |
+    Then the tool call succeeds
+
+  Scenario: small enough
+    Given the MCP server "hostile" is running
+    When I call the tool "big" with:
+      | mb    |
+      | 0.005 |
+    Then the tool call succeeds
+"""
+    extra = "max_message_bytes = 16384\ntimeout = 900\n"
+    run = run_behave(make_project(tmp_path, hostile(extra=extra), {"b.feature": feature}), "-f", "plain", timeout=240)
+    assert run.counts() == {**run.counts(), "passed": 1, "failed": 1}, run.output[-3000:]
+    assert "line too long" in run.output and "max_message_bytes" in run.output, run.failures()
+
+
+def test_an_unfinished_line_is_kept_in_the_pieces_it_came_in() -> None:
+    """Defect 4's mechanism, without a clock: the pieces of a line are kept as they came and
+    joined once, when its newline arrives (the 0.1 transport re-joined the whole buffer on every
+    read: 30 MB took ~12 s). Timing it is the benchmark's job (benchmarks/stdio_framing.py)."""
+    from mcp_bdd.servers._framing import LineSplitter
+
+    splitter = LineSplitter(1 << 30)
+    chunks = [bytes([65 + i % 26]) * 65536 for i in range(64)]
+    for chunk in chunks:
+        assert splitter.feed(chunk) == []
+    assert all(kept is chunk for kept, chunk in zip(splitter._parts, chunks, strict=True))
+    [line] = splitter.feed(b"\n")
+    assert line == b"".join(chunks)
+
+
+def test_a_pretty_printed_answer_is_parsed_once_when_it_closes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Re-assembling pretty-printed JSON used to re-parse all the lines so far after each line,
+    the square of the message's size in the run's event loop (a 670 KiB answer: 42 s, every
+    session and fake stalled). Brackets are counted instead; the value is parsed once."""
+    import mcp_types as types
+
+    from mcp_bdd.servers import _framing
+    from mcp_bdd.servers._framing import StdoutEvidence, Waiting, decode_line
+
+    answer = {"jsonrpc": "2.0", "id": 4, "result": {"content": [{"type": "text", "text": '}]{["\\'}] * 3000}}
+    lines = json.dumps(answer, indent=2).encode().split(b"\n")
+    parses: list[int] = []
+    loads = _framing.json.loads
+    monkeypatch.setattr(_framing.json, "loads", lambda text, *a, **k: parses.append(1) or loads(text, *a, **k))
+    evidence, waiting = StdoutEvidence(), Waiting()
+    waiting.sent(types.JSONRPCRequest(jsonrpc="2.0", id=4, method="tools/call"))
+    out = [m for line in lines for m in decode_line(line, evidence, waiting)]
+    assert len(lines) > 12_000 and len(parses) == len(lines) + 1, len(parses)  # one look at each line, one parse
+    failed = [m for m in out if not isinstance(m, Exception)]
+    assert len(failed) == 1 and "spread over several lines" in str(failed[0].message.error.message)  # type: ignore[union-attr]
+    # past the re-assembly limit the lines are only counted: no parse of a megabyte per line
+    parses.clear()
+    huge = json.dumps({"jsonrpc": "2.0", "id": 5, "result": {"x": ["y" * 100] * 20_000}}, indent=2)
+    for line in huge.encode().split(b"\n"):
+        decode_line(line, evidence, waiting)
+    assert not evidence._pretty.open
+
+
 @pytest.mark.parametrize(
     ("tool", "flags", "said"),
     [

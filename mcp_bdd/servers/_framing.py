@@ -7,7 +7,10 @@ classic framing bug) just "times out". Here:
 
 - `LineSplitter` keeps the pieces of an unfinished line in a list and joins them once, when its
   newline arrives: every byte is copied a bounded number of times. A line longer than
-  `max_line` bytes is a protocol violation, reported once, and skipped to its end.
+  `max_line` bytes is a protocol violation, reported once in its place (as soon as it is past
+  the bound, whether it came in pieces or in one read), and skipped to its end.
+- `Pretty` re-assembles a pretty-printed message by counting its brackets line by line, and
+  parses it once, when it closes: linear too (parsing after every line was quadratic).
 - `StdoutEvidence` counts what was not a JSON-RPC message (plain text, pretty-printed JSON,
   invalid UTF-8, JSON that is not JSON-RPC) and quotes the first one: the failure message of a
   handshake or a request then says what the server wrote instead of "timed out".
@@ -77,7 +80,11 @@ _UNREADABLE = (types.PARSE_ERROR, types.INVALID_REQUEST)  # a server's errors fo
 
 
 class LineTooLong(ValueError):
-    """A line grew past the configured bound before its newline came."""
+    """A line grew past the configured bound: handed out by `LineSplitter.feed` in the line's
+    place (not raised), with the line's head as its argument."""
+
+
+_HEAD = 4096  # bytes kept of a line that is too long: its id, for the SDKs that write it first
 
 
 class LineSplitter:
@@ -89,31 +96,82 @@ class LineSplitter:
         self._size = 0
         self._skipping = False  # inside a line that was too long: drop bytes until its newline
 
-    def feed(self, data: bytes) -> list[bytes]:
-        """The complete lines `data` finishes; raises LineTooLong (once per long line)."""
-        lines: list[bytes] = []
-        start = 0
-        while (end := data.find(b"\n", start)) >= 0:
+    def feed(self, data: bytes) -> list[bytes | LineTooLong]:
+        """What `data` completes, in order: each line, or a LineTooLong in place of a line past
+        `max_line` bytes — as soon as it is past, whether or not its newline has come."""
+        out: list[bytes | LineTooLong] = []
+        start, size = 0, len(data)
+        while start < size:
+            end = data.find(b"\n", start)
+            stop = size if end < 0 else end
             if self._skipping:
-                self._skipping = False
-            elif self._parts:
-                self._parts.append(data[start:end])
-                lines.append(b"".join(self._parts))
-            else:
-                lines.append(data[start:end])
-            self._parts, self._size = [], 0
-            start = end + 1
-        rest = data[start:]
-        if rest and not self._skipping:
-            self._parts.append(rest)
-            self._size += len(rest)
-            if self._size > self.max_line:
-                head = b"".join(self._parts)[:4096]
+                pass
+            elif self._size + (stop - start) > self.max_line:
+                out.append(LineTooLong(self._head(data[start : min(stop, start + _HEAD)])))
                 self._parts, self._size, self._skipping = [], 0, True
-                if lines:
-                    return lines  # the long line is reported with the next feed
-                raise LineTooLong(head)
-        return lines
+            elif end >= 0:
+                line = data[start:end]
+                out.append(b"".join([*self._parts, line]) if self._parts else line)
+                self._parts, self._size = [], 0
+            else:
+                self._parts.append(data[start:])
+                self._size += size - start
+            if end < 0:
+                break
+            self._skipping = False  # a newline ends the line being skipped too
+            start = end + 1
+        return out
+
+    def _head(self, more: bytes) -> bytes:
+        head = bytearray()
+        for part in (*self._parts, more):
+            head += part[: _HEAD - len(head)]
+            if len(head) >= _HEAD:
+                break
+        return bytes(head)
+
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')  # a JSON string on one line (pretty printers escape newlines)
+
+
+class Pretty:
+    """The lines of one pretty-printed JSON value, re-assembled in time linear in its size.
+
+    Why not try to parse after every line: that re-parses all that came before, the square of
+    the message's size (a 670 KiB response took 42 s, blocking the run's event loop). The
+    brackets outside strings are counted line by line instead, and the value is parsed once,
+    when its outermost bracket closes. Past `_PRETTY_LIMIT` bytes its lines are only counted."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.depth = 0
+        self.open = False
+        self.cut = False  # longer than _PRETTY_LIMIT: not kept whole, so never parsed
+
+    def add(self, line: bytes) -> Any | None:
+        """Take one line; the parsed value once its outermost bracket closes, else None."""
+        self.open = True
+        bare = _STRING.sub(b"", line)
+        self.depth += bare.count(b"{") + bare.count(b"[") - bare.count(b"}") - bare.count(b"]")
+        if self.size + len(line) <= _PRETTY_LIMIT:
+            self.parts.append(line)
+            self.size += len(line)
+        else:
+            self.cut = True
+        if self.depth > 0:
+            return None
+        parts, cut = self.parts, self.cut
+        self.reset()
+        if cut:
+            return None
+        try:
+            return json.loads(b"\n".join(parts))
+        except (ValueError, RecursionError):
+            return None
 
 
 @dataclass
@@ -124,8 +182,7 @@ class StdoutEvidence:
     kinds: Counter[str] = field(default_factory=Counter)
     first: str | None = None
     last: str | None = None  # the latest is often what the failure at hand is about
-    _pretty: list[bytes] = field(default_factory=list)
-    _pretty_size: int = 0
+    _pretty: Pretty = field(default_factory=lambda: Pretty())
 
     def note(self, kind: str, line: bytes) -> str:
         """Count one bad line; returns a one-line description for the transcript."""
@@ -285,8 +342,7 @@ def decode_line(
         message = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except ValueError as refused:
         return _bad_line(line, evidence, waiting, refused)
-    evidence._pretty.clear()  # a good message ends any half-assembled pretty-printed one
-    evidence._pretty_size = 0
+    evidence._pretty.reset()  # a good message ends any half-assembled pretty-printed one
     answer = message.message
     if waiting is None or not isinstance(answer, types.JSONRPCResponse | types.JSONRPCError):
         return [message]
@@ -379,22 +435,16 @@ def _error_parts(error: Any) -> tuple[Any, str]:
 
 def _maybe_pretty(line: bytes, evidence: StdoutEvidence, waiting: Waiting | None) -> SessionMessage | Exception:
     """A line of a message spread over several lines: re-assemble it to fail its request at once."""
-    stripped = line.strip()
-    if evidence._pretty or stripped in (b"{", b"["):
-        if evidence._pretty_size + len(line) <= _PRETTY_LIMIT:
-            evidence._pretty.append(line)
-            evidence._pretty_size += len(line)
-        try:
-            whole = json.loads(b"\n".join(evidence._pretty))
-        except (ValueError, RecursionError):
-            return ValueError(evidence.note("pretty-printed JSON", line))
-        evidence._pretty.clear()
-        evidence._pretty_size = 0
-        if isinstance(whole, dict) and ("result" in whole or "error" in whole):
-            kind = "a JSON-RPC message spread over several lines"
-            return _unusable(line, evidence, kind, whole.get("id"), waiting)[0]
-        return ValueError(evidence.note("a JSON-RPC message spread over several lines", line))
-    return ValueError(evidence.note("not JSON", line))
+    pretty = evidence._pretty
+    if not pretty.open and line.strip() not in (b"{", b"["):
+        return ValueError(evidence.note("not JSON", line))
+    whole = pretty.add(line)
+    if whole is None:
+        return ValueError(evidence.note("pretty-printed JSON", line))
+    if isinstance(whole, dict) and ("result" in whole or "error" in whole):
+        kind = "a JSON-RPC message spread over several lines"
+        return _unusable(line, evidence, kind, whole.get("id"), waiting)[0]
+    return ValueError(evidence.note("a JSON-RPC message spread over several lines", line))
 
 
 def _id_in(line: bytes) -> Any:

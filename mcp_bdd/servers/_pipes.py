@@ -216,15 +216,12 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         async with out, writers:
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
                 while True:
-                    data = await self._receive()
-                    try:
-                        lines = splitter.feed(data)
-                    except LineTooLong as exc:
-                        for message in too_long(exc.args[0], self.evidence, self.waiting):
-                            await out.send(message)
-                        continue
-                    for line in lines:
-                        for message in decode_line(line, self.evidence, self.waiting):
+                    for line in splitter.feed(await self._receive()):
+                        if isinstance(line, LineTooLong):
+                            messages = too_long(line.args[0], self.evidence, self.waiting)
+                        else:
+                            messages = decode_line(line, self.evidence, self.waiting)
+                        for message in messages:
                             await out.send(message)
 
     async def _writer(self, source: Any, out: Any) -> None:
