@@ -346,7 +346,7 @@ Feature: surface
         mcp_bdd("probe", "--server", "hostile", "--json"),
         mcp_bdd("list", "hostile", "tools"),
         mcp_bdd("list", "hostile", "tools", "--json"),
-        mcp_bdd("check", "hostile"),
+        mcp_bdd("check", "hostile", "--sarif", "check.sarif"),
         mcp_bdd("contract", "update", "contract.json", "hostile"),
         mcp_bdd("contract", "verify", "contract.json", "hostile"),
         mcp_bdd("scaffold", "--server", "hostile", "--out", "gen"),
@@ -354,7 +354,7 @@ Feature: surface
     assert "matches: server hostile against contract.json" in shown[6], shown[6]  # masked alike on both sides
     html = (root / "doc.html").read_text()
     files = [html, json.dumps(unpack(html), ensure_ascii=False), (root / "doc.json").read_text()]
-    files += [(root / "behave.json").read_text(), (root / "contract.json").read_text()]
+    files += [(root / name).read_text() for name in ("behave.json", "contract.json", "check.sarif")]
     files += [f.read_text() for f in (root / "gen").rglob("*.feature")]
     assert "Uses ****" in shown[2] and "hostile ****" in shown[0], shown[:3]
     for text in shown + files:

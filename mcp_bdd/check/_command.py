@@ -10,7 +10,6 @@ Exit: 0 no finding at or above `--fail-on`, 1 findings, 2 usage, 3 unreachable.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import sys
@@ -149,7 +148,7 @@ def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
     if options.sarif is not None:
         from mcp_bdd.report.files import write_text
 
-        write_text(options.sarif, json.dumps(sarif(report), indent=2, ensure_ascii=False) + "\n")
+        write_text(options.sarif, dumps(sarif(report)) + "\n")  # masked, like every other output of check
     if options.as_json:
         print(dumps(report_json(report, fail_on=fail_on)), file=out)
     else:

@@ -114,5 +114,6 @@ def _artifact(report: CheckReport) -> str:
 
 
 def dumps(data: Any) -> str:
-    """`check --json`: printed to a terminal or a pipe, so what would drive a terminal is escaped."""
+    """`check --json` and `--sarif`: secrets masked; printed to a terminal or a pipe (or read in one),
+    so what would drive a terminal is escaped (as JSON escapes: the data is the same)."""
     return terminal_json(data)
