@@ -123,9 +123,21 @@ def _freeze_the_run_setup(context: Any) -> None:
 
 def _abort_run(context: Any, message: str) -> NoReturn:
     """Stop the run before it starts: the message once (behave prints a hook's error itself), no
-    "ABORTED: By user." (behave's words for any abort; after_all takes them back)."""
+    "ABORTED: By user." (behave's words for any abort; after_all takes them back). mcp-bdd's
+    formatters are told why, with the error's kind: behave's model keeps no trace of a before_all
+    error, and `mcp-bdd run` reads a worker's configuration error from its run file."""
     context._mcp_config_failed = True
+    _tell_formatters(context, "run_failed", ConfigError.kind, message)
     raise ConfigError(f"mcp-bdd configuration error:\n  {message}") from None
+
+
+def _tell_formatters(context: Any, method: str, *args: Any) -> None:
+    """Call `method` on each of the run's formatters that has it: mcp-bdd's, not behave's."""
+    runner = getattr(context, "_runner", None)
+    for formatter in getattr(runner, "formatters", None) or ():
+        told = getattr(formatter, method, None)
+        if callable(told):
+            told(*args)
 
 
 _SERVER_REFS = (
@@ -249,11 +261,7 @@ def _after_hooks_begin(context: Any) -> None:
             return
         _end_before_hooks(context, state)
         state.steps_ended = True
-    runner = getattr(context, "_runner", None)
-    for formatter in getattr(runner, "formatters", None) or ():
-        mark = getattr(formatter, "after_hooks_begin", None)
-        if callable(mark):
-            mark()
+    _tell_formatters(context, "after_hooks_begin")
 
 
 def _is_own_step(context: Any, step: Any) -> bool:

@@ -30,11 +30,13 @@ from __future__ import annotations
 import asyncio
 import difflib
 import json
+import os
 import re
 import sysconfig
 import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, Protocol, TextIO, cast
 
 from mcp_bdd.secrets import mask, mask_data
@@ -71,6 +73,7 @@ __all__ = [
     "raised",
     "sentence",
     "split_lines",
+    "tail",
     "terminal_json",
     "unwrap",
 ]
@@ -130,6 +133,23 @@ def terminal_json(value: Any, *, indent: int | None = 2) -> str:
     line. A JSON reader gets the very same data (those characters only occur inside strings)."""
     text = json.dumps(mask_data(value), indent=indent, ensure_ascii=False, default=str)
     return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+#: the most of a log file `tail` reads: a server (or a worker) may have written gigabytes
+TAIL_BYTES = 16384
+
+
+def tail(path: Path, lines: int = 20) -> str:
+    """The last `lines` lines of a log file, secrets masked, reading at most its last
+    `TAIL_BYTES` (400 MB of stderr before a crash once cost 488 MB to quote); "" if unreadable."""
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - TAIL_BYTES))
+            data = fh.read(TAIL_BYTES)
+    except OSError:
+        return ""
+    return mask("\n".join(split_lines(data.decode("utf-8", "replace").rstrip("\r\n"))[-lines:]))
 
 
 def split_lines(text: str) -> list[str]:

@@ -45,8 +45,11 @@ from mcp_bdd.errors import (
     EXIT_UNREACHABLE,
     EXIT_USAGE,
     WARNING_PREFIX,
+    ConfigError,
     NothingSelected,
     UsageError,
+    split_lines,
+    tail,
 )
 
 __all__ = [
@@ -65,6 +68,7 @@ _SCENARIO_LINE = re.compile(r"^\s*(Scenario|Scenario Outline|Scenario Template|E
 _LINE_SUFFIX = re.compile(r"^(?P<file>.+\.feature)(?::\d+)+$")
 _GRACE_INT = 8.0  # seconds a worker gets after SIGINT to finish its hooks and write its report
 _GRACE_TERM = 3.0
+_LOG_PIECE = 65536  # characters of a job log read at a time, looking for warnings
 
 
 # ---------------------------------------------------------------------------------------------
@@ -474,8 +478,11 @@ def _combine_runs(runs: list[Any]) -> Any:
             old = glossary.get(key)
             glossary[key] = entry if old is None else replace(old, uses=old.uses + entry.uses)
     started = [r.started_at for r in runs if r.started_at]
+    failed = next((r for r in runs if r.error_kind), runs[0])
     return replace(
         runs[0],
+        error_kind=failed.error_kind,
+        error_message=failed.error_message,
         features=tuple(features),
         servers=tuple(servers.values()),
         glossary=tuple(glossary.values()),
@@ -490,11 +497,7 @@ def _first_line(text: str) -> str:
 
 
 def _tail(path: Path, lines: int = 12) -> str:
-    try:
-        data = path.read_bytes()[-8192:].decode("utf-8", "replace")
-    except OSError:
-        return ""
-    return "\n".join("      " + line for line in data.splitlines()[-lines:])
+    return "\n".join("      " + line for line in split_lines(tail(path, lines)))
 
 
 def _analyse(result: LegResult, interrupted: bool) -> None:
@@ -510,19 +513,16 @@ def _analyse(result: LegResult, interrupted: bool) -> None:
             except (OSError, ValueError) as exc:
                 result.problems.append(f"{job.name}: its run file {job.json} is unreadable ({exc}).")
                 result.severity = max(result.severity, EXIT_USAGE)
-            log_text = ""
-            with contextlib.suppress(OSError):
-                log_text = job.log.read_text(encoding="utf-8", errors="replace")
-            _collect_warnings(result, log_text)
-            if "mcp-bdd configuration error" in log_text:
-                message = log_text.split("mcp-bdd configuration error:", 1)[1].strip().splitlines()[0]
-                result.problems.append(f"configuration error: {message}")
-                result.severity = max(result.severity, EXIT_USAGE)
+            _collect_warnings(result, job.log)
         elif not interrupted:
             result.problems.append(
                 f"{job.name}: behave ended with exit code {job.returncode} without writing a report. "
                 f"Its output ({job.log}):\n{_tail(job.log)}"
             )
+            result.severity = max(result.severity, EXIT_USAGE)
+    for run in runs:
+        if run.error_kind == ConfigError.kind and run.error_message:  # the worker's before_all said so
+            result.problems.append(f"configuration error: {_first_line(run.error_message)}")
             result.severity = max(result.severity, EXIT_USAGE)
     if not runs:
         return
@@ -563,14 +563,18 @@ def _analyse(result: LegResult, interrupted: bool) -> None:
         result.problems.append("behave reported a failure (see the job logs).")
 
 
-def _collect_warnings(result: LegResult, log_text: str) -> None:
+def _collect_warnings(result: LegResult, log: Path) -> None:
     """The warnings a worker printed (the hooks write them to its real stderr, which is its job
-    log): a job log is shown only when a leg fails, and a slow stop slows legs that pass."""
-    for line in log_text.splitlines():
-        if line.startswith(WARNING_PREFIX):
-            warning = line[len(WARNING_PREFIX) :].strip()
-            if warning and warning not in result.warnings:
-                result.warnings.append(warning)
+    log): a job log is shown only when a leg fails, and a slow stop slows legs that pass. Read a
+    bounded piece at a time: a server's output in the log may be gigabytes, or one endless line."""
+    at_start = True  # the piece read begins a line (a long line comes in several pieces)
+    with contextlib.suppress(OSError), log.open(encoding="utf-8", errors="replace") as lines:
+        while piece := lines.readline(_LOG_PIECE):
+            if at_start and piece.startswith(WARNING_PREFIX):
+                warning = piece[len(WARNING_PREFIX) :].strip()
+                if warning and warning not in result.warnings:
+                    result.warnings.append(warning)
+            at_start = piece.endswith("\n")
 
 
 def _write_leg(result: LegResult, legs_dir: Path) -> None:

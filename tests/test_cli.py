@@ -274,6 +274,40 @@ def test_run_reports_an_unservable_transport_once(tmp_path: Path, no_leftover_pr
     assert "(3 scenarios not run on this leg)" in done.stdout and "it can serve stdio" in done.stdout
 
 
+def test_a_workers_configuration_error_is_told_by_its_run_file_not_by_its_output(tmp_path: Path) -> None:
+    """A feature that names no configured server stops the worker's run before it starts: exit 2,
+    the reason on the console and in the report. Decided by the error's kind, which the worker's
+    run file now carries: a failing step that merely prints the words is an ordinary failure
+    (exit 1). The leg's report used to keep no trace of why nothing ran."""
+    (tmp_path / "mcp-bdd.toml").write_text('[servers.nap]\napp = "nap_server:create_server"\n')
+    (tmp_path / "nap_server.py").write_text(NAP_SERVER)
+    (tmp_path / "environment.py").write_text("from mcp_bdd.environment import *  # noqa: F401,F403\n")
+    (tmp_path / "steps").mkdir()
+    (tmp_path / "steps" / "mcp_steps.py").write_text(
+        "from behave import then\nfrom mcp_bdd.steps import *  # noqa: F401,F403\n\n"
+        '@then("it prints a look-alike and fails")\n'
+        "def _look_alike(context):\n"
+        '    print("mcp-bdd configuration error: only words in a step\'s output")\n'
+        '    raise AssertionError("an ordinary failure")\n'
+    )
+    (tmp_path / "features").mkdir()
+    feature = tmp_path / "features" / "f.feature"
+    feature.write_text('Feature: F\n  Scenario: S\n    Given the MCP server "nap" is running\n'
+                       "    Then it prints a look-alike and fails\n")  # fmt: skip
+    done = cli(tmp_path, "run", "--transport", "in-memory", timeout=240)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "configuration error" not in done.stdout.replace("usage or configuration error", ""), done.stdout
+
+    feature.write_text('Feature: F\n  Scenario: S\n    Given the MCP server "nosuch" is running\n')
+    done = cli(tmp_path, "run", "--transport", "in-memory", timeout=240)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "configuration error: Features name servers that are not configured" in done.stdout, done.stdout
+    run = json.loads((tmp_path / "reports" / "living-doc.legs" / "in-memory.json").read_text())
+    assert run["error_kind"] == "config" and 'unknown server "nosuch"' in run["error_message"], run
+    html = (tmp_path / "reports" / "living-doc.html").read_text()
+    assert "the run did not start" in html and "unknown server &#34;nosuch&#34;" in html
+
+
 def test_ctrl_c_stops_every_worker_and_keeps_the_partial_report(tmp_path: Path, no_leftover_processes: None) -> None:
     (tmp_path / "nap_server.py").write_text(NAP_SERVER)
     (tmp_path / "mcp-bdd.toml").write_text('[servers.nap]\napp = "nap_server:create_server"\n')

@@ -22,8 +22,8 @@ import psutil
 import pytest
 from behave_project import REPO, make_project, run_behave, start_behave
 
+from mcp_bdd.errors import tail
 from mcp_bdd.report.render import unpack
-from mcp_bdd.servers._base import tail
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from mcp_bdd._lifelines import die_with_parent
 from mcp_bdd._net import free_port
-from mcp_bdd.errors import ServerStartError, UsageError, did_you_mean
+from mcp_bdd.errors import ServerStartError, UsageError, did_you_mean, split_lines, tail
 from mcp_bdd.fakes._database import check_headings, check_identifier, no_column
 from mcp_bdd.transcript import Transcript
 
@@ -75,11 +75,8 @@ def _ident(name: str) -> str:
 
 
 def _tail(path: Path, lines: int = 20) -> str:
-    try:
-        text = path.read_text(errors="replace").splitlines()
-    except OSError:
-        return "(no log)"
-    return "\n".join("    " + line for line in text[-lines:]) or "    (empty)"
+    text = tail(path, lines)
+    return "\n".join("    " + line for line in split_lines(text)) if text else "    (no output)"
 
 
 class PostgresCluster:

@@ -255,6 +255,7 @@ class RunCollector:
         self._scenario_evidence: dict[int, _Acc] = {}  # before the first step
         self._scenario_after: dict[int, _Acc] = {}  # after a step ran
         self._definitions: dict[int, str] = {}
+        self._run_error: tuple[str, str] | None = None  # (kind, message): the run's setup failed
 
     # -- formatter callbacks -------------------------------------------------------------------
     def _boundary(self) -> None:
@@ -301,6 +302,10 @@ class RunCollector:
     def after_hooks_begin(self) -> None:
         """The open scenario's after hooks start: what they attach goes after the steps."""
         self._after_hooks = True
+
+    def run_failed(self, kind: str, message: str) -> None:
+        """The run's setup (before_all) failed: nothing ran, and this is why."""
+        self._run_error = (kind, mask(message))
 
     def match(self, match: Any) -> None:
         self._in_step = True
@@ -363,6 +368,8 @@ class RunCollector:
             servers=tuple(self._surfaces.values()),
             glossary=glossary,
             meta=meta or {},
+            error_kind=self._run_error[0] if self._run_error else None,
+            error_message=self._run_error[1] if self._run_error else None,
         )
 
     # -- building frozen records ---------------------------------------------------------------

@@ -179,6 +179,10 @@ class _CollectingFormatter(Formatter):  # type: ignore[misc]
         """Not behave's: mcp-bdd's hooks call it where the scenario's after hooks begin."""
         self.collector.after_hooks_begin()
 
+    def run_failed(self, kind: str, message: str) -> None:
+        """Not behave's: mcp-bdd's before_all calls it when the run cannot start (its configuration)."""
+        self.collector.run_failed(kind, message)
+
     def close(self) -> None:
         try:
             self.write(self._finish())

@@ -373,6 +373,10 @@ class Run:
     glossary: tuple[StepDef, ...] = ()
     meta: dict[str, str] = field(default_factory=dict)  # behave version, python, host ...
     links: dict[str, str] = field(default_factory=dict)  # requirement-link templates (report/links.py)
+    #: why the run did not start (its before_all setup failed), and that failure's category
+    #: (mcp_bdd.errors.KINDS): told by mcp-bdd's hooks, since behave's model keeps no trace of it
+    error_message: str | None = None
+    error_kind: str | None = None
 
 
 def walk_scenarios(children: Iterable[Scenario | Outline | Rule]) -> Iterator[Scenario]:

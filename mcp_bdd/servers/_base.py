@@ -13,31 +13,16 @@ stopped. The session never touches processes: it asks its server to `stop()`.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-from mcp_bdd.errors import split_lines
+from mcp_bdd.errors import split_lines, tail
 from mcp_bdd.secrets import mask
 from mcp_bdd.servers._framing import StdoutEvidence
 from mcp_bdd.servers._pipes import PipeTransport
 from mcp_bdd.servers._process import ServerProcess, wait_exit
 
-__all__ = ["HttpServer", "InMemoryServer", "RemoteServer", "RunningServer", "StdioServer", "tail"]
-
-_TAIL_BYTES = 16384
-
-
-def tail(path: Path, lines: int = 20) -> str:
-    """The last `lines` lines of a log file, reading at most its last 16 KiB (a server may write GBs)."""
-    try:
-        with path.open("rb") as fh:
-            size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - _TAIL_BYTES))
-            data = fh.read(_TAIL_BYTES)
-    except OSError:
-        return ""
-    return mask("\n".join(split_lines(data.decode("utf-8", "replace").rstrip("\r\n"))[-lines:]))
+__all__ = ["HttpServer", "InMemoryServer", "RemoteServer", "RunningServer", "StdioServer"]
 
 
 class RunningServer:

@@ -17,8 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mcp_bdd.errors import ServerStartError
-from mcp_bdd.servers._base import tail
+from mcp_bdd.errors import ServerStartError, tail
 from mcp_bdd.servers._process import ChildProcess, ServerProcess, on_reap, spawn, wait_exit
 
 __all__ = ["ForkedProcess", "Zygote", "zygote_for"]
