@@ -12,10 +12,18 @@ import signal
 import subprocess
 import sys
 import textwrap
+import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
+#: pytest-timeout's limit per test (pyproject.toml). A subprocess a test waits for must time out
+#: well before it: pytest-timeout shows a stack dump, and what the subprocess printed is lost.
+PYTEST_TIMEOUT = float(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["timeout"])
+_ROOM = 20.0  # seconds left to the test for its assertions and teardown
 
 
 @dataclass
@@ -80,15 +88,41 @@ def behave_env() -> dict[str, str]:
 
 
 def run_behave(root: Path, *args: str, timeout: float = 120) -> Run:
-    proc = subprocess.run(
-        [sys.executable, "-m", "behave", "--no-color", "features/", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=behave_env(),
-    )
+    proc = run_captured([sys.executable, "-m", "behave", "--no-color", "features/", *args], cwd=root, timeout=timeout)
     return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_captured(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    test_limit: float = PYTEST_TIMEOUT,
+) -> subprocess.CompletedProcess[str]:
+    """`subprocess.run`, its output captured as text; a run past `timeout` (kept inside the
+    test's own limit: `test_limit` for a test marked with a longer one) fails the test with
+    what it printed so far, not a bare TimeoutExpired or pytest-timeout's stack dump."""
+    limit = min(timeout, test_limit - _ROOM)
+    try:
+        return subprocess.run(
+            list(argv), cwd=cwd, env=env or behave_env(), capture_output=True, text=True, timeout=limit
+        )
+    except subprocess.TimeoutExpired as exc:
+        printed = _text(exc.stdout) + _text(exc.stderr)
+        command = " ".join(str(a) for a in argv[:8])
+        pytest.fail(
+            f"{command} did not finish within {limit:g} s (in {cwd}). What it printed (last 6,000 characters):\n"
+            + printed[-6000:],
+            pytrace=False,
+        )
+
+
+def _text(output: str | bytes | None) -> str:
+    """TimeoutExpired keeps what was read as bytes, whatever `text` said."""
+    if isinstance(output, bytes):
+        return output.decode("utf-8", "replace")
+    return output or ""
 
 
 def start_behave(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:

@@ -192,7 +192,9 @@ def test_close_does_not_wait_for_a_delayed_answer(fakes: Fakes) -> None:
 
     thread = threading.Thread(target=call)
     thread.start()
-    while not service.requests:
+    deadline = time.monotonic() + 60
+    while not service.requests:  # the request has reached the fake: closing must cut it short
+        assert time.monotonic() < deadline and thread.is_alive(), f"the call never reached the fake: {errors}"
         time.sleep(0.005)
     started = time.perf_counter()
     assert fakes.close() == []

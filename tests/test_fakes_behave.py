@@ -16,6 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from behave_project import run_captured
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -322,14 +323,8 @@ Feature: Failures read like bug reports
 
 def _run_behave(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run(
-        [sys.executable, "-m", "behave", "--no-color", "--format=plain", "--no-timings", *args, "features/"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+    argv = [sys.executable, "-m", "behave", "--no-color", "--format=plain", "--no-timings", *args, "features/"]
+    return run_captured(argv, cwd=project, env=env, timeout=300)
 
 
 def _harness(tmp_path: Path, features: dict[str, str]) -> Path:

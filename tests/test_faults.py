@@ -20,7 +20,7 @@ from typing import Any
 
 import psutil
 import pytest
-from behave_project import REPO, make_project, run_behave, start_behave
+from behave_project import REPO, make_project, run_behave, run_captured, start_behave
 
 from mcp_bdd.errors import tail
 from mcp_bdd.report.render import unpack
@@ -334,11 +334,10 @@ Feature: surface
     formats = ["-f", "json", "-o", "behave.json", "-f", "mcp_bdd.report:LivingDocFormatter", "-o", "doc.html"]
     run = run_behave(root, *formats, "-f", "plain")
     assert run.counts()["failed"] == 1 and "hostile ****" in run.output, run.output[-3000:]
-    from behave_project import behave_env
 
     def mcp_bdd(*args: str) -> str:
         argv = [sys.executable, "-m", "mcp_bdd.cli", *args]
-        done = subprocess.run(argv, cwd=root, env=behave_env(), capture_output=True, text=True, timeout=300)
+        done = run_captured(argv, cwd=root, timeout=300)
         return done.stdout + done.stderr
 
     shown = [
@@ -710,13 +709,9 @@ def test_a_run_that_selects_nothing_is_not_green(tmp_path: Path) -> None:
     assert run.counts()["failed"] == 1, run.output[-3000:]
     assert "No calls were made" in run.output, run.output[-3000:]
 
-    import subprocess
-
-    from behave_project import behave_env
-
     def mcp_bdd(*args: str) -> subprocess.CompletedProcess[str]:
         argv = [sys.executable, "-m", "mcp_bdd.cli", *args]
-        return subprocess.run(argv, cwd=root, env=behave_env(), capture_output=True, text=True, timeout=300)
+        return run_captured(argv, cwd=root, timeout=300)
 
     done = mcp_bdd("run", "--transport", "stdio", "--tags", "@nosuchtag", "features/")
     assert done.returncode == 5, done.stdout + done.stderr
@@ -1479,16 +1474,10 @@ def test_a_daemon_is_stopped_with_its_server_even_when_the_server_exits_on_eof_f
 def test_mcp_bdd_run_shows_its_workers_warnings_on_a_leg_that_passes(tmp_path: Path) -> None:
     """A worker's warnings went to its job log, which `mcp-bdd run` shows only when a leg fails;
     a slow stop slows legs that pass. They are now in the leg's summary, once each."""
-    from behave_project import behave_env
 
     root = make_project(tmp_path, hostile("--stubborn"), {"s.feature": CALL_ECHO})
-    run = subprocess.run(
-        [sys.executable, "-m", "mcp_bdd.cli", "run", "--transport", "stdio", "features/"],
-        cwd=root,
-        env=behave_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
+    run = run_captured(
+        [sys.executable, "-m", "mcp_bdd.cli", "run", "--transport", "stdio", "features/"], cwd=root, timeout=300
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     said = re.findall(r'warning: the server "hostile" did not exit[^\n]*', run.stdout + run.stderr)

@@ -6,22 +6,24 @@ unchanged in-memory, over stdio, Streamable HTTP and SSE.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from behave_project import REPO, Run, behave_env
+from behave_project import REPO, Run, run_captured
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
+#: the whole living spec on one transport: roomy, for a loaded 2-core machine
+LIMIT = 900
 
 
+@pytest.mark.timeout(LIMIT)
 @pytest.mark.parametrize("transport", ["in-memory", "stdio", "streamable-http", "sse"])
 def test_features_pass_on(transport: str, tmp_path: Path) -> None:
     report = tmp_path / "living-doc.html"
     # the in-memory leg also writes the report, as `make demo` does: its size is a target (< 1 MB)
     extra = ["-D", f"mcp_bdd.report={report}", "-f", "living-doc"] if transport == "in-memory" else []
-    proc = subprocess.run(
+    proc = run_captured(
         [
             sys.executable,
             "-m",
@@ -35,10 +37,8 @@ def test_features_pass_on(transport: str, tmp_path: Path) -> None:
             "features/",
         ],
         cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=behave_env(),
+        timeout=LIMIT,
+        test_limit=LIMIT,
     )
     run = Run(proc.returncode, proc.stdout, proc.stderr)
     counts = run.counts()

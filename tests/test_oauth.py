@@ -7,7 +7,6 @@ the four classic cases against the demo shop protected by the SDK's own resource
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ from pathlib import Path
 import httpx2
 import jwt
 import pytest
-from behave_project import REPO, Run, behave_env, make_project, run_behave
+from behave_project import REPO, Run, make_project, run_behave, run_captured
 
 from mcp_bdd.errors import UsageError
 from mcp_bdd.fakes import FakeAuthServer
@@ -127,13 +126,8 @@ def test_close_frees_the_port(auth: FakeAuthServer, client: httpx2.Client) -> No
 
 @pytest.mark.usefixtures("no_leftover_processes")
 def test_the_project_features_show_the_four_classic_cases() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "behave", "--no-color", "-f", "plain", "features/auth"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=behave_env(),
+    proc = run_captured(
+        [sys.executable, "-m", "behave", "--no-color", "-f", "plain", "features/auth"], cwd=REPO, timeout=300
     )
     run = Run(proc.returncode, proc.stdout, proc.stderr)
     assert run.counts() == {"passed": 5, "failed": 0, "error": 0, "skipped": 0}, run.output[-4000:]
