@@ -172,7 +172,8 @@ class UrlServer(_Overrides):
     headers: dict[str, str] = Field(default_factory=dict)
 
     def transports(self) -> tuple[str, ...]:
-        """A URL implies HTTP: SSE when configured so or when the path ends in /sse, else streamable HTTP."""
+        """A URL implies HTTP: only SSE when configured so or when the path ends in /sse; else
+        streamable HTTP first, and SSE when the run asks for it (some servers serve both)."""
         if self.transport == "sse" or self.url.rstrip("/").endswith("/sse"):
             return ("sse",)
         return ("streamable-http", "sse")

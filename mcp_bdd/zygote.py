@@ -101,9 +101,10 @@ def run_zygote(spec: str, control_fd: int) -> int:
                 reap()
                 reply({"returncode": children.get(request["pid"])})
                 continue
+            zygote = os.getpid()
             pid = os.fork()
             if pid == 0:  # the child: becomes the server
-                _child(spec, request, fds, sock)
+                _child(spec, request, fds, sock, zygote)
             for fd in fds:
                 os.close(fd)
             children[pid] = None
@@ -163,11 +164,13 @@ def _children() -> set[int]:
         return {child.pid for child in psutil.Process().children()}
 
 
-def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.socket) -> None:
+def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.socket, zygote: int) -> None:
     code = 1
     try:
         os.setsid()  # its own process group, killed as a unit like a cold-started server
         server_lifelines()  # it dies with the zygote (even SIGKILL); its helpers' daemons stay its own
+        if os.getppid() != zygote:
+            return  # the zygote died before the lifeline was set: no one would ever end this server
         sock.close()
         for target, fd in enumerate(fds):
             os.dup2(fd, target)

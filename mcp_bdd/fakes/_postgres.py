@@ -249,6 +249,7 @@ class PostgresCluster:
             text=True,
             check=False,
             cwd=schema.parent,
+            preexec_fn=die_with_parent,  # a killed run takes it along
         )
         if run.returncode != 0:
             raise UsageError(
@@ -268,7 +269,16 @@ class PostgresCluster:
             "PGDATABASE": dbname,
         }
         try:
-            run = subprocess.run(command, capture_output=True, text=True, check=False, cwd=cwd, env=env, timeout=300)
+            run = subprocess.run(
+                command,
+                capture_output=True,
+                text=True,
+                check=False,
+                cwd=cwd,
+                env=env,
+                timeout=300,
+                preexec_fn=die_with_parent,  # a killed run takes it along (what it starts: its own affair)
+            )
         except FileNotFoundError:
             raise UsageError(
                 f"The migrations command {command} was not found (run in {cwd}). "

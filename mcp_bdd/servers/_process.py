@@ -181,7 +181,10 @@ class ServerProcess:
                         f"{time.monotonic() - began:.1f} s after its stop began"
                     )
             self._reap(TERM_GRACE)
-            _signal_group(self.pid, signal.SIGKILL)  # the group outlives its leader: its helpers
+            # the group outlives its leader: its helpers. Not the leader's pid itself: reaped, it
+            # may be reused (a group id is not, while the group has a member)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
             kill_sessions({self.pid})
             if self.mark is not None:
                 kill_marked(f"{SERVER_MARK}={self.mark}".encode())
