@@ -9,6 +9,11 @@ these, at the one place every log record is made: the record factory. Records ar
 file that logged them, not by logger name: the SDK's client session logs as plain "client", and
 a filter on one logger misses its children.
 
+Every other record (an in-process server's own logging runs in behave's process, and behave
+prints and keeps what it captured) is masked, not escaped: a server that logs the token it was
+given leaked it with a failure, in the console and behave's JUnit. Its own print() is masked
+where behave captures it (`_capture`).
+
 An error mcp-bdd raised on purpose inside the SDK's tasks (an SSE endpoint it refuses, a message
 past `max_message_bytes`) is logged by the SDK with its traceback, then reported by mcp-bdd as
 the step's failure, with a tip. The log keeps one line (the SDK's words and the error's), not the
@@ -23,6 +28,7 @@ import os
 from typing import Any
 
 from mcp_bdd.errors import McpBddError, printable, unwrap
+from mcp_bdd.secrets import mask
 
 __all__ = ["guard_sdk_logs"]
 
@@ -55,10 +61,27 @@ def guard_sdk_logs() -> None:
         record = previous(*args, **kwargs)
         if os.path.realpath(record.pathname).startswith(quoting):
             _guard(record)
+        else:
+            _mask(record)
         return record
 
     make_record.mcp_bdd_guard = True  # type: ignore[attr-defined]
     logging.setLogRecordFactory(make_record)
+
+
+def _mask(record: logging.LogRecord) -> None:
+    """The record's message and traceback with secrets masked; untouched when they hold none."""
+    try:
+        text = record.getMessage()
+        masked = mask(text)
+        if masked != text:
+            record.msg, record.args = masked, None
+        if record.exc_info and record.exc_info[1] is not None:
+            trace = logging.Formatter().formatException(record.exc_info)
+            if mask(trace) != trace:
+                record.exc_text = mask(trace)
+    except Exception:  # a log record is never worth an error of its own
+        return
 
 
 def _guard(record: logging.LogRecord) -> None:

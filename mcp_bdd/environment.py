@@ -76,10 +76,12 @@ def _on_signal(signum: int, frame: Any) -> None:
 def before_all(context: Any) -> None:
     from anyio.from_thread import start_blocking_portal
 
+    from mcp_bdd._capture import mask_captured_output
     from mcp_bdd._logs import guard_sdk_logs
     from mcp_bdd.runtime import Runtime
 
     guard_sdk_logs()
+    mask_captured_output()
 
     userdata = {k: str(v) for k, v in dict(context.config.userdata).items()}
     try:

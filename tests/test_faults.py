@@ -295,6 +295,50 @@ Feature: secrets
     assert "notifications/message" in data and "debug: using token ****" in data
 
 
+LEAKY_APP = """
+import logging
+import os
+
+from mcp.server.mcpserver import MCPServer
+
+
+def create():
+    server = MCPServer("leaky")
+    token = os.environ["API_TOKEN"]  # an in-memory factory reads its environment when it runs
+
+    @server.tool()
+    def leak() -> str:
+        print(f"the server prints {token}")
+        logging.getLogger("leaky").warning("the server logs %s", token)
+        return "done"
+
+    return server
+"""
+
+
+def test_what_an_in_process_server_prints_or_logs_is_masked(tmp_path: Path) -> None:
+    """An `app` server runs in behave's process: what it prints or logs is captured by behave and
+    shown with a failure, kept in behave's JUnit and JSON. The token it was given leaked there."""
+    token = "in-pr0cess-s3cret"
+    feature = """
+Feature: leaky
+  Scenario: it prints and logs its token
+    Given the MCP server "leaky" is running
+    When I call the tool "leak"
+    Then the result text contains "something else"
+"""
+    config = f'[servers.leaky]\napp = "leaky:create"\nenv = {{ API_TOKEN = "{token}" }}\n'
+    root = make_project(tmp_path, config, {"l.feature": feature})
+    (root / "leaky.py").write_text(LEAKY_APP)
+    run = run_behave(root, "-f", "json", "-o", "behave.json", "-f", "plain", "--junit", "--junit-directory", "junit")
+    assert run.counts()["failed"] == 1, run.output[-3000:]
+    junit = "".join(path.read_text() for path in (root / "junit").glob("*.xml"))
+    assert "the server prints ****" in junit and "the server logs ****" in junit, junit[-3000:]
+    for name, text in (("console", run.output), ("junit", junit), ("behave json", _decoded(root / "behave.json"))):
+        assert token not in text, f"the token leaked into the {name} output: {text[-3000:]}"
+    assert "the server prints ****" in run.output, run.output[-3000:]
+
+
 def test_the_sdks_own_log_lines_about_a_server_are_masked_and_escaped(tmp_path: Path) -> None:
     """The SDK logs what it could not validate (here a log notification whose level is escape
     sequences and the token) with the server's text in it; behave prints that log on a failure."""
