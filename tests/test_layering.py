@@ -1,6 +1,8 @@
 """The layering of ARCHITECTURE.md, checked on the source (every import, module level or not).
 
-An equivalent of import-linter's contracts, in a page: no import circles inside `mcp_bdd`; pure
+An equivalent of import-linter's contracts, in a page: each module imports only the mcp_bdd
+modules its row of ARCHITECTURE.md's table allows (the test reads the table); no import circles
+inside `mcp_bdd`; pure
 modules import neither behave nor the MCP SDK; the report never reaches into steps, sessions or
 servers; private SDK internals only through `mcp_bdd._sdk`.
 """
@@ -8,6 +10,7 @@ servers; private SDK internals only through `mcp_bdd._sdk`.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "mcp_bdd"
@@ -138,3 +141,45 @@ def test_private_sdk_internals_only_through_the_sdk_module() -> None:
         if name != "mcp_bdd._sdk"
     }
     assert {k: v for k, v in bad.items() if v} == {}
+
+
+ARCHITECTURE = PACKAGE.parent / "ARCHITECTURE.md"
+_ROW = re.compile(r"^\| (`[^|]+?) \| [^\n]* \| ([^|]*) \|$", re.M)
+
+
+def _unit(module: str) -> str:
+    """A module's row in the table: its top-level module or package under mcp_bdd."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "mcp_bdd"
+
+
+def _table() -> dict[str, set[str] | None]:
+    """ARCHITECTURE.md's module table: each unit -> the units its row lets it import (None: any)."""
+    rules: dict[str, set[str] | None] = {}
+    for names, may in _ROW.findall(ARCHITECTURE.read_text()):
+        allowed = None if may.strip() == "everything" else {n.rstrip("/") for n in re.findall(r"`([^`]+)`", may)}
+        for name in re.findall(r"`([^`]+)`", names):
+            rules[name.rstrip("/")] = allowed
+    return rules
+
+
+def test_each_module_imports_only_what_its_row_in_architecture_md_allows() -> None:
+    """The table's "May import" column is the contract, not a description that drifts."""
+    rules = _table()
+    actual: dict[str, set[str]] = {}
+    for module, targets in _graph().items():
+        actual.setdefault(_unit(module), set()).update(_unit(t) for t in targets)
+    missing = sorted(unit for unit in actual if unit not in rules)
+    assert not missing, f"modules with no row in ARCHITECTURE.md: {missing}"
+    extra = {
+        unit: sorted(used - allowed - {unit})
+        for unit, used in actual.items()
+        if (allowed := rules[unit]) is not None and used - allowed - {unit}
+    }
+    assert extra == {}, f"imports that ARCHITECTURE.md's table does not allow: {extra}"
+
+
+def test_the_table_check_would_see_a_forbidden_import() -> None:
+    rules = _table()
+    assert rules["secrets"] == set() and "session" not in (rules["report"] or set())
+    assert rules["cli"] is None and rules["servers"] is not None and "_sdk" in rules["servers"]
