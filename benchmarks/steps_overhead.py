@@ -6,7 +6,7 @@ validate the result against its outputSchema, so raw makes the `tools/list` mcp-
 coerce a table); the same plus the connect-time listen stream the step contract needs ("same
 requests"); and the same SDK calls driven one synchronous step at a time, each one hop into an
 event loop thread ("portal"), the least a synchronous step runner with its loop in another
-thread pays (behave steps are synchronous: design.md), and the same steps with the loop run by
+thread pays (behave steps are synchronous: ARCHITECTURE.md, one portal), and the same steps with the loop run by
 the step thread itself (no thread switch: what a redesign could reach); both loops keep one
 root task, as mcp-bdd's does. mcp-bdd: the same as Gherkin scenarios (server step, call step, two
 Then steps) run by `behave` in a subprocess; and the same Gherkin with step functions that do

@@ -10,7 +10,7 @@ runner, the `python -m mcp_bdd.serve` launcher and the zygote's children agree o
   framework's own lifespan still runs, because its low-level server's lifespan drives it.
 
 Why duck typing and not `isinstance(obj, fastmcp.FastMCP)`: importing fastmcp monkeypatches the
-SDK's types for the whole process (design.md), so mcp-bdd never imports it; a user's module that
+SDK's types for the whole process, so mcp-bdd never imports it; a user's module that
 builds a FastMCP has imported it already, and then only its objects are looked at.
 
 A factory (any other callable) is called by the caller, with the scenario's environment and

@@ -71,7 +71,7 @@ def test_every_direct_import_is_a_declared_dependency_and_back() -> None:
 
 
 def test_the_package_never_imports_fastmcp() -> None:
-    # Importing fastmcp monkeypatches the SDK's types for everything in the process (design.md):
+    # Importing fastmcp monkeypatches the SDK's types for everything in the process:
     # its objects are recognised by duck typing in mcp_bdd/apps.py instead.
     assert "fastmcp" not in _direct_imports()
 
