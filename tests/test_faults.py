@@ -35,15 +35,19 @@ def hostile(*flags: str, name: str = "hostile", extra: str = "") -> str:
     return f'[servers.{name}]\ncommand = [{argv}]\nprotocol = "legacy"\n{extra}'
 
 
-CALL_ECHO = """
-Feature: echo
-  Scenario: one call
+def call_scenario(title: str, tool: str, heading: str, value: str) -> str:
+    """A scenario that starts the hostile server and calls `tool` with one argument."""
+    return f"""
+  Scenario: {title}
     Given the MCP server "hostile" is running
-    When I call the tool "echo" with:
-      | text |
-      | hi   |
+    When I call the tool "{tool}" with:
+      | {heading} |
+      | {value} |
     Then the tool call succeeds
 """
+
+
+CALL_ECHO = "\nFeature: echo" + call_scenario("one call", "echo", "text", "hi")
 
 
 def _wait_for(predicate: object, timeout: float, what: str) -> None:
@@ -519,22 +523,8 @@ def test_a_stdio_answer_past_max_message_bytes_fails_its_call_at_once(tmp_path: 
     the pipe; it used to be taken whole (the bound held only for lines that came in pieces). The
     call fails at once (the timeout is far beyond run_behave's own limit), naming the setting;
     a small answer on the same server still passes."""
-    feature = """
-Feature: bounded
-  Scenario: too big
-    Given the MCP server "hostile" is running
-    When I call the tool "big" with:
-      | mb   |
-      | 0.05 |
-    Then the tool call succeeds
-
-  Scenario: small enough
-    Given the MCP server "hostile" is running
-    When I call the tool "big" with:
-      | mb    |
-      | 0.005 |
-    Then the tool call succeeds
-"""
+    feature = "Feature: bounded" + call_scenario("too big", "big", "mb", "0.05")
+    feature += call_scenario("small enough", "big", "mb", "0.005")
     extra = "max_message_bytes = 16384\ntimeout = 900\n"
     run = run_behave(make_project(tmp_path, hostile(extra=extra), {"b.feature": feature}), "-f", "plain", timeout=240)
     assert run.counts() == {**run.counts(), "passed": 1, "failed": 1}, run.output[-3000:]
