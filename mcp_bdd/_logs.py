@@ -78,8 +78,10 @@ def _mask(record: logging.LogRecord) -> None:
             record.msg, record.args = masked, None
         if record.exc_info and record.exc_info[1] is not None:
             trace = logging.Formatter().formatException(record.exc_info)
-            if mask(trace) != trace:
-                record.exc_text = mask(trace)
+            if (masked := mask(trace)) != trace:
+                record.exc_text = masked
+        if record.stack_info and (masked := mask(record.stack_info)) != record.stack_info:
+            record.stack_info = masked
     except Exception:  # a log record is never worth an error of its own
         return
 

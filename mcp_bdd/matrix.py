@@ -522,7 +522,9 @@ def _analyse(result: LegResult, interrupted: bool) -> None:
             result.severity = max(result.severity, EXIT_USAGE)
     for run in runs:
         if run.error_kind == ConfigError.kind and run.error_message:  # the worker's before_all said so
-            result.problems.append(f"configuration error: {_first_line(run.error_message)}")
+            problem = f"configuration error: {_first_line(run.error_message)}"
+            if problem not in result.problems:  # once a leg, however many of its workers said it
+                result.problems.append(problem)
             result.severity = max(result.severity, EXIT_USAGE)
     if not runs:
         return

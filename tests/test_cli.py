@@ -274,7 +274,9 @@ def test_run_reports_an_unservable_transport_once(tmp_path: Path, no_leftover_pr
     assert "(3 scenarios not run on this leg)" in done.stdout and "it can serve stdio" in done.stdout
 
 
-def test_a_workers_configuration_error_is_told_by_its_run_file_not_by_its_output(tmp_path: Path) -> None:
+def test_a_workers_configuration_error_is_told_by_its_run_file_not_by_its_output(
+    tmp_path: Path, no_leftover_processes: None
+) -> None:
     """A feature that names no configured server stops the worker's run before it starts: exit 2,
     the reason on the console and in the report. Decided by the error's kind, which the worker's
     run file now carries: a failing step that merely prints the words is an ordinary failure
@@ -294,12 +296,12 @@ def test_a_workers_configuration_error_is_told_by_its_run_file_not_by_its_output
     feature = tmp_path / "features" / "f.feature"
     feature.write_text('Feature: F\n  Scenario: S\n    Given the MCP server "nap" is running\n'
                        "    Then it prints a look-alike and fails\n")  # fmt: skip
-    done = cli(tmp_path, "run", "--transport", "in-memory", timeout=240)
+    done = cli(tmp_path, "run", "--transport", "in-memory", timeout=120)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "configuration error" not in done.stdout.replace("usage or configuration error", ""), done.stdout
 
     feature.write_text('Feature: F\n  Scenario: S\n    Given the MCP server "nosuch" is running\n')
-    done = cli(tmp_path, "run", "--transport", "in-memory", timeout=240)
+    done = cli(tmp_path, "run", "--transport", "in-memory", timeout=120)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "configuration error: Features name servers that are not configured" in done.stdout, done.stdout
     run = json.loads((tmp_path / "reports" / "living-doc.legs" / "in-memory.json").read_text())

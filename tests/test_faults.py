@@ -555,7 +555,9 @@ def test_a_pretty_printed_answer_is_parsed_once_when_it_closes(monkeypatch: pyte
     from mcp_bdd.servers import _framing
     from mcp_bdd.servers._framing import StdoutEvidence, Waiting, decode_line
 
-    answer = {"jsonrpc": "2.0", "id": 4, "result": {"content": [{"type": "text", "text": '}]{["\\'}] * 3000}}
+    content = [{"type": "text", "text": '}]{["\\'}] * 3000
+    # a list's last item alone on its line is JSON by itself ("b", 1, {}): still a line of the message
+    answer = {"jsonrpc": "2.0", "id": 4, "result": {"content": content, "structuredContent": {"x": ["a", "b", 1, {}]}}}
     lines = json.dumps(answer, indent=2).encode().split(b"\n")
     parses: list[int] = []
     loads = _framing.json.loads
@@ -563,15 +565,18 @@ def test_a_pretty_printed_answer_is_parsed_once_when_it_closes(monkeypatch: pyte
     evidence, waiting = StdoutEvidence(), Waiting()
     waiting.sent(types.JSONRPCRequest(jsonrpc="2.0", id=4, method="tools/call"))
     out = [m for line in lines for m in decode_line(line, evidence, waiting)]
-    assert len(lines) > 12_000 and len(parses) == len(lines) + 1, len(parses)  # one look at each line, one parse
+    assert len(lines) > 12_000 and len(parses) == 2, len(parses)  # its first line is looked at, then one parse
     failed = [m for m in out if not isinstance(m, Exception)]
     assert len(failed) == 1 and "spread over several lines" in str(failed[0].message.error.message)  # type: ignore[union-attr]
-    # past the re-assembly limit the lines are only counted: no parse of a megabyte per line
+    # past the re-assembly limit the lines are only counted (no parse of a megabyte per line), and
+    # the id at its start fails its request at once
     parses.clear()
+    waiting.sent(types.JSONRPCRequest(jsonrpc="2.0", id=5, method="tools/call"))
     huge = json.dumps({"jsonrpc": "2.0", "id": 5, "result": {"x": ["y" * 100] * 20_000}}, indent=2)
-    for line in huge.encode().split(b"\n"):
-        decode_line(line, evidence, waiting)
-    assert not evidence._pretty.open
+    out = [m for line in huge.encode().split(b"\n") for m in decode_line(line, evidence, waiting)]
+    assert not evidence._pretty.open and len(parses) <= 2 and waiting.count() == 0  # its first line, its id
+    failed = [m for m in out if not isinstance(m, Exception)]
+    assert len(failed) == 1 and failed[0].message.id == 5  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(
