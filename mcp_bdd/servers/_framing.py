@@ -166,12 +166,13 @@ class Pretty:
         self.open = True
         bare = _outside_strings(line)
         self.depth += bare.count(b"{") + bare.count(b"[") - bare.count(b"}") - bare.count(b"]")
-        if self.size + len(line) <= _PRETTY_LIMIT:
+        if self.cut:
+            pass  # only its brackets count now
+        elif self.size + len(line) <= _PRETTY_LIMIT:
             self.parts.append(line)
             self.size += len(line)
-        elif not self.cut:
-            self.cut, self.head = True, b"\n".join(self.parts)[:_HEAD]
-            self.parts = []
+        else:
+            self.cut, self.head, self.parts = True, b"\n".join(self.parts)[:_HEAD], []
         if self.depth > 0:
             return None
         parts, cut, head = self.parts, self.cut, self.head
@@ -465,10 +466,9 @@ def _maybe_pretty(line: bytes, evidence: StdoutEvidence, waiting: Waiting | None
     if closed is None:
         return ValueError(evidence.note("pretty-printed JSON", line))
     whole, cut_id = closed
-    if isinstance(whole, dict) and ("result" in whole or "error" in whole):
-        return _unusable(line, evidence, kind, whole.get("id"), waiting)[0]
-    if cut_id is not None:  # too long to re-assemble, but its id says whose answer it was
-        return _unusable(line, evidence, kind, cut_id, waiting)[0]
+    answer = isinstance(whole, dict) and ("result" in whole or "error" in whole)
+    if answer or cut_id is not None:  # an answer, or one too long to re-assemble whose id is known
+        return _unusable(line, evidence, kind, whole.get("id") if answer else cut_id, waiting)[0]
     return ValueError(evidence.note(kind if whole is not None else "pretty-printed JSON", line))
 
 
