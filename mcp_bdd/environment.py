@@ -208,7 +208,11 @@ def before_feature(context: Any, feature: Any) -> None:
 
 
 def before_scenario(context: Any, scenario: Any) -> None:
-    context.mcp = context.mcp_runtime.begin_scenario()
+    from mcp_bdd.steps._lookahead import may_read_changes
+
+    state = context.mcp = context.mcp_runtime.begin_scenario()
+    # asked when a session opens (most scenarios never read a change notification: see _lookahead)
+    state.reads_changes = functools.partial(may_read_changes, scenario.all_steps, _step_registry(context))
     context._mcp_surfaces_sent = {}
 
 
@@ -316,14 +320,19 @@ def after_step(context: Any, step: Any) -> None:
 
 def _closest_phrases(text: str, context: Any = None) -> str:
     """The vocabulary phrases closest to an undefined step (or the `\\"` fix), so a typo is a one-second fix."""
-    from behave.step_registry import registry as global_registry
-
     from mcp_bdd.steps._phrases import undefined_hint
 
-    runner = getattr(context, "_runner", None)
-    registry = getattr(runner, "step_registry", None) or global_registry
+    registry = _step_registry(context)
     patterns = [str(getattr(d, "pattern", d)) for defs in registry.steps.values() for d in defs]
     return undefined_hint(text, patterns)
+
+
+def _step_registry(context: Any) -> Any:
+    """The registry behave matches this run's steps in (its runner's; the global one before behave 1.2.7)."""
+    from behave.step_registry import registry as global_registry
+
+    runner = getattr(context, "_runner", None)
+    return getattr(runner, "step_registry", None) or global_registry
 
 
 def after_scenario(context: Any, scenario: Any) -> None:

@@ -206,6 +206,8 @@ class Runtime:
             persona=persona,
             log_level=state.log_level,
             max_message_bytes=int(config.setting(name, "max_message_bytes")),
+            # a session that serves later scenarios listens for them; this scenario's, if it may read changes
+            listen_at_connect=scope != "scenario" or state.reads_changes is None or state.reads_changes(),
         )
         session.open()  # closes the handle itself when it fails
         if scope != "scenario":

@@ -5,6 +5,7 @@ Created by the `before_scenario` hook, closed by `after_scenario`. Steps reach i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,9 @@ class ScenarioState:
     steps_begun: bool = False  # what was recorded before the first step is the hooks' doing
     steps_ended: bool = False  # the after hooks began: what is attached now comes after the steps
     step_text: str = ""
+    #: whether a step of this scenario may read change notifications (the hooks look ahead, see
+    #: steps._lookahead); None, outside behave (probe, scaffold): assume so
+    reads_changes: Callable[[], bool] | None = None
     #: secrets.generation() when the scenario began: more remembered since -> mask its evidence again
     secrets_at_start: int = field(default_factory=generation)
 

@@ -565,3 +565,79 @@ def test_an_unscripted_server_request_gets_a_clear_error_and_is_recorded(tmp_pat
     assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.output[-3000:]
     # the refused request is in the step's transcript (and so in the report)
     assert "sampling/createMessage" in next(root.glob("*.json")).read_text()
+
+
+LOOKAHEAD_OWN_STEPS = """
+from behave import then
+
+
+@then("my own step sees the tools change")
+def step_own(context):
+    session = context.mcp.sessions["shop"]
+    assert session.timeline.wait_for(lambda m, p: m == "notifications/tools/list_changed", 2), session.timeline.counts()
+"""
+
+
+def _listen_requests(scenario: dict[str, Any]) -> int:
+    """How many subscriptions/listen requests the transcript of a scenario (behave json) records."""
+    import base64
+
+    from mcp_bdd.transcript import TRANSCRIPT_MIME
+
+    items = [
+        item
+        for step in scenario["steps"]
+        for embedding in step.get("embeddings", [])
+        if embedding["mime_type"].startswith(TRANSCRIPT_MIME)
+        for item in json.loads(base64.b64decode(embedding["data"]))
+    ]
+    assert any(i["method"] == "tools/call" for i in items), items  # the transcript is there at all
+    return sum(1 for i in items if i["method"] == "subscriptions/listen" and i["kind"] == "request")
+
+
+def test_only_a_scenario_that_may_read_change_notifications_listens_from_connect_time(tmp_path: Path) -> None:
+    """2026-07-28: the connect-time listen stream costs a request; a scenario-scoped session opens it
+    when a step of the scenario reads change notifications (a vocabulary step, or a project's own
+    step), a feature-scoped one always (later scenarios may read them), and the rest skip it."""
+    from behave_project import REPO as REPO_ROOT
+    from behave_project import make_project, run_behave
+
+    config = f"""
+        [servers.shop]
+        app = "demo.shop:create_server"
+        cwd = "{REPO_ROOT}"
+
+        [servers.kept]
+        app = "demo.shop:create_server"
+        cwd = "{REPO_ROOT}"
+        scope = "feature"
+    """
+    change = """
+            When I call the tool "enable_admin_tools"
+            Then the tool call succeeds
+    """
+    root = make_project(
+        tmp_path,
+        config,
+        {
+            "l.feature": f"""
+        Feature: lookahead
+          Scenario: quiet
+            Given the MCP server "shop" is running{change}
+          Scenario: reader
+            Given the MCP server "shop" is running{change}
+            And I receive a "tools list changed" notification within 2 seconds
+          Scenario: own step
+            Given the MCP server "shop" is running{change}
+            And my own step sees the tools change
+          Scenario: kept for the feature
+            Given the MCP server "kept" is running{change}
+    """
+        },
+    )
+    (root / "steps" / "own.py").write_text(LOOKAHEAD_OWN_STEPS)
+    run = run_behave(root, "-f", "json", "-o", "behave.json", "-f", "plain")
+    assert run.counts()["passed"] == 4, run.output[-3000:]
+    scenarios = {s["name"]: s for s in json.loads((root / "behave.json").read_text())[0]["elements"]}
+    listens = {name: _listen_requests(scenario) for name, scenario in scenarios.items()}
+    assert listens == {"quiet": 0, "reader": 1, "own step": 1, "kept for the feature": 1}, listens

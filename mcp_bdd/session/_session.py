@@ -75,6 +75,7 @@ class Session(ClientSide):
         persona: Persona | None = None,
         log_level: str | None = None,
         max_message_bytes: int | None = None,
+        listen_at_connect: bool = True,
     ) -> None:
         self.name = name
         self.server = server
@@ -86,6 +87,8 @@ class Session(ClientSide):
         self.persona = persona or Persona()
         self.log_level = log_level
         self.max_message_bytes = max_message_bytes  # HTTP answers are bounded as stdio lines are (_http)
+        #: 2026-07-28: open the list-changed stream at connect time (off when nothing will read it, see _listen)
+        self.listen_at_connect = listen_at_connect
         self.timeline = Timeline()
         self.client: Client | None = None
         self._cm: Any = None  # the portal future of the session's lifetime task
@@ -210,7 +213,7 @@ class Session(ClientSide):
                     scope.deadline = math.inf
                     self._record_connected(client, started_at)
                     self.streams = streams
-                    if client.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+                    if self.listen_at_connect and client.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
                         await listen_for_changes(self)
                     started = True
                     task_status.started(None)
