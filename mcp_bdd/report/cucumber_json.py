@@ -15,7 +15,8 @@ its own (keyword "Scenario Outline") and a Rule's scenarios are elements of the 
 inheriting the Rule's tags; their `id` names the Rule (ids are unique even when two Rules hold
 scenarios of the same name). Background steps are part of each scenario's steps (as
 cucumber-js writes them). An error in step code is "failed" (the format has no error status);
-hook errors are a failed `before` hook. Requirement links are listed in the scenario's
+hook errors are a failed `before` hook; a run that did not start (its before_all failed) is a
+"Run setup" feature whose one scenario has that failed `before` hook. Requirement links are listed in the scenario's
 description (the tags themselves stay, for tools such as Xray that map tags to issues).
 """
 
@@ -28,7 +29,7 @@ from typing import Any
 from mcp_bdd.report.cucumber_common import evidence_files, hook_errors, line_of, pickle_status
 from mcp_bdd.report.files import write_text
 from mcp_bdd.report.links import requirement_links
-from mcp_bdd.report.model import Evidence, Feature, Outline, Rule, Run, Scenario, Step
+from mcp_bdd.report.model import Evidence, Feature, Outline, Rule, Run, Scenario, Step, not_started
 
 __all__ = ["cucumber_json", "write_cucumber_json"]
 
@@ -124,9 +125,35 @@ def _elements(children: tuple[Any, ...], feature: Feature, rule: Rule | None, li
     return out
 
 
+def _setup_feature(why: str) -> dict[str, Any]:
+    """A run that did not start, as a feature the tools count as failed (they know no run-level error)."""
+    element = {
+        "id": "run-setup;before-all",
+        "keyword": "Scenario",
+        "name": "before_all",
+        "description": "",
+        "line": 1,
+        "type": "scenario",
+        "tags": [],
+        "steps": [],
+        "before": [_hook(why, Evidence())],
+    }
+    return {
+        "uri": "environment.py",
+        "id": "run-setup",
+        "keyword": "Feature",
+        "name": "Run setup",
+        "description": "",
+        "line": 1,
+        "tags": [],
+        "elements": [element],
+    }
+
+
 def cucumber_json(run: Run) -> list[dict[str, Any]]:
     """The run as Cucumber JSON data (a list of features)."""
-    features = []
+    why = not_started(run)
+    features = [] if why is None else [_setup_feature(why)]
     for feature in run.features:
         line = line_of(feature.location)
         features.append(

@@ -18,7 +18,9 @@ after a failure are SKIPPED; a Scenario/Feature/Rule hook error is a failed Befo
 each scenario it stopped; what hooks attached before the first step hangs on a Before hook step,
 what came after the steps on an After hook step; the
 failure category (mcp_bdd.errors.KINDS) is the exception type (`mcp_bdd.<kind>`); requirement
-links are `text/uri-list` attachments, as Cucumber's own `link()` writes them.
+links are `text/uri-list` attachments, as Cucumber's own `link()` writes them. A run that did
+not start (its before_all failed) is a failed BEFORE_TEST_RUN hook (testRunHookStarted /
+testRunHookFinished) and a testRunFinished with success false and that exception.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from mcp_bdd.report.model import (
     Step,
     StepText,
     Table,
+    not_started,
 )
 from mcp_bdd.report.summary import artifact_url
 
@@ -379,14 +382,20 @@ class _Writer:
         self.emit("testRunStarted", {"timestamp": _timestamp(run.started_at), "id": run_id})
         plans = [self.test_case(run_id, *case) for case in cases]
         clock = run.started_at
+        why = not_started(run)
+        if why is not None:
+            self.run_setup_failed(run_id, why, f"mcp_bdd.{run.error_kind or 'error'}", clock)
         for plan in plans:
             clock = self.execute(plan, clock)
-        success = all(plan.scenario.status in ("passed", "skipped") for plan in plans)
+        success = why is None and all(plan.scenario.status in ("passed", "skipped") for plan in plans)
         finished: dict[str, Any] = {
             "timestamp": _timestamp(max(clock, run.started_at + run.duration)),
             "success": success,
             "testRunStartedId": run_id,
         }
+        if why is not None:
+            finished["message"] = why
+            finished["exception"] = {"type": f"mcp_bdd.{run.error_kind or 'error'}", "message": first_line(why)}
         self.emit("testRunFinished", finished)
         # stepDefinitions and hooks are only known once every case was planned: move them before
         # testRunStarted, where readers expect them.
@@ -406,6 +415,28 @@ class _Writer:
                 },
             )
         return self.definitions[location]
+
+    def run_setup_failed(self, run_id: str, why: str, kind: str, clock: float) -> None:
+        """The before_all hook that failed, as Cucumber reports a failed BeforeAll."""
+        hook = self.id()
+        self.emit(
+            "hook",
+            {"id": hook, "name": "before_all", "type": "BEFORE_TEST_RUN", "sourceReference": {"uri": "environment.py"}},
+        )
+        started = self.id()
+        self.emit(
+            "testRunHookStarted",
+            {"id": started, "testRunStartedId": run_id, "hookId": hook, "timestamp": _timestamp(clock)},
+        )
+        result = {
+            "duration": _duration(0),
+            "status": "FAILED",
+            "message": why,
+            "exception": {"type": kind, "message": first_line(why)},
+        }
+        self.emit(
+            "testRunHookFinished", {"testRunHookStartedId": started, "result": result, "timestamp": _timestamp(clock)}
+        )
 
     def hook(self, kind: str) -> str:
         if kind not in self.hooks:

@@ -8,7 +8,8 @@ What behave 1.3.3's `--junit` does (pinned by tests/report/test_report_junit.py)
 
 Here: one `<testsuite>` per feature; classname = the feature file as a dotted path, plus the Rule
 name; failed -> `<failure>`, error/undefined/pending/hook errors -> `<error>`, skipped/untested ->
-`<skipped>`; a feature or rule hook error is a testcase of its own so that CI sees it.
+`<skipped>`; a feature or rule hook error is a testcase of its own so that CI sees it, and so is
+a run that did not start (its before_all failed: a configuration error): one `(run setup)` suite.
 Requirement links (report/links.py) of a scenario's tags, its Rule's and its Feature's become
 testcase properties: `requirements` = "JIRA-7, ABC-1" (the property Xray's JUnit import reads)
 and one `link:<id>` = URL each.
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from mcp_bdd.report.files import write_text
 from mcp_bdd.report.links import requirement_links
-from mcp_bdd.report.model import Feature, Outline, Rule, Run, Scenario, Step
+from mcp_bdd.report.model import Feature, Outline, Rule, Run, Scenario, Step, not_started
 
 __all__ = ["junit_xml", "write_junit"]
 
@@ -184,14 +185,31 @@ def _suite(
     return suite, counts
 
 
+def _setup_suite(why: str, stamp: str) -> tuple[ET.Element, dict[str, int]]:
+    """The run's setup as a suite with one erroring testcase: CI counts it, no feature hides it."""
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    case = _hook_case("(before_all)", "mcp-bdd", "environment.py: before_all", why, counts)
+    suite = ET.Element("testsuite")
+    suite.set("name", "(run setup)")
+    for key, value in counts.items():
+        suite.set(key, str(value))
+    suite.set("time", "0")
+    suite.set("timestamp", stamp)
+    suite.append(case)
+    return suite, counts
+
+
 def junit_xml(run: Run) -> str:
     """The run as one JUnit XML document (`<testsuites>` with a `<testsuite>` per feature)."""
     root = ET.Element("testsuites")
     root.set("name", _clean(run.label))
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(run.started_at or time.time()))
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    for feature in run.features:
-        suite, counts = _suite(feature, stamp, run.links, dict(run.meta))
+    suites = [_suite(feature, stamp, run.links, dict(run.meta)) for feature in run.features]
+    why = not_started(run)
+    if why is not None:
+        suites.insert(0, _setup_suite(why, stamp))
+    for suite, counts in suites:
         root.append(suite)
         for key, value in counts.items():
             totals[key] += value

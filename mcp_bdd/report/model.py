@@ -44,6 +44,7 @@ __all__ = [
     "combine",
     "dump_run",
     "load_run",
+    "not_started",
     "outcome",
     "ran",
     "walk_scenarios",
@@ -377,6 +378,15 @@ class Run:
     #: (mcp_bdd.errors.KINDS): told by mcp-bdd's hooks, since behave's model keeps no trace of it
     error_message: str | None = None
     error_kind: str | None = None
+
+
+def not_started(run: Run) -> str | None:
+    """Why the run did not start (None when it did), as one text for the outputs that have no
+    scenario to carry it: JUnit, Cucumber JSON and Messages, the step summary. Without it, a run
+    whose before_all failed would be an empty file to the CI reading them: nothing failed."""
+    if run.error_message is None:
+        return None
+    return f"The run did not start ({run.error_kind or 'error'}): {run.error_message}"
 
 
 def walk_scenarios(children: Iterable[Scenario | Outline | Rule]) -> Iterator[Scenario]:

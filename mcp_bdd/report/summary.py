@@ -24,7 +24,7 @@ from pathlib import Path
 
 from mcp_bdd.errors import KINDS
 from mcp_bdd.report.links import Link, requirement_links
-from mcp_bdd.report.model import Feature, Outline, Rule, Run, Scenario, outcome
+from mcp_bdd.report.model import Feature, Outline, Rule, Run, Scenario, not_started, outcome
 
 __all__ = ["append_step_summary", "artifact_url", "step_summary"]
 
@@ -122,10 +122,17 @@ class _Tally:
     rows: list[str] = field(default_factory=list)
     failures: list[_Failure] = field(default_factory=list)
     hooks: int = 0  # features whose before_feature hook failed: none of their scenarios ran
+    setups: int = 0  # runs whose before_all failed (a configuration error): nothing ran
     requirements: dict[str, tuple[Link, Counter[str]]] = field(default_factory=dict)
 
     def add(self, run: Run) -> None:
         counts: Counter[str] = Counter()
+        if not_started(run) is not None:
+            self.setups += 1
+            category = KINDS.get(run.error_kind or "", "Error")
+            # its first line only introduces the list below it ("Features name servers that are not configured:")
+            said = " ".join(line.strip() for line in (run.error_message or "").splitlines() if line.strip())
+            self.failures.append(_Failure(run.label, "The run did not start", "before_all", category, said))
         for feature in run.features:
             if feature.error_message:
                 self.hooks += 1
@@ -151,6 +158,10 @@ def _headline(tally: _Tally) -> str:
     verdict = f"{bad} of {total} scenarios failed" if bad else f"{tally.totals['passed']} of {total} scenarios passed"
     if tally.hooks:
         verdict += f", {tally.hooks} feature setup{'s' if tally.hooks > 1 else ''} failed"
+        mark = "❌"
+    if tally.setups:
+        did_not = "the run did not start" if tally.setups == 1 else f"{tally.setups} runs did not start"
+        verdict = f"{verdict}, {did_not}" if total else did_not
         mark = "❌"
     return f"### {mark} mcp-bdd: {verdict}"
 
