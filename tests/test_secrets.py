@@ -169,6 +169,7 @@ DUMPED = [
     {"plain": ["no", "secret", 1, 2.5, None, True], "nested": {"a": {"b": "c"}}},
     {"env": {"API_TOKEN": "short", "PATH": "/bin"}},  # masked by name inside a scope
     {"Headers": {"Authorization": "Bearer zz"}},  # a scope's key in any case
+    {"ENVIRONMENT": {"SECRET_KEY": "short"}, "eNv": {"DB_PASSWORD": "short"}},
     {"result": 'prose that quotes q"uo\\te-\u00e9-s3cr3t-tail in the middle'},  # escaped in the text
     {'q"uo\\te-\u00e9-s3cr3t-tail': "a secret key"},
     {"line": "first-of-many-lines-secret and more"},
