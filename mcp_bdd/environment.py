@@ -211,8 +211,10 @@ def before_scenario(context: Any, scenario: Any) -> None:
     from mcp_bdd.steps._lookahead import may_read_changes
 
     state = context.mcp = context.mcp_runtime.begin_scenario()
-    # asked when a session opens (most scenarios never read a change notification: see _lookahead)
-    state.reads_changes = functools.partial(may_read_changes, scenario.all_steps, _step_registry(context))
+    # asked when a session opens (most scenarios never read a change notification: see _lookahead),
+    # maybe by several servers: answered once (all_steps is an iterator that runs out)
+    steps = tuple(scenario.all_steps)
+    state.reads_changes = functools.cache(functools.partial(may_read_changes, steps, _step_registry(context)))
     context._mcp_surfaces_sent = {}
 
 

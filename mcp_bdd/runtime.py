@@ -193,6 +193,9 @@ class Runtime:
             used.extend(kwargs)  # parameters of an app factory are named after the fakes they get
             return kwargs
 
+        # a session that serves later scenarios listens for them; this scenario's, if it may read changes
+        # (asked before the server starts: nothing started may be left without an owner)
+        listen = scope != "scenario" or state.reads_changes is None or state.reads_changes()
         server = start_server(name, cfg, config, transport, interpolate=interp, inject=inject, logdir=self.logdir)
         server.headers.update(client_headers)  # sent by the session's HTTP client (streamable HTTP, SSE)
         session = Session(
@@ -206,8 +209,7 @@ class Runtime:
             persona=persona,
             log_level=state.log_level,
             max_message_bytes=int(config.setting(name, "max_message_bytes")),
-            # a session that serves later scenarios listens for them; this scenario's, if it may read changes
-            listen_at_connect=scope != "scenario" or state.reads_changes is None or state.reads_changes(),
+            listen_at_connect=listen,
         )
         session.open()  # closes the handle itself when it fails
         if scope != "scenario":

@@ -607,6 +607,10 @@ def test_only_a_scenario_that_may_read_change_notifications_listens_from_connect
         app = "demo.shop:create_server"
         cwd = "{REPO_ROOT}"
 
+        [servers.second]
+        app = "demo.shop:create_server"
+        cwd = "{REPO_ROOT}"
+
         [servers.kept]
         app = "demo.shop:create_server"
         cwd = "{REPO_ROOT}"
@@ -632,12 +636,25 @@ def test_only_a_scenario_that_may_read_change_notifications_listens_from_connect
             And my own step sees the tools change
           Scenario: kept for the feature
             Given the MCP server "kept" is running{change}
+          Scenario: two servers, the second one read
+            Given the MCP server "shop" is running
+            And the MCP server "second" is running
+            When I call the tool "enable_admin_tools" on "second"
+            Then I receive a "tools list changed" notification on "second" within 2 seconds
     """
         },
     )
     (root / "steps" / "own.py").write_text(LOOKAHEAD_OWN_STEPS)
     run = run_behave(root, "-f", "json", "-o", "behave.json", "-f", "plain")
-    assert run.counts()["passed"] == 4, run.output[-3000:]
+    assert run.counts()["passed"] == 5, run.failures()
     scenarios = {s["name"]: s for s in json.loads((root / "behave.json").read_text())[0]["elements"]}
     listens = {name: _listen_requests(scenario) for name, scenario in scenarios.items()}
-    assert listens == {"quiet": 0, "reader": 1, "own step": 1, "kept for the feature": 1}, listens
+    # every server of a scenario that may read changes listens (the look-ahead is asked once per server)
+    expected = {
+        "quiet": 0,
+        "reader": 1,
+        "own step": 1,
+        "kept for the feature": 1,
+        "two servers, the second one read": 2,
+    }
+    assert listens == expected, listens

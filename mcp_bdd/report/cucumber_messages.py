@@ -383,8 +383,12 @@ class _Writer:
         plans = [self.test_case(run_id, *case) for case in cases]
         clock = run.started_at
         why = not_started(run)
+        exception = {
+            "type": f"mcp_bdd.{run.error_kind or 'error'}",
+            "message": first_line(not_started(run, one_line=True) or ""),
+        }
         if why is not None:
-            self.run_setup_failed(run_id, why, f"mcp_bdd.{run.error_kind or 'error'}", clock)
+            self.run_setup_failed(run_id, why, exception, clock)
         for plan in plans:
             clock = self.execute(plan, clock)
         success = why is None and all(plan.scenario.status in ("passed", "skipped") for plan in plans)
@@ -395,7 +399,7 @@ class _Writer:
         }
         if why is not None:
             finished["message"] = why
-            finished["exception"] = {"type": f"mcp_bdd.{run.error_kind or 'error'}", "message": first_line(why)}
+            finished["exception"] = exception
         self.emit("testRunFinished", finished)
         # stepDefinitions and hooks are only known once every case was planned: move them before
         # testRunStarted, where readers expect them.
@@ -416,7 +420,7 @@ class _Writer:
             )
         return self.definitions[location]
 
-    def run_setup_failed(self, run_id: str, why: str, kind: str, clock: float) -> None:
+    def run_setup_failed(self, run_id: str, why: str, exception: dict[str, str], clock: float) -> None:
         """The before_all hook that failed, as Cucumber reports a failed BeforeAll."""
         hook = self.id()
         self.emit(
@@ -432,7 +436,7 @@ class _Writer:
             "duration": _duration(0),
             "status": "FAILED",
             "message": why,
-            "exception": {"type": kind, "message": first_line(why)},
+            "exception": exception,
         }
         self.emit(
             "testRunHookFinished", {"testRunHookStartedId": started, "result": result, "timestamp": _timestamp(clock)}

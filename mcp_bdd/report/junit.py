@@ -185,10 +185,11 @@ def _suite(
     return suite, counts
 
 
-def _setup_suite(why: str, stamp: str) -> tuple[ET.Element, dict[str, int]]:
+def _setup_suite(short: str, why: str, stamp: str) -> tuple[ET.Element, dict[str, int]]:
     """The run's setup as a suite with one erroring testcase: CI counts it, no feature hides it."""
-    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    case = _hook_case("(before_all)", "mcp-bdd", "environment.py: before_all", why, counts)
+    counts = {"tests": 1, "failures": 0, "errors": 1, "skipped": 0}
+    case = ET.Element("testcase", classname="mcp-bdd", name="(before_all)", time="0")
+    case.append(_problem("error", "hook_error", short, f"At: environment.py: before_all\n\n{why}"))
     suite = ET.Element("testsuite")
     suite.set("name", "(run setup)")
     for key, value in counts.items():
@@ -208,7 +209,7 @@ def junit_xml(run: Run) -> str:
     suites = [_suite(feature, stamp, run.links, dict(run.meta)) for feature in run.features]
     why = not_started(run)
     if why is not None:
-        suites.insert(0, _setup_suite(why, stamp))
+        suites.insert(0, _setup_suite(not_started(run, one_line=True) or why, why, stamp))
     for suite, counts in suites:
         root.append(suite)
         for key, value in counts.items():

@@ -380,13 +380,20 @@ class Run:
     error_kind: str | None = None
 
 
-def not_started(run: Run) -> str | None:
+def not_started(run: Run, *, one_line: bool = False) -> str | None:
     """Why the run did not start (None when it did), as one text for the outputs that have no
     scenario to carry it: JUnit, Cucumber JSON and Messages, the step summary. Without it, a run
-    whose before_all failed would be an empty file to the CI reading them: nothing failed."""
+    whose before_all failed would be an empty file to the CI reading them: nothing failed.
+
+    `one_line`: its lines joined, for the places a tool shows one line of (a JUnit `message`, an
+    exception's message): the first line alone only introduces a list ("Features name servers
+    that are not configured:"), and the server's name is in the next."""
     if run.error_message is None:
         return None
-    return f"The run did not start ({run.error_kind or 'error'}): {run.error_message}"
+    said = run.error_message
+    if one_line:
+        said = " ".join(line.strip() for line in said.splitlines() if line.strip())
+    return f"The run did not start ({run.error_kind or 'error'}): {said}"
 
 
 def walk_scenarios(children: Iterable[Scenario | Outline | Rule]) -> Iterator[Scenario]:

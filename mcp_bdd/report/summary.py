@@ -127,12 +127,11 @@ class _Tally:
 
     def add(self, run: Run) -> None:
         counts: Counter[str] = Counter()
-        if not_started(run) is not None:
+        why = not_started(run, one_line=True)
+        if why is not None:
             self.setups += 1
             category = KINDS.get(run.error_kind or "", "Error")
-            # its first line only introduces the list below it ("Features name servers that are not configured:")
-            said = " ".join(line.strip() for line in (run.error_message or "").splitlines() if line.strip())
-            self.failures.append(_Failure(run.label, "The run did not start", "before_all", category, said))
+            self.failures.append(_Failure(run.label, "Run setup", "before_all", category, why))
         for feature in run.features:
             if feature.error_message:
                 self.hooks += 1
@@ -160,8 +159,9 @@ def _headline(tally: _Tally) -> str:
         verdict += f", {tally.hooks} feature setup{'s' if tally.hooks > 1 else ''} failed"
         mark = "❌"
     if tally.setups:
-        did_not = "the run did not start" if tally.setups == 1 else f"{tally.setups} runs did not start"
-        verdict = f"{verdict}, {did_not}" if total else did_not
+        runs = f"{tally.setups} run{'s' if tally.setups > 1 else ''} did not start"
+        alone = "the run did not start" if tally.setups == 1 else runs
+        verdict = f"{verdict}, {runs}" if total else alone  # when other legs ran, say how many did not
         mark = "❌"
     return f"### {mark} mcp-bdd: {verdict}"
 

@@ -13,13 +13,17 @@ code may read `session.timeline`); the rest of the vocabulary never does, and an
 fails the scenario before any notification matters. The answer is kept per step text, so a
 scenario costs a few dictionary lookups after the first one of its kind.
 
-Only sessions that die with their scenario ask: a feature- or run-scoped session serves later
-scenarios too, and always listens. A step that reads notifications on a session that did not
-listen (executed from a hook) still opens a stream itself, and its failure says so.
+Only sessions that die with their scenario ask (also a feature-scoped server's, when a persona,
+client headers or a scenario's own environment make it the scenario's): a session that serves
+later scenarios always listens. Hooks are not looked at: a project's `after_scenario` that reads
+`session.timeline` for list changes needs a step of its own in the scenario, or a longer scope.
+A step that reads notifications on a session that did not listen (executed from a hook) still
+opens a stream itself, and its failure says so.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -29,8 +33,9 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 #: The vocabulary's step functions that read change notifications.
 _READERS: set[Callable[..., Any]] = set()
-#: (registry, step type, step text) -> whether that step may read them; bounded (outlines vary the text).
-_VERDICTS: dict[tuple[int, str, str], bool] = {}
+#: registry -> (step type, step text) -> whether that step may read them; bounded (outlines vary
+#: the text). Per registry: behave run twice in one process has a new one, with other steps.
+_VERDICTS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], bool]] = weakref.WeakKeyDictionary()
 _KEEP = 4096
 #: Where the vocabulary's step modules live: a step defined elsewhere is the project's own.
 _VOCABULARY = __name__.rsplit(".", 1)[0] + "."
@@ -45,13 +50,16 @@ def reads_change_notifications(func: _F) -> _F:
 def may_read_changes(steps: Iterable[Any], registry: Any) -> bool:
     """Whether any of `steps` (behave steps) is a project's own step or a vocabulary step that reads
     change notifications; `registry` is behave's step registry, which matches a step to its function."""
+    known = _VERDICTS.get(registry)
+    if known is None:
+        known = _VERDICTS[registry] = {}
     for step in steps:
-        key = (id(registry), step.step_type, step.name)
-        verdict = _VERDICTS.get(key)
+        key = (step.step_type, step.name)
+        verdict = known.get(key)
         if verdict is None:
             verdict = _reads(registry.find_match(step))
-            if len(_VERDICTS) < _KEEP:
-                _VERDICTS[key] = verdict
+            if len(known) < _KEEP:
+                known[key] = verdict
         if verdict:
             return True
     return False

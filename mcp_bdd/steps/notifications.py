@@ -17,6 +17,7 @@ from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
 from mcp_bdd.session import KEEP, Session, Timeline
 from mcp_bdd.steps._base import at_least, current_session, expected_text, given, state, text, then
 from mcp_bdd.steps._lookahead import reads_change_notifications
+from mcp_bdd.steps.resources import capability
 
 __all__ = ["KINDS", "LOG_LEVELS"]
 
@@ -72,7 +73,7 @@ def _listen_note(session: Session, method: str) -> str | None:
         )
     if why:
         return f"the listen stream opened at connect time failed ({why}); one was opened by this step."
-    if not session.listen_at_connect:
+    if not session.listen_at_connect and capability(session, kind, "list_changed"):
         return (
             "no step of this scenario read change notifications when its session opened (this step ran from a "
             "hook?), so no listen stream was opened then; this step opened one, and changes made before it "

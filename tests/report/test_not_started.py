@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -48,6 +49,7 @@ def test_junit_has_an_erroring_setup_testcase(outputs: Path) -> None:
     assert case is not None and case.get("name") == "(before_all)"
     error = case.find("error")
     assert error is not None and "The run did not start (config)" in (error.get("message") or "")
+    assert NEEDLE in (error.get("message") or "")  # the one line Jenkins shows names the server
     assert NEEDLE in (error.text or "")
 
 
@@ -72,9 +74,22 @@ def test_cucumber_messages_fail_the_run_with_a_before_all_hook(outputs: Path) ->
     assert result["status"] == "FAILED" and NEEDLE in result["message"], result
     finished = by_kind["testRunFinished"]
     assert finished["success"] is False and finished["exception"]["type"] == "mcp_bdd.config", finished
+    assert NEEDLE in finished["exception"]["message"] and NEEDLE in result["exception"]["message"], finished
 
 
 def test_the_step_summary_says_the_run_did_not_start(outputs: Path) -> None:
     summary = (outputs / "summary.md").read_text(encoding="utf-8")
     assert summary.startswith("### ❌ mcp-bdd: the run did not start"), summary
     assert "Configuration error" in summary and "nosuch" in summary, summary
+
+
+def test_a_leg_that_did_not_start_beside_legs_that_passed_is_counted() -> None:
+    from report_helpers import feature, run, scenario
+
+    from mcp_bdd.report.summary import step_summary
+
+    passed = run(feature("f", scenario("s1", "passed")))
+    failed = replace(run(), label="sse", error_kind="not-served", error_message="the server cannot serve SSE")
+    text = step_summary([passed, failed])
+    assert text.startswith("### ❌ mcp-bdd: 1 of 1 scenarios passed, 1 run did not start"), text
+    assert "the server cannot serve SSE" in text, text
