@@ -215,7 +215,6 @@ def before_scenario(context: Any, scenario: Any) -> None:
     # maybe by several servers: answered once (all_steps is an iterator that runs out)
     steps = tuple(scenario.all_steps)
     state.reads_changes = functools.cache(functools.partial(may_read_changes, steps, _step_registry(context)))
-    context._mcp_surfaces_sent = {}
 
 
 def before_step(context: Any, step: Any) -> None:
