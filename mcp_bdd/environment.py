@@ -97,8 +97,12 @@ def before_all(context: Any) -> None:
             + f"\n  Configured servers: {', '.join(config.servers) or 'none'} (in {config.source})."
         )
         _abort_run(context, message.strip())
-    for warning in outlines_without_examples(getattr(runner, "features", []) or [], context.config):
+    features = getattr(runner, "features", []) or []
+    for warning in outlines_without_examples(features, context.config) + scenarios_without_steps(
+        features, context.config
+    ):
         print(f"{WARNING_PREFIX}{warning}", file=sys.stderr)
+    context._mcp_empty_scenarios = []  # the ones skipped, named when nothing else ran
     _mark_where_after_hooks_start(runner)
     place_users_attachments(context, functools.partial(_phase_of, context))
     portal_cm = start_blocking_portal()
@@ -196,6 +200,27 @@ def outlines_without_examples(features: list[Any], run_config: Any = None) -> li
     return problems
 
 
+def scenarios_without_steps(features: list[Any], run_config: Any = None) -> list[str]:
+    """Scenarios of this run with no step at all (none of their own, no Background): behave passes
+    them, so a scenario written as a title only would count as a pass. They are skipped instead
+    (`before_scenario`), and named before the run."""
+    problems: list[str] = []
+    for feature in features:
+        for scenario in feature.walk_scenarios(with_outlines=False):
+            if run_config is not None and not _will_run(scenario, run_config):
+                continue
+            if not _has_steps(scenario):
+                problems.append(
+                    f'{scenario.location}: Scenario "{scenario.name}" has no steps: it tests nothing, so it is '
+                    "reported as skipped, not passed.\n  Tip: write its steps, or remove it."
+                )
+    return problems
+
+
+def _has_steps(scenario: Any) -> bool:
+    return any(True for _ in scenario.all_steps)
+
+
 def _will_run(scenario: Any, run_config: Any) -> bool:
     try:
         return bool(scenario.should_run(run_config))
@@ -210,10 +235,15 @@ def before_feature(context: Any, feature: Any) -> None:
 def before_scenario(context: Any, scenario: Any) -> None:
     from mcp_bdd.steps._lookahead import may_read_changes
 
+    steps = tuple(scenario.all_steps)  # once: all_steps is an iterator that runs out
+    if not steps:  # a title only: it tests nothing, and is not a pass (warned of in before_all)
+        scenario.skip(reason="the scenario has no steps: it tests nothing")
+        getattr(context, "_mcp_empty_scenarios", []).append(str(scenario.location))
+        context.mcp = None
+        return
     state = context.mcp = context.mcp_runtime.begin_scenario()
     # asked when a session opens (most scenarios never read a change notification: see _lookahead),
-    # maybe by several servers: answered once (all_steps is an iterator that runs out)
-    steps = tuple(scenario.all_steps)
+    # maybe by several servers: answered once
     state.reads_changes = functools.cache(functools.partial(may_read_changes, steps, _step_registry(context)))
 
 
@@ -400,12 +430,19 @@ def _nothing_ran(context: Any) -> None:
         return
     paths = " ".join(str(p) for p in (context.config.paths or [])) or "features/"
     tags = " ".join(str(t) for t in (getattr(context.config, "tags", None) or []))
+    empty = list(getattr(context, "_mcp_empty_scenarios", None) or [])
+    selected = (
+        f"the {len(empty)} scenario{'s' if len(empty) > 1 else ''} selected {'have' if len(empty) > 1 else 'has'} "
+        f"no steps ({', '.join(empty[:5])}{', ...' if len(empty) > 5 else ''}): "
+        if empty
+        else ""
+    )
+    tip = "write their steps" if empty else "check --tags / --name and the paths; feature files end in .feature"
     message = (
         f"No scenario ran (paths: {paths}"
         + (f"; tags: {tags}" if tags else "")
-        + "): nothing was tested, and that is not a pass.\n"
-        "  Tip: check --tags / --name and the paths; feature files end in .feature. "
-        "(-D mcp_bdd.allow_empty=true accepts an empty run.)"
+        + f"): {selected}nothing was tested, and that is not a pass.\n"
+        f"  Tip: {tip}. (-D mcp_bdd.allow_empty=true accepts an empty run.)"
     )
     print(f"\nmcp-bdd: {message}\n", file=sys.stderr)
     raise NothingSelected(message)

@@ -7,6 +7,7 @@ a run stay green without testing anything.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,44 @@ Feature: counts that check nothing
         "UsageError: features/t.feature:16: Then I receive at least -1 progress notification\n"
         '  "at least -1" holds whatever the server does' in run.output
     ), run.failures()
+
+
+def test_a_scenario_without_steps_is_skipped_not_passed(tmp_path: Path) -> None:
+    feature = """
+Feature: titles only
+  Scenario: real
+    Given the MCP server "shop" is running
+
+  Scenario: a title only
+
+  @later
+  Scenario: left out by the tags
+"""
+    root = make_project(tmp_path, SHOP, {"e.feature": feature})
+    reports = ("-f", "mcp_bdd.report:LivingDocFormatter", "-o", "r.html", "-f", "mcp_bdd.report:JUnitFormatter")
+    run = run_behave(root, *reports, "-o", "j.xml", "-f", "plain", "--tags", "not @later")
+    assert run.returncode == 0, run.failures()  # the real scenario ran: a warning, not a failure
+    assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 2}, run.failures()
+    reason = "the scenario has no steps: it tests nothing"
+    assert f'<skipped message="{reason}" />' in (root / "j.xml").read_text(), (root / "j.xml").read_text()
+    assert f'class="skip-reason muted">Skipped: {reason}' in (root / "r.html").read_text()
+    model = json.loads((root / "r.json").read_text())
+    reasons = {s["name"]: s["skip_reason"] for s in model["features"][0]["children"]}
+    assert reasons == {"real": None, "a title only": reason, "left out by the tags": None}, reasons
+    assert (
+        'mcp-bdd: warning: features/e.feature:6: Scenario "a title only" has no steps: it tests nothing, so it '
+        "is reported as skipped, not passed.\n  Tip: write its steps, or remove it.\n" in run.stderr
+    ), run.output
+    assert run.stderr.count("mcp-bdd: warning:") == 1, run.stderr  # not the one the tags left out
+
+
+def test_a_run_of_scenarios_without_steps_tested_nothing(tmp_path: Path) -> None:
+    feature = "Feature: titles only\n  Scenario: one\n\n  Scenario: two\n"
+    root = make_project(tmp_path, SHOP, {"e.feature": feature})
+    run = run_behave(root, "-f", "plain")
+    assert run.returncode != 0, run.output
+    assert (
+        "No scenario ran (paths: features): the 2 scenarios selected have no steps "
+        "(features/e.feature:2, features/e.feature:4): nothing was tested, and that is not a pass." in run.output
+    ), run.output
+    assert "Tip: write their steps." in run.output, run.output

@@ -492,6 +492,9 @@ class RunCollector:
             evidence=self._scenario_evidence.get(key, _NO_EVIDENCE).freeze(),
             after_evidence=self._scenario_after.get(key, _NO_EVIDENCE).freeze(),
             example=example,
+            skip_reason=mask(str(reason))
+            if status == "skipped" and (reason := getattr(scenario, "skip_reason", None))
+            else None,
         )
 
     def _step(self, step: Any, background: bool) -> Step:

@@ -122,7 +122,9 @@ def _testcase(
     elif status in ("skipped", "untested"):
         counts["skipped"] += 1
         skipped = ET.Element("skipped")
-        skipped.set("message", "not run (untested)" if status == "untested" else "skipped")
+        skipped.set(
+            "message", "not run (untested)" if status == "untested" else _clean(scenario.skip_reason or "skipped")
+        )
         case.insert(first, skipped)
     out = ET.SubElement(case, "system-out")
     out.text = _clean(_steps_text(scenario))
