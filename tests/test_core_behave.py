@@ -575,3 +575,19 @@ def test_the_runs_setup_is_exempt_from_the_gc_during_the_run_and_thawed_after(tm
     during = int(run.stdout.split("frozen during the run: ")[1].split()[0])
     assert during > 10_000, run.output[-2000:]
     assert "frozen after the run: 0" in run.stdout, run.output[-2000:]
+
+
+@pytest.mark.parametrize("hiding", ["steps/mcp.py", "mcp/__init__.py"])
+def test_a_project_file_named_mcp_is_named_as_what_hides_the_sdk(tmp_path: Path, hiding: str) -> None:
+    """A steps module called mcp.py (or a package `mcp` of the project's own) is what Python
+    imports as `mcp`: without a word, behave says only "'mcp' is not a package"."""
+    root = make_project(tmp_path, SHOP, {"n.feature": "Feature: hidden\n" + HEALTHY})
+    if hiding == "steps/mcp.py":
+        (root / "steps" / "mcp_steps.py").rename(root / "steps" / "mcp.py")
+    else:
+        (root / "mcp").mkdir()
+        (root / "mcp" / "__init__.py").write_text("VERSION = 'mine'\n")
+    run = run_behave(root, "-f", "plain")
+    assert run.returncode != 0, run.output[-2000:]
+    assert f"UsageError: {root / hiding} hides the MCP SDK" in run.output, run.output[-2000:]
+    assert "Tip: rename it" in run.output, run.output[-2000:]
