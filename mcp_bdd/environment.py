@@ -201,9 +201,9 @@ def outlines_without_examples(features: list[Any], run_config: Any = None) -> li
 
 
 def scenarios_without_steps(features: list[Any], run_config: Any = None) -> list[str]:
-    """Scenarios of this run with no step at all (none of their own, no Background): behave passes
-    them, so a scenario written as a title only would count as a pass. They are skipped instead
-    (`before_scenario`), and named before the run."""
+    """Scenarios of this run with no step of their own: behave passes them (running the Background,
+    when there is one), so a scenario written as a title only would count as a pass. They are
+    skipped instead (`before_scenario`), and named before the run."""
     problems: list[str] = []
     for feature in features:
         for scenario in feature.walk_scenarios(with_outlines=False):
@@ -218,7 +218,8 @@ def scenarios_without_steps(features: list[Any], run_config: Any = None) -> list
 
 
 def _has_steps(scenario: Any) -> bool:
-    return any(True for _ in scenario.all_steps)
+    """Steps of its own: a Background alone checks only what every scenario of the feature sets up."""
+    return bool(scenario.steps)
 
 
 def _will_run(scenario: Any, run_config: Any) -> bool:
@@ -235,13 +236,12 @@ def before_feature(context: Any, feature: Any) -> None:
 def before_scenario(context: Any, scenario: Any) -> None:
     from mcp_bdd.steps._lookahead import may_read_changes
 
-    steps = tuple(scenario.all_steps)  # once: all_steps is an iterator that runs out
-    if not steps:  # a title only: it tests nothing, and is not a pass (warned of in before_all)
+    state = context.mcp = context.mcp_runtime.begin_scenario()  # a project's own hooks see it, skipped or not
+    if not _has_steps(scenario):  # a title only: it tests nothing, and is not a pass (warned of in before_all)
         scenario.skip(reason="the scenario has no steps: it tests nothing")
         getattr(context, "_mcp_empty_scenarios", []).append(str(scenario.location))
-        context.mcp = None
         return
-    state = context.mcp = context.mcp_runtime.begin_scenario()
+    steps = tuple(scenario.all_steps)  # once: all_steps is an iterator that runs out
     # asked when a session opens (most scenarios never read a change notification: see _lookahead),
     # maybe by several servers: answered once
     state.reads_changes = functools.cache(functools.partial(may_read_changes, steps, _step_registry(context)))
@@ -414,7 +414,8 @@ def after_all(context: Any) -> None:
         from mcp_bdd.servers import reap_all
 
         reap_all()
-    if runtime is not None and runtime.scenario_count == 0 and not _aborted(context):
+    skipped = len(getattr(context, "_mcp_empty_scenarios", None) or ())  # begun, but skipped: no steps
+    if runtime is not None and runtime.scenario_count == skipped and not _aborted(context):
         _nothing_ran(context)
 
 

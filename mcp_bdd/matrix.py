@@ -761,7 +761,8 @@ def run_matrix(options: RunOptions, out: Any = None) -> int:
             f"mcp-bdd run: no scenario ran in {len(units)} feature file(s)"
             + (f" with the tags {' '.join(tags)}" if tags else "")
             + ": nothing was tested, and that is not a pass.\n"
-            "  Tip: check --tags / --name, or the paths you gave.",
+            "  Tip: check --tags / --name, or the paths you gave; a scenario without steps is skipped "
+            "(each is named in a warning above).",
             file=out,
         )
         severity = EXIT_NOTHING_RAN

@@ -193,11 +193,28 @@ Feature: counts that check nothing
     ), run.failures()
 
 
+OWN_HOOKS = """
+from mcp_bdd.chain import chain_hooks
+
+
+def before_scenario(context, scenario):
+    print(f"own hook sees the scenario's transcript: {context.mcp.transcript is not None}")
+
+
+chain_hooks(globals())
+"""
+
+
 def test_a_scenario_without_steps_is_skipped_not_passed(tmp_path: Path) -> None:
+    """Also under a Background (a title written ahead would run it and pass), in every output,
+    and a project's own hooks still see `context.mcp` in a skipped scenario."""
     feature = """
 Feature: titles only
-  Scenario: real
+  Background:
     Given the MCP server "shop" is running
+
+  Scenario: real
+    When I list the tools
 
   Scenario: a title only
 
@@ -205,21 +222,35 @@ Feature: titles only
   Scenario: left out by the tags
 """
     root = make_project(tmp_path, SHOP, {"e.feature": feature})
+    (root / "environment.py").write_text(OWN_HOOKS)
     reports = ("-f", "mcp_bdd.report:LivingDocFormatter", "-o", "r.html", "-f", "mcp_bdd.report:JUnitFormatter")
-    run = run_behave(root, *reports, "-o", "j.xml", "-f", "plain", "--tags", "not @later")
+    cucumber = ("-f", "mcp_bdd.report:CucumberJsonFormatter", "-o", "c.json")
+    messages = ("-f", "mcp_bdd.report:CucumberMessagesFormatter", "-o", "m.ndjson")
+    run = run_behave(
+        root, *reports, "-o", "j.xml", *cucumber, *messages, "-f", "plain", "--no-capture", "--tags", "not @later"
+    )
     assert run.returncode == 0, run.failures()  # the real scenario ran: a warning, not a failure
     assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 2}, run.failures()
+    assert run.stdout.count("own hook sees the scenario's transcript: True") == 2, run.output[-3000:]
+    assert (
+        'mcp-bdd: warning: features/e.feature:9: Scenario "a title only" has no steps: it tests nothing, so it '
+        "is reported as skipped, not passed.\n  Tip: write its steps, or remove it.\n" in run.stderr
+    ), run.output
+    assert run.stderr.count("mcp-bdd: warning:") == 1, run.stderr  # not the one the tags left out
     reason = "the scenario has no steps: it tests nothing"
     assert f'<skipped message="{reason}" />' in (root / "j.xml").read_text(), (root / "j.xml").read_text()
     assert f'class="skip-reason muted">Skipped: {reason}' in (root / "r.html").read_text()
     model = json.loads((root / "r.json").read_text())
     reasons = {s["name"]: s["skip_reason"] for s in model["features"][0]["children"]}
     assert reasons == {"real": None, "a title only": reason, "left out by the tags": None}, reasons
-    assert (
-        'mcp-bdd: warning: features/e.feature:6: Scenario "a title only" has no steps: it tests nothing, so it '
-        "is reported as skipped, not passed.\n  Tip: write its steps, or remove it.\n" in run.stderr
-    ), run.output
-    assert run.stderr.count("mcp-bdd: warning:") == 1, run.stderr  # not the one the tags left out
+    [empty] = [e for e in json.loads((root / "c.json").read_text())[0]["elements"] if e["name"] == "a title only"]
+    assert empty["before"][0]["result"] == {"status": "skipped", "duration": 0, "error_message": reason}, empty
+    results = [
+        next(iter(e.values()))["testStepResult"]
+        for line in (root / "m.ndjson").read_text().splitlines()
+        if "testStepFinished" in (e := json.loads(line))
+    ]
+    assert {"duration": {"seconds": 0, "nanos": 0}, "status": "SKIPPED", "message": reason} in results, results
 
 
 def test_a_run_of_scenarios_without_steps_tested_nothing(tmp_path: Path) -> None:

@@ -106,8 +106,11 @@ def _element(
         "steps": [_step(step) for step in scenario.steps],
     }
     before, after = hook_errors(feature, rule, scenario)
-    if before or scenario.evidence:
-        element["before"] = [_hook(before, scenario.evidence)]
+    if before or scenario.evidence or scenario.skip_reason:
+        hook = _hook(before, scenario.evidence)
+        if before is None and scenario.skip_reason:  # why it was skipped: a scenario without steps reads as passed
+            hook["result"] = {"status": "skipped", "duration": 0, "error_message": scenario.skip_reason}
+        element["before"] = [hook]
     if after or scenario.after_evidence:
         element["after"] = [_hook(after, scenario.after_evidence)]
     return element

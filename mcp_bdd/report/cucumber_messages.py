@@ -471,8 +471,11 @@ class _Writer:
     ) -> _Plan:
         plan = _Plan(scenario=scenario, id=self.id())
         before, after = hook_errors(feature, rule, scenario)
-        if before or scenario.evidence:
-            plan.steps.append(self._hook_step("BEFORE_TEST_CASE", before, scenario))
+        if before or scenario.evidence or scenario.skip_reason:
+            hook = self._hook_step("BEFORE_TEST_CASE", before, scenario)
+            if before is None and scenario.skip_reason:  # why it was skipped, where Cucumber tools look
+                hook.status, hook.error = "skipped", scenario.skip_reason
+            plan.steps.append(hook)
         if after or scenario.after_evidence:
             plan.after.append(self._hook_step("AFTER_TEST_CASE", after, scenario))
         for model_step, pickle_step in zip(scenario.steps, step_ids, strict=True):

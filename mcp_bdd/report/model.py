@@ -270,7 +270,7 @@ class Scenario:
     evidence: Evidence = field(default_factory=Evidence)  # attached before the first step (hooks)
     example: ExampleRef | None = None
     after_evidence: Evidence = field(default_factory=Evidence)  # attached after the steps (hooks, teardown)
-    skip_reason: str | None = None  # why a hook skipped it (mcp-bdd: a scenario with no steps)
+    skip_reason: str | None = None  # why it was skipped, when something said (mcp-bdd: it has no steps)
 
 
 @dataclass(frozen=True, kw_only=True)

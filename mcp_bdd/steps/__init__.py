@@ -9,7 +9,6 @@ Importing a module registers its steps with behave; one module per MCP feature.
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import os
 
@@ -17,21 +16,24 @@ from mcp_bdd.errors import UsageError
 
 
 def _sdk_not_hidden() -> None:
-    """A project file named `mcp.py`, or a folder `mcp/` of its own (a steps module, a server
+    """A project file named `mcp.py`, or a package `mcp/` of its own (a steps module, a server
     beside environment.py), hides the MCP SDK: behave puts those folders on sys.path, and the
     first `import mcp` below finds it. Python then says only "No module named 'mcp.shared';
-    'mcp' is not a package", naming no file."""
+    'mcp' is not a package", naming no file. Decided by the shape of what would be imported (a
+    module, or a package without the SDK's `client/` and `shared/`), not by where it lies: an
+    SDK checkout on PYTHONPATH is the SDK too."""
     try:
-        installed = [f.locate() for f in importlib.metadata.files("mcp") or () if f.as_posix() == "mcp/__init__.py"]
-    except importlib.metadata.PackageNotFoundError:
-        return  # not installed: the import below says so itself
-    spec = importlib.util.find_spec("mcp")
-    if not installed or spec is None or spec.origin is None:
-        return  # an editable install of the SDK lists no files: nothing to compare with
-    if any(os.path.samefile(spec.origin, path) for path in installed if os.path.exists(path)):
-        return  # the SDK's package
+        spec = importlib.util.find_spec("mcp")
+        if spec is None:
+            return  # not installed: the import below says so itself
+        folders = list(spec.submodule_search_locations or [])
+        if any(os.path.isdir(os.path.join(f, "client")) and os.path.isdir(os.path.join(f, "shared")) for f in folders):
+            return  # the SDK's package
+        where = spec.origin or (folders[0] if folders else "a module named mcp")
+    except (ValueError, TypeError, OSError):
+        return  # an `mcp` without a spec (a test's stub): not a file of the project
     raise UsageError(
-        f"{spec.origin} hides the MCP SDK: Python imports it as `mcp`, so mcp-bdd cannot "
+        f"{where} hides the MCP SDK: Python imports it as `mcp`, so mcp-bdd cannot "
         "import the SDK's package of that name.\n  Tip: rename it (e.g. mcp_steps.py; a server: "
         'mcp_server.py, with app = "mcp_server:..." in the configuration).'
     )
