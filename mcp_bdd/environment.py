@@ -206,12 +206,19 @@ def scenarios_without_steps(features: list[Any], run_config: Any = None) -> list
     skipped instead (`before_scenario`), and named before the run."""
     problems: list[str] = []
     for feature in features:
-        for scenario in feature.walk_scenarios(with_outlines=False):
-            if run_config is not None and not _will_run(scenario, run_config):
+        rows: set[int] = set()  # an outline's rows: said once, at the outline
+        for scenario in feature.walk_scenarios(with_outlines=True):
+            if id(scenario) in rows:
                 continue
-            if not _has_steps(scenario):
+            outline = isinstance(scenario, behave_model.ScenarioOutline)
+            runs = [s for s in scenario.scenarios] if outline else [scenario]
+            rows.update(id(s) for s in runs if outline)
+            if run_config is not None:
+                runs = [s for s in runs if _will_run(s, run_config)]
+            if runs and not _has_steps(scenario):
+                kind = "Scenario Outline" if outline else "Scenario"
                 problems.append(
-                    f'{scenario.location}: Scenario "{scenario.name}" has no steps: it tests nothing, so it is '
+                    f'{scenario.location}: {kind} "{scenario.name}" has no steps: it tests nothing, so it is '
                     "reported as skipped, not passed.\n  Tip: write its steps, or remove it."
                 )
     return problems

@@ -218,6 +218,12 @@ Feature: titles only
 
   Scenario: a title only
 
+  Scenario Outline: an outline without steps, <n>
+    Examples:
+      | n |
+      | 1 |
+      | 2 |
+
   @later
   Scenario: left out by the tags
 """
@@ -230,19 +236,23 @@ Feature: titles only
         root, *reports, "-o", "j.xml", *cucumber, *messages, "-f", "plain", "--no-capture", "--tags", "not @later"
     )
     assert run.returncode == 0, run.failures()  # the real scenario ran: a warning, not a failure
-    assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 2}, run.failures()
-    assert run.stdout.count("own hook sees the scenario's transcript: True") == 2, run.output[-3000:]
+    assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 4}, run.failures()
+    assert run.stdout.count("own hook sees the scenario's transcript: True") == 4, run.output[-3000:]
     assert (
         'mcp-bdd: warning: features/e.feature:9: Scenario "a title only" has no steps: it tests nothing, so it '
         "is reported as skipped, not passed.\n  Tip: write its steps, or remove it.\n" in run.stderr
     ), run.output
-    assert run.stderr.count("mcp-bdd: warning:") == 1, run.stderr  # not the one the tags left out
+    assert 'features/e.feature:11: Scenario Outline "an outline without steps, <n>" has no steps' in run.stderr
+    assert run.stderr.count("mcp-bdd: warning:") == 2, run.stderr  # the outline once; not the one the tags left out
     reason = "the scenario has no steps: it tests nothing"
     assert f'<skipped message="{reason}" />' in (root / "j.xml").read_text(), (root / "j.xml").read_text()
     assert f'class="skip-reason muted">Skipped: {reason}' in (root / "r.html").read_text()
     model = json.loads((root / "r.json").read_text())
-    reasons = {s["name"]: s["skip_reason"] for s in model["features"][0]["children"]}
+    children = model["features"][0]["children"]
+    reasons = {s["name"]: s["skip_reason"] for s in children if s["kind"] == "scenario"}
     assert reasons == {"real": None, "a title only": reason, "left out by the tags": None}, reasons
+    [outline] = [s for s in children if s["kind"] != "scenario"]
+    assert [s["skip_reason"] for s in outline["scenarios"]] == [reason, reason], outline
     [empty] = [e for e in json.loads((root / "c.json").read_text())[0]["elements"] if e["name"] == "a title only"]
     assert empty["before"][0]["result"] == {"status": "skipped", "duration": 0, "error_message": reason}, empty
     results = [
