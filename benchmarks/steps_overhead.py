@@ -79,7 +79,7 @@ async def raw_same_requests(n: int) -> float:
     notifications are collected from the moment the session opens; on 2026-07-28 only a listen
     stream carries them) and `tools/list` (a table's cells are coerced by the tool's inputSchema),
     then the call. The benchmark's scenarios read none, so mcp-bdd skips the stream for them
-    (`steps._lookahead`): this prices what a scenario that does read them adds."""
+    (`_lookahead`): this prices what a scenario that does read them adds."""
     per_scenario = []
     for i in range(-WARM_UP, n):
         if i == 0:

@@ -28,6 +28,7 @@ from typing import Any, NoReturn
 import behave.model as behave_model
 
 from mcp_bdd._attach import Phase, attach, deliver_held, mask_again, place_users_attachments
+from mcp_bdd._lookahead import may_read_changes
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import WARNING_PREFIX, ConfigError, McpBddError, NothingSelected, printable
 from mcp_bdd.secrets import dumps_masked, generation, mask
@@ -241,8 +242,6 @@ def before_feature(context: Any, feature: Any) -> None:
 
 
 def before_scenario(context: Any, scenario: Any) -> None:
-    from mcp_bdd.steps._lookahead import may_read_changes
-
     state = context.mcp = context.mcp_runtime.begin_scenario()  # a project's own hooks see it, skipped or not
     if not _has_steps(scenario):  # a title only: it tests nothing, and is not a pass (warned of in before_all)
         scenario.skip(reason="the scenario has no steps: it tests nothing")
@@ -357,7 +356,11 @@ def after_step(context: Any, step: Any) -> None:
 
 
 def _closest_phrases(text: str, context: Any = None) -> str:
-    """The vocabulary phrases closest to an undefined step (or the `\\"` fix), so a typo is a one-second fix."""
+    """The vocabulary phrases closest to an undefined step (or the `\\"` fix), so a typo is a one-second fix.
+    Nothing when the project did not load the vocabulary: importing any of it would register all of it
+    with behave, in the middle of the run, beside the project's own steps (and clash with a same one)."""
+    if "mcp_bdd.steps" not in sys.modules:
+        return ""
     from mcp_bdd.steps._phrases import undefined_hint
 
     registry = _step_registry(context)

@@ -62,7 +62,7 @@ class ScenarioState:
     steps_ended: bool = False  # the after hooks began: what is attached now comes after the steps
     step_text: str = ""
     #: whether a step of this scenario may read change notifications (the hooks look ahead, see
-    #: steps._lookahead); None, outside behave (probe, scaffold): assume so
+    #: _lookahead); None, outside behave (probe, scaffold): assume so
     reads_changes: Callable[[], bool] | None = None
     #: secrets.generation() when the scenario began: more remembered since -> mask its evidence again
     secrets_at_start: int = field(default_factory=generation)

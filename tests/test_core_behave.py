@@ -591,3 +591,47 @@ def test_a_project_file_named_mcp_is_named_as_what_hides_the_sdk(tmp_path: Path,
     assert run.returncode != 0, run.output[-2000:]
     assert f"UsageError: {root / hiding} hides the MCP SDK" in run.output, run.output[-2000:]
     assert "Tip: rename it" in run.output, run.output[-2000:]
+
+
+OWN_STEPS_ONLY = """
+from behave import given, then
+
+
+@given('the MCP server "{name}" is running')
+def own_server(context, name):
+    context.mcp.current_server = name  # the project's own step, with the vocabulary's very words
+
+
+@then('the current server is "{name}"')
+def own_check(context, name):
+    assert context.mcp.current_server == name, context.mcp.current_server
+"""
+
+
+def test_mcp_bdds_hooks_serve_a_project_that_defines_all_its_steps_itself(tmp_path: Path) -> None:
+    """A project may take mcp-bdd's hooks (context.mcp, teardown, reports) and write every step
+    itself. The hooks must not import the vocabulary on its behalf: importing any of it registers
+    all of it with behave, mid-run, and a project step with the same words is then ambiguous (the
+    look-ahead did that at the first scenario; the undefined-step hint at the first typo)."""
+    root = make_project(
+        tmp_path,
+        SHOP,
+        {
+            "own.feature": """
+        Feature: own steps
+          Scenario: own server step
+            Given the MCP server "shop" is running
+            Then the current server is "shop"
+          Scenario: a typo of a vocabulary step
+            Given the MCP server "shop" is runing
+          Scenario: still the project's step
+            Given the MCP server "shop" is running
+            Then the current server is "shop"
+    """
+        },
+    )
+    (root / "steps" / "mcp_steps.py").write_text(OWN_STEPS_ONLY)
+    run = run_behave(root, "-f", "plain")
+    assert "AmbiguousStep" not in run.output and "HOOK-ERROR" not in run.output, run.output[-3000:]
+    assert "2 scenarios passed, 0 failed, 1 error" in run.output, run.output[-3000:]  # the typo: undefined
+    assert "1 undefined" in run.output, run.output[-3000:]

@@ -12,7 +12,7 @@ list-changed stream at connect time, for the kinds whose `listChanged` the serve
 It costs one request and a task to cancel: about 0.4 ms of a 5 ms in-memory scenario, one round
 trip over stdio or HTTP. A session only its own scenario uses skips it when no step of that
 scenario can read a change notification (`Session.listen_at_connect`, decided by the hooks from
-the scenario's steps: `steps._lookahead`); every other session always opens it. Resource streams
+the scenario's steps: `_lookahead`); every other session always opens it. Resource streams
 are opened by "When I subscribe to the resource" (one stream per URI), as `resources/subscribe` would be.
 
 Lifetime: each stream is a child task of the session's lifetime task group (entered and exited

@@ -13,10 +13,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from mcp_bdd._lookahead import reads_change_notifications
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
 from mcp_bdd.session import KEEP, Session, Timeline
 from mcp_bdd.steps._base import at_least, current_session, expected_text, given, state, text, then
-from mcp_bdd.steps._lookahead import reads_change_notifications
 from mcp_bdd.steps.resources import capability
 
 __all__ = ["KINDS", "LOG_LEVELS"]

@@ -37,8 +37,10 @@ _READERS: set[Callable[..., Any]] = set()
 #: the text). Per registry: behave run twice in one process has a new one, with other steps.
 _VERDICTS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], bool]] = weakref.WeakKeyDictionary()
 _KEEP = 4096
-#: Where the vocabulary's step modules live: a step defined elsewhere is the project's own.
-_VOCABULARY = __name__.rsplit(".", 1)[0] + "."
+#: Where the vocabulary's step modules live: a step defined elsewhere is the project's own. (This
+#: module is not among them: importing one registers the whole vocabulary with behave, and the
+#: hooks ask here in projects that define all their steps themselves.)
+_VOCABULARY = "mcp_bdd.steps."
 
 
 def reads_change_notifications(func: _F) -> _F:
