@@ -29,6 +29,7 @@ import behave.model as behave_model
 
 from mcp_bdd._attach import Phase, attach, deliver_held, mask_again, place_users_attachments
 from mcp_bdd._lookahead import may_read_changes
+from mcp_bdd._matching import forget_matches, remember_matches
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import WARNING_PREFIX, ConfigError, McpBddError, NothingSelected, printable
 from mcp_bdd.secrets import dumps_masked, generation, mask
@@ -105,6 +106,7 @@ def before_all(context: Any) -> None:
         print(f"{WARNING_PREFIX}{warning}", file=sys.stderr)
     context._mcp_empty_scenarios = []  # the ones skipped, named when nothing else ran
     _mark_where_after_hooks_start(runner)
+    remember_matches(_step_registry(context))  # the look-ahead and behave ask the same question of a step
     place_users_attachments(context, functools.partial(_phase_of, context))
     portal_cm = start_blocking_portal()
     portal = portal_cm.__enter__()
@@ -512,6 +514,7 @@ def _close_at_exit(context: Any) -> None:
 
 
 def _close_run(context: Any, runtime: Any) -> None:
+    forget_matches(_step_registry(context))
     if getattr(context, "_mcp_gc_frozen", False):
         context._mcp_gc_frozen = False
         gc.unfreeze()

@@ -105,3 +105,88 @@ def test_the_decorators_pass_behaves_keyword_arguments_on() -> None:
 
     _headed_decorator(decorator)("a step", timeout=5)(print)  # type: ignore[arg-type]
     assert seen == [("a step", {"timeout": 5})]
+
+
+def _answer(match: object) -> tuple[object, list[object]] | None:
+    if match is None:
+        return None
+    return match.func, [(a.name, a.value) for a in match.arguments]  # type: ignore[attr-defined]
+
+
+def test_a_remembered_lookup_gives_behaves_own_answer_every_time() -> None:
+    """The look-ahead and behave ask the registry about every step: a text's definition is found
+    once per run, and the same definition with the same arguments comes back each time after."""
+    from behave.step_registry import StepRegistry
+
+    from mcp_bdd._matching import forget_matches, remember_matches
+
+    lines = _contract_steps() + _example_steps()
+    steps = [Step("x.feature", 1, keyword.title(), keyword, text) for keyword, text in lines]
+    steps.append(Step("x.feature", 1, "Then", "then", "no step says this"))
+    plain = [_answer(StepRegistry.find_match(registry, step)) for step in steps]
+    remember_matches(registry)
+    try:
+        assert "find_match" in registry.__dict__
+        for _ in range(2):  # first found, then remembered
+            assert [_answer(registry.find_match(step)) for step in steps] == plain
+    finally:
+        forget_matches(registry)
+    assert "find_match" not in registry.__dict__  # behave's own lookup is back
+
+
+def test_what_is_remembered_follows_the_registry() -> None:
+    """A text that matched nothing is asked again (a definition added later may match it); a
+    definition added later that comes first, or a cleared registry, forgets what was found."""
+    from behave.step_registry import StepRegistry
+
+    from mcp_bdd._matching import remember_matches
+
+    def first(context: object) -> None: ...
+
+    def second(context: object) -> None: ...
+
+    mine = StepRegistry()
+    remember_matches(mine)
+    step = Step("x.feature", 1, "Given", "given", "a thing")
+    assert mine.find_match(step) is None
+    mine.add_step_definition("step", "a thing", first)
+    assert mine.find_match(step).func is first
+    mine.add_step_definition("given", "a {what}", second)  # given comes before step: now the first match
+    assert mine.find_match(step).func is second
+    mine.clear()
+    mine.add_step_definition("given", "a thing", first)
+    assert mine.find_match(step).func is first
+    mine.clear()
+    mine.add_step_definition("given", "a {what}", second)
+    match = mine.find_match(step)
+    assert match.func is second and _answer(match) == (second, [("what", "thing")])
+
+
+def test_a_match_a_step_could_change_is_made_anew_each_time() -> None:
+    """A remembered match hands the same argument values to every step with that text: only
+    values nothing can change in place are kept (a project's own type may parse a list)."""
+    from behave.step_registry import StepRegistry
+
+    from mcp_bdd._matching import remember_matches
+
+    def append_one(context: object, items: list[str]) -> None:
+        items.append("one")
+
+    mine = StepRegistry()
+    mine.steps["given"].append(ParseMatcher(append_one, "the items {items:Items}", custom_types={"Items": str.split}))
+    remember_matches(mine)
+    step = Step("x.feature", 1, "Given", "given", "the items a b")
+    first, second = mine.find_match(step), mine.find_match(step)
+    first.run(_context())
+    assert second.arguments[0].value == ["a", "b"]  # not the list the first step changed
+
+
+def _context() -> object:
+    class Context:
+        @staticmethod
+        def use_with_user_mode() -> object:
+            import contextlib
+
+            return contextlib.nullcontext()
+
+    return Context()
