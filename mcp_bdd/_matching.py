@@ -7,12 +7,15 @@ inside a run, where the caches are cold, and the look-ahead (`_lookahead`) asks 
 of a scenario's steps before behave runs them: some 0.19 ms of a 4.6 ms in-memory scenario went to
 it (`benchmarks/steps_overhead.py`). A text seen before gets a copy of its first answer.
 
-The answer is the one behave gives: anything that changes the registry's definitions (one
-added by a hook mid-run, `registry.clear()`) forgets every remembered match; a text that matched
-nothing is not remembered (a definition added later may match it); and only a match whose
-arguments are immutable (text, numbers, booleans, None: every one of the vocabulary's) is
-remembered, since a step may change a list or an object it was handed. Bounded: outlines vary
-the text. Installed by `before_all` for its run, and taken away by `after_all`.
+The answer is the one behave gives. Only the vocabulary's matches are remembered: their type
+converters are pure and their values immutable (text, numbers), where a project's own type may
+read the clock or the environment, count, or hand out a list a step changes, so its steps are
+looked up every time, as are a text that matched nothing (a definition added later may match
+it) and a match whose arguments failed to convert. A change to the registry's definitions (one
+added mid-run, `registry.clear()`) forgets everything; one replaced in place, keeping the
+count, is not noticed (behave never does that). Bounded: outlines vary the text. Installed by
+`before_all` for its run, on top of whatever `find_match` the registry had, which `after_all`
+puts back.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ KEEP = 4096
 
 #: argument types a step cannot change in place (a remembered match hands them to every step)
 _IMMUTABLE = (str, int, float, bool, type(None))
+#: where the vocabulary's step functions live: their converters are mcp-bdd's own, and pure
+_VOCABULARY = "mcp_bdd.steps."
 
 
 class _Remembered:
@@ -35,7 +40,8 @@ class _Remembered:
 
     def __init__(self, registry: Any) -> None:
         self.registry = registry
-        self.find = type(registry).find_match.__get__(registry)  # behave's own lookup
+        self.before = registry.__dict__.get("find_match")  # another plugin's, put back by forget_matches
+        self.find = registry.find_match  # behave's own lookup, or that plugin's
         self.lists: Any = None  # the definitions the remembered matches came from, and how many
         self.counts: tuple[int, ...] = ()
         self.found: dict[tuple[str, str], Any] = {}
@@ -50,13 +56,17 @@ class _Remembered:
         if template is not None:
             return copy.copy(template)
         match = self.find(step)
-        if match is not None and len(self.found) < KEEP and _immutable(match.arguments):
-            self.found[key] = copy.copy(match)  # behave keeps the one it gets (step.match)
+        if match is not None and len(self.found) < KEEP and _pure(match):
+            self.found[key] = copy.copy(match)  # the one handed out is the caller's own
         return match
 
 
-def _immutable(arguments: Any) -> bool:
-    return all(type(argument.value) in _IMMUTABLE for argument in arguments or ())
+def _pure(match: Any) -> bool:
+    """A vocabulary step's match whose arguments all converted to immutable values."""
+    if match.arguments is None:
+        return False  # a conversion that failed (behave's MatchWithError has none): asked again next time
+    module = str(getattr(match.func, "__module__", ""))
+    return module.startswith(_VOCABULARY) and all(type(a.value) in _IMMUTABLE for a in match.arguments)
 
 
 def remember_matches(registry: Any) -> None:
@@ -67,5 +77,9 @@ def remember_matches(registry: Any) -> None:
 
 def forget_matches(registry: Any) -> None:
     """Give `registry` back its own `find_match`."""
-    if isinstance(registry.__dict__.get("find_match"), _Remembered):
-        del registry.find_match
+    remembered = registry.__dict__.get("find_match")
+    if isinstance(remembered, _Remembered):
+        if remembered.before is None:
+            del registry.find_match
+        else:
+            registry.find_match = remembered.before

@@ -143,8 +143,9 @@ def test_what_is_remembered_follows_the_registry() -> None:
 
     def first(context: object) -> None: ...
 
-    def second(context: object) -> None: ...
+    def second(context: object, what: str) -> None: ...
 
+    first.__module__ = second.__module__ = "mcp_bdd.steps.tools"  # as the vocabulary's are: remembered
     mine = StepRegistry()
     remember_matches(mine)
     step = Step("x.feature", 1, "Given", "given", "a thing")
@@ -162,23 +163,49 @@ def test_what_is_remembered_follows_the_registry() -> None:
     assert match.func is second and _answer(match) == (second, [("what", "thing")])
 
 
-def test_a_match_a_step_could_change_is_made_anew_each_time() -> None:
-    """A remembered match hands the same argument values to every step with that text: only
-    values nothing can change in place are kept (a project's own type may parse a list)."""
+def test_a_projects_own_types_are_converted_for_every_step() -> None:
+    """A project's type may read the clock, count, or hand out a list a step changes: its steps are
+    looked up every time. So is a vocabulary step whose argument failed to convert."""
+    from behave.matchers import MatchWithError
     from behave.step_registry import StepRegistry
 
-    from mcp_bdd._matching import remember_matches
+    from mcp_bdd._matching import forget_matches, remember_matches
+
+    calls: list[str] = []
+
+    def stamped(text: str) -> str:
+        calls.append(text)  # a clock, a counter, the environment: a value of this moment
+        return f"{text}-{len(calls)}"
+
+    def stamp(context: object, stamp: str) -> None: ...
 
     def append_one(context: object, items: list[str]) -> None:
         items.append("one")
 
+    def refuse(text: str) -> str:
+        raise ValueError(f"not a size: {text}")
+
+    def sized(context: object, size: str) -> None: ...
+
+    sized.__module__ = "mcp_bdd.steps.tools"
     mine = StepRegistry()
     mine.steps["given"].append(ParseMatcher(append_one, "the items {items:Items}", custom_types={"Items": str.split}))
+    mine.steps["given"].append(ParseMatcher(stamp, "the stamp {stamp:Stamp}", custom_types={"Stamp": stamped}))
+    mine.steps["given"].append(ParseMatcher(sized, "the size {size:Size}", custom_types={"Size": refuse}))
+    plugins = StepRegistry.find_match.__get__(mine)
+    mine.find_match = plugins  # another plugin's lookup, in place before the run
     remember_matches(mine)
     step = Step("x.feature", 1, "Given", "given", "the items a b")
     first, second = mine.find_match(step), mine.find_match(step)
     first.run(_context())
     assert second.arguments[0].value == ["a", "b"]  # not the list the first step changed
+    now = Step("x.feature", 1, "Given", "given", "the stamp t")
+    assert [mine.find_match(now).arguments[0].value for _ in range(2)] == ["t-1", "t-2"]
+    bad = Step("x.feature", 1, "Given", "given", "the size huge")
+    assert isinstance(mine.find_match(bad), MatchWithError)
+    assert not mine.find_match.found  # neither was kept
+    forget_matches(mine)
+    assert mine.__dict__["find_match"] is plugins  # what was there before is back
 
 
 def _context() -> object:
