@@ -19,8 +19,11 @@ machine's speed drifts by tens of percent within minutes):
     a 1-scenario run) minus raw, split into the hops, behave, and what is left: mcp-bdd's own
     bookkeeping; and apart, the listen stream a scenario that reads change notifications adds
 Targets (README): <= +0.3 ms per call step in-memory; <= +1.5 ms per scenario.
+--one-cpu runs everything (this process, behave, the servers) on one CPU: behave's thread and the
+event loop's then share it, and a hop no longer wakes the other CPU. On a VM, whose idle vCPU
+takes tens of microseconds to wake, that shows how much of "hops" is the machine, not the code.
 
-    python benchmarks/steps_overhead.py [--scenarios 400] [--rounds 5] [--stdio-scenarios 10]
+    python benchmarks/steps_overhead.py [--scenarios 400] [--rounds 5] [--stdio-scenarios 10] [--one-cpu]
 """
 
 from __future__ import annotations
@@ -347,7 +350,12 @@ def main() -> None:
     parser.add_argument("--scenarios", type=int, default=400)
     parser.add_argument("--stdio-scenarios", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--one-cpu", action="store_true", help="run on one CPU (Linux): a hop wakes no other CPU")
     args = parser.parse_args()
+    if args.one_cpu:
+        cpu = min(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpu})  # inherited by every thread and process started from here
+        print(f"on CPU {cpu} only")
     if args.scenarios < 2 or args.stdio_scenarios < 2 or args.rounds < 1:
         parser.error("--scenarios and --stdio-scenarios need at least 2 (a 1-scenario run is the baseline), --rounds 1")
     n = args.scenarios
