@@ -984,6 +984,60 @@ Feature: web
     assert tip in run.output, run.output[-3000:]
 
 
+def _serve_streamable_http(port: int) -> subprocess.Popen[str]:
+    """The demo shop on Streamable HTTP at /mcp (as a user's already-running server), once it listens."""
+    argv = [sys.executable, "-m", "mcp_bdd.serve", "demo.shop:create_server", "--transport", "streamable-http"]
+    server = subprocess.Popen(
+        [*argv, "--port", str(port)],
+        cwd=REPO,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    ready = threading.Event()
+    said: list[str] = []
+
+    def watch() -> None:
+        assert server.stderr is not None
+        for line in server.stderr:  # read to the end: a full pipe would block the server
+            said.append(line)
+            if "Uvicorn running" in line:
+                ready.set()
+
+    threading.Thread(target=watch, daemon=True).start()
+    if not ready.wait(120) or server.poll() is not None:
+        server.kill()
+        server.wait()
+        pytest.fail("the Streamable HTTP server did not start:\n" + "".join(said))
+    return server
+
+
+def test_sse_asked_of_a_streamable_http_endpoint_is_named_as_the_wrong_transport(tmp_path: Path) -> None:
+    """`over SSE` to a url ending in /mcp: the SSE client's GET gets 400 from a Streamable HTTP
+    endpoint, and the failure said only "could not be connected to: HTTPStatusError" with the tip
+    "is the server running at that URL?" — while the server was running, on another transport."""
+    from mcp_bdd._net import free_port
+
+    port = free_port()
+    server = _serve_streamable_http(port)
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        feature = """
+Feature: wrong transport
+  Scenario: SSE to a Streamable HTTP endpoint
+    Given the MCP server "remote" is running over SSE
+"""
+        root = make_project(tmp_path, f'[servers.remote]\nurl = "{url}"\n', {"w.feature": feature})
+        run = run_behave(root)
+    finally:
+        server.kill()
+        server.wait()
+    assert run.counts()["passed"] == 0, run.output[-3000:]
+    assert f'"remote" answered HTTP 400 to the GET that opens an SSE stream at {url}' in run.output, run.output[-3000:]
+    assert "this URL looks like a Streamable HTTP endpoint" in run.output, run.output[-3000:]
+    assert "is the server running" not in run.output, run.output[-3000:]
+
+
 BAD_APP = """
 import contextlib
 import os

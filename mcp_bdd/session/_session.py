@@ -293,6 +293,9 @@ class Session(ClientSide):
             return f"broke the protocol during the handshake ({cause.message})", tip
         if isinstance(cause, EndpointRefused):
             return cause.what, cause.tip
+        status = getattr(getattr(cause, "response", None), "status_code", None)
+        if self.server.transport == "sse" and isinstance(status, int):
+            return self._sse_refusal(status)
         if isinstance(cause, Stalled):
             return f"could not be connected: {cause} (it is blocked)", (
                 "an in-process server's tool that blocks holds the run's event loop (see the failure before "
@@ -313,6 +316,24 @@ class Session(ClientSide):
                 "Run with -D transport=stdio to see the whole traceback on the server's stderr."
             )
         return f"could not be connected to: {type(cause).__name__}: {str(cause) or type(cause).__name__}", tip
+
+    def _sse_refusal(self, status: int) -> tuple[str, str]:
+        """(what happened, tip) when the URL refused the GET that opens an SSE session: most often a
+        Streamable HTTP endpoint (/mcp) asked for SSE, which answers 400 or 405 and no stream."""
+        url = str(getattr(self.server, "url", "") or "")
+        what = f"answered HTTP {status} to the GET that opens an SSE stream at {url}: not an SSE endpoint"
+        if status in (401, 403):
+            return what, (
+                "the server wants credentials: give them with headers = "
+                '{ Authorization = "Bearer ${env.API_TOKEN}" } in its configuration.'
+            )
+        if not url.rstrip("/").endswith("/sse"):
+            return what, (
+                "this URL looks like a Streamable HTTP endpoint (SSE servers usually serve /sse): connect "
+                'without "over SSE" (a url server is Streamable HTTP unless its path ends in /sse), or point '
+                "`url` at the server's SSE endpoint."
+            )
+        return what, "the server did not open an event stream: read its logs; check `url` and `headers`."
 
     def _http_refusal(self, since: int) -> tuple[str, str] | None:
         """(what happened, tip) when the URL's last answer to a handshake request was an HTTP error.
