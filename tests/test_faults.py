@@ -20,7 +20,7 @@ from typing import Any
 
 import psutil
 import pytest
-from behave_project import REPO, make_project, run_behave, run_captured, start_behave
+from behave_project import REPO, Run, make_project, run_behave, run_captured, start_behave
 
 from mcp_bdd.errors import tail
 from mcp_bdd.report.render import unpack
@@ -952,6 +952,17 @@ class _NotMcp(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def _connect(tmp_path: Path, url: str, *, over: str = "") -> Run:
+    """behave's run of one scenario that connects to the `url` server "remote" (`over` a transport)."""
+    feature = f"""
+Feature: a url
+  Scenario: connect
+    Given the MCP server "remote" is running{over}
+"""
+    root = make_project(tmp_path, f'[servers.remote]\nurl = "{url}"\n', {"w.feature": feature})
+    return run_behave(root)
+
+
 @pytest.mark.parametrize(
     ("status", "tip"),
     [
@@ -968,19 +979,13 @@ def test_a_url_that_answers_http_errors_is_named_with_its_status(status: int, ti
     thread = threading.Thread(target=web.serve_forever, daemon=True)
     thread.start()
     try:
-        feature = """
-Feature: web
-  Scenario: a web page, not an MCP endpoint
-    Given the MCP server "web" is running
-"""
         url = f"http://127.0.0.1:{web.server_address[1]}/{status}"
-        root = make_project(tmp_path, f'[servers.web]\nurl = "{url}"\n', {"w.feature": feature})
-        run = run_behave(root)
+        run = _connect(tmp_path, url)
     finally:
         web.shutdown()
         thread.join()
     assert run.counts()["passed"] == 0, run.output[-3000:]
-    assert f'"web" answered HTTP {status} (text/html) to POST {url}' in run.output, run.output[-3000:]
+    assert f'"remote" answered HTTP {status} (text/html) to POST {url}' in run.output, run.output[-3000:]
     assert tip in run.output, run.output[-3000:]
 
 
@@ -1022,13 +1027,7 @@ def test_sse_asked_of_a_streamable_http_endpoint_is_named_as_the_wrong_transport
     server = _serve_streamable_http(port)
     try:
         url = f"http://127.0.0.1:{port}/mcp"
-        feature = """
-Feature: wrong transport
-  Scenario: SSE to a Streamable HTTP endpoint
-    Given the MCP server "remote" is running over SSE
-"""
-        root = make_project(tmp_path, f'[servers.remote]\nurl = "{url}"\n', {"w.feature": feature})
-        run = run_behave(root)
+        run = _connect(tmp_path, url, over=" over SSE")
     finally:
         server.kill()
         server.wait()
