@@ -27,7 +27,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-__all__ = ["may_read_changes", "reads_change_notifications"]
+__all__ = ["is_vocabulary", "may_read_changes", "reads_change_notifications"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -41,6 +41,11 @@ _KEEP = 4096
 #: module is not among them: importing one registers the whole vocabulary with behave, and the
 #: hooks ask here in projects that define all their steps themselves.)
 _VOCABULARY = "mcp_bdd.steps."
+
+
+def is_vocabulary(func: Any) -> bool:
+    """Whether a step function is one of mcp-bdd's vocabulary (else the project's own)."""
+    return str(getattr(func, "__module__", "")).startswith(_VOCABULARY)
 
 
 def reads_change_notifications(func: _F) -> _F:
@@ -71,4 +76,4 @@ def _reads(match: Any) -> bool:
     if match is None:
         return False  # undefined: the scenario fails at that step before any notification matters
     func = match.func
-    return func in _READERS or not str(getattr(func, "__module__", "")).startswith(_VOCABULARY)
+    return func in _READERS or not is_vocabulary(func)

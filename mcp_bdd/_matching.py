@@ -23,6 +23,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from mcp_bdd._lookahead import is_vocabulary
+
 __all__ = ["forget_matches", "remember_matches"]
 
 #: step texts remembered per run (an outline's rows each add one; past this, lookups just scan)
@@ -31,8 +33,6 @@ KEEP = 4096
 
 #: argument types a step cannot change in place (a remembered match hands them to every step)
 _IMMUTABLE = (str, int, float, bool, type(None))
-#: where the vocabulary's step functions live: their converters are mcp-bdd's own, and pure
-_VOCABULARY = "mcp_bdd.steps."
 
 
 class _Remembered:
@@ -65,8 +65,8 @@ def _pure(match: Any) -> bool:
     """A vocabulary step's match whose arguments all converted to immutable values."""
     if match.arguments is None:
         return False  # a conversion that failed (behave's MatchWithError has none): asked again next time
-    module = str(getattr(match.func, "__module__", ""))
-    return module.startswith(_VOCABULARY) and all(type(a.value) in _IMMUTABLE for a in match.arguments)
+    # the vocabulary's converters are mcp-bdd's own, and pure
+    return is_vocabulary(match.func) and all(type(a.value) in _IMMUTABLE for a in match.arguments)
 
 
 def remember_matches(registry: Any) -> None:
