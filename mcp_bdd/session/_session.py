@@ -57,6 +57,11 @@ __all__ = ["Session"]
 _RAW: Any = TypeAdapter(dict[str, Any])
 T = TypeVar("T")
 _MAX_PAGES = 1000
+#: what a URL that answered 401 or 403 to the handshake wants (Streamable HTTP's POST, SSE's GET)
+_CREDENTIALS_TIP = (
+    'the server wants credentials: give them with headers = { Authorization = "Bearer ${env.API_TOKEN}" } '
+    "in its configuration."
+)
 
 
 class Session(ClientSide):
@@ -323,10 +328,7 @@ class Session(ClientSide):
         url = str(getattr(self.server, "url", "") or "")
         what = f"answered HTTP {status} to the GET that opens an SSE stream at {url}: not an SSE endpoint"
         if status in (401, 403):
-            return what, (
-                "the server wants credentials: give them with headers = "
-                '{ Authorization = "Bearer ${env.API_TOKEN}" } in its configuration.'
-            )
+            return what, _CREDENTIALS_TIP
         if not url.rstrip("/").endswith("/sse"):
             return what, (
                 "this URL looks like a Streamable HTTP endpoint (SSE servers usually serve /sse): connect "
@@ -361,10 +363,7 @@ class Session(ClientSide):
         if status < 400:
             return None
         if status in (401, 403):
-            tip = (
-                "the server wants credentials: give them with headers = "
-                '{ Authorization = "Bearer ${env.API_TOKEN}" } in its configuration.'
-            )
+            tip = _CREDENTIALS_TIP
         elif status in (404, 405, 406, 415, 501):
             tip = (
                 "check the path in `url`: Streamable HTTP servers usually serve /mcp "
