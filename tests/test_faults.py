@@ -964,34 +964,51 @@ Feature: a url
 
 
 @pytest.mark.parametrize(
-    ("status", "tip"),
+    ("status", "over", "said", "tip"),
     [
-        (404, "check the path in `url`"),
-        (401, "the server wants credentials"),
-        (200, "an MCP endpoint answers with application/json or text/event-stream"),
+        (404, "", "answered HTTP 404 (text/html) to POST {url}", "check the path in `url`"),
+        (401, "", "answered HTTP 401 (text/html) to POST {url}", "the server wants credentials"),
+        (
+            200,
+            "",
+            "answered HTTP 200 (text/html) to POST {url}",
+            "an MCP endpoint answers with application/json or text/event-stream",
+        ),
+        (401, " over SSE", "answered HTTP 401 to the GET that opens an SSE stream at {url}", "wants credentials"),
+        (
+            200,
+            " over SSE",
+            "answered HTTP 200 (text/html) to GET {url}",
+            "an MCP endpoint answers with application/json or text/event-stream",
+        ),
     ],
 )
-def test_a_url_that_answers_http_errors_is_named_with_its_status(status: int, tip: str, tmp_path: Path) -> None:
+def test_a_url_that_answers_http_errors_is_named_with_its_status(
+    status: int, over: str, said: str, tip: str, tmp_path: Path
+) -> None:
     """The SDK says only "Server returned an error response"; a wrong path or a missing token is
     the first thing a new user meets with a URL server. A web page served with 200 used to read
-    "closed the connection during the handshake" with the tip "is the server running?"."""
+    "closed the connection during the handshake" with the tip "is the server running?" — and over
+    SSE "could not be connected to: SSEError", because SSE's answers were not recorded."""
     web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotMcp)
     thread = threading.Thread(target=web.serve_forever, daemon=True)
     thread.start()
     try:
         url = f"http://127.0.0.1:{web.server_address[1]}/{status}"
-        run = _connect(tmp_path, url)
+        run = _connect(tmp_path, url, over=over)
     finally:
         web.shutdown()
         thread.join()
     assert run.counts()["passed"] == 0, run.output[-3000:]
-    assert f'"remote" answered HTTP {status} (text/html) to POST {url}' in run.output, run.output[-3000:]
+    assert f'"remote" {said.format(url=url)}' in run.output, run.output[-3000:]
     assert tip in run.output, run.output[-3000:]
+    assert "is the server running" not in run.output, run.output[-3000:]
 
 
-def _serve_streamable_http(port: int) -> subprocess.Popen[str]:
-    """The demo shop on Streamable HTTP at /mcp (as a user's already-running server), once it listens."""
-    argv = [sys.executable, "-m", "mcp_bdd.serve", "demo.shop:create_server", "--transport", "streamable-http"]
+def _serve_over_http(port: int, transport: str = "streamable-http") -> subprocess.Popen[str]:
+    """The demo shop on Streamable HTTP at /mcp, or SSE at /sse (as a user's already-running
+    server), once it listens."""
+    argv = [sys.executable, "-m", "mcp_bdd.serve", "demo.shop:create_server", "--transport", transport]
     server = subprocess.Popen(
         [*argv, "--port", str(port)],
         cwd=REPO,
@@ -1013,7 +1030,7 @@ def _serve_streamable_http(port: int) -> subprocess.Popen[str]:
     if not ready.wait(120) or server.poll() is not None:
         server.kill()
         server.wait()
-        pytest.fail("the Streamable HTTP server did not start:\n" + "".join(said))
+        pytest.fail(f"the {transport} server did not start:\n" + "".join(said))
     return server
 
 
@@ -1024,7 +1041,7 @@ def test_sse_asked_of_a_streamable_http_endpoint_is_named_as_the_wrong_transport
     from mcp_bdd._net import free_port
 
     port = free_port()
-    server = _serve_streamable_http(port)
+    server = _serve_over_http(port)
     try:
         url = f"http://127.0.0.1:{port}/mcp"
         run = _connect(tmp_path, url, over=" over SSE")
@@ -1035,6 +1052,80 @@ def test_sse_asked_of_a_streamable_http_endpoint_is_named_as_the_wrong_transport
     assert f'"remote" answered HTTP 400 to the GET that opens an SSE stream at {url}' in run.output, run.output[-3000:]
     assert "this URL looks like a Streamable HTTP endpoint" in run.output, run.output[-3000:]
     assert "is the server running" not in run.output, run.output[-3000:]
+
+
+class _SilentSse(http.server.BaseHTTPRequestHandler):
+    """An SSE endpoint that names its messages URL, acknowledges each POST the way Express does
+    (`res.status(202).send("Accepted")`: 202, text/html), and never answers on the stream."""
+
+    closing = threading.Event()
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        self.wfile.write(b"event: endpoint\ndata: /messages?session_id=1\n\n")
+        self.wfile.flush()
+        self.closing.wait(120)
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = b"Accepted"
+        self.send_response(202)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_an_sse_servers_acknowledgement_of_a_post_is_not_taken_for_its_answer(tmp_path: Path) -> None:
+    """Over SSE a POST's answer is only "202 Accepted", in whatever content type; the message
+    comes on the stream. A server that never answers there timed out its handshake, and must be
+    named for that, not as a URL that "answered HTTP 202 (text/html) ... not an MCP endpoint"."""
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SilentSse)
+    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{web.server_address[1]}/sse"
+        config = f'[servers.remote]\nurl = "{url}"\nstartup_timeout = 3\n'
+        feature = 'Feature: silent\n  Scenario: connect\n    Given the MCP server "remote" is running\n'
+        run = run_behave(make_project(tmp_path, config, {"w.feature": feature}))
+    finally:
+        _SilentSse.closing.set()
+        web.shutdown()
+        thread.join()
+    assert run.counts()["passed"] == 0, run.output[-3000:]
+    assert "did not complete the MCP handshake within startup_timeout = 3 s" in run.output, run.output[-3000:]
+    assert "not an MCP endpoint" not in run.output, run.output[-3000:]
+
+
+def test_the_http_answers_of_an_sse_session_are_recorded_for_the_http_steps(tmp_path: Path) -> None:
+    """The HTTP steps (`the last HTTP response has status`, the auth checks) read the answers a
+    session received; an SSE session recorded none, so they said "no HTTP exchange happened"
+    over SSE. Now the SSE client records every answer as the Streamable HTTP client does."""
+    from mcp_bdd._net import free_port
+
+    port = free_port()
+    server = _serve_over_http(port, "sse")
+    feature = """
+Feature: SSE answers
+  Scenario: the messages endpoint accepts each request
+    Given the MCP server "remote" is running over SSE
+    When I list the tools
+    Then the last HTTP response has status 202
+"""
+    try:
+        root = make_project(
+            tmp_path, f'[servers.remote]\nurl = "http://127.0.0.1:{port}/sse"\n', {"w.feature": feature}
+        )
+        run = run_behave(root)
+    finally:
+        server.kill()
+        server.wait()
+    assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.output[-3000:]
 
 
 BAD_APP = """

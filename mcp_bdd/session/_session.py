@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import itertools
 import math
 import time
@@ -254,14 +255,15 @@ class Session(ClientSide):
         def refused(message: str) -> None:  # a refusal that fails no request (the others fail theirs)
             self.transcript.record("error", self.name, "transport", {"message": message})
 
-        # every answer bounded by max_message_bytes, as stdio lines are (see _http)
+        # every answer bounded by max_message_bytes, as stdio lines are (see _http); every answer's
+        # status recorded, over both transports: the auth steps and a refused connect read them
         make = client_factory(server=self.name, limit=self.max_message_bytes, sse=sse, on_refused=refused)
+        hooks = {"response": [self._record_http]}
         if sse:
-            return sse_client(self.server.url, headers=self.server.headers or None, httpx_client_factory=make)
+            factory = functools.partial(make, event_hooks=hooks)
+            return sse_client(self.server.url, headers=self.server.headers or None, httpx_client_factory=factory)
         http = make(
-            headers=self.server.headers or None,
-            timeout=httpx2.Timeout(self.timeout, read=300),
-            event_hooks={"response": [self._record_http]},
+            headers=self.server.headers or None, timeout=httpx2.Timeout(self.timeout, read=300), event_hooks=hooks
         )
         self._http_client = http  # the SDK does not close a client it is given: close() does
         # one SSE event is bounded by max_message_bytes in _http, not by the SDK's fixed 1 MiB
@@ -298,9 +300,6 @@ class Session(ClientSide):
             return f"broke the protocol during the handshake ({cause.message})", tip
         if isinstance(cause, EndpointRefused):
             return cause.what, cause.tip
-        status = getattr(getattr(cause, "response", None), "status_code", None)
-        if self.server.transport == "sse" and isinstance(status, int):
-            return self._sse_refusal(status)
         if isinstance(cause, Stalled):
             return f"could not be connected: {cause} (it is blocked)", (
                 "an in-process server's tool that blocks holds the run's event loop (see the failure before "
@@ -322,10 +321,9 @@ class Session(ClientSide):
             )
         return f"could not be connected to: {type(cause).__name__}: {str(cause) or type(cause).__name__}", tip
 
-    def _sse_refusal(self, status: int) -> tuple[str, str]:
+    def _sse_refusal(self, status: int, url: str) -> tuple[str, str]:
         """(what happened, tip) when the URL refused the GET that opens an SSE session: most often a
         Streamable HTTP endpoint (/mcp) asked for SSE, which answers 400 or 405 and no stream."""
-        url = str(getattr(self.server, "url", "") or "")
         what = f"answered HTTP {status} to the GET that opens an SSE stream at {url}: not an SSE endpoint"
         if status in (401, 403):
             return what, _CREDENTIALS_TIP
@@ -340,22 +338,36 @@ class Session(ClientSide):
     def _http_refusal(self, since: int) -> tuple[str, str] | None:
         """(what happened, tip) when the URL's last answer to a handshake request was an HTTP error.
 
-        Only this connect's POSTs (after the transcript entry `since`): an earlier connect's 401
-        is not this one's cause, and the GET stream a client opens after `initialized` is
-        refused with 405 by servers that do not offer one, routinely."""
+        Only this connect's answers (after the transcript entry `since`): an earlier connect's 401
+        is not this one's cause. Over Streamable HTTP only the POSTs: the GET stream a client opens
+        after `initialized` is refused with 405 by servers that do not offer one, routinely. Over
+        SSE the GET that opens the stream comes first, and its refusal is the cause."""
+        sse = self.server.transport == "sse"
         answers = [
             i.payload
             for i in self.transcript.items
-            if i.seq > since and i.method == "http" and i.server == self.name and i.payload.get("method") == "POST"
+            if i.seq > since
+            and i.method == "http"
+            and i.server == self.name
+            and (sse or i.payload.get("method") == "POST")
         ]
         if not answers:
             return None
         last = answers[-1]
         status = int(last.get("status", 0))
+        if sse and last.get("method") == "GET" and status >= 400:
+            return self._sse_refusal(status, str(last.get("url")))
         kind = str(last.get("content_type") or (last.get("headers") or {}).get("content-type", "")).split(";")[0]
         request = f"{last.get('method')} {last.get('url')}"
         what = f"answered HTTP {status} ({kind or 'no content type'}) to {request}: not an MCP endpoint's answer"
-        if status < 300 and kind.strip().lower() not in ("application/json", "text/event-stream", ""):
+        # over SSE a POST's answer is only an acknowledgement ("202 Accepted", any body): the
+        # message itself comes on the stream, whose GET is the answer that must be an event stream
+        carries_messages = not sse or last.get("method") == "GET"
+        if (
+            carries_messages
+            and status < 300
+            and kind.strip().lower() not in ("application/json", "text/event-stream", "")
+        ):
             return what, (
                 "an MCP endpoint answers with application/json or text/event-stream: this URL serves "
                 "something else (a web page?). Check the path in `url`: Streamable HTTP servers usually serve /mcp."

@@ -141,7 +141,7 @@ def _last(context: Any) -> dict[str, Any]:
         raise UsageError(
             f"{_state(context).location}: no HTTP exchange happened in this scenario. Tip: the auth checks read "
             'what the session received over HTTP: connect first (When I connect to the MCP server "<name>") '
-            "to a server that runs over streamable HTTP."
+            "to a server that runs over HTTP (Streamable HTTP or SSE)."
         )
     return responses[-1]
 
