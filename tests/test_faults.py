@@ -934,17 +934,20 @@ def test_the_timeline_counts_exactly_keeps_a_bounded_number_and_looks_at_each_on
     assert not full.wait_until(lambda: full.count("notifications/progress") >= 9, 0)
 
 
+def _answer(handler: http.server.BaseHTTPRequestHandler, status: int, body: bytes) -> None:
+    """Answer `status` with an HTML `body`, as a web framework's default does."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", "text/html; charset=utf-8")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 class _NotMcp(http.server.BaseHTTPRequestHandler):
     """A web server that is not an MCP endpoint: each path answers its own status with HTML."""
 
     def do_POST(self) -> None:
-        status = int(self.path.strip("/") or 404)
-        body = b"<html><body>Not here</body></html>"
-        self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        _answer(self, int(self.path.strip("/") or 404), b"<html><body>Not here</body></html>")
 
     do_GET = do_POST
 
@@ -978,8 +981,14 @@ Feature: a url
         (
             200,
             " over SSE",
-            "answered HTTP 200 (text/html) to GET {url}",
-            "an MCP endpoint answers with application/json or text/event-stream",
+            "answered HTTP 200 to the GET that opens an SSE stream at {url} with text/html: not an event stream",
+            "an SSE endpoint answers its GET with text/event-stream",
+        ),
+        (
+            302,
+            " over SSE",
+            "answered HTTP 302 to the GET that opens an SSE stream at {url}: a redirect",
+            "point `url` at the address it redirects to",
         ),
     ],
 )
@@ -1054,11 +1063,22 @@ def test_sse_asked_of_a_streamable_http_endpoint_is_named_as_the_wrong_transport
     assert "is the server running" not in run.output, run.output[-3000:]
 
 
+class _SilentSseServer(http.server.ThreadingHTTPServer):
+    """Serves `_SilentSse`; `closing` ends its streams, `posts` counts the messages it answered
+    (with `post_status`)."""
+
+    def __init__(self, post_status: int) -> None:
+        super().__init__(("127.0.0.1", 0), _SilentSse)
+        self.closing = threading.Event()
+        self.post_status = post_status
+        self.posts = 0
+
+
 class _SilentSse(http.server.BaseHTTPRequestHandler):
     """An SSE endpoint that names its messages URL, acknowledges each POST the way Express does
     (`res.status(202).send("Accepted")`: 202, text/html), and never answers on the stream."""
 
-    closing = threading.Event()
+    server: _SilentSseServer
 
     def do_GET(self) -> None:
         self.send_response(200)
@@ -1066,40 +1086,49 @@ class _SilentSse(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(b"event: endpoint\ndata: /messages?session_id=1\n\n")
         self.wfile.flush()
-        self.closing.wait(120)
+        self.server.closing.wait(120)
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        body = b"Accepted"
-        self.send_response(202)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.server.posts += 1
+        _answer(self, self.server.post_status, b"Accepted" if self.server.post_status < 300 else b"Not Found")
 
     def log_message(self, *args: object) -> None:
         pass
 
 
-def test_an_sse_servers_acknowledgement_of_a_post_is_not_taken_for_its_answer(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("post_status", "said"),
+    [
+        (202, "did not complete the MCP handshake within startup_timeout = 3 s"),
+        (404, "answered HTTP 404 to POST {url}/messages?session_id=1, a message sent where its SSE stream said"),
+    ],
+)
+def test_an_sse_servers_acknowledgement_of_a_post_is_not_taken_for_its_answer(
+    post_status: int, said: str, tmp_path: Path
+) -> None:
     """Over SSE a POST's answer is only "202 Accepted", in whatever content type; the message
     comes on the stream. A server that never answers there timed out its handshake, and must be
-    named for that, not as a URL that "answered HTTP 202 (text/html) ... not an MCP endpoint"."""
-    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SilentSse)
+    named for that, not as a URL that "answered HTTP 202 (text/html) ... not an MCP endpoint".
+    A POST it refuses is named as such (not with a tip to fix the path in `url`, which was right)."""
+    web = _SilentSseServer(post_status)
     thread = threading.Thread(target=web.serve_forever, daemon=True)
     thread.start()
     try:
-        url = f"http://127.0.0.1:{web.server_address[1]}/sse"
-        config = f'[servers.remote]\nurl = "{url}"\nstartup_timeout = 3\n'
+        origin = f"http://127.0.0.1:{web.server_address[1]}"
+        config = f'[servers.remote]\nurl = "{origin}/sse"\nstartup_timeout = 3\n'
         feature = 'Feature: silent\n  Scenario: connect\n    Given the MCP server "remote" is running\n'
         run = run_behave(make_project(tmp_path, config, {"w.feature": feature}))
     finally:
-        _SilentSse.closing.set()
+        web.closing.set()
         web.shutdown()
+        web.server_close()
         thread.join()
+    assert web.posts >= 1, run.output[-3000:]  # the initialize request was acknowledged, never answered
     assert run.counts()["passed"] == 0, run.output[-3000:]
-    assert "did not complete the MCP handshake within startup_timeout = 3 s" in run.output, run.output[-3000:]
+    assert said.format(url=origin) in run.output, run.output[-3000:]
     assert "not an MCP endpoint" not in run.output, run.output[-3000:]
+    assert "check the path" not in run.output, run.output[-3000:]
 
 
 def test_the_http_answers_of_an_sse_session_are_recorded_for_the_http_steps(tmp_path: Path) -> None:

@@ -65,6 +65,12 @@ _CREDENTIALS_TIP = (
 )
 
 
+def _content_type(answer: dict[str, Any]) -> str:
+    """The media type of a recorded HTTP answer (lower case, no parameters), or ""."""
+    kind = answer.get("content_type") or (answer.get("headers") or {}).get("content-type", "")
+    return str(kind).split(";")[0].strip().lower()
+
+
 class Session(ClientSide):
     """One open MCP session with one server, driven from synchronous behave steps."""
 
@@ -321,27 +327,14 @@ class Session(ClientSide):
             )
         return f"could not be connected to: {type(cause).__name__}: {str(cause) or type(cause).__name__}", tip
 
-    def _sse_refusal(self, status: int, url: str) -> tuple[str, str]:
-        """(what happened, tip) when the URL refused the GET that opens an SSE session: most often a
-        Streamable HTTP endpoint (/mcp) asked for SSE, which answers 400 or 405 and no stream."""
-        what = f"answered HTTP {status} to the GET that opens an SSE stream at {url}: not an SSE endpoint"
-        if status in (401, 403):
-            return what, _CREDENTIALS_TIP
-        if not url.rstrip("/").endswith("/sse"):
-            return what, (
-                "this URL looks like a Streamable HTTP endpoint (SSE servers usually serve /sse): connect "
-                'without "over SSE" (a url server is Streamable HTTP unless its path ends in /sse), or point '
-                "`url` at the server's SSE endpoint."
-            )
-        return what, "the server did not open an event stream: read its logs; check `url` and `headers`."
-
     def _http_refusal(self, since: int) -> tuple[str, str] | None:
-        """(what happened, tip) when the URL's last answer to a handshake request was an HTTP error.
+        """(what happened, tip) when the URL's last answer to a handshake request was an HTTP error,
+        or not what an MCP endpoint answers.
 
         Only this connect's answers (after the transcript entry `since`): an earlier connect's 401
         is not this one's cause. Over Streamable HTTP only the POSTs: the GET stream a client opens
         after `initialized` is refused with 405 by servers that do not offer one, routinely. Over
-        SSE the GET that opens the stream comes first, and its refusal is the cause."""
+        SSE the GET that opens the stream comes first (`_sse_refusal`)."""
         sse = self.server.transport == "sse"
         answers = [
             i.payload
@@ -354,20 +347,14 @@ class Session(ClientSide):
         if not answers:
             return None
         last = answers[-1]
-        status = int(last.get("status", 0))
-        if sse and last.get("method") == "GET" and status >= 400:
-            return self._sse_refusal(status, str(last.get("url")))
-        kind = str(last.get("content_type") or (last.get("headers") or {}).get("content-type", "")).split(";")[0]
-        request = f"{last.get('method')} {last.get('url')}"
-        what = f"answered HTTP {status} ({kind or 'no content type'}) to {request}: not an MCP endpoint's answer"
-        # over SSE a POST's answer is only an acknowledgement ("202 Accepted", any body): the
-        # message itself comes on the stream, whose GET is the answer that must be an event stream
-        carries_messages = not sse or last.get("method") == "GET"
-        if (
-            carries_messages
-            and status < 300
-            and kind.strip().lower() not in ("application/json", "text/event-stream", "")
-        ):
+        if sse:
+            return self._sse_refusal(last)
+        status, kind = int(last.get("status", 0)), _content_type(last)
+        what = (
+            f"answered HTTP {status} ({kind or 'no content type'}) to {last.get('method')} {last.get('url')}: "
+            "not an MCP endpoint's answer"
+        )
+        if status < 300 and kind not in ("application/json", "text/event-stream", ""):
             return what, (
                 "an MCP endpoint answers with application/json or text/event-stream: this URL serves "
                 "something else (a web page?). Check the path in `url`: Streamable HTTP servers usually serve /mcp."
@@ -375,15 +362,51 @@ class Session(ClientSide):
         if status < 400:
             return None
         if status in (401, 403):
-            tip = _CREDENTIALS_TIP
-        elif status in (404, 405, 406, 415, 501):
-            tip = (
+            return what, _CREDENTIALS_TIP
+        if status in (404, 405, 406, 415, 501):
+            return what, (
                 "check the path in `url`: Streamable HTTP servers usually serve /mcp "
                 '(SSE servers /sse, with transport = "sse").'
             )
-        else:
-            tip = "the server failed on the request: read its logs."
-        return what, tip
+        return what, "the server failed on the request: read its logs."
+
+    def _sse_refusal(self, answer: dict[str, Any]) -> tuple[str, str] | None:
+        """(what happened, tip) for an SSE connect whose last answer was not what an SSE server
+        answers. The GET must open a `text/event-stream`: a Streamable HTTP endpoint (/mcp) asked
+        for SSE answers 400, 405 or 406 instead. A POST's 2xx is only an acknowledgement (202
+        "Accepted", in any content type: Express sends text/html): the message comes on the stream."""
+        status, kind, url = int(answer.get("status", 0)), _content_type(answer), str(answer.get("url"))
+        if answer.get("method") != "GET":
+            if status < 400:
+                return None
+            return f"answered HTTP {status} to POST {url}, a message sent where its SSE stream said", (
+                "the server refused a message of this session: read its logs. Behind a proxy or with several "
+                "workers, the session may live in another worker (sticky sessions)."
+            )
+        what = f"answered HTTP {status} to the GET that opens an SSE stream at {url}"
+        if status in (401, 403):
+            return what, _CREDENTIALS_TIP
+        if 300 <= status < 400:
+            return f"{what}: a redirect to another origin, which an MCP client does not follow", (
+                "point `url` at the address it redirects to."
+            )
+        if status < 300 and kind == "text/event-stream":
+            return None
+        if status < 300:
+            return f"{what} with {kind or 'no content type'}: not an event stream", (
+                "an SSE endpoint answers its GET with text/event-stream: this URL serves something else "
+                "(a web page?). Check the path in `url`: SSE servers usually serve /sse."
+            )
+        what += ": not an SSE endpoint"
+        if status in (400, 405, 406) and not url.rstrip("/").endswith("/sse"):
+            return what, (
+                "this URL looks like a Streamable HTTP endpoint (SSE servers usually serve /sse): connect "
+                'without "over SSE" (a url server is Streamable HTTP unless its path ends in /sse), or point '
+                "`url` at the server's SSE endpoint."
+            )
+        if status == 404:
+            return what, "check the path in `url`: SSE servers usually serve /sse."
+        return what, "the server did not open an event stream: read its logs; check `url` and `headers`."
 
     def close(self) -> list[str]:
         """Close the session and stop the server; returns the problems (raises only on Ctrl-C)."""
