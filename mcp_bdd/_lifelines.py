@@ -1,15 +1,25 @@
 """PR_SET_PDEATHSIG: a process we start dies when the thread that started it dies; and
 PR_SET_CHILD_SUBREAPER: a server keeps the orphans of what it starts as its own children.
 
-Kept in a module of its own (stdlib only) because the `mcp-bdd run` parent, the zygote and the
-server spawner all need it, and the first two must not import `mcp` to get it.
+And the one way a process tree is killed once its stop has come (`descendants`, `kill_all`),
+for the server spawner and for the zygote's orphans.
+
+Kept in a module of its own (stdlib, and psutil when a tree is killed) because the `mcp-bdd run`
+parent, the zygote and the server spawner all need it, and the first two must not import `mcp`
+to get it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
+from typing import TYPE_CHECKING
 
-__all__ = ["adopt_orphans", "die_with_parent", "server_lifelines"]
+if TYPE_CHECKING:
+    import psutil
+
+__all__ = ["adopt_orphans", "descendants", "die_with_parent", "kill_all", "server_lifelines", "signal_group"]
 
 
 def die_with_parent() -> None:
@@ -34,6 +44,35 @@ def server_lifelines() -> None:
     keeps what its helpers orphan (servers/_process.py stops them with it)."""
     die_with_parent()
     adopt_orphans()
+
+
+def descendants(pid: int) -> list[psutil.Process]:
+    """Every process below `pid` now (none if it is gone): taken before a stop, so that what it
+    orphans as it dies is still known by its process, not by a pid that may be reused."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def kill_all(processes: list[psutil.Process], *, groups: bool = False) -> None:
+    """SIGKILL those still alive (psutil refuses a pid that was reused since); with `groups`, the
+    process group each one that is still alive leads as well (helpers that left its tree)."""
+    import psutil
+
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            if groups and process.is_running():
+                signal_group(process.pid, signal.SIGKILL)
+            process.kill()
+
+
+def signal_group(pgid: int, sig: signal.Signals) -> None:
+    """`sig` to the process group `pgid`; one that is gone, or not ours, is no error."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
 
 
 def _prctl(option: int, arg: int) -> None:

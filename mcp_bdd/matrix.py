@@ -34,9 +34,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_bdd._lifelines import die_with_parent
+from mcp_bdd._lifelines import descendants, die_with_parent, kill_all, signal_group
 from mcp_bdd.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -51,6 +51,9 @@ from mcp_bdd.errors import (
     split_lines,
     tail,
 )
+
+if TYPE_CHECKING:
+    import psutil
 
 __all__ = [
     "Leg",
@@ -316,45 +319,15 @@ def _default_signals() -> None:
     die_with_parent()
 
 
-def _descendants(pid: int) -> list[int]:
-    """Child processes of `pid` (Linux /proc), so nothing is orphaned if the worker must be killed."""
-    children: dict[int, list[int]] = {}
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return []
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[-1].split()
-        if len(fields) > 2:
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-    out: list[int] = []
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
-
-
 def _stop_all(jobs: Sequence[Job]) -> None:
     """SIGINT every running worker's group (behave stops, its hooks reap servers and the formatter
     writes a partial report), then SIGTERM, then SIGKILL for whatever is left — descendants included."""
     running = [j for j in jobs if j.process is not None and j.process.poll() is None]
-    known: dict[int, list[int]] = {}
+    known: dict[int, set[psutil.Process]] = {}
     for job in running:
         assert job.process is not None
-        known[job.process.pid] = _descendants(job.process.pid)
-        _signal_group(job.process.pid, signal.SIGINT)
+        known[job.process.pid] = set(descendants(job.process.pid))
+        signal_group(job.process.pid, signal.SIGINT)
     for sig, grace in ((signal.SIGTERM, _GRACE_INT), (signal.SIGKILL, _GRACE_TERM)):
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline and any(j.process is not None and j.process.poll() is None for j in running):
@@ -362,16 +335,13 @@ def _stop_all(jobs: Sequence[Job]) -> None:
         for job in running:
             assert job.process is not None
             if job.process.poll() is None:
-                known[job.process.pid] = sorted(set(known[job.process.pid]) | set(_descendants(job.process.pid)))
-                _signal_group(job.process.pid, sig)
+                known[job.process.pid] |= set(descendants(job.process.pid))
+                signal_group(job.process.pid, sig)
     for job in running:
         assert job.process is not None
         with contextlib.suppress(subprocess.TimeoutExpired):
             job.process.wait(timeout=2)
-        for child in known.get(job.process.pid, []):
-            _signal_group(child, signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(child, signal.SIGKILL)
+        kill_all(list(known.get(job.process.pid, ())), groups=True)
         job.returncode = job.process.returncode
         job.ended = time.monotonic()
 

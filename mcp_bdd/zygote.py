@@ -33,7 +33,7 @@ import socket
 import sys
 from typing import Any
 
-from mcp_bdd._lifelines import adopt_orphans, server_lifelines
+from mcp_bdd._lifelines import adopt_orphans, descendants, kill_all, server_lifelines
 
 __all__ = ["run_zygote"]
 
@@ -138,13 +138,7 @@ def _kill_orphans(keep: set[int]) -> None:
                 orphan = psutil.Process(pid)  # our child: its pid cannot be reused before we reap it
             except psutil.Error:
                 continue
-            try:
-                tree = orphan.children(recursive=True)
-            except psutil.Error:
-                tree = []
-            for process in [orphan, *tree]:
-                with contextlib.suppress(psutil.Error):
-                    process.kill()
+            kill_all([orphan, *descendants(pid)])
             orphans.append(orphan)
         psutil.wait_procs(orphans, timeout=1)  # reaps them: one deadline for all, not one each
 

@@ -40,7 +40,7 @@ from typing import Any
 
 import psutil
 
-from mcp_bdd._lifelines import server_lifelines
+from mcp_bdd._lifelines import descendants, kill_all, server_lifelines, signal_group
 from mcp_bdd.servers._lifeline import kill_marked, kill_sessions
 from mcp_bdd.servers._listeners import SPAWNED_BY, spawned_by
 
@@ -113,8 +113,8 @@ def _is_zombie(pid: int) -> bool:
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
+    """`sig` to the server's group and to the server (it may have left its group)."""
+    signal_group(pid, sig)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, sig)
 
@@ -158,18 +158,18 @@ class ServerProcess:
         ends). Why: a server that exits at once on EOF is gone when its stop begins, and a daemon it
         had adopted as a subreaper goes up to init with it — a green run under load left one."""
         if not self.stopped:
-            self._noted += _descendants(self.pid)
+            self._noted += descendants(self.pid)
 
     def _stop(self, close_stdin: Callable[[], None] | None) -> None:
         began = time.monotonic()
-        descendants = self._noted + _descendants(self.pid)  # while it lives: its orphans are its own children
+        found = self._noted + descendants(self.pid)  # while it lives: its orphans are its own children
         try:
             if close_stdin is not None:
                 close_stdin()
                 if self.returncode is None:
                     wait_exit(self.pid, EOF_GRACE)
             if self.returncode is None and not wait_exit(self.pid, 0):
-                descendants += _descendants(self.pid)  # what it started on EOF, too
+                found += descendants(self.pid)  # what it started on EOF, too
                 _signal_group(self.pid, signal.SIGTERM)
                 if not wait_exit(self.pid, self.term_grace):
                     _signal_group(self.pid, signal.SIGKILL)
@@ -183,29 +183,14 @@ class ServerProcess:
             self._reap(TERM_GRACE)
             # the group outlives its leader: its helpers. Not the leader's pid itself: reaped, it
             # may be reused (a group id is not, while the group has a member)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.pid, signal.SIGKILL)
+            signal_group(self.pid, signal.SIGKILL)
             kill_sessions({self.pid})
             if self.mark is not None:
                 kill_marked(f"{SERVER_MARK}={self.mark}".encode())
-            _kill_all(descendants)
+            kill_all(found)
         finally:
             lifeline().forget(self.pid)
             _unregister(self)
-
-
-def _descendants(pid: int) -> list[psutil.Process]:
-    try:
-        return psutil.Process(pid).children(recursive=True)
-    except psutil.Error:
-        return []
-
-
-def _kill_all(processes: list[psutil.Process]) -> None:
-    """SIGKILL those still alive (psutil refuses a pid that was reused since)."""
-    for process in processes:
-        with contextlib.suppress(psutil.Error):
-            process.kill()
 
 
 class ChildProcess(ServerProcess):
