@@ -1,8 +1,8 @@
 """PR_SET_PDEATHSIG: a process we start dies when the thread that started it dies; and
 PR_SET_CHILD_SUBREAPER: a server keeps the orphans of what it starts as its own children.
 
-And the one way a process tree is killed once its stop has come (`descendants`, `kill_all`),
-for the server spawner and for the zygote's orphans.
+And the one way a process tree is found and killed once its stop has come (`descendants`,
+`kill_all`, `signal_group`): a server's stop, the zygote's orphans, `mcp-bdd run`'s workers.
 
 Kept in a module of its own (stdlib, and psutil when a tree is killed) because the `mcp-bdd run`
 parent, the zygote and the server spawner all need it, and the first two must not import `mcp`
@@ -58,13 +58,16 @@ def descendants(pid: int) -> list[psutil.Process]:
 
 
 def kill_all(processes: list[psutil.Process], *, groups: bool = False) -> None:
-    """SIGKILL those still alive (psutil refuses a pid that was reused since); with `groups`, the
-    process group each one that is still alive leads as well (helpers that left its tree)."""
+    """SIGKILL those still alive (psutil refuses a pid that was reused since); with `groups`, also
+    the process group each one led: its helpers, which outlive it in the group when it has exited
+    and been reaped (a server killed with its worker, a daemon's middle process). Safe from reuse:
+    a pid that no process holds names no group but the old one (Linux gives out no pid that is
+    still a group's id), and one that another process holds now is left alone."""
     import psutil
 
     for process in processes:
         with contextlib.suppress(psutil.Error):
-            if groups and process.is_running():
+            if groups and (process.is_running() or not psutil.pid_exists(process.pid)):
                 signal_group(process.pid, signal.SIGKILL)
             process.kill()
 

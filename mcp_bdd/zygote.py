@@ -33,7 +33,7 @@ import socket
 import sys
 from typing import Any
 
-from mcp_bdd._lifelines import adopt_orphans, descendants, kill_all, server_lifelines
+from mcp_bdd._lifelines import adopt_orphans, descendants, kill_all, server_lifelines, signal_group
 
 __all__ = ["run_zygote"]
 
@@ -112,8 +112,7 @@ def run_zygote(spec: str, control_fd: int) -> int:
     finally:
         running = [pid for pid, code in children.items() if code is None]
         for pid in running:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
+            signal_group(pid, signal.SIGKILL)
         for pid in running:  # killed, it ends at once; its orphans come here as it does
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)

@@ -255,3 +255,34 @@ def test_a_run_that_cannot_start_its_lifeline_leaves_no_directory(
     with pytest.raises(OSError, match="out of processes"):
         mcp_bdd.runtime.Runtime(config, portal=None)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_kill_all_reaches_the_group_a_reaped_process_leaves_behind() -> None:
+    """`mcp-bdd run`'s interrupt path notes its workers' descendants, then kills them and the groups
+    they lead. A noted process that exited and was reaped (a server killed with its worker) leaves
+    its helpers alive in its group: they must go too, which a check of "is the leader still
+    running" alone would skip."""
+    import subprocess
+
+    from mcp_bdd._lifelines import kill_all
+
+    leader = subprocess.Popen(
+        ["sh", "-c", "sleep 600 & echo $!; read line"],  # exits when its stdin closes
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # leads its own group, as a server does
+    )
+    assert leader.stdout is not None and leader.stdin is not None
+    helper = psutil.Process(int(leader.stdout.readline()))
+    noted = psutil.Process(leader.pid)
+    leader.stdin.close()
+    leader.wait(timeout=60)  # exited and reaped: its pid names only its group now
+    try:
+        assert helper.is_running() and os.getpgid(helper.pid) == leader.pid
+        kill_all([noted], groups=True)
+        _gone, alive = psutil.wait_procs([helper], timeout=60)
+        assert not alive, "the helper left in the reaped leader's group is still running"
+    finally:
+        if helper.is_running():
+            helper.kill()

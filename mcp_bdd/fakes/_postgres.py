@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mcp_bdd._lifelines import die_with_parent
+from mcp_bdd._lifelines import die_with_parent, signal_group
 from mcp_bdd._net import free_port
 from mcp_bdd.errors import ServerStartError, UsageError, did_you_mean, split_lines, tail
 from mcp_bdd.fakes._database import check_headings, check_identifier, no_column
@@ -200,11 +200,9 @@ class PostgresCluster:
         try:
             self._process.wait(15)
         except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.pid, signal.SIGKILL)
+            signal_group(self.pid, signal.SIGKILL)
             self._process.wait()
-        with contextlib.suppress(ProcessLookupError):  # a backend that outlived its postmaster
-            os.killpg(self.pid, signal.SIGKILL)
+        signal_group(self.pid, signal.SIGKILL)  # a backend that outlived its postmaster
         from mcp_bdd.servers import lifeline
 
         lifeline().forget(self.pid)

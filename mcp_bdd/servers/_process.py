@@ -112,7 +112,7 @@ def _is_zombie(pid: int) -> bool:
         return False
 
 
-def _signal_group(pid: int, sig: signal.Signals) -> None:
+def _signal_server(pid: int, sig: signal.Signals) -> None:
     """`sig` to the server's group and to the server (it may have left its group)."""
     signal_group(pid, sig)
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -170,9 +170,9 @@ class ServerProcess:
                     wait_exit(self.pid, EOF_GRACE)
             if self.returncode is None and not wait_exit(self.pid, 0):
                 found += descendants(self.pid)  # what it started on EOF, too
-                _signal_group(self.pid, signal.SIGTERM)
+                _signal_server(self.pid, signal.SIGTERM)
                 if not wait_exit(self.pid, self.term_grace):
-                    _signal_group(self.pid, signal.SIGKILL)
+                    _signal_server(self.pid, signal.SIGKILL)
                     wait_exit(self.pid, TERM_GRACE)
                     # it ignored all a server is asked to stop by: said (a merely slow exit is not)
                     eof = f"within {EOF_GRACE:g} s of its stdin closing nor " if close_stdin is not None else ""
