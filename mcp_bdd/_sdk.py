@@ -13,6 +13,8 @@ Why each is needed (mcp 2.3):
   connect time, with no public way to change it on a live session.
 - `run_input_required_driver` (mcp.client._input_required): 2026-07-28 input-required rounds for
   requests sent with `send_request` (the SDK drives them only for its own typed calls).
+- `JSONRPCDispatcher._resolve_pending`: the one place every answer a JSON-RPC session reads
+  reaches; the SDK drops a second answer to one request at debug level, like a late one.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import mcp_types as types
 from mcp.client._input_required import run_input_required_driver
 from mcp.client._transport import TransportStreams
 from mcp.client.session import ClientRequestContext
+from mcp.shared.dispatcher import coerce_request_id
 
 __all__ = [
     "ClientRequestContext",
@@ -32,6 +35,7 @@ __all__ = [
     "intercept_input_requests",
     "restamp_log_level",
     "run_input_required",
+    "watch_repeated_answers",
 ]
 
 Dispatch = Callable[[ClientRequestContext, Any], Awaitable[Any]]
@@ -85,3 +89,36 @@ async def run_input_required(
 
     final: dict[str, Any] = await run_input_required_driver(first, dispatch=dispatch, retry=retry)
     return final
+
+
+#: answered request ids remembered per session, to tell a second answer from a late one
+_ANSWERED = 4096
+
+
+def watch_repeated_answers(low: Any, on_repeated: Callable[[Any, Any], None]) -> None:
+    """Call `on_repeated(request_id, outcome)` for every answer to a request the server had already
+    answered (JSON-RPC allows one response per request); the SDK keeps dropping it. An answer to a
+    request that was cancelled or timed out here, never answered, is late, not repeated: not said.
+
+    Only sessions that read JSON-RPC messages (stdio, Streamable HTTP, SSE) have the door; over
+    stdio the transport already takes a second answer out as evidence (servers/_framing.py). Call
+    it in the event loop's thread, once connected: the handshake's own answer is not watched."""
+    dispatcher: Any = getattr(low, "_dispatcher", None)
+    resolve = getattr(dispatcher, "_resolve_pending", None)
+    if resolve is None or getattr(dispatcher, "_mcp_bdd_answered", None) is not None:
+        return
+    answered: dict[Any, None] = {}
+    dispatcher._mcp_bdd_answered = answered
+
+    def resolve_once(request_id: Any, outcome: Any) -> None:
+        key = coerce_request_id(request_id) if request_id is not None else None
+        if key is not None and key in answered:
+            on_repeated(request_id, outcome)
+            return
+        if key is not None and key in dispatcher._pending:
+            answered[key] = None
+            if len(answered) > _ANSWERED:
+                del answered[next(iter(answered))]
+        resolve(request_id, outcome)
+
+    dispatcher._resolve_pending = resolve_once

@@ -8,6 +8,7 @@ import base64
 import http.server
 import json
 import os
+import queue
 import re
 import signal
 import subprocess
@@ -1451,6 +1452,94 @@ def test_a_second_answer_to_one_request_is_evidence_and_the_first_stands(tmp_pat
     assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.failures()
     data = out.with_suffix(".json").read_text()
     assert "a second answer to one request: " in data and "second thoughts" in data, data[-4000:]
+
+
+class _TwiceSseServer(http.server.ThreadingHTTPServer):
+    """A legacy SSE server, raw: one stream carries every answer, in the order the POSTs were
+    read, and the first tools/call is answered twice (its result, then an error for its id)."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _TwiceSse)
+        self.outbox: queue.Queue[bytes | None] = queue.Queue()
+        self.calls = 0
+
+
+class _TwiceSse(http.server.BaseHTTPRequestHandler):
+    server: _TwiceSseServer
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        self.wfile.write(b"event: endpoint\ndata: /messages?session_id=1\n\n")
+        self.wfile.flush()
+        while (message := self.server.outbox.get(timeout=120)) is not None:
+            self.wfile.write(b"event: message\ndata: " + message + b"\n\n")
+            self.wfile.flush()
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        for answer in self._answers(request):
+            self.server.outbox.put(json.dumps({"jsonrpc": "2.0", "id": request["id"], **answer}).encode())
+        _answer(self, 202, b"Accepted")
+
+    def _answers(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+        method, params = request.get("method"), request.get("params") or {}
+        if "id" not in request:
+            return []  # a notification
+        if method == "initialize":
+            info = {"name": "twice", "version": "1"}
+            version = params["protocolVersion"]
+            return [{"result": {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info}}]
+        if method == "tools/list":
+            schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+            return [{"result": {"tools": [{"name": "echo", "inputSchema": schema}]}}]
+        if method == "tools/call":
+            self.server.calls += 1
+            result = {"result": {"content": [{"type": "text", "text": params["arguments"]["text"]}]}}
+            if self.server.calls > 1:
+                return [result]
+            return [result, {"error": {"code": -32603, "message": "second thoughts"}}]
+        return [{"error": {"code": -32601, "message": f"Method not found: {method}"}}]
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_second_answer_over_http_is_evidence_as_over_stdio(tmp_path: Path) -> None:
+    """Over stdio a second answer to one request is quoted as evidence (the test above); over
+    HTTP and SSE the SDK dropped it at debug level, like a late answer, and the run showed no
+    trace of it. The SDK's one door for answers (`_sdk.watch_repeated_answers`) now records it in
+    the same words. The second call's answer comes after the duplicate on the one SSE stream, so
+    the duplicate is in the transcript by the time that call returns."""
+    web = _TwiceSseServer()
+    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread.start()
+    feature = (
+        CALL_ECHO
+        + """    When I call the tool "echo" with:
+      | text  |
+      | again |
+    Then the tool call succeeds
+"""
+    )
+    try:
+        url = f"http://127.0.0.1:{web.server_address[1]}/sse"
+        root = make_project(
+            tmp_path, f'protocol = "legacy"\n[servers.hostile]\nurl = "{url}"\n', {"s.feature": feature}
+        )
+        out = tmp_path / "doc.html"
+        run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
+    finally:
+        web.outbox.put(None)
+        web.shutdown()
+        web.server_close()
+        thread.join()
+    assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.failures()
+    assert web.calls == 2, run.output[-3000:]
+    data = out.with_suffix(".json").read_text()
+    assert "a second answer to one request: " in data and "second thoughts" in data, data[-4000:]
+    assert "JSON-RPC allows one response per request" in data, data[-4000:]
 
 
 def test_a_stray_answer_fails_every_call_that_waits_at_once(tmp_path: Path) -> None:

@@ -71,7 +71,13 @@ _ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE)
 _REMEMBERED = 4096  # request ids kept in flight, and settled ones kept to tell a late answer from a stray
 _STREAMS = frozenset({"subscriptions/listen"})  # requests that wait for events, not for an answer
 _STRAY = "a response no request waits for"
-_REPEATED = "a second answer to one request"
+REPEATED_ANSWER = "a second answer to one request"
+_REPEATED = REPEATED_ANSWER
+#: what a second answer usually means (said here, and by sessions over HTTP: session/_session.py)
+REPEATED_MEANING = (
+    "the server answered one request twice (JSON-RPC allows one response per request; mcp-bdd kept "
+    "the first): two code paths both reply, e.g. an error handler that answers after the result was sent."
+)
 _NO_ID_ERROR = "a JSON-RPC error without an id"
 _TOO_DEEP = "a response nested too deep to parse"
 _STRICTER = "JSON the SDK's parser rejects"
@@ -339,10 +345,7 @@ def _meaning(kinds: Counter[str]) -> str:
             "or the server never ends its lines."
         )
     if kinds[_REPEATED]:
-        return (
-            "the server answered one request twice (JSON-RPC allows one response per request; mcp-bdd kept "
-            "the first): two code paths both reply, e.g. an error handler that answers after the result was sent."
-        )
+        return REPEATED_MEANING
     return (
         "the server (or a library it uses) prints logs or banners on stdout. Over stdio, stdout belongs to "
         "the protocol: write logs to stderr (print(..., file=sys.stderr), console.error)."

@@ -21,6 +21,7 @@ import concurrent.futures
 import contextlib
 import functools
 import itertools
+import json
 import math
 import time
 from collections.abc import Awaitable, Callable
@@ -34,7 +35,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 
-from mcp_bdd._sdk import absorb_tool_listing, restamp_log_level, run_input_required
+from mcp_bdd._sdk import absorb_tool_listing, restamp_log_level, run_input_required, watch_repeated_answers
 from mcp_bdd.errors import (
     ExpectationFailed,
     ProtocolViolation,
@@ -45,7 +46,7 @@ from mcp_bdd.errors import (
     produced_by,
     raised,
 )
-from mcp_bdd.servers import RunningServer
+from mcp_bdd.servers import REPEATED_ANSWER, REPEATED_MEANING, RunningServer
 from mcp_bdd.session._hop import STALL_GRACE, Hops, Stalled, hops
 from mcp_bdd.session._listen import listen_for_changes
 from mcp_bdd.session._outcome import Outcome, dump, is_connection_closed, is_protocol_violation, unwrap
@@ -223,6 +224,7 @@ class Session(ClientSide):
             try:
                 async with client, anyio.create_task_group() as streams:
                     scope.deadline = math.inf
+                    watch_repeated_answers(client.session, self._on_repeated_answer)
                     self._record_connected(client, started_at)
                     self.streams = streams
                     if self.listen_at_connect and client.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
@@ -486,6 +488,18 @@ class Session(ClientSide):
         self.timeline.add(method, params, item.seq)
         if method.endswith("/list_changed"):
             self.surface_dirty = True
+
+    def _on_repeated_answer(self, request_id: Any, outcome: Any) -> None:
+        """A second answer to one request: evidence, as over stdio (servers/_framing); the first stands."""
+        kind = "error" if isinstance(outcome, types.ErrorData) else "result"
+        shown = json.dumps({"id": request_id, kind: dump(outcome)}, ensure_ascii=False, default=str)
+        quoted = f"{shown[:300]!r}" + (f" … ({len(shown)} characters)" if len(shown) > 300 else "")
+        self.transcript.record(
+            "error",
+            self.name,
+            "transport",
+            {"message": f"{REPEATED_ANSWER}: {quoted}\n  That usually means: {REPEATED_MEANING}"},
+        )
 
     # -- requests ----------------------------------------------------------------------------------
     def _run(self, fn: Callable[[], Awaitable[T]], limit: float | None = None) -> T:
