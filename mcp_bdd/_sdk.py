@@ -107,16 +107,20 @@ def watch_repeated_answers(low: Any, on_repeated: Callable[[Any, Any], None]) ->
     resolve = getattr(dispatcher, "_resolve_pending", None)
     if resolve is None or getattr(dispatcher, "_mcp_bdd_answered", None) is not None:
         return
-    answered: dict[Any, None] = {}
+    # id -> the waiter its answer went to: a request sent again with an id of its own choosing
+    # (one already answered) has a new waiter, and its answer is its first
+    answered: dict[Any, Any] = {}
     dispatcher._mcp_bdd_answered = answered
 
     def resolve_once(request_id: Any, outcome: Any) -> None:
         key = coerce_request_id(request_id) if request_id is not None else None
-        if key is not None and key in answered:
+        waiter = dispatcher._pending.get(key) if key is not None else None
+        if key in answered and (waiter is None or answered[key] is waiter):
             on_repeated(request_id, outcome)
             return
-        if key is not None and key in dispatcher._pending:
-            answered[key] = None
+        if waiter is not None:
+            answered.pop(key, None)  # moved to the end: the oldest are forgotten first
+            answered[key] = waiter
             if len(answered) > _ANSWERED:
                 del answered[next(iter(answered))]
         resolve(request_id, outcome)

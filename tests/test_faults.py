@@ -1783,3 +1783,57 @@ def test_mcp_bdd_run_shows_its_workers_warnings_on_a_leg_that_passes(tmp_path: P
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     said = re.findall(r'warning: the server "hostile" did not exit[^\n]*', run.stdout + run.stderr)
     assert len(said) == 1, run.stdout[-3000:] + run.stderr[-3000:]
+
+
+def test_the_answer_watch_tells_a_second_answer_from_a_request_sent_again_with_its_id() -> None:
+    """`_sdk.watch_repeated_answers` on the SDK's real dispatcher, over memory streams: a request
+    sent again with an id of the caller's choosing that was answered before gets its own answer
+    (not reported, not swallowed); a second answer to it is reported and the first stands."""
+    from types import SimpleNamespace
+
+    import anyio
+    import mcp_types
+    from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+    from mcp.shared.message import SessionMessage
+
+    from mcp_bdd._sdk import watch_repeated_answers
+
+    repeated: list[Any] = []
+
+    async def main() -> list[Any]:
+        to_client, client_reads = anyio.create_memory_object_stream[Any](10)
+        client_writes, from_client = anyio.create_memory_object_stream[Any](10)
+        dispatcher = JSONRPCDispatcher(client_reads, client_writes)
+        reported = anyio.Event()
+
+        def on_repeated(request_id: Any, outcome: Any) -> None:
+            repeated.append((request_id, outcome))
+            reported.set()
+
+        watch_repeated_answers(SimpleNamespace(_dispatcher=dispatcher), on_repeated)
+
+        async def answer(result: dict[str, Any]) -> None:
+            sent = await from_client.receive()
+            await to_client.send(
+                SessionMessage(mcp_types.JSONRPCResponse(jsonrpc="2.0", id=sent.message.id, result=result))
+            )
+
+        async def ignore(*args: Any) -> Any:
+            return {}
+
+        results = []
+        async with anyio.create_task_group() as tg:
+            await tg.start(dispatcher.run, ignore, ignore)
+            for n in (1, 2):
+                tg.start_soon(answer, {"n": n})
+                with anyio.fail_after(30):
+                    results.append(await dispatcher.send_raw_request("ping", None, {"request_id": 7}))
+            again = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=7, result={"n": 3})
+            await to_client.send(SessionMessage(again))
+            with anyio.fail_after(30):
+                await reported.wait()
+            tg.cancel_scope.cancel()
+        return results
+
+    assert anyio.run(main) == [{"n": 1}, {"n": 2}]
+    assert repeated == [(7, {"n": 3})]
