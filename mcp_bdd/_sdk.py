@@ -19,6 +19,8 @@ Why each is needed (mcp 2.3):
 
 from __future__ import annotations
 
+import logging
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -100,29 +102,40 @@ def watch_repeated_answers(low: Any, on_repeated: Callable[[Any, Any], None]) ->
     answered (JSON-RPC allows one response per request); the SDK keeps dropping it. An answer to a
     request that was cancelled or timed out here, never answered, is late, not repeated: not said.
 
-    Only sessions that read JSON-RPC messages (stdio, Streamable HTTP, SSE) have the door; over
-    stdio the transport already takes a second answer out as evidence (servers/_framing.py). Call
-    it in the event loop's thread, once connected: the handshake's own answer is not watched."""
+    Only sessions that read JSON-RPC messages have the door. Over stdio the transport already
+    takes a second answer out as evidence (servers/_framing.py); over SSE every answer comes
+    through here; over Streamable HTTP only the standalone GET stream's do (the SDK stops reading
+    a POST's stream at its first answer, and gives any answer on it that POST's id). Call it in
+    the event loop's thread, once connected: the handshake's own answer is not watched."""
     dispatcher: Any = getattr(low, "_dispatcher", None)
     resolve = getattr(dispatcher, "_resolve_pending", None)
     if resolve is None or getattr(dispatcher, "_mcp_bdd_answered", None) is not None:
         return
-    # id -> the waiter its answer went to: a request sent again with an id of its own choosing
-    # (one already answered) has a new waiter, and its answer is its first
-    answered: dict[Any, Any] = {}
+    # id -> the waiter its answer went to (its send stream, weakly: a finished request's waiter
+    # holds its progress callback and more): a request sent again with an id of the caller's
+    # choosing, one answered before, has a new waiter, and its answer is its first
+    answered: dict[Any, weakref.ref[Any]] = {}
     dispatcher._mcp_bdd_answered = answered
 
     def resolve_once(request_id: Any, outcome: Any) -> None:
         key = coerce_request_id(request_id) if request_id is not None else None
         waiter = dispatcher._pending.get(key) if key is not None else None
-        if key in answered and (waiter is None or answered[key] is waiter):
-            on_repeated(request_id, outcome)
+        if key in answered and (waiter is None or answered[key]() is waiter.send):
+            _tell(on_repeated, request_id, outcome)
             return
         if waiter is not None:
             answered.pop(key, None)  # moved to the end: the oldest are forgotten first
-            answered[key] = waiter
+            answered[key] = weakref.ref(waiter.send)
             if len(answered) > _ANSWERED:
                 del answered[next(iter(answered))]
         resolve(request_id, outcome)
 
     dispatcher._resolve_pending = resolve_once
+
+
+def _tell(on_repeated: Callable[[Any, Any], None], request_id: Any, outcome: Any) -> None:
+    """It runs in the SDK's read loop: an exception there would end the session, not the report."""
+    try:
+        on_repeated(request_id, outcome)
+    except Exception:
+        logging.getLogger(__name__).exception("recording a second answer to request %r failed", request_id)

@@ -5,6 +5,7 @@ grandchildren included)."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.server
 import json
 import os
@@ -1788,7 +1789,9 @@ def test_mcp_bdd_run_shows_its_workers_warnings_on_a_leg_that_passes(tmp_path: P
 def test_the_answer_watch_tells_a_second_answer_from_a_request_sent_again_with_its_id() -> None:
     """`_sdk.watch_repeated_answers` on the SDK's real dispatcher, over memory streams: a request
     sent again with an id of the caller's choosing that was answered before gets its own answer
-    (not reported, not swallowed); a second answer to it is reported and the first stands."""
+    (not reported, not swallowed); a second answer to it is reported and the first stands, whether
+    it comes after the request returned or right behind the first; an answer to a request that
+    timed out here unanswered is late, not repeated."""
     from types import SimpleNamespace
 
     import anyio
@@ -1812,8 +1815,9 @@ def test_the_answer_watch_tells_a_second_answer_from_a_request_sent_again_with_i
 
         watch_repeated_answers(SimpleNamespace(_dispatcher=dispatcher), on_repeated)
 
-        async def answer(result: dict[str, Any]) -> None:
-            sent = await from_client.receive()
+        async def answer(result: dict[str, Any], request_id: int) -> None:
+            while getattr((sent := await from_client.receive()).message, "id", None) != request_id:
+                pass  # what a timed-out request left: itself, and the SDK's courtesy cancel
             await to_client.send(
                 SessionMessage(mcp_types.JSONRPCResponse(jsonrpc="2.0", id=sent.message.id, result=result))
             )
@@ -1821,19 +1825,35 @@ def test_the_answer_watch_tells_a_second_answer_from_a_request_sent_again_with_i
         async def ignore(*args: Any) -> Any:
             return {}
 
+        def response(request_id: Any, n: int) -> SessionMessage:
+            return SessionMessage(mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result={"n": n}))
+
+        async def answer_twice() -> None:  # both in the stream before the waiter can run
+            sent = await from_client.receive()
+            to_client.send_nowait(response(sent.message.id, 4))
+            to_client.send_nowait(response(sent.message.id, 5))
+
         results = []
         async with anyio.create_task_group() as tg:
             await tg.start(dispatcher.run, ignore, ignore)
             for n in (1, 2):
-                tg.start_soon(answer, {"n": n})
+                tg.start_soon(answer, {"n": n}, 7)
                 with anyio.fail_after(30):
                     results.append(await dispatcher.send_raw_request("ping", None, {"request_id": 7}))
-            again = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=7, result={"n": 3})
-            await to_client.send(SessionMessage(again))
+            await to_client.send(response(7, 3))
             with anyio.fail_after(30):
                 await reported.wait()
+            tg.start_soon(answer_twice)
+            with anyio.fail_after(30):
+                results.append(await dispatcher.send_raw_request("ping", None, {"request_id": 8}))
+            with contextlib.suppress(Exception):  # the SDK's own timeout error
+                await dispatcher.send_raw_request("ping", None, {"request_id": 9, "timeout": 0.01})
+            await to_client.send(response(9, 6))  # late: read in order, before the next answer
+            tg.start_soon(answer, {"n": 7}, 10)
+            with anyio.fail_after(30):
+                results.append(await dispatcher.send_raw_request("ping", None, {"request_id": 10}))
             tg.cancel_scope.cancel()
         return results
 
-    assert anyio.run(main) == [{"n": 1}, {"n": 2}]
-    assert repeated == [(7, {"n": 3})]
+    assert anyio.run(main) == [{"n": 1}, {"n": 2}, {"n": 4}, {"n": 7}]
+    assert repeated == [(7, {"n": 3}), (8, {"n": 5})]
