@@ -52,6 +52,17 @@ def call_scenario(title: str, tool: str, heading: str, value: str) -> str:
 CALL_ECHO = "\nFeature: echo" + call_scenario("one call", "echo", "text", "hi")
 
 
+#: the echo scenario with a second call (the first call's second answer comes before it)
+CALL_ECHO_TWICE = (
+    CALL_ECHO
+    + """    When I call the tool "echo" with:
+      | text  |
+      | again |
+    Then the tool call succeeds
+"""
+)
+
+
 def _wait_for(predicate: object, timeout: float, what: str) -> None:
     """Wait for a condition another process brings about (a file, a process) — with a roomy deadline."""
     deadline = time.monotonic() + timeout
@@ -945,6 +956,15 @@ def _answer(handler: http.server.BaseHTTPRequestHandler, status: int, body: byte
     handler.wfile.write(body)
 
 
+def _open_sse_stream(handler: http.server.BaseHTTPRequestHandler) -> None:
+    """Answer a legacy SSE GET: an event stream whose first event names the messages URL."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.end_headers()
+    handler.wfile.write(b"event: endpoint\ndata: /messages?session_id=1\n\n")
+    handler.wfile.flush()
+
+
 class _NotMcp(http.server.BaseHTTPRequestHandler):
     """A web server that is not an MCP endpoint: each path answers its own status with HTML."""
 
@@ -1083,11 +1103,7 @@ class _SilentSse(http.server.BaseHTTPRequestHandler):
     server: _SilentSseServer
 
     def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.end_headers()
-        self.wfile.write(b"event: endpoint\ndata: /messages?session_id=1\n\n")
-        self.wfile.flush()
+        _open_sse_stream(self)
         self.server.closing.wait(120)
 
     def do_POST(self) -> None:
@@ -1439,14 +1455,7 @@ def test_a_second_answer_to_one_request_is_evidence_and_the_first_stands(tmp_pat
     and the transport reads in order, so that one is in the transcript by the time the second
     call returns, however the machine schedules the processes (the last one may come after the
     scenario ended)."""
-    feature = (
-        CALL_ECHO
-        + """    When I call the tool "echo" with:
-      | text  |
-      | again |
-    Then the tool call succeeds
-"""
-    )
+    feature = CALL_ECHO_TWICE
     root = make_project(tmp_path, hostile("--twice"), {"s.feature": feature})
     out = tmp_path / "doc.html"
     run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
@@ -1469,11 +1478,7 @@ class _TwiceSse(http.server.BaseHTTPRequestHandler):
     server: _TwiceSseServer
 
     def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.end_headers()
-        self.wfile.write(b"event: endpoint\ndata: /messages?session_id=1\n\n")
-        self.wfile.flush()
+        _open_sse_stream(self)
         while (message := self.server.outbox.get(timeout=120)) is not None:
             self.wfile.write(b"event: message\ndata: " + message + b"\n\n")
             self.wfile.flush()
@@ -1516,14 +1521,7 @@ def test_a_second_answer_over_http_is_evidence_as_over_stdio(tmp_path: Path) -> 
     web = _TwiceSseServer()
     thread = threading.Thread(target=web.serve_forever, daemon=True)
     thread.start()
-    feature = (
-        CALL_ECHO
-        + """    When I call the tool "echo" with:
-      | text  |
-      | again |
-    Then the tool call succeeds
-"""
-    )
+    feature = CALL_ECHO_TWICE
     try:
         url = f"http://127.0.0.1:{web.server_address[1]}/sse"
         root = make_project(
