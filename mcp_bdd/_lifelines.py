@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def descendants(pid: int) -> list[psutil.Process]:
         return []
 
 
-def kill_all(processes: list[psutil.Process], *, groups: bool = False) -> None:
+def kill_all(processes: Iterable[psutil.Process], *, groups: bool = False) -> None:
     """SIGKILL those still alive (psutil refuses a pid that was reused since); with `groups`, also
     the process group each one led: its helpers, which outlive it in the group when it has exited
     and been reaped (a server killed with its worker, a daemon's middle process). Safe from reuse:

@@ -341,7 +341,7 @@ def _stop_all(jobs: Sequence[Job]) -> None:
         assert job.process is not None
         with contextlib.suppress(subprocess.TimeoutExpired):
             job.process.wait(timeout=2)
-        kill_all(list(known.get(job.process.pid, ())), groups=True)
+        kill_all(known[job.process.pid], groups=True)
         job.returncode = job.process.returncode
         job.ended = time.monotonic()
 

@@ -19,15 +19,13 @@ path, grandchildren included (the run's lifeline, `_lifeline.py`).
 from __future__ import annotations
 
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
-from mcp_bdd.servers._framing import ID_VALUE, PROTOCOL_MARK, REPEATED_ANSWER, REPEATED_MEANING
+from mcp_bdd.servers._framing import ID_VALUE, PROTOCOL_MARK, repeated_answer
 from mcp_bdd.servers._process import lifeline, reap_all
 from mcp_bdd.servers._start import discard_prestarted, start_server
 
 __all__ = [
     "ID_VALUE",
     "PROTOCOL_MARK",
-    "REPEATED_ANSWER",
-    "REPEATED_MEANING",
     "HttpServer",
     "InMemoryServer",
     "RemoteServer",
@@ -36,5 +34,6 @@ __all__ = [
     "discard_prestarted",
     "lifeline",
     "reap_all",
+    "repeated_answer",
     "start_server",
 ]

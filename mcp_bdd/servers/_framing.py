@@ -71,10 +71,9 @@ _ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE)
 _REMEMBERED = 4096  # request ids kept in flight, and settled ones kept to tell a late answer from a stray
 _STREAMS = frozenset({"subscriptions/listen"})  # requests that wait for events, not for an answer
 _STRAY = "a response no request waits for"
-REPEATED_ANSWER = "a second answer to one request"
-_REPEATED = REPEATED_ANSWER
-#: what a second answer usually means (said here, and by sessions over HTTP: session/_session.py)
-REPEATED_MEANING = (
+_REPEATED = "a second answer to one request"
+#: what a second answer usually means (said here, and by sessions over HTTP: `repeated_answer`)
+_REPEATED_MEANING = (
     "the server answered one request twice (JSON-RPC allows one response per request; mcp-bdd kept "
     "the first): two code paths both reply, e.g. an error handler that answers after the result was sent."
 )
@@ -215,8 +214,7 @@ class StdoutEvidence:
         """Count one bad line; returns a one-line description for the transcript."""
         self.bad_lines += 1
         self.kinds[kind] += 1
-        quoted = line[:_QUOTE].decode("utf-8", "replace")
-        described = f"{kind}: {quoted!r}" + (f" … ({len(line)} bytes)" if len(line) > _QUOTE else "")
+        described = _quote(kind, line)
         if self.first is None:
             self.first = described
         self.last = described
@@ -237,6 +235,18 @@ class StdoutEvidence:
             f"{what} ({kinds}); the first: {self.first}{last}\n"
             f"  That usually means: {_meaning(self.kinds)}"
         )
+
+
+def _quote(kind: str, line: bytes) -> str:
+    """`kind: 'the line's start' … (N bytes)`: how evidence quotes what a server sent."""
+    quoted = line[:_QUOTE].decode("utf-8", "replace")
+    return f"{kind}: {quoted!r}" + (f" … ({len(line)} bytes)" if len(line) > _QUOTE else "")
+
+
+def repeated_answer(answer: bytes) -> str:
+    """A second answer to one request, quoted as the stdio evidence quotes it, and what it usually
+    means: for sessions whose transport does not read the messages itself (HTTP, SSE)."""
+    return f"{_quote(_REPEATED, answer)}\n  That usually means: {_REPEATED_MEANING}"
 
 
 class Waiting:
@@ -345,7 +355,7 @@ def _meaning(kinds: Counter[str]) -> str:
             "or the server never ends its lines."
         )
     if kinds[_REPEATED]:
-        return REPEATED_MEANING
+        return _REPEATED_MEANING
     return (
         "the server (or a library it uses) prints logs or banners on stdout. Over stdio, stdout belongs to "
         "the protocol: write logs to stderr (print(..., file=sys.stderr), console.error)."

@@ -46,7 +46,7 @@ from mcp_bdd.errors import (
     produced_by,
     raised,
 )
-from mcp_bdd.servers import REPEATED_ANSWER, REPEATED_MEANING, RunningServer
+from mcp_bdd.servers import RunningServer, repeated_answer
 from mcp_bdd.session._hop import STALL_GRACE, Hops, Stalled, hops
 from mcp_bdd.session._listen import listen_for_changes
 from mcp_bdd.session._outcome import Outcome, dump, is_connection_closed, is_protocol_violation, unwrap
@@ -493,13 +493,7 @@ class Session(ClientSide):
         """A second answer to one request: evidence, as over stdio (servers/_framing); the first stands."""
         kind = "error" if isinstance(outcome, types.ErrorData) else "result"
         shown = json.dumps({"id": request_id, kind: dump(outcome)}, ensure_ascii=False, default=str)
-        quoted = f"{shown[:300]!r}" + (f" … ({len(shown)} characters)" if len(shown) > 300 else "")
-        self.transcript.record(
-            "error",
-            self.name,
-            "transport",
-            {"message": f"{REPEATED_ANSWER}: {quoted}\n  That usually means: {REPEATED_MEANING}"},
-        )
+        self.transcript.record("error", self.name, "transport", {"message": repeated_answer(shown.encode())})
 
     # -- requests ----------------------------------------------------------------------------------
     def _run(self, fn: Callable[[], Awaitable[T]], limit: float | None = None) -> T:
