@@ -113,12 +113,19 @@ def _forms(value: str) -> set[str]:
     (a failure's `Actual:` is a repr, a transcript and the report are JSON), where a newline, a
     quote, a backslash or a non-ASCII letter of the value is escaped and the plain value never
     matches: a multi-line key leaked whole past its first line."""
-    forms = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
-    forms.add(repr(value)[1:-1])
+    once = _escaped(value)
+    # and escaped twice: a failure's sentence writes as JSON an actual that quotes the text as a
+    # repr (`but it was "text: 'a\\\\b'"`), where a backslash or a quote of the value is doubled again
+    forms = {value} | once | {twice for form in once for twice in _escaped(form)}
     lines = [line.strip() for line in value.splitlines()]
     if len(lines) > 1:
         forms |= {line for line in lines if len(line) >= MIN_LINE_LENGTH}
     return forms
+
+
+def _escaped(value: str) -> set[str]:
+    """`value` as JSON (ASCII or not) and a Python repr write it inside a string."""
+    return {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1], repr(value)[1:-1]}
 
 
 def remember_named(name: str, value: str) -> None:

@@ -276,16 +276,28 @@ Feature: killed matrix
 PEM = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nq"uo\\te-é-0123456789\n-----END PRIVATE KEY-----'
 
 
-@pytest.mark.parametrize("token", ["tok-9f8e7d6c5b4a", PEM], ids=["plain", "multi-line"])
+#: a backslash and both quotes: a failure's sentence quotes, as JSON, a repr of the result's
+#: text, where each is escaped twice (a backslash became four, and the token leaked)
+QUOTED = "a\\b'Wd9Xr4L\"p8"
+
+
+@pytest.mark.parametrize("token", ["tok-9f8e7d6c5b4a", PEM, QUOTED], ids=["plain", "multi-line", "quoted"])
 def test_a_token_the_server_echoes_is_masked_in_console_html_json_and_junit(token: str, tmp_path: Path) -> None:
     """Defect 3: the value of a secret env var, echoed in a result (as text, and as a key of its
-    structured content), a notification and on stderr."""
+    structured content), a notification and on stderr; and quoted by two kinds of failure."""
     feature = """
 Feature: secrets
   Scenario: the server repeats the token
     Given the MCP server "hostile" is running
     When I call the tool "secret"
     Then the result text contains "something else"
+
+  Scenario: a failure quotes the result that repeats it
+    Given the MCP server "hostile" is running
+    When I call the tool "secret" with:
+      | short |
+      | true  |
+    Then the tool call fails
 """
     config = hostile(extra=f"env = {{ API_TOKEN = {json.dumps(token)} }}\n")  # a TOML basic string
     root = make_project(tmp_path, config, {"s.feature": feature})
@@ -295,7 +307,7 @@ Feature: secrets
     formats += ["-f", "mcp_bdd.report:CucumberMessagesFormatter", "-f", "mcp_bdd.report:CucumberJsonFormatter"]
     paths = [str(out / name) for name in ("doc.html", "junit.xml", "run.ndjson", "cucumber.json")]
     run = run_behave(root, *formats, "-f", "pretty", *(arg for path in paths for arg in ("-o", path)))
-    assert run.counts()["failed"] == 1, run.output[-3000:]
+    assert run.counts()["failed"] == 2, run.output[-3000:]
     assert "the token is ****" in run.output, run.output[-3000:]
     assert token not in run.output, run.output[-3000:]
     html = (out / "doc.html").read_text()
@@ -375,8 +387,10 @@ Feature: the SDK's log
 
 
 def _pieces(token: str) -> list[str]:
-    """What must not show of a token: its lines, and the key's body however it is escaped."""
-    return [line for line in token.splitlines() if "PRIVATE KEY" not in line] + [json.dumps(token)[1:-1]]
+    """What must not show of a token: its lines, the key's body as JSON escapes it, and each run of
+    six letters or digits in it, which survives any escaping (a form escaped twice held them all)."""
+    lines = [line for line in token.splitlines() if "PRIVATE KEY" not in line]
+    return lines + [json.dumps(token)[1:-1]] + [run for line in lines for run in re.findall(r"[A-Za-z0-9]{6,}", line)]
 
 
 def test_a_token_the_server_repeats_in_its_own_surface_is_masked_in_reports_cli_and_files(tmp_path: Path) -> None:

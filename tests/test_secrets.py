@@ -94,6 +94,11 @@ def test_a_value_is_masked_however_evidence_escapes_it_and_each_line_of_a_long_o
     for shown in (key, repr(key), json.dumps(key), json.dumps(key, ensure_ascii=False)):
         assert "MIIEv" not in mask(f"token={shown}") and "uo" not in mask(shown), mask(shown)
     assert mask("a log line quoting MIIEvQIBADANBgkqhkiG9w0B alone") == f"a log line quoting {MASK} alone"
+    # escaped twice: a failure's sentence writes as JSON an actual that quotes the text as a repr
+    quoted = "sk\\live'7Hq2Wd9\"Xr4Lp8Zt"
+    remember(quoted)
+    for shown in (json.dumps(repr(quoted)), json.dumps(json.dumps(quoted)), repr(json.dumps(quoted)), repr(repr(quoted))):
+        assert "7Hq2Wd9" not in mask(shown) and "Xr4Lp8Zt" not in mask(shown), mask(shown)
     remember("first-line-of-it\nshort\n")  # a short line alone is not masked: it would garble evidence
     assert mask("short and first-line-of-it") == f"short and {MASK}"
 

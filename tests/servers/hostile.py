@@ -54,7 +54,7 @@ TOOLS = [
         ("echo", {"text": {"type": "string"}}),
         ("big", {"mb": {"type": "number"}}),
         ("deep", {}),
-        ("secret", {}),
+        ("secret", {"short": {"type": "boolean"}}),
         ("spam", {}),
         ("die", {}),
         ("ansi", {}),
@@ -211,6 +211,8 @@ def call(name: str, arguments: dict[str, Any], args: argparse.Namespace, send: A
         token = os.environ.get("API_TOKEN", "")
         print(f"debug: using token {token}", file=sys.stderr, flush=True)
         send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": token}})
+        if arguments.get("short"):  # short enough for a failure's one-sentence form, which quotes it
+            return {"content": [{"type": "text", "text": f"token {token}"}]}
         content = [{"type": "text", "text": f"the token is {token}"}]
         return {"content": content, "structuredContent": {"keys": {token: "active"}}}  # a map keyed by key
     if name == "die":
