@@ -556,6 +556,8 @@ def test_a_stdio_answer_past_max_message_bytes_fails_its_call_at_once(tmp_path: 
     run = run_behave(make_project(tmp_path, hostile(extra=extra), {"b.feature": feature}), "-f", "plain", timeout=240)
     assert run.counts() == {**run.counts(), "passed": 1, "failed": 1}, run.output[-3000:]
     assert "line too long" in run.output and "max_message_bytes" in run.output, run.failures()
+    # the size said is the limit it passed, not the 4 KiB head kept of it
+    assert "more than max_message_bytes = 16384 bytes" in run.output and "(4096 bytes" not in run.output, run.failures()
 
 
 def test_an_unfinished_line_is_kept_in_the_pieces_it_came_in() -> None:
@@ -716,6 +718,8 @@ def test_pretty_printed_json_rpc_is_named_at_once(tmp_path: Path) -> None:
     assert run.counts()["passed"] == 0, run.output[-3000:]
     assert "lines on stdout that are not JSON-RPC messages" in run.output, run.output[-3000:]
     assert "pretty-prints its JSON-RPC messages" in run.output, run.output[-3000:]
+    # the whole message's size, not its last line's ("(1 bytes)": the closing brace)
+    assert re.search(r"spread over several lines \(\d{3,} bytes in all\)", run.output), run.output[-3000:]
     assert "ProtocolViolation" in run.output, run.output[-3000:]
 
 
@@ -728,6 +732,23 @@ def test_junk_and_invalid_utf8_on_stdout_are_recorded_not_silent(tmp_path: Path)
     data = out.with_suffix(".json").read_text()
     assert "not JSON: 'Welcome to the hostile server v1!'" in data
     assert "invalid UTF-8" in data
+
+
+def test_a_request_that_times_out_quotes_what_the_server_wrote_on_stdout_instead(tmp_path: Path) -> None:
+    """Defect 6: a log line on stdout in place of an answer ended in a bare "tools/call timed out
+    after 2.00 s", in the failure of the step that checks the call; now that failure says what
+    the server wrote, and what that usually means."""
+    feature = (
+        'Feature: m\n  Scenario: a log line instead of an answer\n    Given the MCP server "hostile" is running\n'
+        '    When I call the tool "mumble"\n    Then the tool call succeeds\n'
+    )
+    run = run_behave(make_project(tmp_path, hostile(extra="timeout = 2\n"), {"m.feature": feature}))
+    assert run.counts()["failed"] == 1, run.output[-3000:]
+    assert "tools/call timed out after" in run.output, run.failures()
+    assert "The server wrote 1 line on stdout that is not a JSON-RPC message" in run.output, run.failures()
+    assert "not JSON: 'Traceback: something broke, no answer coming'" in run.output, run.failures()
+    assert "prints logs or banners on stdout" in run.output, run.failures()
+    assert "Tip: fix what the server writes on stdout first" in run.output, run.failures()
 
 
 def test_the_stderr_tail_reads_only_the_end_of_a_huge_log(tmp_path: Path) -> None:

@@ -97,7 +97,12 @@ def test_a_value_is_masked_however_evidence_escapes_it_and_each_line_of_a_long_o
     # escaped twice: a failure's sentence writes as JSON an actual that quotes the text as a repr
     quoted = "sk\\live'7Hq2Wd9\"Xr4Lp8Zt"
     remember(quoted)
-    for shown in (json.dumps(repr(quoted)), json.dumps(json.dumps(quoted)), repr(json.dumps(quoted)), repr(repr(quoted))):
+    for shown in (
+        json.dumps(repr(quoted)),
+        json.dumps(json.dumps(quoted)),
+        repr(json.dumps(quoted)),
+        repr(repr(quoted)),
+    ):
         assert "7Hq2Wd9" not in mask(shown) and "Xr4Lp8Zt" not in mask(shown), mask(shown)
     remember("first-line-of-it\nshort\n")  # a short line alone is not masked: it would garble evidence
     assert mask("short and first-line-of-it") == f"short and {MASK}"

@@ -83,12 +83,16 @@ class RunningServer:
     def stderr_tail(self, lines: int = 20) -> str:
         return "" if self.stderr_path is None else tail(self.stderr_path, lines)
 
+    def stdout_evidence(self) -> str:
+        """What it wrote on stdout that was not a JSON-RPC message (counted, the first quoted, what
+        that usually means), masked; "" when nothing (or not over stdio)."""
+        return mask(self.evidence.describe()) if self.evidence is not None and self.evidence.bad_lines else ""
+
     def describe_death(self) -> str:
         """Command, exit code, what it wrote instead of JSON-RPC, stderr tail: what a failure needs."""
         parts = [f"  Server:    {self.name} over {self.transport}", f"  Started:   {self.display}"]
         parts += self._how_it_ended()
-        if self.evidence is not None and self.evidence.bad_lines:
-            parts.extend("  " + line for line in split_lines(mask(self.evidence.describe())))
+        parts.extend("  " + line for line in split_lines(self.stdout_evidence()))
         text = self.stderr_tail()
         if text:
             parts.append("  Last lines of its stderr:")

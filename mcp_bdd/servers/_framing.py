@@ -86,7 +86,11 @@ _UNREADABLE = (types.PARSE_ERROR, types.INVALID_REQUEST)  # a server's errors fo
 
 class LineTooLong(ValueError):
     """A line grew past the configured bound: handed out by `LineSplitter.feed` in the line's
-    place (not raised), with the line's head as its argument."""
+    place (not raised), with the line's head and the bound it passed."""
+
+    def __init__(self, head: bytes, limit: int) -> None:
+        super().__init__(head, limit)
+        self.head, self.limit = head, limit
 
 
 _HEAD = 4096  # bytes kept of a line that is too long: its id, for the SDKs that write it first
@@ -112,7 +116,7 @@ class LineSplitter:
             if self._skipping:
                 pass
             elif self._size + (stop - start) > self.max_line:
-                out.append(LineTooLong(self._head(data[start : min(stop, start + _HEAD)])))
+                out.append(LineTooLong(self._head(data[start : min(stop, start + _HEAD)]), self.max_line))
                 self._parts, self._size, self._skipping = [], 0, True
             elif end >= 0:
                 line = data[start:end]
@@ -163,12 +167,14 @@ class Pretty:
         self.depth = 0
         self.open = False
         self.cut = False  # longer than _PRETTY_LIMIT: not kept whole, so never parsed
+        self.length = 0  # its bytes so far, newlines included, cut or not: its size when it closes
         self.head = b""  # its first _HEAD bytes, kept once it is cut
 
     def add(self, line: bytes) -> tuple[Any, Any] | None:
         """Take one line. None while the value is open; once its outermost bracket closes,
         (the parsed value or None, the id of a response too long to parse or None)."""
         self.open = True
+        self.length += len(line) + 1
         bare = _outside_strings(line)
         self.depth += bare.count(b"{") + bare.count(b"[") - bare.count(b"}") - bare.count(b"]")
         if self.cut:
@@ -210,11 +216,12 @@ class StdoutEvidence:
     last: str | None = None  # the latest is often what the failure at hand is about
     _pretty: Pretty = field(default_factory=lambda: Pretty())
 
-    def note(self, kind: str, line: bytes) -> str:
-        """Count one bad line; returns a one-line description for the transcript."""
+    def note(self, kind: str, line: bytes, size: str | None = None) -> str:
+        """Count one bad line; returns a one-line description for the transcript. `size`: what the
+        message held when `line` is only a part of it (a line too long, a pretty-printed one's last)."""
         self.bad_lines += 1
         self.kinds[kind] += 1
-        described = _quote(kind, line)
+        described = _quote(kind, line, size)
         if self.first is None:
             self.first = described
         self.last = described
@@ -237,10 +244,11 @@ class StdoutEvidence:
         )
 
 
-def _quote(kind: str, line: bytes) -> str:
+def _quote(kind: str, line: bytes, size: str | None = None) -> str:
     """`kind: 'the line's start' … (N bytes)`: how evidence quotes what a server sent."""
     quoted = line[:_QUOTE].decode("utf-8", "replace")
-    return f"{kind}: {quoted!r}" + (f" … ({len(line)} bytes)" if len(line) > _QUOTE else "")
+    shown = size or (f"{len(line)} bytes" if len(line) > _QUOTE else "")
+    return f"{kind}: {quoted!r}" + (f" … ({shown})" if shown else "")
 
 
 def repeated_answer(answer: bytes) -> str:
@@ -474,6 +482,7 @@ def _maybe_pretty(line: bytes, evidence: StdoutEvidence, waiting: Waiting | None
     pretty = evidence._pretty
     if not pretty.open and line.strip() not in (b"{", b"["):
         return ValueError(evidence.note("not JSON", line))
+    size = f"{pretty.length + len(line)} bytes in all"  # said when it closes, which resets it
     closed = pretty.add(line)
     kind = "a JSON-RPC message spread over several lines"
     if closed is None:
@@ -481,7 +490,7 @@ def _maybe_pretty(line: bytes, evidence: StdoutEvidence, waiting: Waiting | None
     whole, cut_id = closed
     answer = isinstance(whole, dict) and ("result" in whole or "error" in whole)
     if answer or cut_id is not None:  # an answer, or one too long to re-assemble whose id is known
-        return _unusable(line, evidence, kind, whole.get("id") if answer else cut_id, waiting)[0]
+        return _unusable(line, evidence, kind, whole.get("id") if answer else cut_id, waiting, size=size)[0]
     return ValueError(evidence.note(kind if whole is not None else "pretty-printed JSON", line))
 
 
@@ -495,17 +504,25 @@ def _id_in(line: bytes) -> Any:
 
 
 def _unusable(
-    line: bytes, evidence: StdoutEvidence, kind: str, request_id: Any, waiting: Waiting | None, why: str = ""
+    line: bytes,
+    evidence: StdoutEvidence,
+    kind: str,
+    request_id: Any,
+    waiting: Waiting | None,
+    why: str = "",
+    *,
+    size: str | None = None,
 ) -> list[SessionMessage | Exception]:
     """Count the line; fail its request at once when its id is known, else report it as a bad line.
-    The request is settled as answered, if badly: another answer, should one follow, is repeated."""
+    The request is settled as answered, if badly: another answer, should one follow, is repeated.
+    `size`: the message's, when `line` is only a part of it."""
     if waiting is not None and waiting.take(request_id) == "repeated":
         return _second_answer(line, evidence)
-    described = evidence.note(kind, line)
+    described = evidence.note(kind, line, size)
     if not _valid_id(request_id):
         return [ValueError(described)]
     said = f"; the SDK said: {why}" if why else ""
-    message = f"mcp-bdd could not use the server's response: {kind} ({len(line)} bytes{said})."
+    message = f"mcp-bdd could not use the server's response: {kind} ({size or f'{len(line)} bytes'}{said})."
     return [_protocol_error(request_id, message, line)]
 
 
@@ -540,6 +557,10 @@ def request_key(message: Any) -> Any | None:
     return coerce_request_id(message.id) if isinstance(message, types.JSONRPCRequest) else None
 
 
-def too_long(head: bytes, evidence: StdoutEvidence, waiting: Waiting | None = None) -> list[SessionMessage | Exception]:
-    """A line past `max_line` bytes (only its head is kept): fail its request if its id shows early."""
-    return _unusable(head, evidence, "line too long", _id_in(head), waiting)
+def too_long(
+    head: bytes, evidence: StdoutEvidence, waiting: Waiting | None = None, limit: int | None = None
+) -> list[SessionMessage | Exception]:
+    """A line past `limit` (max_line) bytes, of which only its head is kept: fail its request if
+    its id shows early. The size said is the limit it passed, not the head's."""
+    size = f"more than max_message_bytes = {limit} bytes" if limit is not None else "its head only"
+    return _unusable(head, evidence, "line too long", _id_in(head), waiting, size=size)

@@ -50,6 +50,9 @@ class Outcome:
     server: str = ""
     exception: str | None = None  # a client-side failure (invalid result shape, connection lost)
     protocol_violation: bool = False  # the answer came but could not be used (framing, unparseable)
+    #: a timed-out request's server had written lines on stdout that were not JSON-RPC: what they
+    #: were (`RunningServer.stdout_evidence`), the likelier cause than a slow server
+    stdout_evidence: str = ""
 
     @property
     def ok(self) -> bool:
@@ -74,7 +77,8 @@ class Outcome:
     def describe(self) -> str:
         """What actually happened, for failure messages."""
         if self.timed_out:
-            return f"{self.method} timed out after {self.elapsed_ms / 1000:.2f} s"
+            said = f"\n{self.stdout_evidence}" if self.stdout_evidence else ""
+            return f"{self.method} timed out after {self.elapsed_ms / 1000:.2f} s{said}"
         if self.cancelled:
             return f"{self.method} was cancelled after {self.elapsed_ms / 1000:.2f} s"
         if self.error is not None:

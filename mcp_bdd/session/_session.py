@@ -567,10 +567,10 @@ class Session(ClientSide):
             if cancel_after is not None and scope.cancelled_caught:
                 outcome.cancelled = True
         except TimeoutError:
-            outcome.timed_out = True
+            self._timed_out(outcome)
         except MCPError as exc:
             if exc.code == types.REQUEST_TIMEOUT:
-                outcome.timed_out = True
+                self._timed_out(outcome)
             elif is_connection_closed(exc):
                 # Not an answer from the server: it went away (crashed, exited) mid-request.
                 self.lost = True  # a long-lived session must not be handed to the next scenario
@@ -610,6 +610,12 @@ class Session(ClientSide):
                 err = {"message": outcome.exception or "unknown failure"}
             self.transcript.record("error", self.name, method, err, duration_ms=outcome.elapsed_ms, related=req.seq)
         return outcome
+
+    def _timed_out(self, outcome: Outcome) -> None:
+        """No answer in time. Lines on stdout that were not JSON-RPC are then the likelier cause (an
+        answer pretty-printed, a log line in its place) than a slow server: the failure quotes them."""
+        outcome.timed_out = True
+        outcome.stdout_evidence = self.server.stdout_evidence()
 
     async def _drive_input_required(self, request: Any, raw: dict[str, Any], on_progress: Any) -> dict[str, Any]:
         """2026-07-28 input-required rounds: answer the embedded requests, then resend."""
@@ -654,12 +660,18 @@ class Session(ClientSide):
 
     def timeout_tip(self, usual: str) -> str:
         """What to do about a request that got no answer in time: the `usual` (raise the timeout),
-        unless the server process had exited and only a helper holding its stdout kept the wait going."""
+        unless the server process had exited and only a helper holding its stdout kept the wait going,
+        or it wrote lines on stdout that were not JSON-RPC (an answer among them never counts as one)."""
         if self.server.started and self.server.returncode is not None:  # yet no end of its stdout came
             return (
                 "the server process had exited, but a process it started still holds its stdout open, so no "
                 "answer could come: a wrapper (sh -c, npx, uv run) should exec the server or wait for it, and "
                 "a helper it starts should not inherit its stdout."
+            )
+        if self.server.stdout_evidence():
+            return (
+                "fix what the server writes on stdout first (quoted above): an answer written as anything but "
+                "one JSON-RPC message per line never arrives as one. Raise `timeout` only if it is also slow."
             )
         return usual
 

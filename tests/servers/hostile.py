@@ -65,6 +65,7 @@ TOOLS = [
         ("deaf", {"unread": {"type": "boolean"}}),
         ("blind", {}),
         ("quit", {}),
+        ("mumble", {}),
     ]
 ]
 
@@ -128,6 +129,10 @@ def main() -> int:
         name = (request.get("params") or {}).get("name")
         if request["method"] == "tools/call" and name == "quit":
             os._exit(0)  # no answer, and a clean exit code
+        if request["method"] == "tools/call" and name == "mumble":  # a log line instead of its answer
+            out.write(b"Traceback: something broke, no answer coming\n")
+            out.flush()
+            continue
         if request["method"] == "tools/call" and name == "blind":
             os.close(1)  # no more answers, yet it keeps running
             time.sleep(600)
