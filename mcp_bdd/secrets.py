@@ -96,7 +96,8 @@ def remember(value: str) -> None:
     global _pattern, _dumped_pattern, _generation
     candidates: set[str] = set()
     for plain in {value, _SCHEME.sub("", value)}:
-        candidates |= _forms(plain)
+        if len(plain) >= MIN_VALUE_LENGTH:  # the value's length, not its forms': `a\b` escaped is long
+            candidates |= _forms(plain)
     with _lock:
         new = {v for v in candidates if len(v) >= MIN_VALUE_LENGTH} - _values
         if not new:

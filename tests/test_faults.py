@@ -557,7 +557,7 @@ def test_a_stdio_answer_past_max_message_bytes_fails_its_call_at_once(tmp_path: 
     assert run.counts() == {**run.counts(), "passed": 1, "failed": 1}, run.output[-3000:]
     assert "line too long" in run.output and "max_message_bytes" in run.output, run.failures()
     # the size said is the limit it passed, not the 4 KiB head kept of it
-    assert "more than max_message_bytes = 16384 bytes" in run.output and "(4096 bytes" not in run.output, run.failures()
+    assert "more than max_message_bytes = 16 KiB" in run.output and "(4096 bytes" not in run.output, run.failures()
 
 
 def test_an_unfinished_line_is_kept_in_the_pieces_it_came_in() -> None:
@@ -596,7 +596,10 @@ def test_a_pretty_printed_answer_is_parsed_once_when_it_closes(monkeypatch: pyte
     out = [m for line in lines for m in decode_line(line, evidence, waiting)]
     assert len(lines) > 12_000 and len(parses) == 2, len(parses)  # its first line is looked at, then one parse
     failed = [m for m in out if not isinstance(m, Exception)]
-    assert len(failed) == 1 and "spread over several lines" in str(failed[0].message.error.message)  # type: ignore[union-attr]
+    said = str(failed[0].message.error.message)  # type: ignore[union-attr]
+    assert len(failed) == 1 and "spread over several lines" in said
+    # its size in all (the lines and the newlines between them), not its closing brace's
+    assert f"({len(json.dumps(answer, indent=2).encode())} bytes in all)" in said, said
     # past the re-assembly limit the lines are only counted (no parse of a megabyte per line), and
     # the id at its start fails its request at once
     parses.clear()
@@ -720,6 +723,7 @@ def test_pretty_printed_json_rpc_is_named_at_once(tmp_path: Path) -> None:
     assert "pretty-prints its JSON-RPC messages" in run.output, run.output[-3000:]
     # the whole message's size, not its last line's ("(1 bytes)": the closing brace)
     assert re.search(r"spread over several lines \(\d{3,} bytes in all\)", run.output), run.output[-3000:]
+    assert "'}' … (" not in run.output, run.output[-3000:]  # a whole line quoted is not cut
     assert "ProtocolViolation" in run.output, run.output[-3000:]
 
 
@@ -749,6 +753,19 @@ def test_a_request_that_times_out_quotes_what_the_server_wrote_on_stdout_instead
     assert "not JSON: 'Traceback: something broke, no answer coming'" in run.output, run.failures()
     assert "prints logs or banners on stdout" in run.output, run.failures()
     assert "Tip: fix what the server writes on stdout first" in run.output, run.failures()
+
+
+def test_a_banner_long_before_a_request_is_not_blamed_for_its_timeout(tmp_path: Path) -> None:
+    """A server that printed a banner at start, then answered, then hangs on a call: the timeout
+    is a slow server's, not its stdout's (the banner is in the report, not in this failure)."""
+    feature = (
+        'Feature: b\n  Scenario: a banner, then a call that hangs\n    Given the MCP server "hostile" is running\n'
+        '    When I call the tool "hang"\n    Then the tool call succeeds\n'
+    )
+    run = run_behave(make_project(tmp_path, hostile("--junk", extra="timeout = 2\n"), {"b.feature": feature}))
+    assert run.counts()["failed"] == 1, run.output[-3000:]
+    assert "tools/call timed out after" in run.output, run.failures()
+    assert "The server wrote" not in run.output and "Tip: raise `timeout`" in run.output, run.failures()
 
 
 def test_the_stderr_tail_reads_only_the_end_of_a_huge_log(tmp_path: Path) -> None:

@@ -83,10 +83,17 @@ class RunningServer:
     def stderr_tail(self, lines: int = 20) -> str:
         return "" if self.stderr_path is None else tail(self.stderr_path, lines)
 
-    def stdout_evidence(self) -> str:
-        """What it wrote on stdout that was not a JSON-RPC message (counted, the first quoted, what
-        that usually means), masked; "" when nothing (or not over stdio)."""
-        return mask(self.evidence.describe()) if self.evidence is not None and self.evidence.bad_lines else ""
+    def bad_stdout_lines(self) -> int:
+        """How many lines it wrote on stdout that were not JSON-RPC messages so far (0 but over stdio)."""
+        return 0 if self.evidence is None else self.evidence.bad_lines
+
+    def stdout_evidence(self, since: int = 0) -> str:
+        """What it wrote on stdout that was not a JSON-RPC message (counted, the first and last
+        quoted, what that usually means), masked; "" when nothing more than `since` lines
+        (`bad_stdout_lines` when a request began: a banner before good answers is not about it)."""
+        if self.evidence is None or self.evidence.bad_lines <= since:
+            return ""
+        return mask(self.evidence.describe())
 
     def describe_death(self) -> str:
         """Command, exit code, what it wrote instead of JSON-RPC, stderr tail: what a failure needs."""

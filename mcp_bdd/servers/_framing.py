@@ -56,6 +56,7 @@ __all__ = [
     "Waiting",
     "decode_line",
     "request_key",
+    "size_text",
     "too_long",
     "unsendable",
 ]
@@ -245,10 +246,20 @@ class StdoutEvidence:
 
 
 def _quote(kind: str, line: bytes, size: str | None = None) -> str:
-    """`kind: 'the line's start' … (N bytes)`: how evidence quotes what a server sent."""
+    """`kind: 'the line's start' … (N bytes)`: how evidence quotes what a server sent. `size`:
+    the whole message's, when `line` is a part of it."""
     quoted = line[:_QUOTE].decode("utf-8", "replace")
-    shown = size or (f"{len(line)} bytes" if len(line) > _QUOTE else "")
-    return f"{kind}: {quoted!r}" + (f" … ({shown})" if shown else "")
+    cut = " …" if len(line) > _QUOTE else ""
+    shown = size or (f"{len(line)} bytes" if cut else "")
+    return f"{kind}: {quoted!r}{cut}" + (f" ({shown})" if shown else "")
+
+
+def size_text(n: int) -> str:
+    """A byte count as a limit is written: `16 KiB`, `128 MiB`, else `N bytes`."""
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} bytes"
 
 
 def repeated_answer(answer: bytes) -> str:
@@ -491,7 +502,7 @@ def _maybe_pretty(line: bytes, evidence: StdoutEvidence, waiting: Waiting | None
     answer = isinstance(whole, dict) and ("result" in whole or "error" in whole)
     if answer or cut_id is not None:  # an answer, or one too long to re-assemble whose id is known
         return _unusable(line, evidence, kind, whole.get("id") if answer else cut_id, waiting, size=size)[0]
-    return ValueError(evidence.note(kind if whole is not None else "pretty-printed JSON", line))
+    return ValueError(evidence.note(kind if whole is not None else "pretty-printed JSON", line, size))
 
 
 def _id_in(line: bytes) -> Any:
@@ -562,5 +573,5 @@ def too_long(
 ) -> list[SessionMessage | Exception]:
     """A line past `limit` (max_line) bytes, of which only its head is kept: fail its request if
     its id shows early. The size said is the limit it passed, not the head's."""
-    size = f"more than max_message_bytes = {limit} bytes" if limit is not None else "its head only"
+    size = f"more than max_message_bytes = {size_text(limit)}" if limit is not None else "its head only"
     return _unusable(head, evidence, "line too long", _id_in(head), waiting, size=size)

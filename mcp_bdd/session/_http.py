@@ -40,7 +40,7 @@ import mcp_types as types
 
 from mcp_bdd.config import Config
 from mcp_bdd.errors import ProtocolViolation, ServerStartError
-from mcp_bdd.servers import ID_VALUE, PROTOCOL_MARK
+from mcp_bdd.servers import ID_VALUE, PROTOCOL_MARK, size_text
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -119,7 +119,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
 
         `what`: "answer" (the body that answers a request), "body" (any other), "event" (one SSE event)."""
         url = request.url.copy_with(userinfo=b"", query=None)
-        amount = f"more than {_size(limit)}"
+        amount = f"more than {size_text(limit)}"
         if what == "event":
             said = f'The server "{self.server}" sent an SSE event of {amount} on {request.method} {url}'
         else:
@@ -127,7 +127,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         if limit < self.limit:
             return (
                 f"{said}: the SDK's SSE client accepts no larger event, whatever max_message_bytes says "
-                f"({_size(self.limit)}). Serve it over streamable HTTP for larger messages; otherwise the "
+                f"({size_text(self.limit)}). Serve it over streamable HTTP for larger messages; otherwise the "
                 "server never ends its event."
             )
         return (
@@ -184,7 +184,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             if not self.answers_on_post and _endpoint_in(head) is not None:
                 raise EndpointRefused(
                     self.server,
-                    f"sent an `endpoint` event of more than {_size(limit)} on GET {request.url}",
+                    f"sent an `endpoint` event of more than {size_text(limit)} on GET {request.url}",
                     "legacy SSE's endpoint event names the URL to POST requests to: a few bytes. Fix the server.",
                 )
             request_id = answers
@@ -500,10 +500,3 @@ def _head(pieces: list[bytes]) -> bytes:
         if size >= _HEAD:
             break
     return b"".join(out)
-
-
-def _size(n: int) -> str:
-    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale and n % scale == 0:
-            return f"{n // scale} {unit}"
-    return f"{n} bytes"

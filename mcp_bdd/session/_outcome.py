@@ -74,10 +74,11 @@ class Outcome:
     def is_error_result(self) -> bool:
         return self.raw is not None and bool(self.raw.get("isError"))
 
-    def describe(self) -> str:
-        """What actually happened, for failure messages."""
+    def describe(self, stdout: bool = True) -> str:
+        """What actually happened, for failure messages; with what the server wrote on stdout
+        instead of an answer unless `stdout` is False (a failure that quotes it once elsewhere)."""
         if self.timed_out:
-            said = f"\n{self.stdout_evidence}" if self.stdout_evidence else ""
+            said = f"\n{self.stdout_evidence}" if self.stdout_evidence and stdout else ""
             return f"{self.method} timed out after {self.elapsed_ms / 1000:.2f} s{said}"
         if self.cancelled:
             return f"{self.method} was cancelled after {self.elapsed_ms / 1000:.2f} s"

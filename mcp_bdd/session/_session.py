@@ -72,6 +72,10 @@ def _content_type(answer: dict[str, Any]) -> str:
     return str(kind).split(";")[0].strip().lower()
 
 
+#: what to do about a request that got no answer in time, usually (`Session.timeout_tip`)
+_SLOW = "raise `timeout` in [tool.mcp-bdd] (or -D timeout=30) if the server is just slow."
+
+
 class Session(ClientSide):
     """One open MCP session with one server, driven from synchronous behave steps."""
 
@@ -554,6 +558,7 @@ class Session(ClientSide):
             self.timeline.add("notifications/progress", {**payload, "request": req.seq}, item.seq)
 
         started = time.monotonic()
+        bad_before = self.server.bad_stdout_lines()
         try:
             scope_limit = cancel_after if cancel_after is not None else limit
             with anyio.fail_after(scope_limit) if cancel_after is None else anyio.move_on_after(scope_limit) as scope:
@@ -567,10 +572,10 @@ class Session(ClientSide):
             if cancel_after is not None and scope.cancelled_caught:
                 outcome.cancelled = True
         except TimeoutError:
-            self._timed_out(outcome)
+            self._timed_out(outcome, bad_before)
         except MCPError as exc:
             if exc.code == types.REQUEST_TIMEOUT:
-                self._timed_out(outcome)
+                self._timed_out(outcome, bad_before)
             elif is_connection_closed(exc):
                 # Not an answer from the server: it went away (crashed, exited) mid-request.
                 self.lost = True  # a long-lived session must not be handed to the next scenario
@@ -611,11 +616,12 @@ class Session(ClientSide):
             self.transcript.record("error", self.name, method, err, duration_ms=outcome.elapsed_ms, related=req.seq)
         return outcome
 
-    def _timed_out(self, outcome: Outcome) -> None:
-        """No answer in time. Lines on stdout that were not JSON-RPC are then the likelier cause (an
-        answer pretty-printed, a log line in its place) than a slow server: the failure quotes them."""
+    def _timed_out(self, outcome: Outcome, bad_before: int) -> None:
+        """No answer in time. Lines on stdout that were not JSON-RPC, written while it waited, are
+        then the likelier cause (an answer pretty-printed, a log line in its place) than a slow
+        server: the failure quotes them (and the ones before, counted with them)."""
         outcome.timed_out = True
-        outcome.stdout_evidence = self.server.stdout_evidence()
+        outcome.stdout_evidence = self.server.stdout_evidence(since=bad_before)
 
     async def _drive_input_required(self, request: Any, raw: dict[str, Any], on_progress: Any) -> dict[str, Any]:
         """2026-07-28 input-required rounds: answer the embedded requests, then resend."""
@@ -642,7 +648,7 @@ class Session(ClientSide):
                 f"(timeout = {self.timeout:g} s).\n"
                 + self.server.describe_death()
                 + "\n  Tip: "
-                + self.timeout_tip("raise `timeout` in [tool.mcp-bdd] (or -D timeout=30) if the server is just slow.")
+                + self.timeout_tip(outcome)
             )
         if outcome.protocol_violation:
             raise ProtocolViolation(
@@ -658,7 +664,7 @@ class Session(ClientSide):
             else "the server may have crashed: see its stderr.\n" + self.server.describe_death(),
         )
 
-    def timeout_tip(self, usual: str) -> str:
+    def timeout_tip(self, outcome: Outcome, usual: str = _SLOW) -> str:
         """What to do about a request that got no answer in time: the `usual` (raise the timeout),
         unless the server process had exited and only a helper holding its stdout kept the wait going,
         or it wrote lines on stdout that were not JSON-RPC (an answer among them never counts as one)."""
@@ -668,7 +674,7 @@ class Session(ClientSide):
                 "answer could come: a wrapper (sh -c, npx, uv run) should exec the server or wait for it, and "
                 "a helper it starts should not inherit its stdout."
             )
-        if self.server.stdout_evidence():
+        if outcome.stdout_evidence:
             return (
                 "fix what the server writes on stdout first (quoted above): an answer written as anything but "
                 "one JSON-RPC message per line never arrives as one. Raise `timeout` only if it is also slow."

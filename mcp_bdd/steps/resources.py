@@ -168,6 +168,10 @@ def _read(context: Any, uri: str, server: str | None) -> None:
         raise _read_failure(session, wanted, outcome)
 
 
+#: the tip of a read or a prompt the server rejected (one that timed out gets `Session.timeout_tip`)
+CHECK_REJECTION = 'to check the rejection itself, follow with "Then the request is rejected with error code <code>".'
+
+
 def _read_failure(session: Session, uri: str, outcome: Outcome) -> ExpectationFailed:
     exchange = produced_by(session.transcript.items, session.name)  # before the listings made for the hint
     uris, templates = resource_uris(session)
@@ -181,7 +185,7 @@ def _read_failure(session: Session, uri: str, outcome: Outcome) -> ExpectationFa
         details=details or None,
         kind=outcome.failure_kind,
         exchange=exchange,
-        tip='to check the rejection itself, follow with "Then the request is rejected with error code <code>".',
+        tip=session.timeout_tip(outcome) if outcome.timed_out else CHECK_REJECTION,
     )
 
 

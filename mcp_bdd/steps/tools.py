@@ -531,7 +531,7 @@ def step_call_succeeds(context: Any, server: str | None = None) -> None:
         tip = _SUCCESS_TIPS.get(outcome.failure_kind or "", _SUCCESS_TIPS["expectation"])
         session = state(context).sessions.get(outcome.server)
         if outcome.timed_out and session is not None:
-            tip = session.timeout_tip(tip)
+            tip = session.timeout_tip(outcome, tip)
         _fail(
             context,
             f'The tool call "{outcome.params.get("name")}" did not succeed',
@@ -688,12 +688,14 @@ def step_all_succeed(context: Any, n: int) -> None:
             f"No calls were made, so none can have succeeded (the step expects {n})",
             tip='make the calls first, e.g. "When I call the tool "<name>" 10 times concurrently with:"',
         )
-    bad = [(i + 1, c.describe()) for i, c in enumerate(calls) if not c.ok or c.is_error_result]
+    bad = [(i + 1, c.describe(stdout=False)) for i, c in enumerate(calls) if not c.ok or c.is_error_result]
     if len(calls) != n or bad:
         kinds = [c.failure_kind for c in calls if c.failure_kind]
+        wrote = next((c.stdout_evidence for c in calls if c.stdout_evidence), "")  # once, not per call
         raise ExpectationFailed(
             f"Not all {n} calls succeeded ({len(calls) - len(bad)} of {len(calls)} did)",
             actual={f"call {i}": d for i, d in bad},
+            details=wrote or None,
             kind=kinds[0] if kinds else None,
         )
 
@@ -741,7 +743,7 @@ def _still_responds(context: Any, server: str | None) -> None:
     if not outcome.ok:
         raise ExpectationFailed(
             f'The server "{session.name}" no longer responds',
-            actual=outcome.describe(),
+            actual=outcome.describe(stdout=False),  # the server's description below quotes it
             details=session.server.describe_death(),
             kind=outcome.failure_kind,
         )

@@ -66,6 +66,7 @@ TOOLS = [
         ("blind", {}),
         ("quit", {}),
         ("mumble", {}),
+        ("hang", {}),
     ]
 ]
 
@@ -132,6 +133,8 @@ def main() -> int:
         if request["method"] == "tools/call" and name == "mumble":  # a log line instead of its answer
             out.write(b"Traceback: something broke, no answer coming\n")
             out.flush()
+            continue
+        if request["method"] == "tools/call" and name == "hang":  # no answer, and nothing said
             continue
         if request["method"] == "tools/call" and name == "blind":
             os.close(1)  # no more answers, yet it keeps running
