@@ -1675,7 +1675,7 @@ def test_a_second_answer_is_told_from_a_late_one_whatever_came_between() -> None
     late one or a fresh one."""
     import mcp_types as types
 
-    from mcp_bdd.servers._framing import StdoutEvidence, Waiting, decode_line, too_long
+    from mcp_bdd.servers._framing import LineTooLong, StdoutEvidence, Waiting, decode_line, too_long
 
     evidence, waiting = StdoutEvidence(), Waiting()
     for request_id in (1, 2, 3):
@@ -1688,8 +1688,12 @@ def test_a_second_answer_is_told_from_a_late_one_whatever_came_between() -> None
         decode_line(line, evidence, waiting)
     assert waiting.take(2) == "repeated" and waiting.count() == 1
     evidence = StdoutEvidence()
-    too_long(b'{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"aaaa', evidence, waiting)
-    [again] = too_long(b'{"jsonrpc":"2.0","id":3,"result":{"content":[{"text":"bbbb', evidence, waiting)
+    too_long(
+        LineTooLong(b'{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"aaaa', 64), evidence, waiting
+    )
+    [again] = too_long(
+        LineTooLong(b'{"jsonrpc":"2.0","id":3,"result":{"content":[{"text":"bbbb', 64), evidence, waiting
+    )
     assert isinstance(again, ValueError) and "a second answer to one request" in str(again)
     assert waiting.count() == 0 and evidence.kinds == {"line too long": 1, "a second answer to one request": 1}
     assert "max_message_bytes" in evidence.describe()  # the fault that failed a request is what it explains

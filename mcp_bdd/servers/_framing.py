@@ -493,12 +493,13 @@ def _maybe_pretty(line: bytes, evidence: StdoutEvidence, waiting: Waiting | None
     pretty = evidence._pretty
     if not pretty.open and line.strip() not in (b"{", b"["):
         return ValueError(evidence.note("not JSON", line))
-    size = f"{pretty.length + len(line)} bytes in all"  # said when it closes, which resets it
+    length = pretty.length + len(line)  # its size in all once it closes, which resets it
     closed = pretty.add(line)
     kind = "a JSON-RPC message spread over several lines"
     if closed is None:
         return ValueError(evidence.note("pretty-printed JSON", line))
     whole, cut_id = closed
+    size = f"{length} bytes in all"
     answer = isinstance(whole, dict) and ("result" in whole or "error" in whole)
     if answer or cut_id is not None:  # an answer, or one too long to re-assemble whose id is known
         return _unusable(line, evidence, kind, whole.get("id") if answer else cut_id, waiting, size=size)[0]
@@ -569,9 +570,9 @@ def request_key(message: Any) -> Any | None:
 
 
 def too_long(
-    head: bytes, evidence: StdoutEvidence, waiting: Waiting | None = None, limit: int | None = None
+    line: LineTooLong, evidence: StdoutEvidence, waiting: Waiting | None = None
 ) -> list[SessionMessage | Exception]:
-    """A line past `limit` (max_line) bytes, of which only its head is kept: fail its request if
-    its id shows early. The size said is the limit it passed, not the head's."""
-    size = f"more than max_message_bytes = {size_text(limit)}" if limit is not None else "its head only"
-    return _unusable(head, evidence, "line too long", _id_in(head), waiting, size=size)
+    """A line past max_line bytes, of which only its head is kept: fail its request if its id shows
+    early. The size said is the limit it passed, not the head's."""
+    size = f"more than max_message_bytes = {size_text(line.limit)}"
+    return _unusable(line.head, evidence, "line too long", _id_in(line.head), waiting, size=size)

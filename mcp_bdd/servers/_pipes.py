@@ -218,7 +218,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
                 while True:
                     for line in splitter.feed(await self._receive()):
                         if isinstance(line, LineTooLong):
-                            messages = too_long(line.head, self.evidence, self.waiting, line.limit)
+                            messages = too_long(line, self.evidence, self.waiting)
                         else:
                             messages = decode_line(line, self.evidence, self.waiting)
                         for message in messages:

@@ -16,7 +16,7 @@ from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.state import LastResult
 from mcp_bdd.steps._base import argument_table, current_session, expected_text, keep_result, state, text, then, when
-from mcp_bdd.steps.resources import CHECK_REJECTION, advertised, capability, rejection_checked_later
+from mcp_bdd.steps.resources import advertised, capability, failure_tip, rejection_checked_later
 
 __all__: list[str] = []
 
@@ -128,7 +128,7 @@ def _get_failure(session: Session, name: str, outcome: Outcome) -> ExpectationFa
         details=details,
         exchange=exchange,
         kind=outcome.failure_kind,
-        tip=session.timeout_tip(outcome) if outcome.timed_out else CHECK_REJECTION,
+        tip=failure_tip(session, outcome),
     )
 
 

@@ -168,8 +168,11 @@ def _read(context: Any, uri: str, server: str | None) -> None:
         raise _read_failure(session, wanted, outcome)
 
 
-#: the tip of a read or a prompt the server rejected (one that timed out gets `Session.timeout_tip`)
-CHECK_REJECTION = 'to check the rejection itself, follow with "Then the request is rejected with error code <code>".'
+def failure_tip(session: Session, outcome: Outcome) -> str:
+    """The tip of a read or a prompt that failed: how to check a rejection, or what to do about a timeout."""
+    if outcome.timed_out:
+        return session.timeout_tip(outcome)
+    return 'to check the rejection itself, follow with "Then the request is rejected with error code <code>".'
 
 
 def _read_failure(session: Session, uri: str, outcome: Outcome) -> ExpectationFailed:
@@ -185,7 +188,7 @@ def _read_failure(session: Session, uri: str, outcome: Outcome) -> ExpectationFa
         details=details or None,
         kind=outcome.failure_kind,
         exchange=exchange,
-        tip=session.timeout_tip(outcome) if outcome.timed_out else CHECK_REJECTION,
+        tip=failure_tip(session, outcome),
     )
 
 
