@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import psutil
 
-__all__ = ["adopt_orphans", "descendants", "die_with_parent", "kill_all", "server_lifelines", "signal_group"]
+__all__ = [
+    "adopt_orphans",
+    "descendants",
+    "die_with_parent",
+    "keeper_lifelines",
+    "kill_all",
+    "server_lifelines",
+    "signal_group",
+]
 
 
 def die_with_parent() -> None:
@@ -44,6 +52,13 @@ def server_lifelines() -> None:
     """Both, for a server process (spawned, or forked by the zygote): it dies with the run and
     keeps what its helpers orphan (servers/_process.py stops them with it)."""
     die_with_parent()
+    adopt_orphans()
+
+
+def keeper_lifelines() -> None:
+    """preexec_fn of a server's keeper (servers/_keeper.py): SIGTERM, which it handles by killing
+    all below it, when the spawning thread dies; and the subreaper of all it starts."""
+    _prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     adopt_orphans()
 
 

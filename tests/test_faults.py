@@ -22,7 +22,7 @@ from typing import Any
 
 import psutil
 import pytest
-from behave_project import REPO, Run, make_project, run_behave, run_captured, start_behave
+from behave_project import REPO, Run, make_project, printed, run_behave, run_captured, start_behave
 
 from mcp_bdd.errors import tail
 from mcp_bdd.report.render import unpack
@@ -89,6 +89,52 @@ def test_a_daemon_that_left_the_session_and_cleared_its_environment_does_not_out
     alive = _kill_if_still_sleeping(int(pidfile.read_text()))
     assert run.counts()["passed"] == 1, run.output[-3000:]
     assert not alive, f"the daemon {pidfile.read_text()} outlived the run"
+
+
+@pytest.mark.parametrize(
+    ("flags", "tool"), [(("--die-at-start",), "echo"), ((), "die")], ids=["dies-at-start", "crashes-mid-call"]
+)
+def test_a_daemon_of_a_command_server_that_died_first_does_not_outlive_the_run(
+    flags: tuple[str, ...], tool: str, tmp_path: Path
+) -> None:
+    """The case the server's own subreaper could not cover: a `command` server that dies first
+    passed its env-cleared daemon up to the test process, hence to init. Its keeper
+    (servers/_keeper.py) adopts it and kills it as it reaps the server."""
+    pidfile = tmp_path / "daemon.pid"
+    root = make_project(
+        tmp_path,
+        hostile("--daemon", str(pidfile), *flags),
+        {"c.feature": "\nFeature: dies" + call_scenario("dies", tool, "text", "x")},
+    )
+    run = run_behave(root)
+    alive = _kill_if_still_sleeping(int(pidfile.read_text()))
+    assert run.counts()["passed"] == 0, run.output[-3000:]
+    assert not alive, f"the daemon {pidfile.read_text()} outlived the run"
+
+
+def test_a_daemon_of_a_command_server_dies_with_a_killed_run(tmp_path: Path) -> None:
+    """`kill -9` of behave kills the server at once (PR_SET_PDEATHSIG), before any stop: its
+    env-cleared daemon, in no session or group of the run's and with no mark, went to init. The
+    keeper gets SIGTERM instead, and kills everything below it."""
+    pidfile = tmp_path / "daemon.pid"
+    feature = """
+Feature: killed
+  Scenario: waits
+    Given the MCP server "hostile" is running
+    When I call the tool "hang"
+"""
+    root = make_project(tmp_path, hostile("--daemon", str(pidfile), extra="timeout = 300\n"), {"k.feature": feature})
+    proc = start_behave(root)
+    _wait_for(lambda: pidfile.exists() and pidfile.read_text().isdigit(), 120, "the server's daemon starting")
+    daemon = psutil.Process(int(pidfile.read_text()))
+    everything = psutil.Process(proc.pid).children(recursive=True)  # the lifeline too: it ends last
+    assert proc.poll() is None, printed(root)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    _gone, alive = psutil.wait_procs([daemon, *everything], timeout=30)
+    if daemon in alive:
+        daemon.kill()  # no census can see it (no environment): cleaned up here
+    assert not alive, [p.cmdline() for p in alive]
 
 
 CRASHING_APP = """
@@ -222,7 +268,8 @@ Feature: killed
             ]
         except psutil.NoSuchProcess:
             return False
-        return bool(found) and any(c.name() == "sleep" for c in found[0].children())
+        # the keeper (the server's parent: servers/_keeper.py) names it in its command line too
+        return any(c.name() == "sleep" for p in found for c in p.children())
 
     _wait_for(server_and_helper, 120, "the server and its helper starting")
     server = next(p for p in psutil.Process(proc.pid).children(recursive=True) if "hostile.py" in " ".join(p.cmdline()))
@@ -675,8 +722,10 @@ def test_a_server_that_closes_its_stdin_fails_the_next_request_at_once(unread: b
     [
         # it never answered the handshake; its exit code came from mcp-bdd giving up on it
         (("--mute",), None, "Exit code: 0, once mcp-bdd had closed its stdin (it was still running until then)"),
-        # exit 0 mid-call while a helper holds its stdout: no end of stream, so a timeout, explained
-        (("--holder",), "quit", "the server process had exited, but a process it started still holds its stdout"),
+        # exit 0 mid-call while a helper holds its stdout: its keeper kills the helper as it reaps the
+        # server, so the stream ends at once (it was a timeout, "a process it started still holds
+        # its stdout"), and the exit is the server's own
+        (("--holder",), "quit", "the connection closed before an answer came (the server went away)"),
         ((), "blind", "the server closed its stdout but is still running: it can no longer answer"),
     ],
     ids=["mcp-bdd-closed-stdin", "exited-under-a-helper", "closed-its-stdout"],
@@ -690,6 +739,7 @@ def test_how_a_server_ended_is_said_truly(flags: tuple[str, ...], tool: str | No
     assert run.counts()["passed"] == 0, run.output[-3000:]
     assert said in run.output, run.failures()
     assert "raise `timeout`" not in run.output or tool != "quit", run.failures()
+    assert "Exit code: 0\n" in run.output or tool != "quit", run.failures()
 
 
 @pytest.mark.parametrize(
@@ -1769,7 +1819,7 @@ def test_a_second_stop_of_a_server_waits_for_the_first_and_sees_how_it_ended(tmp
     """reap_all at exit can meet a session's own close of the same server: the second caller used
     to return at once, while the first was still stopping it (and before it knew the stop was slow)."""
     process: Any = _stubborn_process(tmp_path, "twice")
-    _wait_for(lambda: _ignores_sigterm(process.pid), 60, "the server ignoring SIGTERM")
+    _wait_for(lambda: _ignores_sigterm(process.server_pid), 60, "the server ignoring SIGTERM")
     first = threading.Thread(target=process.stop)
     first.start()
     _wait_for(lambda: process.stopped, 30, "the first stop beginning")

@@ -8,6 +8,10 @@ in the test process can see. Then every process of every registered session (the
 the helpers *it* started: `sh -c`, `npx`, `uv run` wrappers, daemons that left its process
 group but not its session) gets SIGKILL.
 
+First it gives each session's leader up to LEADERS_GRACE to end on its own: a spawned server's
+leader is its keeper (`_keeper.py`), which got SIGTERM as the test process died and is killing
+everything below it, the orphans no session or mark finds included.
+
 Why a separate process: PR_SET_PDEATHSIG reaches only the direct child; a server's own children
 are beyond it, and they are exactly what a wrapper command leaves behind.
 
@@ -23,9 +27,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import shutil
 import signal
 import sys
+import time
 
 
 def session_members(sids: set[int]) -> list[int]:
@@ -84,12 +90,39 @@ def main() -> int:
             marks.append(line[1:])
         elif line[:1] == b"d" and os.path.isabs(line[1:]):
             dirs.append(line[1:])
+    _leaders_end(sids)
     kill_sessions(sids)
     for mark in marks:
         kill_marked(mark)
     for path in dirs:  # after the kill: a database server must not be writing into it any more
         shutil.rmtree(path, ignore_errors=True)
     return 0
+
+
+#: how long the session leaders get to end on their own before their sessions are killed
+LEADERS_GRACE = 3.0
+
+
+def _leaders_end(sids: set[int]) -> None:
+    """Wait (at most LEADERS_GRACE, woken by their pidfds) for each session's leader to end: a
+    server's keeper got SIGTERM as the test process died and is killing all below it, orphans in
+    no session of ours included; SIGKILL would cut that short. A leader that does not end is
+    killed with its session as before."""
+    fds = []
+    for sid in sids:
+        try:
+            fds.append(os.pidfd_open(sid))
+        except (AttributeError, OSError):
+            continue
+    deadline = time.monotonic() + LEADERS_GRACE
+    try:
+        pending = list(fds)
+        while pending and (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select(pending, [], [], left)
+            pending = [fd for fd in pending if fd not in ready]
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def kill_sessions(sids: set[int]) -> int:

@@ -56,7 +56,6 @@ from mcp_bdd.servers._framing import (
     too_long,
     unsendable,
 )
-from mcp_bdd.servers._process import wait_exit
 
 __all__ = ["ExitWatch", "PipeTransport"]
 
@@ -71,6 +70,8 @@ class ExitWatch(Protocol):
     def returncode(self) -> int | None: ...
 
     def note_descendants(self) -> None: ...
+
+    def exited(self) -> bool: ...
 
 
 _CHUNK = 1 << 20
@@ -300,7 +301,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
 
     def _still_running(self) -> bool:
         """Whether the server process has not exited (a pidfd poll: nothing is reaped)."""
-        return self.process is not None and not wait_exit(self.process.pid, 0)
+        return self.process is not None and not self.process.exited()
 
     @contextlib.asynccontextmanager
     async def _streams(self) -> AsyncIterator[TransportStreams]:

@@ -17,8 +17,11 @@ or forked by the zygote, stops the same way (`ServerProcess.stop`):
 
 Every process is started in a session of its own (so its group and session id equal its pid)
 with PR_SET_PDEATHSIG = SIGKILL (it dies with the thread that spawned it, even on `kill -9` of
-the test process), and is registered with the run's lifeline (`_lifeline.py`), which kills the
-whole session of every registered server when the test process dies. Waiting uses pidfds
+the test process) — or, for a spawned server, under its keeper (`_keeper.py`: the server's
+parent and a subreaper, so a daemon survives neither a server that died first nor a killed
+run; PR_SET_PDEATHSIG = SIGTERM, on which it kills all below it; its exit is the server's),
+and is registered with the run's lifeline (`_lifeline.py`), which kills the whole session of
+every registered server when the test process dies. Waiting uses pidfds
 (woken by the kernel when the process exits), not sleeps.
 """
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import itertools
 import os
 import select
@@ -40,7 +44,7 @@ from typing import Any
 
 import psutil
 
-from mcp_bdd._lifelines import descendants, kill_all, server_lifelines, signal_group
+from mcp_bdd._lifelines import descendants, keeper_lifelines, kill_all, server_lifelines, signal_group
 from mcp_bdd.servers._lifeline import kill_marked, kill_sessions
 from mcp_bdd.servers._listeners import SPAWNED_BY, spawned_by
 
@@ -141,6 +145,11 @@ class ServerProcess:
     def returncode(self) -> int | None:
         raise NotImplementedError
 
+    def exited(self) -> bool:
+        """Whether the server itself has ended (nothing is reaped). Its keeper, whose exit code
+        `returncode` mirrors, ends a few milliseconds later: it kills the server's orphans first."""
+        return wait_exit(self.pid, 0)
+
     def _reap(self, timeout: float) -> None:
         """Collect the exit status (a child of ours), or leave it to its parent (the zygote)."""
 
@@ -194,19 +203,42 @@ class ServerProcess:
 
 
 class ChildProcess(ServerProcess):
-    """A process we spawned ourselves (`spawn`)."""
+    """A process we spawned ourselves (`spawn`): the server, or its keeper (`_keeper.py`)."""
 
     def __init__(self, popen: subprocess.Popen[bytes], describe: str, mark: str | None = None) -> None:
         self.popen = popen
+        self._server = -1  # a pidfd of the server under its keeper
+        self._server_gone = False
+        self.server_pid = popen.pid  # the server's own pid: its keeper's child, under a keeper
         super().__init__(popen.pid, describe, mark)
 
     @property
     def returncode(self) -> int | None:
         return self.popen.poll()
 
+    def watch_server(self, pid: int) -> None:
+        """The server's own pid, under its keeper: `exited` then tells when it ended."""
+        self.server_pid = pid
+        try:
+            self._server = os.pidfd_open(pid)
+        except ProcessLookupError:
+            self._server_gone = True  # it ended (and its keeper reaped it) before we looked
+        except (OSError, AttributeError):
+            pass
+
+    def exited(self) -> bool:
+        if self._server_gone:
+            return True
+        if self._server < 0:
+            return super().exited()
+        return bool(select.select([self._server], [], [], 0)[0])
+
     def _reap(self, timeout: float) -> None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=timeout)
+        fd, self._server = self._server, -1
+        if fd >= 0:
+            os.close(fd)
 
 
 def spawn(
@@ -218,27 +250,72 @@ def spawn(
     describe: str,
     stdio: bool,
     pass_fds: tuple[int, ...] = (),
+    keep: bool = True,
 ) -> ChildProcess:
     """Start a server process (the only place mcp-bdd calls Popen for one). Raises OSError.
 
+    With `keep` (Linux), under a keeper (`_keeper.py`) that stays its parent and kills what it
+    orphans; the zygote, a subreaper that does so itself, is started without one.
     Called from the thread that runs the scenarios (PR_SET_PDEATHSIG follows the spawning
     thread, which must live as long as the process should).
     """
     mark = new_mark()
-    with stderr_path.open("wb") as err:
-        popen = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
-            stdout=subprocess.PIPE if stdio else err,
-            stderr=err,
-            cwd=cwd,
-            # SPAWNED_BY tells another run's server from a stranger; SERVER_MARK finds its helpers
-            env={**env, SPAWNED_BY: spawned_by(), SERVER_MARK: mark},
-            pass_fds=pass_fds,
-            start_new_session=True,
-            preexec_fn=server_lifelines,
-        )
-    return ChildProcess(popen, describe, mark)
+    program, report = argv[0], -1
+    if keep and sys.platform == "linux":
+        report, theirs = os.pipe()
+        argv = [sys.executable, "-I", "-S", str(_KEEPER), str(os.getpid()), str(theirs), *argv]
+        pass_fds = (*pass_fds, theirs)
+    try:
+        with stderr_path.open("wb") as err:
+            popen = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
+                stdout=subprocess.PIPE if stdio else err,
+                stderr=err,
+                cwd=cwd,
+                # SPAWNED_BY tells another run's server from a stranger; SERVER_MARK finds its helpers
+                env={**env, SPAWNED_BY: spawned_by(), SERVER_MARK: mark},
+                pass_fds=pass_fds,
+                start_new_session=True,
+                preexec_fn=keeper_lifelines if report >= 0 else server_lifelines,
+            )
+    finally:
+        if report >= 0:
+            os.close(theirs)
+    process = ChildProcess(popen, describe, mark)
+    if report >= 0:
+        _executed(process, report, program)
+    return process
+
+
+#: run as a script, like the lifeline: it must start in milliseconds (see its module doc)
+_KEEPER = Path(__file__).with_name("_keeper.py")
+#: how long the keeper may take to start and exec the server (a Python start-up, on a loaded machine)
+KEEPER_DEADLINE = 60.0
+
+
+def _executed(process: ChildProcess, report: int, program: str) -> None:
+    """Wait until the keeper has executed the server (EOF on `report`) and learn the server's pid;
+    raise the OSError Popen would have raised when the program cannot be run."""
+    try:
+        said = b""
+        deadline = time.monotonic() + KEEPER_DEADLINE
+        while ready := select.select([report], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            chunk = os.read(ready[0], 4096)
+            if not chunk:
+                break
+            said += chunk
+        else:
+            said += f"!{errno.ETIMEDOUT} no process started within {KEEPER_DEADLINE:g} s\n".encode()
+    finally:
+        os.close(report)
+    lines = said.decode(errors="replace").splitlines()
+    failed = [line[1:] for line in lines if line.startswith("!")]
+    if failed:
+        process.stop()
+        code, _, message = failed[0].partition(" ")
+        raise OSError(int(code) if code.isdigit() else 0, message, program)
+    process.watch_server(next((int(line) for line in lines if line.isdigit()), 0))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -60,6 +60,7 @@ class Zygote:
                 describe=f"pre-imported process for {spec}",
                 stdio=False,
                 pass_fds=(theirs.fileno(),),
+                keep=False,  # a subreaper that kills what its servers orphan itself
             )
         except OSError as exc:
             ours.close()

@@ -163,16 +163,20 @@ def main() -> int:
 
 def daemonize(pidfile: str) -> None:
     """A `sleep 600` daemon the classic way: fork, setsid, fork again, and an empty environment
-    (no session, no group and no environment mark left to be found by); its pid in `pidfile`."""
+    (no session, no group and no environment mark left to be found by); its pid in `pidfile`,
+    written before this returns."""
     sleep = shutil.which("sleep") or "/bin/sleep"
     if os.fork() == 0:
         os.setsid()
+        running, started = os.pipe()  # not inherited by exec: EOF once the daemon runs `sleep`
         if os.fork() == 0:
             Path(pidfile).write_text(str(os.getpid()))
             devnull = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(devnull, fd)
             os.execve(sleep, [sleep, "600"], {})
+        os.close(started)
+        os.read(running, 1)  # a server that dies right after this must leave a daemon, not a fork
         os._exit(0)
     os.wait()  # the middle process: the daemon is now an orphan
 
