@@ -11,6 +11,7 @@ import json
 import os
 import queue
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -1343,14 +1344,20 @@ Feature: bad apps
         assert "Traceback" not in run.output, run.output[-5000:]
 
 
-def test_a_wrapper_that_forks_the_server_and_exits_leaves_it_talking(tmp_path: Path) -> None:
-    """`setsid` run as a session leader forks the command and exits 0 at once: the server goes on
-    on the same pipes. Only a failed exit (non-zero, a signal) ends the stream early."""
-    argv = ", ".join(json.dumps(a) for a in ["setsid", sys.executable, HOSTILE])
+def test_a_wrapper_that_forks_the_server_and_exits_takes_it_along_and_says_so(tmp_path: Path) -> None:
+    """`sh -c 'server & exit 0'` returns as if done: what it leaves behind is its orphan, which
+    its keeper kills as it reaps it (a server runs as long as mcp-bdd's process does, never on its
+    own). Before the keeper the forked server went on talking on the same pipes; the failure now
+    says what happened and what to do, as for an HTTP command that does the same."""
+    argv = ", ".join(
+        json.dumps(a) for a in ["sh", "-c", f"{shlex.quote(sys.executable)} {shlex.quote(HOSTILE)} & exit 0"]
+    )
     config = f'[servers.hostile]\ncommand = [{argv}]\nprotocol = "legacy"\n'
     root = make_project(tmp_path, config, {"w.feature": CALL_ECHO})
     run = run_behave(root)
-    assert run.counts()["passed"] == 1, run.output[-3000:]
+    assert run.counts()["passed"] == 0, run.output[-3000:]
+    assert "Exit code: 0\n" in run.output, run.failures()
+    assert "as a command that starts the server in the background and returns does" in run.output, run.failures()
 
 
 def test_only_this_connects_refused_posts_explain_a_failed_handshake() -> None:

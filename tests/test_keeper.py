@@ -103,3 +103,23 @@ def test_a_missing_command_is_said_with_the_program_and_a_tip(tmp_path: Path) ->
     assert run.counts()["passed"] == 0, run.output[-3000:]
     assert 'The server "gone" could not be started: No such file or directory.' in run.output, run.failures()
     assert "is the program installed and on PATH?" in run.output, run.failures()
+
+
+def test_an_inherited_ignored_sigchld_does_not_hide_the_servers_exit(tmp_path: Path) -> None:
+    """A test process that ignores SIGCHLD passes the ignore on (exec keeps it): the kernel then
+    reaps the server unseen, and the keeper read its exit as 0."""
+    import subprocess
+
+    from mcp_bdd.servers import _process
+
+    report, theirs = os.pipe()
+    keeper = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(_process._KEEPER), str(os.getpid()), str(theirs), "sh", "-c", "exit 3"],
+        pass_fds=(theirs,),
+        preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN),
+    )
+    os.close(theirs)
+    try:
+        assert keeper.wait(timeout=60) == 3
+    finally:
+        os.close(report)

@@ -113,9 +113,8 @@ class RunningServer:
         its stdin, not on its own; one that has not exited is said to be running."""
         code = self.returncode
         if code is None:
-            return (
-                [f"  Running:   yes (pid {self.pid})"] if self.process is not None and not self.process.stopped else []
-            )
+            running = self.process is not None and not self.process.stopped
+            return [f"  Running:   yes (pid {self.process.server_pid})"] if running and self.process else []
         if self._closed_while_running():
             return [f"  Exit code: {code}, once mcp-bdd had closed its stdin (it was still running until then)"]
         return [f"  Exit code: {code}"]

@@ -51,26 +51,30 @@ def main(argv: list[str]) -> int:
     def on_term(_sig: int, _frame: object) -> None:
         nonlocal forwarded
         if os.getppid() != parent:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not interrupt the kill
             raise ParentGone
         # the teardown signals the group and its leader, which arrive here one by one: the server
-        # gets one SIGTERM, as it did when it led the group (a second one can cut its shutdown short)
-        if server and not forwarded and _left_group(server):
+        # gets one SIGTERM, as it did when it led the group (a second one can cut its shutdown short);
+        # never once it is reaped: its pid may belong to a stranger by then
+        if server and server not in _statuses and not forwarded and _left_group(server):
             forwarded = True
             _signal(server, signal.SIGTERM)  # the group's SIGTERM did not reach it
 
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # an inherited SIG_IGN would reap the server unseen
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGALRM, _stuck)
     try:
         if os.getppid() != parent:
             return 1  # the test process died while this one started: no server, nothing to keep
         server = _start(program, report)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         status = _wait_for(server)
         _kill_tree()
         # the server's status is the answer now: a SIGTERM the teardown sends meanwhile must not
         # become ours (it stays pending, blocked, until the exit)
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     except ParentGone:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         _kill_tree()
         return 1
     return _mirror(status)
@@ -80,11 +84,15 @@ def _start(program: list[str], report: int) -> int:
     """Fork and exec the server; its pid. A program that cannot be executed is said on `report`
     (the spawner raises it) and ends the child with 127, which the keeper then mirrors."""
     os.set_inheritable(report, False)  # closed by the server's exec: EOF tells the spawner it ran
+    # no SIGTERM handler may run in the child (its getppid is not the test process) or in the
+    # keeper before it knows the server's pid: held until both have set up
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     pid = os.fork()
     if pid == 0:
         try:
-            for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE, signal.SIGXFSZ):
+            for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGALRM):
                 signal.signal(sig, signal.SIG_DFL)  # as Popen restores them; exec keeps ignored ones
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             os.execvp(program[0], program)
         except OSError as exc:
             os.write(report, f"!{exc.errno or 0} {exc.strerror or exc}\n".encode())
@@ -98,6 +106,14 @@ def _start(program: list[str], report: int) -> int:
     os.close(null)
     os.close(report)
     return pid
+
+
+class Stuck(Exception):
+    """What the keeper killed was not reaped within REAP_DEADLINE (stuck in the kernel)."""
+
+
+def _stuck(_sig: int, _frame: object) -> None:
+    raise Stuck
 
 
 _statuses: dict[int, int] = {}
@@ -117,17 +133,21 @@ def _wait_for(pid: int) -> int:
 def _kill_tree() -> None:
     """SIGKILL every descendant, pass after pass (a killed process's children come here as it
     dies), and reap them; bounded, for a process stuck in the kernel."""
-    signal.alarm(REAP_DEADLINE)  # default action: the keeper ends, whatever still hangs
-    while children := _children(os.getpid()):
-        for pid in children + [d for child in children for d in _descendants(child)]:
-            _signal(pid, signal.SIGKILL)
-        for _ in children:
-            try:
-                ended, status = os.waitpid(-1, 0)
-            except ChildProcessError:
-                break
-            _statuses[ended] = status
-    signal.alarm(0)
+    signal.alarm(REAP_DEADLINE)
+    try:
+        while children := _children(os.getpid()):
+            for pid in children + [d for child in children for d in _descendants(child)]:
+                _signal(pid, signal.SIGKILL)
+            for _ in children:
+                try:
+                    ended, status = os.waitpid(-1, 0)
+                except ChildProcessError:
+                    break
+                _statuses[ended] = status
+    except Stuck:
+        pass  # the server's status is known: exit with it; the stop and the lifeline do the rest
+    finally:
+        signal.alarm(0)
 
 
 def _descendants(pid: int) -> list[int]:
@@ -138,14 +158,30 @@ def _descendants(pid: int) -> list[int]:
 
 
 def _children(pid: int) -> list[int]:
+    """The kernel's list of `pid`'s children; on a kernel without it, every process whose parent
+    `pid` is (one scan of /proc)."""
     pids: list[int] = []
     try:
         for task in os.listdir(f"/proc/{pid}/task"):
             with open(f"/proc/{pid}/task/{task}/children") as listed:
                 pids += [int(child) for child in listed.read().split()]
+    except FileNotFoundError:
+        return [other for other in _all_pids() if _parent(other) == pid]
     except OSError:
         pass
     return pids
+
+
+def _all_pids() -> list[int]:
+    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
+
+
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return int(stat.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def _left_group(pid: int) -> bool:
@@ -168,7 +204,10 @@ def _mirror(status: int) -> int:
     with contextlib.suppress(OSError, ValueError, ImportError):
         import resource
 
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        try:  # 1, not 0: a core handler behind a pipe (systemd-coredump) ignores 0, and stops at 1
+            resource.setrlimit(resource.RLIMIT_CORE, (1, 1))
+        except ValueError:  # a hard limit of 0
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     with contextlib.suppress(OSError, ValueError):  # SIGKILL has no handler to reset
         signal.signal(sig, signal.SIG_DFL)
     with contextlib.suppress(OSError, ValueError):

@@ -12,8 +12,8 @@ holds it after the server itself has died. A request to a crashed server then wa
 `timeout` and was blamed on a slow tool. So the stream also ends once the server process has
 failed — exited with a non-zero code or by a signal (a pidfd wakes the loop) — and its pipe
 holds nothing more: the request fails at once, and the failure quotes the exit code. An exit
-with code 0 does not end it: a wrapper that forks the real server and exits (`setsid` as a
-session leader does) leaves the server talking on the same pipes.
+with code 0 does not end it (where there is no keeper, `_keeper.py`, to end what the server left
+behind: a wrapper that forked the real server and exited leaves it talking on the same pipes).
 
 Why the transport watches the server's stdin: a server that answers and then closes its stdin
 (it will read no more) while it keeps running made a request written just before the close
@@ -65,6 +65,9 @@ class ExitWatch(Protocol):
 
     @property
     def pid(self) -> int: ...
+
+    @property
+    def server_pid(self) -> int: ...
 
     @property
     def returncode(self) -> int | None: ...
@@ -259,7 +262,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         if self.write_fd < 0 or self.process is None or not self._still_running():
             return None
         return (
-            f"the server closed its stdin (pid {self.process.pid} is still running): it can no longer receive "
+            f"the server closed its stdin (pid {self.process.server_pid} is still running): it can no longer receive "
             "requests, and every request of this session fails at once from now on"
         )
 

@@ -11,9 +11,10 @@ or forked by the zygote, stops the same way (`ServerProcess.stop`):
     → SIGKILL every process that carries its mark (SERVER_MARK in the environment, inherited by
       all it starts): a helper that left the session too (`setsid`, Node's `detached: true`, a
       daemon) survived a green run before
-    → SIGKILL every descendant it had when its stop began: every server is a child subreaper
-      (PR_SET_CHILD_SUBREAPER), so a daemon that left its session *and* cleared its environment
-      is still its descendant, not init's child.
+    → SIGKILL every descendant it had when its stop began: above every server is a child
+      subreaper (PR_SET_CHILD_SUBREAPER: its keeper, or the zygote and the forked server), so a
+      daemon that left its session *and* cleared its environment is still a descendant of the
+      process we own, not init's child.
 
 Every process is started in a session of its own (so its group and session id equal its pid)
 with PR_SET_PDEATHSIG = SIGKILL (it dies with the thread that spawned it, even on `kill -9` of
@@ -38,6 +39,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -131,6 +133,7 @@ class ServerProcess:
 
     def __init__(self, pid: int, describe: str, mark: str | None = None) -> None:
         self.pid = pid
+        self.server_pid = pid  # the server's own pid, which users see: its keeper's child, under one
         self.describe = describe
         self.mark = mark  # its SERVER_MARK value, when it (or its zygote) was told one
         self.stopped = False
@@ -209,7 +212,6 @@ class ChildProcess(ServerProcess):
         self.popen = popen
         self._server = -1  # a pidfd of the server under its keeper
         self._server_gone = False
-        self.server_pid = popen.pid  # the server's own pid: its keeper's child, under a keeper
         super().__init__(popen.pid, describe, mark)
 
     @property
@@ -217,14 +219,21 @@ class ChildProcess(ServerProcess):
         return self.popen.poll()
 
     def watch_server(self, pid: int) -> None:
-        """The server's own pid, under its keeper: `exited` then tells when it ended."""
+        """The server's own pid, under its keeper: `exited` then tells when it ended. Its pidfd is
+        kept as long as this object (a stop in another thread must not close it under `exited`)."""
         self.server_pid = pid
         try:
-            self._server = os.pidfd_open(pid)
+            fd = os.pidfd_open(pid)
         except ProcessLookupError:
             self._server_gone = True  # it ended (and its keeper reaped it) before we looked
+            return
         except (OSError, AttributeError):
-            pass
+            return
+        weakref.finalize(self, os.close, fd)
+        if _parent(pid) == self.pid:
+            self._server = fd
+        else:  # reaped before we looked, and the pid already someone else's
+            self._server_gone = True
 
     def exited(self) -> bool:
         if self._server_gone:
@@ -236,9 +245,14 @@ class ChildProcess(ServerProcess):
     def _reap(self, timeout: float) -> None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=timeout)
-        fd, self._server = self._server, -1
-        if fd >= 0:
-            os.close(fd)
+
+
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return int(stat.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def spawn(
@@ -279,6 +293,10 @@ def spawn(
                 start_new_session=True,
                 preexec_fn=keeper_lifelines if report >= 0 else server_lifelines,
             )
+    except BaseException:
+        if report >= 0:
+            os.close(report)
+        raise
     finally:
         if report >= 0:
             os.close(theirs)
@@ -311,11 +329,17 @@ def _executed(process: ChildProcess, report: int, program: str) -> None:
         os.close(report)
     lines = said.decode(errors="replace").splitlines()
     failed = [line[1:] for line in lines if line.startswith("!")]
+    pid = next((int(line) for line in lines if line.isdigit()), 0)
+    if not failed and not pid:  # killed while it started, or the test process was dying
+        failed = [f"{errno.ECHILD} the server's keeper ended before it started the server"]
     if failed:
         process.stop()
+        for pipe in (process.popen.stdin, process.popen.stdout):
+            if pipe is not None:
+                pipe.close()
         code, _, message = failed[0].partition(" ")
         raise OSError(int(code) if code.isdigit() else 0, message, program)
-    process.watch_server(next((int(line) for line in lines if line.isdigit()), 0))
+    process.watch_server(pid)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ from mcp_bdd.servers._process import (
 )
 from mcp_bdd.servers._zygote import ForkedProcess, zygote_for
 
-__all__ = ["discard_prestarted", "start_server"]
+__all__ = ["BACKGROUND_TIP", "discard_prestarted", "start_server"]
 
 Interpolate = Callable[[str, dict[str, str]], str]
 _HTTP = ("streamable-http", "sse")
@@ -412,14 +412,20 @@ def _url_port(name: str, url: str) -> int:
         ) from exc
 
 
+#: a server command that exited with code 0 before it served: it returned as if done, as one that
+#: starts the server in the background does (over stdio too: what it leaves behind dies with it)
+BACKGROUND_TIP = (
+    "it exited with code 0, as a command that starts the server in the background and returns "
+    "does (`docker run -d`, `&`, `nohup`, a daemonizing flag). mcp-bdd owns the process it starts and "
+    "stops it after the scenario, with all it started: run the server in the foreground (a wrapper "
+    "script should `exec` it). For a server that runs on its own, configure its `url` only (mcp-bdd "
+    "then connects and never starts it)."
+)
+
+
 def _exited_tip(code: int | None) -> str:
     if code == 0:  # it returned as if done: a command that starts the server in the background
-        return (
-            "\n  Tip: it exited with code 0, as a command that starts the server in the background and returns "
-            "does (`docker run -d`, `&`, `nohup`, a daemonizing flag). mcp-bdd owns the process it starts and "
-            "stops it after the scenario: run the server in the foreground. For a server that runs on its own, "
-            "configure its `url` only (mcp-bdd then connects and never starts it)."
-        )
+        return f"\n  Tip: {BACKGROUND_TIP}"
     return "\n  Tip: read its stderr above; run the command by hand to see it fail."
 
 
@@ -442,7 +448,7 @@ def _wait_for_port(server: HttpServer, port: int, timeout: float) -> str | None:
                 + _exited_tip(server.process.returncode)
             )
         if _accepts(port):
-            holder = None if listens(pid, port) else stranger_on(port, pid)
+            holder = None if listens(server.process.server_pid, port) else stranger_on(port, pid)
             if holder is None:
                 return None
             server.stop()

@@ -46,7 +46,7 @@ from mcp_bdd.errors import (
     produced_by,
     raised,
 )
-from mcp_bdd.servers import RunningServer, repeated_answer
+from mcp_bdd.servers import BACKGROUND_TIP, RunningServer, repeated_answer
 from mcp_bdd.session._hop import STALL_GRACE, Hops, Stalled, hops
 from mcp_bdd.session._listen import listen_for_changes
 from mcp_bdd.session._outcome import Outcome, dump, is_connection_closed, is_protocol_violation, unwrap
@@ -320,6 +320,8 @@ class Session(ClientSide):
         if isinstance(cause, TimeoutError):
             return f"did not complete the MCP handshake within startup_timeout = {self.startup_timeout:g} s", tip
         if isinstance(cause, MCPError) and is_connection_closed(cause):
+            if self.server.started and self.server.returncode == 0:
+                tip = BACKGROUND_TIP
             return f"closed the connection during the handshake ({cause.code}: {cause.message})", tip
         if isinstance(cause, MCPError):
             return f"answered the handshake with a JSON-RPC error ({cause.code}: {cause.message})", (
