@@ -166,7 +166,7 @@ def _children(pid: int) -> list[int]:
             with open(f"/proc/{pid}/task/{task}/children") as listed:
                 pids += [int(child) for child in listed.read().split()]
     except FileNotFoundError:
-        return [other for other in _all_pids() if _parent(other) == pid]
+        return [other for other in _all_pids() if parent_of(other) == pid]
     except OSError:
         pass
     return pids
@@ -176,7 +176,9 @@ def _all_pids() -> list[int]:
     return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
 
 
-def _parent(pid: int) -> int:
+def parent_of(pid: int) -> int:
+    """The parent pid of `pid` (0 when it is gone); also the spawner's check that a pid is still
+    the server's."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
             return int(stat.read().rsplit(b")", 1)[1].split()[1])

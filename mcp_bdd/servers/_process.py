@@ -47,6 +47,7 @@ from typing import Any
 import psutil
 
 from mcp_bdd._lifelines import descendants, keeper_lifelines, kill_all, server_lifelines, signal_group
+from mcp_bdd.servers._keeper import parent_of
 from mcp_bdd.servers._lifeline import kill_marked, kill_sessions
 from mcp_bdd.servers._listeners import SPAWNED_BY, spawned_by
 
@@ -230,7 +231,7 @@ class ChildProcess(ServerProcess):
         except (OSError, AttributeError):
             return
         weakref.finalize(self, os.close, fd)
-        if _parent(pid) == self.pid:
+        if parent_of(pid) == self.pid:
             self._server = fd
         else:  # reaped before we looked, and the pid already someone else's
             self._server_gone = True
@@ -245,14 +246,6 @@ class ChildProcess(ServerProcess):
     def _reap(self, timeout: float) -> None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=timeout)
-
-
-def _parent(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return int(stat.read().rsplit(b")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return 0
 
 
 def spawn(
