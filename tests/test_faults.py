@@ -1348,7 +1348,7 @@ def test_a_wrapper_that_forks_the_server_and_exits_takes_it_along_and_says_so(tm
     """`sh -c 'server & exit 0'` returns as if done: what it leaves behind is its orphan, which
     its keeper kills as it reaps it (a server runs as long as mcp-bdd's process does, never on its
     own). Before the keeper the forked server went on talking on the same pipes; the failure now
-    says what happened and what to do, as for an HTTP command that does the same."""
+    says what happened and what to do, as it does for an HTTP command that returns at once."""
     argv = ", ".join(
         json.dumps(a) for a in ["sh", "-c", f"{shlex.quote(sys.executable)} {shlex.quote(HOSTILE)} & exit 0"]
     )
@@ -1357,7 +1357,8 @@ def test_a_wrapper_that_forks_the_server_and_exits_takes_it_along_and_says_so(tm
     run = run_behave(root)
     assert run.counts()["passed"] == 0, run.output[-3000:]
     assert "Exit code: 0\n" in run.output, run.failures()
-    assert "as a command that starts the server in the background and returns does" in run.output, run.failures()
+    assert "a wrapper that starts the server in the background and returns" in run.output, run.failures()
+    assert "configure its `url`" not in run.output, run.failures()  # no URL reaches a stdio server
 
 
 def test_only_this_connects_refused_posts_explain_a_failed_handshake() -> None:

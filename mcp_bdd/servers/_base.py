@@ -46,7 +46,8 @@ class RunningServer:
 
     @property
     def pid(self) -> int | None:
-        return None if self.process is None else self.process.pid
+        """The server's own pid (not its keeper's)."""
+        return None if self.process is None else self.process.server_pid
 
     @property
     def returncode(self) -> int | None:

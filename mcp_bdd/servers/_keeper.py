@@ -69,6 +69,8 @@ def main(argv: list[str]) -> int:
             return 1  # the test process died while this one started: no server, nothing to keep
         server = _start(program, report)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        if not server:
+            return 127  # it could not fork: said on the report
         status = _wait_for(server)
         _kill_tree()
         # the server's status is the answer now: a SIGTERM the teardown sends meanwhile must not
@@ -87,7 +89,11 @@ def _start(program: list[str], report: int) -> int:
     # no SIGTERM handler may run in the child (its getppid is not the test process) or in the
     # keeper before it knows the server's pid: held until both have set up
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError as exc:  # EAGAIN: a process limit reached
+        _say(report, f"!{exc.errno or 0} {exc.strerror or exc}\n")
+        return 0
     if pid == 0:
         try:
             for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGALRM):
@@ -95,10 +101,10 @@ def _start(program: list[str], report: int) -> int:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             os.execvp(program[0], program)
         except OSError as exc:
-            os.write(report, f"!{exc.errno or 0} {exc.strerror or exc}\n".encode())
+            _say(report, f"!{exc.errno or 0} {exc.strerror or exc}\n")
         finally:
             os._exit(127)
-    os.write(report, f"{pid}\n".encode())  # the spawner watches the server itself too (its pidfd)
+    _say(report, f"{pid}\n")  # the spawner watches the server itself too (its pidfd)
     # let go of the server's stdin and stdout: they must end when its own copies do
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
@@ -108,12 +114,21 @@ def _start(program: list[str], report: int) -> int:
     return pid
 
 
+def _say(report: int, line: str) -> None:
+    with contextlib.suppress(OSError):  # the spawner gave up waiting (EPIPE): nothing to tell
+        os.write(report, line.encode())
+
+
 class Stuck(Exception):
     """What the keeper killed was not reaped within REAP_DEADLINE (stuck in the kernel)."""
 
 
+_reaping = False  # whether a SIGALRM may interrupt: only inside `_kill_tree`'s loop
+
+
 def _stuck(_sig: int, _frame: object) -> None:
-    raise Stuck
+    if _reaping:
+        raise Stuck
 
 
 _statuses: dict[int, int] = {}
@@ -133,6 +148,8 @@ def _wait_for(pid: int) -> int:
 def _kill_tree() -> None:
     """SIGKILL every descendant, pass after pass (a killed process's children come here as it
     dies), and reap them; bounded, for a process stuck in the kernel."""
+    global _reaping
+    _reaping = True
     signal.alarm(REAP_DEADLINE)
     try:
         while children := _children(os.getpid()):
@@ -147,6 +164,7 @@ def _kill_tree() -> None:
     except Stuck:
         pass  # the server's status is known: exit with it; the stop and the lifeline do the rest
     finally:
+        _reaping = False  # before the alarm is cancelled: one that fires meanwhile is a no-op
         signal.alarm(0)
 
 

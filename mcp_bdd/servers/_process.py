@@ -39,7 +39,6 @@ import subprocess
 import sys
 import threading
 import time
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -213,6 +212,7 @@ class ChildProcess(ServerProcess):
         self.popen = popen
         self._server = -1  # a pidfd of the server under its keeper
         self._server_gone = False
+        self._watch = threading.Lock()
         super().__init__(popen.pid, describe, mark)
 
     @property
@@ -220,8 +220,7 @@ class ChildProcess(ServerProcess):
         return self.popen.poll()
 
     def watch_server(self, pid: int) -> None:
-        """The server's own pid, under its keeper: `exited` then tells when it ended. Its pidfd is
-        kept as long as this object (a stop in another thread must not close it under `exited`)."""
+        """The server's own pid, under its keeper: `exited` then tells when it ended."""
         self.server_pid = pid
         try:
             fd = os.pidfd_open(pid)
@@ -230,22 +229,30 @@ class ChildProcess(ServerProcess):
             return
         except (OSError, AttributeError):
             return
-        weakref.finalize(self, os.close, fd)
-        if parent_of(pid) == self.pid:
+        if parent_of(pid) in (0, self.pid):  # 0: /proc unreadable, the pidfd alone then tells
             self._server = fd
         else:  # reaped before we looked, and the pid already someone else's
+            os.close(fd)
             self._server_gone = True
 
     def exited(self) -> bool:
-        if self._server_gone:
-            return True
-        if self._server < 0:
-            return super().exited()
-        return bool(select.select([self._server], [], [], 0)[0])
+        with self._watch:  # the stop, in another thread, closes the pidfd
+            if self._server_gone:
+                return True
+            if self._server < 0:
+                return super().exited()
+            poll = select.poll()  # not select: an fd past 1024 in a long run
+            poll.register(self._server, select.POLLIN)
+            return bool(poll.poll(0))
 
     def _reap(self, timeout: float) -> None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=timeout)
+        with self._watch:
+            fd, self._server = self._server, -1
+            if fd >= 0:
+                os.close(fd)
+                self._server_gone = True  # what it says from now on: its keeper ends only after it
 
 
 def spawn(
