@@ -146,3 +146,20 @@ def test_init_then_behave_is_green_in_an_empty_folder_with_the_wheel(user_venv: 
     assert "merged 2 run(s)" in merged.stdout, merged.stdout + merged.stderr
     page = (tmp_path / "reports" / "merged.html").read_text(encoding="utf-8")
     assert "<title>Twice</title>" in page and "(living-doc)" in page and "(again)" in page, page[:2000]
+    if sys.platform == "linux":  # the wheel ships the keeper every spawned server runs under; it works from there
+        kept = user_venv.run(tmp_path, "python", "-c", _KEPT_EXIT)
+        keeper, code = kept.stdout.split()
+        assert code == "3" and keeper.startswith(str(user_venv.path)), kept.stdout + kept.stderr
+        assert keeper.endswith("mcp_bdd/servers/_keeper.py"), keeper
+
+
+#: spawn a command as mcp-bdd spawns a server (under its keeper): the keeper's file and the exit code
+_KEPT_EXIT = """
+import os, pathlib
+from mcp_bdd.servers._process import spawn, wait_exit
+process = spawn(["sh", "-c", "exit 3"], env=dict(os.environ), cwd=".", stderr_path=pathlib.Path("kept.log"),
+                describe="sh", stdio=False)
+wait_exit(process.pid, 60)
+process.stop()
+print(process.popen.args[3], process.returncode)
+"""
