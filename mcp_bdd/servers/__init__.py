@@ -21,10 +21,9 @@ from __future__ import annotations
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
 from mcp_bdd.servers._framing import ID_VALUE, PROTOCOL_MARK, repeated_answer, size_text
 from mcp_bdd.servers._process import lifeline, reap_all
-from mcp_bdd.servers._start import BACKGROUND_TIP, discard_prestarted, start_server
+from mcp_bdd.servers._start import discard_prestarted, exit_0_tip, start_server
 
 __all__ = [
-    "BACKGROUND_TIP",
     "ID_VALUE",
     "PROTOCOL_MARK",
     "HttpServer",
@@ -33,6 +32,7 @@ __all__ = [
     "RunningServer",
     "StdioServer",
     "discard_prestarted",
+    "exit_0_tip",
     "lifeline",
     "reap_all",
     "repeated_answer",

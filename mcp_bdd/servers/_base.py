@@ -114,8 +114,10 @@ class RunningServer:
         its stdin, not on its own; one that has not exited is said to be running."""
         code = self.returncode
         if code is None:
-            running = self.process is not None and not self.process.stopped
-            return [f"  Running:   yes (pid {self.process.server_pid})"] if running and self.process else []
+            process = self.process
+            if process is None or process.stopped:
+                return []
+            return [f"  Running:   yes (pid {process.server_pid})"]
         if self._closed_while_running():
             return [f"  Exit code: {code}, once mcp-bdd had closed its stdin (it was still running until then)"]
         return [f"  Exit code: {code}"]

@@ -2,15 +2,15 @@
 
     python -I -S .../_keeper.py PARENT_PID REPORT_FD PROGRAM [ARG...]
 
-Why: a server is a child subreaper, so a daemon its helper double-forks (fork, setsid, fork, exec
-with an empty environment: no group, session or environment mark finds it) stays its descendant
-and is killed by its stop. But a server that *dies first* (a crash, or `kill -9` of the test
-process, whose PR_SET_PDEATHSIG kills it at once) passes its orphans up the tree — to the test
-process, which is no subreaper, hence to init, where nothing tells them from any other process.
-`app` servers are forked by the zygote, itself a subreaper that kills such orphans; a `command`
-server had nothing above it. Now it has this: a process of a few milliseconds' Python (no
-import of mcp_bdd or mcp; `-I -S`), spawned in the server's place, that forks and execs the
-server and then only waits.
+Why: a daemon a server's helper double-forks (fork, setsid, fork, exec with an empty
+environment: no group, session or environment mark finds it) is found by the server's stop only
+while a subreaper above it keeps it in the tree. A spawned server was that subreaper itself, but
+one that *dies first* (a crash, or `kill -9` of the test process, whose PR_SET_PDEATHSIG killed
+it at once) passed its orphans up — to the test process, which is no subreaper, hence to init,
+where nothing tells them from any other process. `app` servers are forked by the zygote, itself
+a subreaper that kills such orphans; a `command` server had nothing above it. Now it has this:
+a process of a few milliseconds' Python (no import of mcp_bdd or mcp; `-I -S`), spawned in the
+server's place, that forks and execs the server and then only waits.
 
 - It is the process mcp-bdd owns (pid, session, group): the server runs in its session and
   group, so the one teardown path (servers/_process.py) reaches both unchanged.

@@ -41,7 +41,7 @@ from mcp_bdd.servers._process import (
 )
 from mcp_bdd.servers._zygote import ForkedProcess, zygote_for
 
-__all__ = ["BACKGROUND_TIP", "discard_prestarted", "start_server"]
+__all__ = ["discard_prestarted", "exit_0_tip", "start_server"]
 
 Interpolate = Callable[[str, dict[str, str]], str]
 _HTTP = ("streamable-http", "sse")
@@ -414,18 +414,30 @@ def _url_port(name: str, url: str) -> int:
 
 #: a server command that exited with code 0 before it served: it returned as if done, as one that
 #: starts the server in the background does (over stdio too: what it leaves behind dies with it)
-BACKGROUND_TIP = (
+_BACKGROUND_TIP = (
     "it exited with code 0, as a command that starts the server in the background and returns "
     "does (`docker run -d`, `&`, `nohup`, a daemonizing flag). mcp-bdd owns the process it starts and "
     "stops it after the scenario, with all it started: run the server in the foreground (a wrapper "
     "script should `exec` it). For a server that runs on its own, configure its `url` only (mcp-bdd "
     "then connects and never starts it)."
 )
+#: the same over stdio, where it may also be an entry point that never serves, and no `url` helps
+_STDIO_EXIT_0_TIP = (
+    "it exited with code 0 before it answered: it never started serving (an entry point that does not "
+    "call the server's run()), or it is a wrapper that starts the server in the background and returns "
+    "(`sh -c 'server &'`, `nohup`, a daemonizing flag), whose server mcp-bdd stops with it. Run the "
+    "server in the foreground (a wrapper script should `exec` it); check its stderr above."
+)
+
+
+def exit_0_tip(transport: str) -> str:
+    """What to do about a server command that exited with code 0 before it served over `transport`."""
+    return _STDIO_EXIT_0_TIP if transport == "stdio" else _BACKGROUND_TIP
 
 
 def _exited_tip(code: int | None) -> str:
     if code == 0:  # it returned as if done: a command that starts the server in the background
-        return f"\n  Tip: {BACKGROUND_TIP}"
+        return f"\n  Tip: {_BACKGROUND_TIP}"
     return "\n  Tip: read its stderr above; run the command by hand to see it fail."
 
 

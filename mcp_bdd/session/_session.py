@@ -46,7 +46,7 @@ from mcp_bdd.errors import (
     produced_by,
     raised,
 )
-from mcp_bdd.servers import BACKGROUND_TIP, RunningServer, repeated_answer
+from mcp_bdd.servers import RunningServer, exit_0_tip, repeated_answer
 from mcp_bdd.session._hop import STALL_GRACE, Hops, Stalled, hops
 from mcp_bdd.session._listen import listen_for_changes
 from mcp_bdd.session._outcome import Outcome, dump, is_connection_closed, is_protocol_violation, unwrap
@@ -73,13 +73,6 @@ def _content_type(answer: dict[str, Any]) -> str:
 
 
 #: what to do about a request that got no answer in time, usually (`Session.timeout_tip`)
-#: a stdio server that exited with code 0 during the handshake
-_STDIO_EXIT_0_TIP = (
-    "it exited with code 0 before it answered: it never started serving (an entry point that does not "
-    "call the server's run()), or it is a wrapper that starts the server in the background and returns "
-    "(`sh -c 'server &'`, `nohup`, a daemonizing flag), whose server mcp-bdd stops with it. Run the "
-    "server in the foreground (a wrapper script should `exec` it); check its stderr above."
-)
 _SLOW = "raise `timeout` in [tool.mcp-bdd] (or -D timeout=30) if the server is just slow."
 
 
@@ -328,7 +321,7 @@ class Session(ClientSide):
             return f"did not complete the MCP handshake within startup_timeout = {self.startup_timeout:g} s", tip
         if isinstance(cause, MCPError) and is_connection_closed(cause):
             if self.server.started and self.server.returncode == 0:
-                tip = BACKGROUND_TIP if self.server.transport != "stdio" else _STDIO_EXIT_0_TIP
+                tip = exit_0_tip(self.server.transport)
             return f"closed the connection during the handshake ({cause.code}: {cause.message})", tip
         if isinstance(cause, MCPError):
             return f"answered the handshake with a JSON-RPC error ({cause.code}: {cause.message})", (
