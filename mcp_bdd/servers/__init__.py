@@ -12,7 +12,8 @@
   accepts connections.
 - `url`: nothing is started.
 
-Every process dies with the test process (PR_SET_PDEATHSIG) and with its session on every exit
+Every process dies with the test process (PR_SET_PDEATHSIG: SIGTERM to a spawned server's keeper,
+which kills all below it; SIGKILL to a forked one) and with its session on every exit
 path, grandchildren included (the run's lifeline, `_lifeline.py`).
 """
 
