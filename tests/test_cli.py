@@ -17,6 +17,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from mcp_bdd.cli import main
@@ -312,7 +313,13 @@ def test_a_workers_configuration_error_is_told_by_its_run_file_not_by_its_output
     assert 'errors="1"' in junit and "(before_all)" in junit and 'unknown server "nosuch"' in junit, junit
 
 
-def test_ctrl_c_stops_every_worker_and_keeps_the_partial_report(tmp_path: Path, no_leftover_processes: None) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_stops_every_worker_and_keeps_the_partial_report(
+    signum: signal.Signals, tmp_path: Path, no_leftover_processes: None
+) -> None:
+    """Ctrl-C, or SIGTERM (a CI runner cancelling the job, `docker stop`), sent to `mcp-bdd run`
+    alone while a worker's call is in flight: every worker and its servers stop (the census), the
+    run exits 130 and keeps the partial report."""
     (tmp_path / "nap_server.py").write_text(NAP_SERVER)
     (tmp_path / "mcp-bdd.toml").write_text('[servers.nap]\napp = "nap_server:create_server"\n')
     (tmp_path / "environment.py").write_text("from mcp_bdd.environment import *  # noqa: F401,F403\n")
@@ -335,11 +342,29 @@ def test_ctrl_c_stops_every_worker_and_keeps_the_partial_report(tmp_path: Path, 
     while not flag.exists():
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()[0] if proc.poll() else ""
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    running = {p: _cmdline(p) for p in psutil.Process(proc.pid).children(recursive=True)}  # workers, servers
+    assert any("behave" in line for line in running.values()), running  # the slow worker, at least
+    proc.send_signal(signum)
     output, _ = proc.communicate(timeout=60)  # the nap lasts 600 s: only a prompt stop ends in time
+    left = [line for p, line in running.items() if _still_running(p)]
+    assert not left, f"still running after mcp-bdd run ended: {left}\nmcp-bdd run printed:\n{output}"
     assert proc.returncode == 130, output
-    assert "interrupted" in output and "Napping: error: ABORTED" in output
+    assert "interrupted" in output and "Napping: error: ABORTED" in output, output
     assert (tmp_path / "reports" / "living-doc.html").is_file()  # the partial report, from what finished
+
+
+def _cmdline(process: psutil.Process) -> str:
+    try:
+        return f"{process.pid}: {' '.join(process.cmdline())}"
+    except psutil.Error:
+        return f"{process.pid}: (gone)"
+
+
+def _still_running(process: psutil.Process) -> bool:
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def _read(path: Path) -> str:

@@ -15,6 +15,9 @@ import psutil
 import pytest
 from behave_project import REPO, SHOP, make_project, printed, python_cmd, run_behave, start_behave
 
+from mcp_bdd.report.model import load_run, walk_scenarios
+from mcp_bdd.transcript import TRANSCRIPT_MIME
+
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
 # A scenario that passes: placed after a broken one, it shows whether the run went on.
@@ -399,6 +402,43 @@ def test_ctrl_c_during_a_handshake_stops_the_run(tmp_path: Path) -> None:
     assert "0 scenarios passed" in printed(root), printed(root)
 
 
+def test_ctrl_c_during_a_teardown_stops_the_run(tmp_path: Path) -> None:
+    """Ctrl-C while a scenario's server is being stopped stops the run: the next scenario does not
+    start, and the server, its stop cut short, is still stopped before the run ends. The server
+    ignores EOF and SIGTERM, so its stop waits out both grace periods (3 s); it sends the Ctrl-C
+    itself when its stdin closes, so the signal lands inside that stop however loaded the machine."""
+    eof_log, behave_pid = tmp_path / "eof.log", tmp_path / "behave.pid"
+    hostile = [sys.executable, str(REPO / "tests" / "servers" / "hostile.py"), "--stubborn"]
+    hostile += ["--eof-log", str(eof_log), "--interrupt-on-eof", str(behave_pid)]
+    feature = """
+        Feature: interrupted while tearing down
+          Scenario: a server that is slow to stop
+            Given the MCP server "hostile" is running
+            When I call the tool "echo" with:
+              | text |
+              | hi   |
+            Then the tool call succeeds
+        """
+    config = f'{SHOP}\n[servers.hostile]\ncommand = {json.dumps(hostile)}\nprotocol = "legacy"\n'
+    root = make_project(tmp_path, config, {"s.feature": feature + HEALTHY})
+    proc = start_behave(root, "-f", "plain")
+    behave_pid.write_text(f"{proc.pid}\n")
+    try:
+        proc.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("behave did not stop after the Ctrl-C; " + printed(root))
+    assert proc.returncode != 0 and "ABORTED: By user." in printed(root), printed(root)
+    assert "Scenario: healthy" not in printed(root), printed(root)  # the run stopped there
+    assert eof_log.exists(), "the server's stop never began: " + printed(root)
+    server = int(eof_log.read_text().split()[0])
+    try:
+        outlived = psutil.Process(server).status() != psutil.STATUS_ZOMBIE  # killed, not yet reaped: gone
+    except psutil.NoSuchProcess:
+        outlived = False
+    assert not outlived, f"the server {server} outlived the run; " + printed(root)
+
+
 @pytest.mark.realworld
 def test_mcp_server_time_from_pypi_over_stdio(tmp_path: Path) -> None:
     exe = shutil.which("mcp-server-time", path=str(Path(sys.executable).parent))
@@ -545,6 +585,53 @@ def test_a_users_own_attachments_in_hooks_do_not_break_behaves_json(tmp_path: Pa
     }
     assert encoded["note from before_scenario"] in texts[0], texts
     assert encoded["note from after_scenario"] in texts[-1], texts
+
+
+FORMATTER_WITHOUT_ATTACHMENTS = """
+from behave.formatter.base import Formatter
+
+
+class NoEvidence(Formatter):
+    name = "no-evidence"
+
+    def embedding(self, mime_type, data):
+        raise ValueError("this formatter takes no attachments")
+"""
+
+
+def test_a_formatter_that_cannot_take_attachments_is_named_once_and_the_others_still_get_them(
+    tmp_path: Path,
+) -> None:
+    """behave's `context.attach` stops at the first formatter that raises. mcp-bdd hands its
+    evidence to each formatter on its own: a formatter whose `embedding` raises (listed first, so
+    it comes before the others) fails no scenario, is named once on stderr however often it
+    raised, and behave's json and the living doc still get every scenario's traffic."""
+    feature = "Feature: evidence\n" + HEALTHY + HEALTHY.replace("Scenario: healthy", "Scenario: healthy again")
+    root = make_project(tmp_path, SHOP, {"e.feature": feature})
+    (root / "no_evidence.py").write_text(FORMATTER_WITHOUT_ATTACHMENTS)  # importable: `python -m` puts cwd on sys.path
+    formats = ["-f", "no_evidence:NoEvidence", "-o", "none.txt", "-f", "json", "-o", "behave.json"]
+    formats += ["-f", "mcp_bdd.report:LivingDocFormatter", "-o", "doc.html"]
+    run = run_behave(root, *formats, "-f", "plain")
+    assert run.returncode == 0 and run.counts()["passed"] == 2, run.failures()
+    named = "mcp-bdd: the NoEvidence formatter could not take mcp-bdd's evidence (ValueError: this formatter takes"
+    assert run.stderr.count(named) == 1, run.output[-3000:]
+    assert "could not take" not in run.stderr.replace(named, ""), run.stderr[-3000:]  # no other formatter named
+    calls = {"name": "add", "arguments": {"a": 1, "b": 1}}
+    for element in json.loads((root / "behave.json").read_text())[0]["elements"]:
+        embedded = [
+            json.loads(base64.b64decode(e["data"]))
+            for step in element["steps"]
+            for e in step.get("embeddings", [])
+            if e["mime_type"].startswith(TRANSCRIPT_MIME)
+        ]
+        requests = [x["payload"] for exchanges in embedded for x in exchanges if x["kind"] == "request"]
+        assert calls in requests, (element["name"], embedded, run.output[-3000:])
+    report = load_run(json.loads((root / "doc.json").read_text()))
+    scenarios = [s for feature in report.features for s in walk_scenarios(feature.children)]
+    assert [s.name for s in scenarios] == ["healthy", "healthy again"], run.output[-3000:]
+    for scenario in scenarios:
+        requests = [x.payload for step in scenario.steps for x in step.evidence.exchanges if x.kind == "request"]
+        assert calls in requests, (scenario.name, requests, run.output[-3000:])
 
 
 GC_WATCHING_HOOKS = """

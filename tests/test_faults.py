@@ -505,11 +505,77 @@ Feature: secrets
     assert key not in run.output + (root / "behave.json").read_text(), run.output[-3000:]
 
 
+class _RefusesTheKeyInItsPath(http.server.BaseHTTPRequestHandler):
+    """An API that takes its key in the URL's path (`/v1/<key>/mcp`) and refuses it: 401."""
+
+    paths: list[str] = []
+
+    def do_POST(self) -> None:
+        self.paths.append(self.path)
+        body = b"<html><body>Invalid API key</body></html>"
+        self.send_response(401)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_secret_environment_variable_in_a_url_servers_url_is_masked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`url = "https://api.example/v1/${env.SHOP_API_KEY}/mcp"`: the failure names the URL it
+    could not connect to, and the value came from a secret-named variable. In the path, no
+    `key=value` or userinfo form gives it away: only its value, remembered on use, masks it."""
+    key = "sk-live-url-7c6d5e4f3a"
+    monkeypatch.setenv("SHOP_API_KEY", key)
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _RefusesTheKeyInItsPath)
+    _RefusesTheKeyInItsPath.paths = []
+    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread.start()
+    feature = """
+Feature: secrets
+  Scenario: the API refuses the key in its URL
+    Given the MCP server "remote" is running
+"""
+    url = f"http://127.0.0.1:{web.server_address[1]}/v1/${{env.SHOP_API_KEY}}/mcp"
+    root = make_project(tmp_path, f'[servers.remote]\nurl = "{url}"\n', {"s.feature": feature})
+    out = tmp_path / "out"
+    formats = ["-f", "json", "-o", str(out / "behave.json"), "-f", "mcp_bdd.report:LivingDocFormatter"]
+    formats += ["-o", str(out / "doc.html"), "-f", "mcp_bdd.report:JUnitFormatter", "-o", str(out / "junit.xml")]
+    formats += ["-f", "mcp_bdd.report:CucumberMessagesFormatter", "-o", str(out / "run.ndjson")]
+    try:
+        run = run_behave(root, *formats, "-f", "plain")
+    finally:
+        web.shutdown()
+        thread.join()
+    assert run.counts()["passed"] == 0, run.failures()
+    assert f"/v1/{key}/mcp" in _RefusesTheKeyInItsPath.paths, _RefusesTheKeyInItsPath.paths  # the key was sent
+    assert "answered HTTP 401" in run.output and "/v1/****/mcp" in run.output, run.failures()
+    html = (out / "doc.html").read_text()
+    shown = {
+        "console": run.output,
+        "html": html + json.dumps(unpack(html), ensure_ascii=False),
+        "json": (out / "doc.json").read_text(),
+        "junit": (out / "junit.xml").read_text(),
+        "cucumber messages": (out / "run.ndjson").read_text(),
+        "behave json": _decoded(out / "behave.json"),
+    }
+    for name, text in shown.items():
+        assert key not in text, f"the key leaked into the {name} output: {text[-3000:]}"
+    assert "/v1/****/mcp" in shown["json"], shown["json"][-3000:]  # the failure is in the report, masked
+
+
 def test_a_token_a_server_issues_and_a_scenario_remembers_under_a_secret_name_is_masked(tmp_path: Path) -> None:
     """No configuration knows a token the server itself issues (`login`). Remembered as
     "access_token", it is a secret from then on: sent back as an argument, echoed in a result and
-    quoted by a failure, it shows as `****` in the console, the HTML, its JSON, JUnit and behave's
-    json — in the login's own response too, recorded before the scenario knew it was a secret."""
+    quoted by a failure, it shows as `****` in the console, the HTML, its JSON, JUnit, behave's
+    json and the Cucumber outputs — in the login's own response too, recorded before the scenario
+    knew it was a secret."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("hostile_server", REPO / "tests" / "servers" / "hostile.py")
@@ -532,20 +598,29 @@ Feature: issued secrets
     out = tmp_path / "out"
     formats = ["-f", "json", "-o", str(out / "behave.json"), "-f", "mcp_bdd.report:LivingDocFormatter"]
     formats += ["-o", str(out / "doc.html"), "-f", "mcp_bdd.report:JUnitFormatter", "-o", str(out / "junit.xml")]
+    formats += ["-f", "mcp_bdd.report:CucumberMessagesFormatter", "-o", str(out / "run.ndjson")]
+    formats += ["-f", "mcp_bdd.report:CucumberJsonFormatter", "-o", str(out / "cucumber.json")]
     run = run_behave(root, *formats, "-f", "plain")
     assert run.counts()["failed"] == 1, run.failures()
     assert "again ****" in run.output, run.failures()
     html = (out / "doc.html").read_text()
+    cucumber_json = (out / "cucumber.json").read_text()  # its embeddings are base64: decoded too
+    cucumber_json += "".join(
+        base64.b64decode(b64).decode() for b64 in re.findall(r'"data": ?"([A-Za-z0-9+/=]+)"', cucumber_json)
+    )
     shown = {
         "console": run.output,
         "html": html + json.dumps(unpack(html), ensure_ascii=False),
         "json": (out / "doc.json").read_text(),
         "junit": (out / "junit.xml").read_text(),
         "behave json": _decoded(out / "behave.json"),
+        "cucumber messages": (out / "run.ndjson").read_text(),
+        "cucumber json": cucumber_json,
     }
     for name, text in shown.items():
         assert token not in text, f"the issued token leaked into the {name} output"
-    assert "welcome, ****" in shown["json"], shown["json"][-3000:]
+    for name in ("json", "cucumber messages", "cucumber json"):  # the login's response is there, masked
+        assert "welcome, ****" in shown[name], f"{name}: {shown[name][-3000:]}"
 
 
 def _decoded(path: Path) -> str:
@@ -923,22 +998,29 @@ Feature: escapes
     assert f"Actual:   {FAKE_GREEN_SHOWN}" in run.output, run.output[-3000:]
 
 
-@pytest.mark.parametrize("command", ["probe", "check", "scaffold"])
+@pytest.mark.parametrize("command", ["probe", "check", "scaffold", "contract"])
 def test_terminal_escapes_in_a_servers_surface_are_shown_not_run(
     command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`mcp-bdd probe|check|scaffold` print the server's name and version (check: descriptions too)."""
+    """`mcp-bdd probe|check|scaffold` print the server's name and version (check: descriptions
+    too); `contract verify` the name and version that changed since the contract was recorded."""
     from mcp_bdd.cli import main
 
     monkeypatch.chdir(tmp_path)
     if command == "scaffold":  # from a configured server only
         (tmp_path / "mcp-bdd.toml").write_text(hostile("--escapes"))
         main(["scaffold", "--server", "hostile", "--out", "generated"])
+    elif command == "contract":  # recorded from the plain server; verified against the one with escapes
+        assert main(["contract", "update", "contract.json", "--", sys.executable, HOSTILE]) == 0, capsys.readouterr()
+        capsys.readouterr()
+        main(["contract", "verify", "contract.json", "--", sys.executable, HOSTILE, "--escapes"])
     else:
         main([command, "--", sys.executable, HOSTILE, "--escapes"])
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out, out
     assert FAKE_GREEN_SHOWN in out, out
+    if command == "contract":
+        assert f"(note) name: hostile -> hostile{FAKE_GREEN_SHOWN}" in out, out
 
 
 def test_a_notification_flood_is_counted_not_kept(tmp_path: Path) -> None:

@@ -273,3 +273,24 @@ def test_a_run_of_scenarios_without_steps_tested_nothing(tmp_path: Path) -> None
         "(features/e.feature:2, features/e.feature:4): nothing was tested, and that is not a pass." in run.output
     ), run.output
     assert "Tip: write their steps." in run.output, run.output
+
+
+def test_allow_empty_lets_a_run_that_selects_no_scenario_pass(tmp_path: Path) -> None:
+    """The opt-out: a run whose tags select no scenario fails, naming the tags and the option;
+    with `-D mcp_bdd.allow_empty=true` the same run exits 0 and says nothing of it."""
+    feature = """
+Feature: tagged
+  @later
+  Scenario: not selected
+    Given the MCP server "shop" is running
+    When I list the tools
+"""
+    root = make_project(tmp_path, SHOP, {"t.feature": feature})
+    run = run_behave(root, "-f", "plain", "--tags", "@nosuchtag")
+    assert run.returncode != 0, run.output
+    assert "No scenario ran (paths: features; tags: @nosuchtag)" in run.output, run.output
+    assert "-D mcp_bdd.allow_empty=true accepts an empty run" in run.output, run.output
+    run = run_behave(root, "-f", "plain", "--tags", "@nosuchtag", "-D", "mcp_bdd.allow_empty=true")
+    assert run.returncode == 0, run.output
+    assert run.counts() == {"passed": 0, "failed": 0, "error": 0, "skipped": 1}, run.output
+    assert "No scenario ran" not in run.output, run.output

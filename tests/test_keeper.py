@@ -9,15 +9,48 @@ import os
 import signal
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 from behave_project import make_project, run_behave
 
-from mcp_bdd.servers._process import ChildProcess, spawn, wait_exit
+from mcp_bdd.servers._process import ChildProcess, lifeline, spawn, wait_exit
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the keeper needs prctl (Linux)")
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_running(no_leftover_processes: None) -> Iterator[None]:
+    """The census of conftest.py, taken before this process's lifeline ends.
+
+    Everything these tests start carries the census's marker: `_spawn` hands this process's
+    environment (the marker included) to the keeper and the server, and behave and the keeper
+    started by hand inherit it. But `spawn` here, in the test process, also starts the test
+    process's lifeline (servers/_lifeline.py), which runs as long as this process does; closing
+    it (as test_faults.py's `own_lifeline` does) sweeps every server still registered with it,
+    which would hide a server a test left running. So: count what is left first, the lifeline
+    aside; then close the lifeline, and conftest's census finds it gone too."""
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    yield
+    marker = os.environ["MCP_BDD_TEST_MARKER"]
+    left = []
+    for proc in psutil.process_iter(["pid", "cmdline", "environ"]):
+        try:
+            ours = (proc.info.get("environ") or {}).get("MCP_BDD_TEST_MARKER") == marker
+            command = " ".join(proc.info.get("cmdline") or [])
+            mine = ours and proc.pid not in before and proc.pid != os.getpid() and not _is_lifeline(command)
+            if mine and proc.status() != psutil.STATUS_ZOMBIE:
+                left.append(f"{proc.pid}: {command}")
+        except (psutil.AccessDenied, psutil.NoSuchProcess):
+            continue
+    lifeline().close()
+    assert not left, "processes left behind:\n" + "\n".join(left)
+
+
+def _is_lifeline(command: str) -> bool:
+    return command.endswith(os.sep + "_lifeline.py")
 
 
 def _spawn(tmp_path: Path, *argv: str, stdio: bool = False) -> ChildProcess:
@@ -60,8 +93,19 @@ def test_a_program_that_cannot_be_run_is_an_oserror_at_spawn_with_nothing_left(t
     script.write_text("#!/bin/sh\n")
     with pytest.raises(PermissionError):
         _spawn(tmp_path, str(script))
-    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
-    assert not [p for p in left if p.status() != psutil.STATUS_ZOMBIE], [p.cmdline() for p in left]
+    # the test process's lifeline aside: the first spawn starts it, even one that fails, and it
+    # runs until `nothing_left_running` closes it
+    left = [_running(p) for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    left = [command for command in left if command and not _is_lifeline(command)]
+    assert not left, left
+
+
+def _running(process: psutil.Process) -> str:
+    """Its command line, or "" once it is gone or a zombie (it may end while we look)."""
+    try:
+        return "" if process.status() == psutil.STATUS_ZOMBIE else " ".join(process.cmdline())
+    except psutil.NoSuchProcess:
+        return ""
 
 
 def test_the_keeper_holds_no_end_of_the_servers_pipes(tmp_path: Path) -> None:

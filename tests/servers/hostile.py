@@ -15,6 +15,8 @@ would, and it starts in milliseconds. Flags (combinable):
     --mute          read every request and answer none (exits 0 on EOF)
     --stubborn      ignore SIGTERM and stdin EOF: only SIGKILL ends it
     --eof-log F     append "<pid> <CLOCK_MONOTONIC seconds>" to F when its stdin ends
+    --interrupt-on-eof F  when its stdin ends, send SIGINT to the pid written in F (waiting for F):
+                    a Ctrl-C that lands while the server is being stopped, whatever the load
     --pretty        pretty-print every JSON-RPC message (the classic stdio framing bug)
     --junk          print a banner and a line of invalid UTF-8 on stdout before serving
     --wrong-id      answer every tools/call with id 999999 instead of the request's id
@@ -99,6 +101,7 @@ def main() -> int:
     parser.add_argument("--mute", action="store_true")
     parser.add_argument("--daemon", metavar="PIDFILE")
     parser.add_argument("--eof-log", metavar="FILE")
+    parser.add_argument("--interrupt-on-eof", metavar="PIDFILE")
     args = parser.parse_args()
     sys.setrecursionlimit(max(1000, args.deep * 3))  # json.dumps of the deep value recurses
     if args.stubborn:
@@ -155,10 +158,20 @@ def main() -> int:
     if args.eof_log:
         with open(args.eof_log, "a") as log:
             log.write(f"{os.getpid()} {time.monotonic()}\n")
+    if args.interrupt_on_eof:
+        interrupt(Path(args.interrupt_on_eof))
     if args.stubborn:
         while True:  # EOF ignored
             time.sleep(60)
     return 0
+
+
+def interrupt(pidfile: Path) -> None:
+    """Ctrl-C to the process whose pid the test wrote in `pidfile` (it writes it as soon as it
+    has started that process, long before any stop: the wait is for a test that has not yet)."""
+    while not pidfile.exists() or not pidfile.read_text().endswith("\n"):
+        time.sleep(0.01)
+    os.kill(int(pidfile.read_text()), signal.SIGINT)
 
 
 def daemonize(pidfile: str) -> None:
