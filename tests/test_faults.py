@@ -1875,15 +1875,6 @@ def test_pre_started_spares_are_stopped_together_at_the_end_of_the_run(tmp_path:
     assert spares[-1] - spares[0] < 2.5, f"the spares' stdins closed {spares[-1] - spares[0]:.1f} s apart"
 
 
-@pytest.fixture
-def own_lifeline(no_leftover_processes: None) -> Any:
-    """Processes spawned by the test process itself: end its lifeline with the test."""
-    from mcp_bdd.servers._process import lifeline
-
-    yield
-    lifeline().close()
-
-
 def _stubborn_process(tmp_path: Path, name: str, *flags: str) -> object:
     from mcp_bdd.servers._process import spawn
 

@@ -9,48 +9,19 @@ import os
 import signal
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 from behave_project import make_project, run_behave
+from conftest import is_lifeline
 
-from mcp_bdd.servers._process import ChildProcess, lifeline, spawn, wait_exit
+from mcp_bdd.servers._process import ChildProcess, spawn, wait_exit
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the keeper needs prctl (Linux)")
-
-
-@pytest.fixture(autouse=True)
-def nothing_left_running(no_leftover_processes: None) -> Iterator[None]:
-    """The census of conftest.py, taken before this process's lifeline ends.
-
-    Everything these tests start carries the census's marker: `_spawn` hands this process's
-    environment (the marker included) to the keeper and the server, and behave and the keeper
-    started by hand inherit it. But `spawn` here, in the test process, also starts the test
-    process's lifeline (servers/_lifeline.py), which runs as long as this process does; closing
-    it (as test_faults.py's `own_lifeline` does) sweeps every server still registered with it,
-    which would hide a server a test left running. So: count what is left first, the lifeline
-    aside; then close the lifeline, and conftest's census finds it gone too."""
-    before = {p.pid for p in psutil.Process().children(recursive=True)}
-    yield
-    marker = os.environ["MCP_BDD_TEST_MARKER"]
-    left = []
-    for proc in psutil.process_iter(["pid", "cmdline", "environ"]):
-        try:
-            ours = (proc.info.get("environ") or {}).get("MCP_BDD_TEST_MARKER") == marker
-            command = " ".join(proc.info.get("cmdline") or [])
-            mine = ours and proc.pid not in before and proc.pid != os.getpid() and not _is_lifeline(command)
-            if mine and proc.status() != psutil.STATUS_ZOMBIE:
-                left.append(f"{proc.pid}: {command}")
-        except (psutil.AccessDenied, psutil.NoSuchProcess):
-            continue
-    lifeline().close()
-    assert not left, "processes left behind:\n" + "\n".join(left)
-
-
-def _is_lifeline(command: str) -> bool:
-    return command.endswith(os.sep + "_lifeline.py")
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="the keeper needs prctl (Linux)"),
+    pytest.mark.usefixtures("own_lifeline"),  # every test spawns from this process: its census
+]
 
 
 def _spawn(tmp_path: Path, *argv: str, stdio: bool = False) -> ChildProcess:
@@ -96,7 +67,7 @@ def test_a_program_that_cannot_be_run_is_an_oserror_at_spawn_with_nothing_left(t
     # the test process's lifeline aside: the first spawn starts it, even one that fails, and it
     # runs until `nothing_left_running` closes it
     left = [_running(p) for p in psutil.Process().children(recursive=True) if p.pid not in before]
-    left = [command for command in left if command and not _is_lifeline(command)]
+    left = [command for command in left if command and not is_lifeline(command)]
     assert not left, left
 
 
