@@ -1910,6 +1910,40 @@ def test_a_second_stop_of_a_server_waits_for_the_first_and_sees_how_it_ended(tmp
     first.join(timeout=30)
 
 
+class _Interrupted(BaseException):
+    """What this test's own SIGINT handler raises (pytest keeps KeyboardInterrupt to itself)."""
+
+
+@pytest.mark.usefixtures("own_lifeline")
+def test_a_stop_cut_short_by_ctrl_c_still_kills_the_server(tmp_path: Path) -> None:
+    """Ctrl-C during a stop's grace periods ends the stop at once, but not before the server is
+    killed: it is no longer registered anywhere, and ran on (it ignores EOF and SIGTERM) until the
+    test process ended. The server sends the Ctrl-C itself as its stdin closes, so the signal
+    lands inside the stop however loaded the machine is."""
+    pidfile = tmp_path / "test.pid"
+    pidfile.write_text(f"{os.getpid()}\n")
+    process: Any = _stubborn_process(tmp_path, "cut", "--stubborn", "--interrupt-on-eof", str(pidfile))
+    _wait_for(lambda: _ignores_sigterm(process.server_pid), 60, "the server ignoring SIGTERM")
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise _Interrupted
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    try:
+        with pytest.raises(_Interrupted):
+            process.stop(close_stdin=process.popen.stdin.close)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    _wait_for(lambda: not _alive(process.server_pid), 30, "the server's death after the interrupted stop")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 @pytest.mark.usefixtures("own_lifeline")
 def test_stops_that_cannot_have_threads_of_their_own_still_all_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

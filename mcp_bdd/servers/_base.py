@@ -59,7 +59,8 @@ class RunningServer:
         return self.process is not None
 
     def stop(self) -> None:
-        """Stop it and everything it started. Idempotent, never raises."""
+        """Stop it and everything it started. Idempotent; raises only a Ctrl-C that cut it short,
+        once the process is killed."""
         if self.process is not None:
             self.process.stop()
 

@@ -158,7 +158,8 @@ class ServerProcess:
 
     def stop(self, close_stdin: Callable[[], None] | None = None) -> None:
         """The one teardown path (see the module doc). Idempotent, also across threads (a second
-        caller returns once the first has finished); never raises."""
+        caller returns once the first has finished); raises only what interrupted it (Ctrl-C),
+        once the process is killed."""
         with self._stopping:
             if self.stopped:
                 return
@@ -173,36 +174,50 @@ class ServerProcess:
             self._noted += descendants(self.pid)
 
     def _stop(self, close_stdin: Callable[[], None] | None) -> None:
-        began = time.monotonic()
         found = self._noted + descendants(self.pid)  # while it lives: its orphans are its own children
         try:
-            if close_stdin is not None:
-                close_stdin()
-                if self.returncode is None:
-                    wait_exit(self.pid, EOF_GRACE)
-            if self.returncode is None and not wait_exit(self.pid, 0):
-                found += descendants(self.pid)  # what it started on EOF, too
-                _signal_server(self.pid, signal.SIGTERM)
-                if not wait_exit(self.pid, self.term_grace):
-                    _signal_server(self.pid, signal.SIGKILL)
-                    wait_exit(self.pid, TERM_GRACE)
-                    # it ignored all a server is asked to stop by: said (a merely slow exit is not)
-                    eof = f"within {EOF_GRACE:g} s of its stdin closing nor " if close_stdin is not None else ""
-                    self.slow_stop = (
-                        f"did not exit {eof}within {self.term_grace:g} s of SIGTERM: it was killed (SIGKILL), "
-                        f"{time.monotonic() - began:.1f} s after its stop began"
-                    )
-            self._reap(TERM_GRACE)
-            # the group outlives its leader: its helpers. Not the leader's pid itself: reaped, it
-            # may be reused (a group id is not, while the group has a member)
-            signal_group(self.pid, signal.SIGKILL)
-            kill_sessions({self.pid})
-            if self.mark is not None:
-                kill_marked(f"{SERVER_MARK}={self.mark}".encode())
-            kill_all(found)
+            try:
+                found += self._ask_to_end(close_stdin)
+            except BaseException:
+                # Ctrl-C (or any error) may cut the grace periods short, never the kill: else the
+                # server, no longer registered anywhere, would be left to die with the test process
+                _signal_server(self.pid, signal.SIGKILL)
+                raise
+            finally:
+                self._reap(TERM_GRACE)
+                # the group outlives its leader: its helpers. Not the leader's pid itself: reaped,
+                # it may be reused (a group id is not, while the group has a member)
+                signal_group(self.pid, signal.SIGKILL)
+                kill_sessions({self.pid})
+                if self.mark is not None:
+                    kill_marked(f"{SERVER_MARK}={self.mark}".encode())
+                kill_all(found)
         finally:
             lifeline().forget(self.pid)
             _unregister(self)
+
+    def _ask_to_end(self, close_stdin: Callable[[], None] | None) -> list[psutil.Process]:
+        """EOF, then SIGTERM, then SIGKILL, each after the last one's grace; returns what it started
+        meanwhile."""
+        began = time.monotonic()
+        if close_stdin is not None:
+            close_stdin()
+            if self.returncode is None:
+                wait_exit(self.pid, EOF_GRACE)
+        if self.returncode is not None or wait_exit(self.pid, 0):
+            return []
+        found = descendants(self.pid)  # what it started on EOF, too
+        _signal_server(self.pid, signal.SIGTERM)
+        if not wait_exit(self.pid, self.term_grace):
+            _signal_server(self.pid, signal.SIGKILL)
+            wait_exit(self.pid, TERM_GRACE)
+            # it ignored all a server is asked to stop by: said (a merely slow exit is not)
+            eof = f"within {EOF_GRACE:g} s of its stdin closing nor " if close_stdin is not None else ""
+            self.slow_stop = (
+                f"did not exit {eof}within {self.term_grace:g} s of SIGTERM: it was killed (SIGKILL), "
+                f"{time.monotonic() - began:.1f} s after its stop began"
+            )
+        return found
 
 
 class ChildProcess(ServerProcess):
