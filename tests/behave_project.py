@@ -67,6 +67,12 @@ class Run:
         }
 
 
+def is_lifeline(command: str) -> bool:
+    """Whether a command line is a run's lifeline (servers/_lifeline.py), which a test process
+    that spawns servers itself keeps until it ends."""
+    return command.endswith(os.sep + "_lifeline.py")
+
+
 def make_project(root: Path, config: str, features: dict[str, str]) -> Path:
     (root / "steps").mkdir(parents=True, exist_ok=True)
     (root / "features").mkdir(exist_ok=True)

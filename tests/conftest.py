@@ -10,6 +10,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from behave_project import is_lifeline
+
 # the sdist/wheel and the fresh venvs users get, built once per session (tests/userenv.py)
 from userenv import dist, fastmcp_venv, mcp1_venv, user_venv  # noqa: F401
 
@@ -50,10 +52,6 @@ def no_leftover_processes() -> Iterator[Census]:
     yield census
     leftovers = census.left()
     assert not leftovers, "processes left behind:\n" + "\n".join(leftovers)
-
-
-def is_lifeline(command: str) -> bool:
-    return command.endswith(os.sep + "_lifeline.py")
 
 
 @pytest.fixture

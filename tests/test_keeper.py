@@ -13,8 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from behave_project import make_project, run_behave
-from conftest import is_lifeline
+from behave_project import is_lifeline, make_project, run_behave
 
 from mcp_bdd.servers._process import ChildProcess, spawn, wait_exit
 
