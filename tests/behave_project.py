@@ -13,10 +13,11 @@ import subprocess
 import sys
 import textwrap
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -65,6 +66,43 @@ class Run:
             "error": int(error or 0),
             "skipped": int(skipped),
         }
+
+
+def _children() -> set[int]:
+    return {p.pid for p in psutil.Process(os.getpid()).children(recursive=True)}
+
+
+class Census:
+    """The processes a test started (directly, or via behave and its servers): all carry the
+    test's marker in their environment, which every process they start inherits."""
+
+    def __init__(self) -> None:
+        self.before = _children()
+        self.marker = f"mcp-bdd-test-{os.getpid()}"
+        os.environ["MCP_BDD_TEST_MARKER"] = self.marker
+
+    def left(self, besides: Callable[[str], bool] = lambda command: False) -> list[str]:
+        """Those still running (zombies are gone), as "pid: command line"; `besides` spares some."""
+        leftovers = []
+        for proc in psutil.process_iter(["pid", "cmdline", "environ"]):
+            try:
+                env = proc.info.get("environ") or {}
+                alive = proc.status() != psutil.STATUS_ZOMBIE
+            except (psutil.AccessDenied, psutil.NoSuchProcess):
+                continue
+            ours = env.get("MCP_BDD_TEST_MARKER") == self.marker and proc.pid not in self.before
+            command = " ".join(proc.info.get("cmdline") or [])
+            if ours and alive and proc.pid != os.getpid() and not besides(command):
+                leftovers.append(f"{proc.pid}: {command}")
+        return leftovers
+
+
+def alive(pid: int) -> bool:
+    """Whether the process runs: a zombie (killed, not yet reaped by its parent) is gone."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def is_lifeline(command: str) -> bool:

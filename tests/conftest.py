@@ -1,48 +1,17 @@
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from behave_project import is_lifeline
+from behave_project import Census, is_lifeline
 
 # the sdist/wheel and the fresh venvs users get, built once per session (tests/userenv.py)
 from userenv import dist, fastmcp_venv, mcp1_venv, user_venv  # noqa: F401
-
-
-def _children() -> set[int]:
-    return {p.pid for p in psutil.Process(os.getpid()).children(recursive=True)}
-
-
-class Census:
-    """The processes a test started (directly, or via behave and its servers): all carry the
-    test's marker in their environment, which every process they start inherits."""
-
-    def __init__(self) -> None:
-        self.before = _children()
-        self.marker = f"mcp-bdd-test-{os.getpid()}"
-        os.environ["MCP_BDD_TEST_MARKER"] = self.marker
-
-    def left(self, besides: Callable[[str], bool] = lambda command: False) -> list[str]:
-        """Those still running (zombies are gone), as "pid: command line"; `besides` spares some."""
-        leftovers = []
-        for proc in psutil.process_iter(["pid", "cmdline", "environ"]):
-            try:
-                env = proc.info.get("environ") or {}
-                alive = proc.status() != psutil.STATUS_ZOMBIE
-            except (psutil.AccessDenied, psutil.NoSuchProcess):
-                continue
-            ours = env.get("MCP_BDD_TEST_MARKER") == self.marker and proc.pid not in self.before
-            command = " ".join(proc.info.get("cmdline") or [])
-            if ours and alive and proc.pid != os.getpid() and not besides(command):
-                leftovers.append(f"{proc.pid}: {command}")
-        return leftovers
 
 
 @pytest.fixture

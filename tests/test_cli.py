@@ -19,6 +19,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from behave_project import alive
 
 from mcp_bdd.cli import main
 from mcp_bdd.matrix import _defines, assign_jobs, feature_units, parse_shard, select_shard, split_behave_args
@@ -346,7 +347,7 @@ def test_ctrl_c_or_sigterm_stops_every_worker_and_keeps_the_partial_report(
     assert any("behave" in line for line in running.values()), running  # the slow worker, at least
     proc.send_signal(signum)
     output, _ = proc.communicate(timeout=60)  # the nap lasts 600 s: only a prompt stop ends in time
-    left = [line for p, line in running.items() if _still_running(p)]
+    left = [line for p, line in running.items() if alive(p.pid)]
     assert not left, f"still running after mcp-bdd run ended: {left}\nmcp-bdd run printed:\n{output}"
     assert proc.returncode == 130, output
     assert "interrupted" in output and "Napping: error: ABORTED" in output, output
@@ -358,13 +359,6 @@ def _cmdline(process: psutil.Process) -> str:
         return f"{process.pid}: {' '.join(process.cmdline())}"
     except psutil.Error:
         return f"{process.pid}: (gone)"
-
-
-def _still_running(process: psutil.Process) -> bool:
-    try:
-        return process.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 def _read(path: Path) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from behave_project import REPO, SHOP, make_project, printed, python_cmd, run_behave, start_behave
+from behave_project import REPO, SHOP, alive, make_project, printed, python_cmd, run_behave, start_behave
 
 from mcp_bdd.report.model import load_run, walk_scenarios
 from mcp_bdd.transcript import TRANSCRIPT_MIME
@@ -432,11 +432,7 @@ def test_ctrl_c_during_a_teardown_stops_the_run(tmp_path: Path) -> None:
     assert "Scenario: healthy" not in printed(root), printed(root)  # the run stopped there
     assert eof_log.exists(), "the server's stop never began: " + printed(root)
     server = int(eof_log.read_text().split()[0])
-    try:
-        outlived = psutil.Process(server).status() != psutil.STATUS_ZOMBIE  # killed, not yet reaped: gone
-    except psutil.NoSuchProcess:
-        outlived = False
-    assert not outlived, f"the server {server} outlived the run; " + printed(root)
+    assert not alive(server), f"the server {server} outlived the run; " + printed(root)
 
 
 @pytest.mark.realworld

@@ -23,7 +23,7 @@ from typing import Any
 
 import psutil
 import pytest
-from behave_project import REPO, Run, make_project, printed, run_behave, run_captured, start_behave
+from behave_project import REPO, Run, alive, make_project, printed, run_behave, run_captured, start_behave
 
 from mcp_bdd.errors import tail
 from mcp_bdd.report.render import unpack
@@ -1934,14 +1934,7 @@ def test_a_stop_cut_short_by_ctrl_c_still_kills_the_server(tmp_path: Path) -> No
             process.stop(close_stdin=process.popen.stdin.close)
     finally:
         signal.signal(signal.SIGINT, previous)
-    _wait_for(lambda: not _alive(process.server_pid), 30, "the server's death after the interrupted stop")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
+    _wait_for(lambda: not alive(process.server_pid), 30, "the server's death after the interrupted stop")
 
 
 @pytest.mark.usefixtures("own_lifeline")

@@ -11,9 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-import psutil
 import pytest
-from behave_project import is_lifeline, make_project, run_behave
+from behave_project import Census, is_lifeline, make_project, run_behave
 
 from mcp_bdd.servers._process import ChildProcess, spawn, wait_exit
 
@@ -53,8 +52,9 @@ def test_the_servers_exit_is_read_as_its_own(script: str, code: int, tmp_path: P
     assert not list(tmp_path.glob("core*")), "the keeper left a core file"
 
 
-def test_a_program_that_cannot_be_run_is_an_oserror_at_spawn_with_nothing_left(tmp_path: Path) -> None:
-    before = {p.pid for p in psutil.Process().children(recursive=True)}
+def test_a_program_that_cannot_be_run_is_an_oserror_at_spawn_with_nothing_left(
+    tmp_path: Path, no_leftover_processes: Census
+) -> None:
     with pytest.raises(FileNotFoundError) as raised:
         _spawn(tmp_path, "no-such-mcp-server-program", "--stdio", stdio=True)
     assert raised.value.strerror == "No such file or directory"
@@ -64,18 +64,9 @@ def test_a_program_that_cannot_be_run_is_an_oserror_at_spawn_with_nothing_left(t
     with pytest.raises(PermissionError):
         _spawn(tmp_path, str(script))
     # the test process's lifeline aside: the first spawn starts it, even one that fails, and it
-    # runs until `nothing_left_running` closes it
-    left = [_running(p) for p in psutil.Process().children(recursive=True) if p.pid not in before]
-    left = [command for command in left if command and not is_lifeline(command)]
+    # runs until `own_lifeline` closes it
+    left = no_leftover_processes.left(besides=is_lifeline)
     assert not left, left
-
-
-def _running(process: psutil.Process) -> str:
-    """Its command line, or "" once it is gone or a zombie (it may end while we look)."""
-    try:
-        return "" if process.status() == psutil.STATUS_ZOMBIE else " ".join(process.cmdline())
-    except psutil.NoSuchProcess:
-        return ""
 
 
 def test_the_keeper_holds_no_end_of_the_servers_pipes(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ one that *dies first* (a crash, or `kill -9` of the test process, whose PR_SET_P
 it at once) passed its orphans up — to the test process, which is no subreaper, hence to init,
 where nothing tells them from any other process. `app` servers are forked by the zygote, itself
 a subreaper that kills such orphans; a `command` server had nothing above it. Now it has this:
-a small stdlib-only Python process (~20–35 ms to start; no import of mcp_bdd or mcp; `-I -S`), spawned in the
-server's place, that forks and execs the server and then only waits.
+a small stdlib-only Python process (~20–35 ms to start; no import of mcp_bdd or mcp; `-I -S`),
+spawned in the server's place, that forks and execs the server and then only waits.
 
 - It is the process mcp-bdd owns (pid, session, group): the server runs in its session and
   group, so the one teardown path (servers/_process.py) reaches both unchanged.
