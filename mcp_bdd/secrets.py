@@ -58,11 +58,14 @@ _SCOPE_KEY = re.compile(
 # NAME=value / NAME: value in free text (stderr, error messages) where NAME looks secret. Narrower
 # than _NAME: "Author: Jane" in a log line is not a credential. The value stops at a closing `)`,
 # `]` or `}` too: "(API_TOKEN=abc)" keeps its bracket (a credential with one inside is rare, and
-# one whose value was remembered is masked whole by value first).
+# one whose value was remembered is masked whole by value first). A `<placeholder>` is not a value
+# (`mcp-bdd list` shows an argument as `api_key=<string>`). mcp-bdd's own sentences quote the
+# names they put before a colon (`tool "create_api_key": removed`), so this never reads them.
 _TEXT_NAME = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTHORIZATION", re.IGNORECASE)
 _ASSIGN = re.compile(
     r"(?P<name>\b[\w.-]*(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTHORIZATION)[\w.-]*)"
     r"(?P<sep>\s*[=:]\s*)"
+    r"(?!<[\w .-]*>(?:[\s.,;'\")\]}]|$))"
     r"(?P<value>(?:Bearer\s+|Basic\s+)?[^\s,;'\")\]}]+)",
     re.IGNORECASE,
 )

@@ -101,7 +101,9 @@ def parse_arguments(pairs: Sequence[str], tool: dict[str, Any] | None) -> dict[s
     missing = [r for r in schema.get("required") or [] if r not in args]
     if missing:
         shown = " ".join(f"{m}=<{_type_of(props.get(m))}>" for m in missing)
-        raise UsageError(f'the tool "{name}" requires {", ".join(missing)}: add {shown}.')
+        # the names quoted: `requires api_key: add ...` reads as a secret assignment and is masked
+        names = ", ".join(f'"{m}"' for m in missing)
+        raise UsageError(f'the tool "{name}" requires {names}: add {shown}.')
     return args
 
 

@@ -196,8 +196,8 @@ def test_demo_shop_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsy
     project = _project(tmp_path)
     code, out = _check(monkeypatch, capsys, project, "shop", "--no-call", "slow")  # slow sleeps as asked, by design
     assert code == 0, out
-    assert "passed: shop" in out and "create_order: not annotated readOnlyHint: true" in out
-    assert "slow: left out with --no-call" in out
+    assert "passed: shop" in out and '"create_order": not annotated readOnlyHint: true' in out
+    assert '"slow": left out with --no-call' in out
 
 
 @pytest.mark.realworld

@@ -121,7 +121,7 @@ def test_contract_command_and_probe_read_one_file(
     contract.write_text(json.dumps(data))
     assert main(["contract", "verify", str(contract), "shop", "--fail-on", "breaking"]) == 0
     assert main(["probe", "--server", "shop", "--baseline", str(contract), "--fail-on", "breaking"]) == 0
-    assert "[routing] tool add: description changed" in capsys.readouterr().out  # probe classifies alike
+    assert '[routing] tool "add": description changed' in capsys.readouterr().out  # probe classifies alike
     assert main(["contract", "verify", str(contract), "shop", "--json"]) == 1
     capsys.readouterr()
     assert main(["contract", "verify", str(contract), "shop", "--json"]) == 1
@@ -137,7 +137,7 @@ def test_contract_command_and_probe_read_one_file(
     data["tools"]["retired"] = {"name": "retired", "description": "Was here."}
     contract.write_text(json.dumps(data))
     assert main(["contract", "verify", str(contract), "shop", "--fail-on", "breaking"]) == 1
-    assert "[breaking] tool retired: removed" in capsys.readouterr().out
+    assert '[breaking] tool "retired": removed' in capsys.readouterr().out
     assert main(["probe", "--server", "shop", "--baseline", str(contract), "--fail-on", "breaking", "--json"]) == 1
     probed = json.loads(capsys.readouterr().out)
     assert "- tool removed: retired" in probed["changes"] and probed["worst"] == "breaking"

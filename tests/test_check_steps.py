@@ -102,8 +102,8 @@ def test_contract_step_records_keeps_classifies_and_updates(tmp_path: Path) -> N
     contract.write_text(json.dumps(edited))
     strict = run_behave(project, "-f", "plain")
     assert strict.counts()["failed"] == 1, strict.output[-3000:]
-    assert "[routing] tool check_stock: description changed" in strict.output
-    assert "[additive] tool echo: added" in strict.output
+    assert '[routing] tool "check_stock": description changed' in strict.output
+    assert '[additive] tool "echo": added' in strict.output
     (project / "features" / "contract.feature").write_text(
         breaking.replace("        ", "", 1).replace("\n        ", "\n")
     )
@@ -117,8 +117,8 @@ def test_contract_step_records_keeps_classifies_and_updates(tmp_path: Path) -> N
     contract.write_text(json.dumps(edited))
     broken = run_behave(project, "-f", "plain")
     assert broken.counts()["failed"] == 1, broken.output[-3000:]
-    assert "[breaking] tool retired_tool: removed" in broken.output
-    assert "[breaking] tool add: argument 'b' became required" in broken.output
+    assert '[breaking] tool "retired_tool": removed' in broken.output
+    assert "[breaking] tool \"add\": argument 'b' became required" in broken.output
 
     # -D mcp_bdd.update_contracts=true rewrites it
     updated = run_behave(project, "-f", "plain", "-D", "mcp_bdd.update_contracts=true")

@@ -54,6 +54,23 @@ def test_a_masked_value_stops_at_a_closing_bracket(text: str, masked: str) -> No
     assert mask(text) == masked
 
 
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("set_api_key api_key=<string> [token=<string>]", "set_api_key api_key=<string> [token=<string>]"),
+        ('requires "api_key": add api_key=<string>.', 'requires "api_key": add api_key=<string>.'),
+        ("API_KEY=<your key> then API_KEY=abc123", f"API_KEY=<your key> then API_KEY={MASK}"),
+        ("API_KEY=<abc>def", f"API_KEY={MASK}"),  # not a placeholder: the value goes on past `>`
+        ('[breaking] tool "create_api_key": removed', '[breaking] tool "create_api_key": removed'),
+        ("[breaking] tool create_api_key: removed", f"[breaking] tool create_api_key: {MASK}"),  # why we quote
+    ],
+)
+def test_a_placeholder_or_a_quoted_name_is_not_a_secret_assignment(text: str, masked: str) -> None:
+    """mcp-bdd's own sentences name arguments and tools that look secret: `api_key=<string>` shows a
+    type, and a name quoted before a colon is a name, not `NAME: value`."""
+    assert mask(text) == masked
+
+
 def test_remembered_values_are_masked_anywhere_and_data_without_secrets_is_not_copied() -> None:
     remember_mapping({"API_TOKEN": "s3cr3t-value", "TZ": "Europe/Paris"})
     remember_mapping({"X-Custom": "Bearer tok-12345"}, all_values=True)

@@ -77,7 +77,7 @@ def test_call_raw_json_values_and_usage_errors(project: Path, capsys: pytest.Cap
 
     code, _, err = _run(capsys, "call", "shop", "add", "a=1")
     assert code == EXIT_USAGE
-    assert "requires b: add b=<integer>" in err
+    assert 'requires "b": add b=<integer>' in err
 
     code, _, err = _run(capsys, "call", "shop", "add", "a")
     assert code == EXIT_USAGE
@@ -156,3 +156,69 @@ def test_an_unreachable_server_exits_3(project: Path, capsys: pytest.CaptureFixt
     code, out, _ = _run(capsys, "call", "anything", "--json", "--", str(project / "no-such-server"))
     assert code == EXIT_UNREACHABLE
     assert json.loads(out)["status"] == "unreachable"
+
+
+SECRETIVE = """
+import os
+from typing import Annotated
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+
+def create_server() -> MCPServer:
+    server = MCPServer("vault")
+    token = os.environ["API_TOKEN"]
+
+    @server.tool(description=f"Create an API key (signed with {token}).")
+    def create_api_key(
+        api_key: Annotated[str, Field(description="The new key; see https://vault.example/keys")], label: str
+    ) -> str:
+        return label
+
+    @server.tool(description="Rotate a token.", annotations=ToolAnnotations(readOnlyHint=True))
+    def rotate_token(token_id: str) -> str:
+        return token_id
+
+    return server
+"""
+
+
+def test_names_that_look_secret_are_shown_whole_and_secrets_still_masked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A vault's tools are called `create_api_key` and take an `api_key`: mcp-bdd's own sentences about
+    them (list, call, contract, check) must not read as `NAME: value` and hide the words that follow,
+    while the token the server was given and quotes is still masked."""
+    (tmp_path / "vault_server.py").write_text(SECRETIVE)
+    (tmp_path / "mcp-bdd.toml").write_text(
+        f'[servers.vault]\napp = "vault_server:create_server"\ncwd = "{tmp_path}"\n'
+        'env = { API_TOKEN = "tok-4f9a-77c1e2" }\n'
+    )
+    monkeypatch.chdir(tmp_path)
+
+    code, out, err = _run(capsys, "list", "vault", "tools")
+    assert code == EXIT_OK, err
+    assert "create_api_key api_key=<string> label=<string>" in out
+    assert "signed with ****" in out and "tok-4f9a" not in out
+
+    code, _, err = _run(capsys, "call", "vault", "create_api_key", "label=x")
+    assert code == EXIT_USAGE
+    assert 'requires "api_key": add api_key=<string>.' in err
+
+    contract = tmp_path / "vault.json"
+    assert _run(capsys, "contract", "update", str(contract), "vault")[0] == EXIT_OK
+    data = json.loads(contract.read_text())
+    data["tools"]["rotate_token"]["description"] = "An older text."
+    data["tools"]["delete_secret"] = {"name": "delete_secret", "description": "Was here."}
+    contract.write_text(json.dumps(data))
+    code, out, err = _run(capsys, "contract", "verify", str(contract), "vault")
+    assert code == EXIT_FAILED, err
+    assert '[breaking] tool "delete_secret": removed' in out
+    assert '[routing] tool "rotate_token": description changed' in out
+
+    code, out, err = _run(capsys, "check", "vault", "--only", "poisoning.urls,honest.missing-argument")
+    assert '"inputSchema.properties.api_key.description": https://vault.example/keys' in out, out + err
+    assert '"create_api_key": not annotated readOnlyHint: true' in out
+    assert "tok-4f9a" not in out + err

@@ -35,7 +35,7 @@ def print_report(report: CheckReport, out: TextIO, *, fail_on: Severity) -> None
     if report.skipped:
         print(f"\nNot called ({len(report.skipped)} tools):", file=out)
         for tool, why in sorted(report.skipped.items()):
-            print(f"  {tool}: {why}", file=out)
+            print(f'  "{tool}": {why}', file=out)
     if report.notes:
         print("\nNotes:", file=out)
         for note in report.notes:

@@ -190,7 +190,7 @@ class Change:
     text: str  # what changed, in words
 
     def render(self) -> str:
-        return f"[{self.category}] {self.kind} {self.key}: {self.text}"
+        return f'[{self.category}] {self.kind} "{self.key}": {self.text}'  # quoted: see secrets.mask
 
 
 @dataclass

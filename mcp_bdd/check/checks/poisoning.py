@@ -143,7 +143,7 @@ def hidden_instructions(ctx: CheckContext) -> Iterator[Problem]:
             yield Problem(
                 title="a description contains instructions aimed at the model",
                 target=target,
-                details=f"{field}: …{found!r}…",
+                details=f'"{field}": …{found!r}…',
                 tip="descriptions say what a tool does; they never tell the model what to hide or where to send data.",
             )
 
@@ -163,7 +163,7 @@ def invisible_unicode(ctx: CheckContext) -> Iterator[Problem]:
             yield Problem(
                 title="text the user cannot see: invisible or bidirectional unicode",
                 target=target,
-                details=f"{field}: {', '.join(found[:8])}",
+                details=f'"{field}": {", ".join(found[:8])}',
                 tip="remove them: what a model reads must be what the user sees.",
             )
 
@@ -185,7 +185,7 @@ def urls(ctx: CheckContext) -> Iterator[Problem]:
             yield Problem(
                 title="a tool description carries a URL",
                 target=target,
-                details=f"{field}: {', '.join(found[:5])}",
+                details=f'"{field}": {", ".join(found[:5])}',
                 tip="keep URLs out of what the model reads; if the tool talks to a host, configure it server-side.",
             )
 
