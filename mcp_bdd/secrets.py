@@ -61,12 +61,17 @@ _SCOPE_KEY = re.compile(
 # one whose value was remembered is masked whole by value first). A `<placeholder>` is not a value
 # (`mcp-bdd list` shows an argument as `api_key=<string>`). mcp-bdd's own sentences quote the
 # names they put before a colon (`tool "create_api_key": removed`), so this never reads them.
+# A quoted value after `=` is masked inside its quotes (`DB_PASSWORD='****'`, `Settings(api_key=
+# '****')`): shells, .env files and Python reprs quote theirs. Not after `:`, where a quote is
+# Python's own (`KeyError: 'API_KEY'`, a traceback's best clue) or a list (`Available keys: "a"`).
+# A quoted *name* (`{"token": "abc"}`, a JSON or repr key) is not read either: that is a tool's
+# data in a failure's Actual, and mask_data's concern. A quoted value ends at its closing quote or
+# its line's end: linear time.
 _TEXT_NAME = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTHORIZATION", re.IGNORECASE)
 _ASSIGN = re.compile(
     r"(?P<name>\b[\w.-]*(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTHORIZATION)[\w.-]*)"
-    r"(?P<sep>\s*[=:]\s*)"
-    r"(?!<[\w .-]*>(?:[\s.,;'\")\]}]|$))"
-    r"(?P<value>(?:Bearer\s+|Basic\s+)?[^\s,;'\")\]}]+)",
+    r"(?:(?P<eq>\s*=\s*)(?P<quote>['\"])(?:\\.|(?!(?P=quote))[^\\\n])+(?P=quote)"
+    r"|(?P<sep>\s*[=:]\s*)(?!<[\w .-]*>(?:[\s.,;'\")\]}]|$))(?P<value>(?:Bearer\s+|Basic\s+)?[^\s,;'\")\]}]+))",
     re.IGNORECASE,
 )
 _SCHEME = re.compile(r"^(?:Bearer|Basic|Token)\s+", re.IGNORECASE)
@@ -153,7 +158,14 @@ def mask(text: str) -> str:
     text = _mask_values(text)
     if "://" in text:
         text = _USERINFO.sub(lambda m: f"{m['head']}{MASK}", text)
-    return _ASSIGN.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", text) if _TEXT_NAME.search(text) else text
+    return _ASSIGN.sub(_masked_assignment, text) if _TEXT_NAME.search(text) else text
+
+
+def _masked_assignment(match: re.Match[str]) -> str:
+    """`NAME=****`, or `NAME='****'` with a quoted value's quotes kept."""
+    if match["quote"]:
+        return f"{match['name']}{match['eq']}{match['quote']}{MASK}{match['quote']}"
+    return f"{match['name']}{match['sep']}{MASK}"
 
 
 def _mask_values(text: str) -> str:

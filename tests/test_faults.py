@@ -416,6 +416,54 @@ Feature: leaky
     assert "the server prints ****" in run.output, run.output[-3000:]
 
 
+CONFIG_REPR_APP = """
+import dataclasses
+
+from mcp.server.mcpserver import MCPServer
+
+
+@dataclasses.dataclass
+class Settings:
+    api_key: str
+    debug: bool
+
+
+def create():
+    server = MCPServer("config-repr")
+
+    @server.tool()
+    def start() -> str:
+        # secrets mcp-bdd never passed it: only their names give them away, and their values are quoted
+        print(repr(Settings(api_key="sk-live-unknown-4242", debug=True)))
+        print('loaded .env: DB_PASSWORD="p4ss-unknown-77"')
+        return "done"
+
+    return server
+"""
+
+
+def test_a_quoted_secret_the_server_prints_under_a_secret_name_is_masked(tmp_path: Path) -> None:
+    """A server prints its settings' repr (`Settings(api_key='...')`) or a .env line
+    (`DB_PASSWORD="..."`): values mcp-bdd never knew, quoted, under secret names. Only unquoted
+    ones (`API_KEY=...`) were masked: the quoted ones reached the console, JUnit and behave's JSON."""
+    feature = """
+Feature: config repr
+  Scenario: it prints its settings
+    Given the MCP server "repr" is running
+    When I call the tool "start"
+    Then the result text contains "something else"
+"""
+    root = make_project(tmp_path, '[servers.repr]\napp = "config_repr:create"\n', {"r.feature": feature})
+    (root / "config_repr.py").write_text(CONFIG_REPR_APP)
+    run = run_behave(root, "-f", "json", "-o", "behave.json", "-f", "plain", "--junit", "--junit-directory", "junit")
+    assert run.counts()["failed"] == 1, run.output[-3000:]
+    assert "Settings(api_key='****', debug=True)" in run.output and 'DB_PASSWORD="****"' in run.output, run.output
+    junit = "".join(path.read_text() for path in (root / "junit").glob("*.xml"))
+    for name, text in (("console", run.output), ("junit", junit), ("behave json", _decoded(root / "behave.json"))):
+        for value in ("sk-live-unknown-4242", "p4ss-unknown-77"):
+            assert value not in text, f"{value} leaked into the {name} output: {text[-3000:]}"
+
+
 def test_the_sdks_own_log_lines_about_a_server_are_masked_and_escaped(tmp_path: Path) -> None:
     """The SDK logs what it could not validate (here a log notification whose level is escape
     sequences and the token) with the server's text in it; behave prints that log on a failure."""

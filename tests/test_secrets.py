@@ -57,12 +57,32 @@ def test_a_masked_value_stops_at_a_closing_bracket(text: str, masked: str) -> No
 @pytest.mark.parametrize(
     ("text", "masked"),
     [
+        ("DB_PASSWORD='hunter22'", f"DB_PASSWORD='{MASK}'"),
+        ('loaded API_KEY="sk-abc123" and TOKEN=x9', f'loaded API_KEY="{MASK}" and TOKEN={MASK}'),
+        ("Settings(api_key='sk-li\\'ve', debug=True)", f"Settings(api_key='{MASK}', debug=True)"),
+        ('password = "a b c" next', f'password = "{MASK}" next'),  # a quoted value may hold spaces
+        ("TOKEN=\"\" and SECRET=''", "TOKEN=\"\" and SECRET=''"),  # nothing to hide
+        # after a colon a quote is Python's or a list's: a traceback's best clue stays
+        ("KeyError: 'API_KEY'", "KeyError: 'API_KEY'"),
+        ('Available keys: "name", "tags"', 'Available keys: "name", "tags"'),
+    ],
+)
+def test_a_quoted_value_under_a_secret_name_is_masked_inside_its_quotes(text: str, masked: str) -> None:
+    """Shells, .env files and Python reprs quote values after `=`: mcp-bdd never knew these, their names
+    give them away."""
+    assert mask(text) == masked
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
         ("set_api_key api_key=<string> [token=<string>]", "set_api_key api_key=<string> [token=<string>]"),
         ('requires "api_key": add api_key=<string>.', 'requires "api_key": add api_key=<string>.'),
         ("API_KEY=<your key> then API_KEY=abc123", f"API_KEY=<your key> then API_KEY={MASK}"),
         ("API_KEY=<abc>def", f"API_KEY={MASK}"),  # not a placeholder: the value goes on past `>`
         ('[breaking] tool "create_api_key": removed', '[breaking] tool "create_api_key": removed'),
         ("[breaking] tool create_api_key: removed", f"[breaking] tool create_api_key: {MASK}"),  # why we quote
+        ("""{'api_key': 'abc12345'} {"token": "abc12345"}""", """{'api_key': 'abc12345'} {"token": "abc12345"}"""),
     ],
 )
 def test_a_placeholder_or_a_quoted_name_is_not_a_secret_assignment(text: str, masked: str) -> None:
