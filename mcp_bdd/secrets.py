@@ -12,8 +12,8 @@ JUnit. Now:
   every value held under such a name during a run (`remember_named`): a `${env.API_KEY}` on use,
   a token a server issued that a scenario remembers as `access_token`;
 - `mask()` (text) and `mask_data()` (JSON-like data) replace registered values anywhere, and
-  `mask()` also `NAME=value` / `NAME: value` pairs with a secret NAME and the password of a
-  URL's userinfo (`postgres://user:****@db`), by `****`. They are applied where
+  `mask()` also `NAME=value` / `NAME: value` pairs with a secret NAME (`NAME='value'` inside its
+  quotes) and the password of a URL's userinfo (`postgres://user:****@db`), by `****`. They are applied where
   evidence is recorded or printed: transcripts, stderr tails, failure messages (console, HTML,
   JSON, JUnit), the configuration display.
 Pure: no behave, no mcp.
