@@ -84,15 +84,11 @@ class Census:
     def left(self, besides: Callable[[str], bool] = lambda command: False) -> list[str]:
         """Those still running (zombies are gone), as "pid: command line"; `besides` spares some."""
         leftovers = []
-        for proc in psutil.process_iter(["pid", "cmdline", "environ"]):
-            try:
-                env = proc.info.get("environ") or {}
-                alive = proc.status() != psutil.STATUS_ZOMBIE
-            except (psutil.AccessDenied, psutil.NoSuchProcess):
-                continue
+        for proc in psutil.process_iter(["pid", "cmdline", "environ"]):  # unreadable values: None
+            env = proc.info.get("environ") or {}
             ours = env.get("MCP_BDD_TEST_MARKER") == self.marker and proc.pid not in self.before
             command = " ".join(proc.info.get("cmdline") or [])
-            if ours and alive and proc.pid != os.getpid() and not besides(command):
+            if ours and proc.pid != os.getpid() and alive(proc.pid) and not besides(command):
                 leftovers.append(f"{proc.pid}: {command}")
         return leftovers
 
