@@ -8,9 +8,13 @@ JUnit. Now:
 - a name is secret when it contains TOKEN, SECRET, KEY, PASSWORD, PASSWD, COOKIE, CREDENTIAL or
   AUTH (so AUTHORIZATION too, but not AUTHOR: an `author` is prose) — `is_secret_name`;
 - every value mcp-bdd passes to a server under such a name (its `env`, every `headers` value,
-  and tokens the fakes issue) is registered with `remember()` when the server starts, and so is
-  every value held under such a name during a run (`remember_named`): a `${env.API_KEY}` on use,
-  a token a server issued that a scenario remembers as `access_token`;
+  the secret-named variables of the environment it inherits — CI's `GITHUB_TOKEN` —, and tokens
+  the fakes issue) is registered with `remember()` when the server starts, and so is every value
+  held under such a name during a run (`remember_named`): a `${env.API_KEY}` on use, a token a
+  server issued that a scenario remembers as `access_token`;
+- a value that is plainly no secret is never masked by value, whatever its name: a boolean or
+  null word, a number (`AUTH_ENABLED=false`, `TOKEN_TTL=86400` would otherwise turn every
+  `false` and `86400` in the evidence into `****`);
 - `mask()` (text) and `mask_data()` (JSON-like data) replace registered values anywhere, and
   `mask()` also `NAME=value` / `NAME: value` pairs with a secret NAME (`NAME='value'` inside its
   quotes) and the password of a URL's userinfo (`postgres://user:****@db`), by `****`. They are applied where
@@ -36,6 +40,7 @@ __all__ = [
     "mask_data",
     "mask_mapping",
     "remember",
+    "remember_environment",
     "remember_mapping",
     "remember_named",
 ]
@@ -75,6 +80,8 @@ _ASSIGN = re.compile(
     re.IGNORECASE,
 )
 _SCHEME = re.compile(r"^(?:Bearer|Basic|Token)\s+", re.IGNORECASE)
+# values that are plainly no secret: masking each `false` or `86400` of the evidence would garble it
+_PLAIN = re.compile(r"true|false|yes|no|on|off|none|null|nil|enabled?|disabled?|[+-]?\d+(?:\.\d+)?", re.IGNORECASE)
 # the password of a URL's userinfo: postgres://user:PASSWORD@host/db (a DSN in an error message)
 _USERINFO = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^\s/:@]*:)(?P<password>[^\s/@]+)(?=@)", re.IGNORECASE)
 
@@ -104,7 +111,8 @@ def remember(value: str) -> None:
     global _pattern, _dumped_pattern, _generation
     candidates: set[str] = set()
     for plain in {value, _SCHEME.sub("", value)}:
-        if len(plain) >= MIN_VALUE_LENGTH:  # the value's length, not its forms': `a\b` escaped is long
+        # the value's length, not its forms': `a\b` escaped is long
+        if len(plain) >= MIN_VALUE_LENGTH and not _PLAIN.fullmatch(plain.strip()):
             candidates |= _forms(plain)
     with _lock:
         new = {v for v in candidates if len(v) >= MIN_VALUE_LENGTH} - _values
@@ -142,6 +150,32 @@ def remember_named(name: str, value: str) -> None:
     secret wherever it goes next — a server's argv, a tool's argument, a server's echo of it."""
     if value and is_secret_name(name):
         remember(value)
+
+
+#: an inherited environment's names -> whether each is secret, and the value last remembered
+#: under each secret one: a server starts every scenario, and the environment seldom changes
+_ENV_NAMES: dict[str, bool] = {}
+_ENV_SEEN: dict[str, str] = {}
+_ENV_KEEP = 4096
+
+
+def remember_environment(environ: Mapping[str, str]) -> None:
+    """Remember the secret-named values of an environment a server inherits (`os.environ`: a
+    spawned server gets it whole, an in-process one reads it): CI's `GITHUB_TOKEN` is passed to
+    the server as surely as its own `env`. Cheap when nothing changed since the last call (a few
+    µs for a few dozen variables), so it is asked at every start: a hook may set one mid-run."""
+    for name in environ:
+        secret = _ENV_NAMES.get(name)
+        if secret is None:
+            secret = is_secret_name(name)
+            if len(_ENV_NAMES) < _ENV_KEEP:
+                _ENV_NAMES[name] = secret
+        if secret:
+            value = environ.get(name, "")
+            if _ENV_SEEN.get(name) != value:
+                if len(_ENV_SEEN) < _ENV_KEEP:
+                    _ENV_SEEN[name] = value
+                remember_named(name, value)
 
 
 def remember_mapping(values: Mapping[str, str], *, all_values: bool = False) -> None:

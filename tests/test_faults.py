@@ -23,7 +23,7 @@ from typing import Any
 
 import psutil
 import pytest
-from behave_project import REPO, Run, alive, make_project, printed, run_behave, run_captured, start_behave
+from behave_project import REPO, Run, alive, behave_env, make_project, printed, run_behave, run_captured, start_behave
 
 from mcp_bdd.errors import tail
 from mcp_bdd.report.render import unpack
@@ -294,8 +294,6 @@ Feature: killed matrix
     root = make_project(tmp_path, hostile("--stubborn", "--grandchild"), {"k.feature": feature})
     import subprocess
 
-    from behave_project import behave_env
-
     proc = subprocess.Popen(
         [sys.executable, "-m", "mcp_bdd.cli", "run", "--transport", "stdio", "features/"],
         cwd=root,
@@ -389,6 +387,10 @@ def create():
         logging.getLogger("leaky").warning("the server logs %s", token)
         return "done"
 
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
     return server
 """
 
@@ -462,6 +464,59 @@ Feature: config repr
     for name, text in (("console", run.output), ("junit", junit), ("behave json", _decoded(root / "behave.json"))):
         for value in ("sk-live-unknown-4242", "p4ss-unknown-77"):
             assert value not in text, f"{value} leaked into the {name} output: {text[-3000:]}"
+
+
+INHERITED = "ghp_inheritedFromCI0123456789abcdef"
+
+
+@pytest.mark.parametrize("kind", ["stdio", "in-process"])
+def test_a_secret_the_server_inherits_from_the_environment_is_masked(kind: str, tmp_path: Path) -> None:
+    """CI sets GITHUB_TOKEN-like variables for the whole job; mcp-bdd hands them to a spawned
+    server (its environment is behave's plus `env`), and an in-process one reads them. A server
+    that echoed one put it in the console, the report and behave's JSON: only `env` was masked.
+    And a boolean or a number under a secret name (`AUTH_ENABLED = "false"`) is no secret: every
+    `false` and `86400` of the evidence became `****`."""
+    feature = """
+Feature: inherited
+  Scenario: the server repeats what it inherited
+    Given the MCP server "leaky" is running
+    When I call the tool "{tool}"
+    Then the result text contains "something else"
+
+  Scenario: plain values under secret names stay readable
+    Given the MCP server "leaky" is running
+    When I call the tool "echo" with:
+      | text                     |
+      | auth false for 86400 s   |
+    Then the result text contains "something else"
+""".format(tool="secret" if kind == "stdio" else "leak")
+    plain = 'AUTH_ENABLED = "false", TOKEN_TTL = "86400"'
+    if kind == "stdio":
+        config = hostile(name="leaky", extra=f"env = {{ {plain} }}\n")
+    else:
+        config = f'[servers.leaky]\napp = "leaky:create"\nenv = {{ {plain} }}\n'
+    root = make_project(tmp_path, config, {"i.feature": feature})
+    (root / "leaky.py").write_text(LEAKY_APP)
+    out = tmp_path / "out"
+    args = ["-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out / "doc.html"), "-f", "json", "-o", "behave.json"]
+    proc = run_captured(
+        [sys.executable, "-m", "behave", "--no-color", "features/", *args, "-f", "plain", "--junit"],
+        cwd=root,
+        env={**behave_env(), "API_TOKEN": INHERITED},
+    )
+    run = Run(proc.returncode, proc.stdout, proc.stderr)
+    assert run.counts()["failed"] == 2, run.output[-3000:]
+    # the result, not the table row the console repeats
+    assert "Actual:   auth false for 86400 s" in run.output, run.output[-3000:]
+    html = (out / "doc.html").read_text()
+    html += json.dumps(unpack(html), ensure_ascii=False) + (out / "doc.json").read_text()
+    junit = "".join(path.read_text() for path in (root / "reports").glob("*.xml"))
+    shown = [("console", run.output), ("html", html), ("junit", junit), ("behave json", _decoded(root / "behave.json"))]
+    for name, text in shown:
+        assert INHERITED not in text, f"the inherited token leaked into the {name} output: {text[-3000:]}"
+    echoed = "the token is ****" if kind == "stdio" else "the server prints ****"
+    assert echoed in run.output, run.output[-3000:]  # masked, not dropped
+    assert '"text":"auth false for 86400 s"' in html, "a plain value under a secret name was masked in the report"
 
 
 def test_the_sdks_own_log_lines_about_a_server_are_masked_and_escaped(tmp_path: Path) -> None:

@@ -16,6 +16,8 @@ def _fresh_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(secrets, "_values", set())
     monkeypatch.setattr(secrets, "_pattern", None)
     monkeypatch.setattr(secrets, "_dumped_pattern", None)
+    monkeypatch.setattr(secrets, "_ENV_NAMES", {})
+    monkeypatch.setattr(secrets, "_ENV_SEEN", {})
 
 
 def test_secret_names_are_masked_in_env_headers_and_server_info_but_schemas_stay() -> None:
@@ -109,6 +111,32 @@ def test_short_values_are_not_masked_by_value_and_display_masks_by_name() -> Non
     assert mask("abc abc") == "abc abc"
     assert mask_mapping({"API_TOKEN": "abc", "TZ": "UTC"}) == {"API_TOKEN": MASK, "TZ": "UTC"}
     assert mask_mapping({"Accept": "json"}, all_values=True) == {"Accept": MASK}
+
+
+def test_a_boolean_or_a_number_under_a_secret_name_is_no_secret_by_value() -> None:
+    """`AUTH_ENABLED=false` made every `false` of the evidence `****` (and `TOKEN_TTL=86400` every 86400)."""
+    remember_mapping(
+        {"AUTH_ENABLED": "false", "TOKEN_TTL": "86400", "KEY_ROTATION": "Disabled", "API_KEY": "k3y-12345"}
+    )
+    remember_mapping({"X-Auth-Required": " TRUE ", "X-Rate": "12.50"}, all_values=True)
+    text = "auth false, ttl 86400, rotation Disabled, required TRUE, rate 12.50, key k3y-12345"
+    assert mask(text) == f"auth false, ttl 86400, rotation Disabled, required TRUE, rate 12.50, key {MASK}"
+    assert mask("TOKEN_TTL=86400") == f"TOKEN_TTL={MASK}"  # still masked by the name before it
+    assert mask_mapping({"AUTH_ENABLED": "false"}) == {"AUTH_ENABLED": MASK}  # and in the config display
+
+
+def test_the_secret_named_variables_a_server_inherits_are_remembered() -> None:
+    """CI's GITHUB_TOKEN reaches a spawned server in its environment, and an in-process one reads it."""
+    environ = {"GITHUB_TOKEN": "ghp_inherited12345", "HOME": "/root/home", "AWS_SECRET_ACCESS_KEY": "aws/s3cr3t+k3y"}
+    secrets.remember_environment(environ)
+    assert mask("token ghp_inherited12345, key aws/s3cr3t+k3y, home /root/home") == (
+        f"token {MASK}, key {MASK}, home /root/home"
+    )
+    before = secrets.generation()
+    secrets.remember_environment(environ)  # nothing new: nothing recompiled
+    assert secrets.generation() == before
+    secrets.remember_environment({**environ, "GITHUB_TOKEN": "ghp_rotated-67890"})  # a hook set a new one
+    assert mask("ghp_rotated-67890 and ghp_inherited12345") == f"{MASK} and {MASK}"
 
 
 def test_the_password_of_a_urls_userinfo_is_masked_in_text() -> None:

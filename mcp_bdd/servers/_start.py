@@ -26,7 +26,7 @@ from mcp_bdd._net import free_port
 from mcp_bdd.apps import as_server, describe, is_server, load_app
 from mcp_bdd.config import AppServer, CommandServer, Config, ServerConfig, UrlServer
 from mcp_bdd.errors import ServerStartError, TransportNotServed, raised
-from mcp_bdd.secrets import mask_mapping, remember_mapping
+from mcp_bdd.secrets import mask_mapping, remember_environment, remember_mapping
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
 from mcp_bdd.servers._listeners import listens, stranger_on
 from mcp_bdd.servers._process import (
@@ -222,6 +222,7 @@ class _patched_environ:
 def _env(cfg: AppServer | CommandServer, port: int, interpolate: Interpolate) -> dict[str, str]:
     env = {k: interpolate(v, {"port": str(port)}) for k, v in cfg.env.items()}
     remember_mapping(env)
+    remember_environment(os.environ)  # inherited by a spawned server, read by an in-process one
     return env
 
 
