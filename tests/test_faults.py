@@ -1836,6 +1836,170 @@ def test_a_second_answer_over_http_is_evidence_as_over_stdio(tmp_path: Path) -> 
     assert "JSON-RPC allows one response per request" in data, data[-4000:]
 
 
+class _AcceptingServer(http.server.ThreadingHTTPServer):
+    """A Streamable HTTP endpoint, raw, that answers a tools/call POST with 202 Accepted and sends
+    the call's answer on its GET stream instead (the HTTP+SSE transport's way). `answer_first`:
+    the answer goes out before the 202, which waits until the client has read it (the server
+    pings the client right behind it on the same stream and waits for the reply); else after
+    it, when the next call's POST comes, followed by a log notification the scenario waits for."""
+
+    def __init__(self, *, answer_first: bool) -> None:
+        super().__init__(("127.0.0.1", 0), _Accepting)
+        self.answer_first = answer_first
+        self.outbox: queue.Queue[bytes | None] = queue.Queue()
+        self.held: list[bytes] = []
+        self.pong = threading.Event()
+        self.calls = 0
+
+    def push(self, message: dict[str, Any]) -> None:
+        self.outbox.put(json.dumps({"jsonrpc": "2.0", **message}).encode())
+
+
+class _Accepting(http.server.BaseHTTPRequestHandler):
+    server: _AcceptingServer
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        while (message := self.server.outbox.get(timeout=120)) is not None:
+            self.wfile.write(b"event: message\ndata: " + message + b"\n\n")
+            self.wfile.flush()
+
+    def do_DELETE(self) -> None:
+        self._json(200, None)
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        method, request_id = request.get("method"), request.get("id")
+        if method is None:  # the client's reply to the server's ping
+            self.server.pong.set()
+            return _answer(self, 202, b"")
+        if request_id is None:  # a notification
+            return _answer(self, 202, b"")
+        if method == "initialize":
+            info = {"name": "accepting", "version": "1"}
+            caps = {"tools": {}, "logging": {}}
+            result = {"protocolVersion": request["params"]["protocolVersion"], "capabilities": caps, "serverInfo": info}
+            return self._json(200, {"jsonrpc": "2.0", "id": request_id, "result": result})
+        if method == "tools/list":
+            schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+            return self._json(
+                200,
+                {"jsonrpc": "2.0", "id": request_id, "result": {"tools": [{"name": "echo", "inputSchema": schema}]}},
+            )
+        self.server.calls += 1
+        text = request["params"]["arguments"]["text"]
+        answer = {"id": request_id, "result": {"content": [{"type": "text", "text": text}]}}
+        if self.server.answer_first:
+            self.server.pong.clear()  # this call's ping, not the last one's
+            self.server.push(answer)
+            self.server.push({"id": "is-it-read", "method": "ping"})
+            assert self.server.pong.wait(60), "the client never answered the ping behind the answer"
+            return _answer(self, 202, b"")
+        if self.server.calls == 1:
+            self.server.held.append(json.dumps({"jsonrpc": "2.0", **answer}).encode())
+            return _answer(self, 202, b"")
+        for held in self.server.held:
+            self.server.outbox.put(held)
+        self.server.push({"method": "notifications/message", "params": {"level": "info", "data": "sent"}})
+        return self._json(200, {"jsonrpc": "2.0", **answer})
+
+    def _json(self, status: int, body: Any) -> None:
+        data = json.dumps(body).encode() if body is not None else b""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Mcp-Session-Id", "one")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("answer_first", [False, True], ids=["answer-after-202", "answer-before-202"])
+def test_a_request_answered_with_202_says_so_and_its_answer_on_the_get_stream_is_named(
+    answer_first: bool, tmp_path: Path
+) -> None:
+    """A Streamable HTTP server that answers a request's POST with 202 Accepted and sends the answer
+    on its GET stream (ported from HTTP+SSE). The SDK made up "JSON-RPC error -32600: server
+    answered a request with 202 Accepted", shown as the server's error with the tip "the server
+    rejected the call", and the answer that came later was "a second answer to one request". Now
+    the failure says what the server did and what to do, and the late answer is named for what
+    it is; an answer that came first is taken, and the 202 is still evidence."""
+    feature = """
+Feature: accepted
+  Scenario: the server answers on its GET stream
+    Given the MCP server "accepting" is running
+    When I call the tool "echo" with:
+      | text  |
+      | first |
+    Then the tool call {first}
+    When I call the tool "echo" with:
+      | text   |
+      | second |
+    Then the tool call succeeds
+""".format(first="succeeds" if answer_first else "fails")
+    if not answer_first:
+        feature += '    Then I receive a "log message" notification within 60 seconds\n'
+    web = _AcceptingServer(answer_first=answer_first)
+    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{web.server_address[1]}/mcp"
+        config = f'protocol = "legacy"\n[servers.accepting]\nurl = "{url}"\n'
+        root = make_project(tmp_path, config, {"a.feature": feature})
+        out = tmp_path / "doc.html"
+        run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
+    finally:
+        web.outbox.put(None)
+        web.shutdown()
+        web.server_close()
+        thread.join()
+    assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.output[-4000:]
+    data = out.with_suffix(".json").read_text()
+    said = 'The server \\"accepting\\" answered the tools/call request with HTTP 202 Accepted'
+    assert said in data and "must return the result in the POST" in data, data[-4000:]
+    assert '"status":202' in data, data[-4000:]  # the transcript keeps the status the server sent
+    assert "a second answer" not in data and "server answered a request with 202" not in data, data[-4000:]
+    if answer_first:
+        assert "Its answer had come on the GET stream first, and was taken." in data, data[-4000:]
+    else:
+        late = "an answer on the GET stream to the tools/call request it had answered with 202 Accepted"
+        assert late in data and "first" in data, data[-4000:]
+
+
+def test_a_202_failure_is_a_protocol_violation_in_the_console(tmp_path: Path) -> None:
+    """The step that reads the 202'd call fails as a protocol violation, with mcp-bdd's sentence."""
+    feature = """
+Feature: accepted
+  Scenario: the call is expected to succeed
+    Given the MCP server "accepting" is running
+    When I call the tool "echo" with:
+      | text  |
+      | first |
+    Then the tool call succeeds
+"""
+    web = _AcceptingServer(answer_first=False)
+    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{web.server_address[1]}/mcp"
+        root = make_project(
+            tmp_path, f'protocol = "legacy"\n[servers.accepting]\nurl = "{url}"\n', {"a.feature": feature}
+        )
+        run = run_behave(root, "-f", "plain")
+    finally:
+        web.outbox.put(None)
+        web.shutdown()
+        web.server_close()
+        thread.join()
+    assert run.counts()["failed"] == 1, run.output[-4000:]
+    assert 'The server "accepting" answered the tools/call request with HTTP 202 Accepted' in run.output, run.output
+    assert "the exchange broke the protocol" in run.output and "rejected the call" not in run.output, run.output
+
+
 def test_a_stray_answer_fails_every_call_that_waits_at_once(tmp_path: Path) -> None:
     """Several calls in flight: a stray answer cannot be matched to one of them, so none of them
     waits for an answer that may never come."""

@@ -20,7 +20,7 @@ path, grandchildren included (the run's lifeline, `_lifeline.py`).
 from __future__ import annotations
 
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
-from mcp_bdd.servers._framing import ID_VALUE, PROTOCOL_MARK, repeated_answer, size_text
+from mcp_bdd.servers._framing import ID_VALUE, PROTOCOL_MARK, answer_after_202, repeated_answer, size_text
 from mcp_bdd.servers._process import lifeline, reap_all
 from mcp_bdd.servers._start import discard_prestarted, exit_0_tip, start_server
 
@@ -32,6 +32,7 @@ __all__ = [
     "RemoteServer",
     "RunningServer",
     "StdioServer",
+    "answer_after_202",
     "discard_prestarted",
     "exit_0_tip",
     "lifeline",

@@ -78,6 +78,11 @@ _REPEATED_MEANING = (
     "the server answered one request twice (JSON-RPC allows one response per request; mcp-bdd kept "
     "the first): two code paths both reply, e.g. an error handler that answers after the result was sent."
 )
+#: what an answer after a 202 means (`answer_after_202`)
+_AFTER_202_MEANING = (
+    "the server answers requests the HTTP+SSE transport's way, on its standalone stream; over Streamable "
+    "HTTP the answer belongs in the POST's response, where the request waited for it."
+)
 _NO_ID_ERROR = "a JSON-RPC error without an id"
 _TOO_DEEP = "a response nested too deep to parse"
 _STRICTER = "JSON the SDK's parser rejects"
@@ -260,6 +265,13 @@ def size_text(n: int) -> str:
         if n >= scale and n % scale == 0:
             return f"{n // scale} {unit}"
     return f"{n} bytes"
+
+
+def answer_after_202(method: str, answer: bytes) -> str:
+    """The answer a server sent on its GET stream to a request whose POST it had answered with
+    202 Accepted (session/_http): not a second answer, though the request already failed."""
+    kind = f"an answer on the GET stream to the {method} request it had answered with 202 Accepted"
+    return f"{_quote(kind, answer)}\n  That usually means: {_AFTER_202_MEANING}"
 
 
 def repeated_answer(answer: bytes) -> str:

@@ -17,6 +17,13 @@ response a session's HTTP client gets passes through `BoundedTransport` instead:
   event that answers nothing the client waits for (a notification) is recorded and skipped.
 - Any other body (a DELETE's, a legacy SSE POST's 202) is counted as it is read, and raises
   `MessageTooLarge` past the limit.
+- A Streamable HTTP POST that carries a request and gets `202 Accepted` will get no answer on
+  it: 202 acknowledges a notification or a response. The SDK then made up an error that read as
+  the server's ("JSON-RPC error -32600: server answered a request with 202 Accepted", and the
+  tip "the server rejected the call"). The request gets a protocol-violation error that says
+  what happened and what to do instead, and its id is kept (`accepted`): the answer such a
+  server sends later on its GET stream (the HTTP+SSE transport's way) is told apart from a
+  second answer. The response keeps its real status for the transcript (`REAL_STATUS`).
 
 Memory stays about the limit: what is held of one message, plus one read. The limit counts
 what a message holds, not what crossed the wire: a gzip or deflate body is inflated here, one
@@ -43,7 +50,9 @@ from mcp_bdd.errors import ProtocolViolation, ServerStartError
 from mcp_bdd.servers import ID_VALUE, PROTOCOL_MARK, size_text
 
 __all__ = [
+    "ACCEPTED_KEEP",
     "DEFAULT_LIMIT",
+    "REAL_STATUS",
     "SDK_SSE_EVENT_CAP",
     "BoundedTransport",
     "EndpointRefused",
@@ -60,6 +69,10 @@ _TAIL = 256  # ... and of its end (SDKs that write the id last: TypeScript)
 _QUOTE = 300
 _TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's own client's, for a factory call that names none
 _SSE = "text/event-stream"
+#: `response.extensions[REAL_STATUS]`: the status the server sent, where a response stands in for it
+REAL_STATUS = "mcp_bdd.real_status"
+#: request ids kept of those a server accepted with 202 (to name their late answers)
+ACCEPTED_KEEP = 4096
 #: two line ends in a row (CRLF, CR or LF each): the end of an SSE event
 _BOUNDARY = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
 #: the id of a JSON-RPC message as one of its first keys (no object or array opened before it) ...
@@ -78,6 +91,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
     `answers_on_post`: a POST's body is the answer to the request it carries (Streamable HTTP);
     over legacy SSE every answer comes on the GET stream, and a POST's body is only counted.
     `on_refused` records a refusal that fails no request (the transcript's "transport" error).
+    `accepted` gets the id (as text) and method of every request the server answered with 202.
     """
 
     def __init__(
@@ -88,8 +102,10 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         limit: int,
         answers_on_post: bool,
         on_refused: Callable[[str], None],
+        accepted: dict[str, str] | None = None,
     ) -> None:
         self.inner = inner
+        self.accepted = accepted if accepted is not None else {}
         self.server = server
         self.limit = limit
         self.answers_on_post = answers_on_post
@@ -101,6 +117,8 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         stream = _inflated(response)
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         answers = _request_id(request) if self.answers_on_post else None
+        if answers is not None and response.status_code == 202:
+            return await self._answer_accepted(request, response, stream, answers)
         if kind == _SSE:
             events = _Events(stream, self.event_limit, self._event_refusal(request, answers))
             legacy_get = not self.answers_on_post and request.method == "GET"
@@ -168,10 +186,34 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             await stream.aclose()  # unread: the connection is dropped, not drained
         head = b"".join(chunks[:2])[:_QUOTE]
         body = _error(answers, message, head)
-        dropped = (b"content-length", b"content-encoding", b"transfer-encoding", b"content-type")
-        headers = [(k, v) for k, v in response.headers.raw if k.lower() not in dropped]
+        headers = [(k, v) for k, v in response.headers.raw if k.lower() not in _BODY_HEADERS]
         headers.append((b"content-type", b"application/json"))
         return httpx2.Response(response.status_code, headers=headers, content=body, extensions=response.extensions)
+
+    async def _answer_accepted(
+        self, request: httpx2.Request, response: httpx2.Response, stream: httpx2.AsyncByteStream, answers: Any
+    ) -> httpx2.Response:
+        """A request answered with 202 Accepted: an error for it in the answer's place (module doc)."""
+        with anyio.CancelScope(shield=True):
+            await stream.aclose()  # "Accepted", or nothing: no answer is in it
+        method = _method(request)
+        self.accepted.pop(str(answers), None)
+        self.accepted[str(answers)] = method
+        if len(self.accepted) > ACCEPTED_KEEP:
+            del self.accepted[next(iter(self.accepted))]
+        message = (
+            f'The server "{self.server}" answered the {method} request with HTTP 202 Accepted, which '
+            "acknowledges a notification or a response: a request's answer must come back on its own POST, "
+            "as a JSON body or an SSE stream (Streamable HTTP). Any answer it sends later, on its GET "
+            "stream, reaches no waiting request.\n  Tip: that is how the older HTTP+SSE transport "
+            "answers: a server ported from it must return the result in the POST's response; a server "
+            'that only speaks HTTP+SSE is reached with transport = "sse" and its /sse URL.'
+        )
+        body = _error(answers, message, b"", code=types.INVALID_REQUEST)
+        headers = [(k, v) for k, v in response.headers.raw if k.lower() not in _BODY_HEADERS]
+        headers.append((b"content-type", b"application/json"))
+        extensions = {**response.extensions, REAL_STATUS: response.status_code}
+        return httpx2.Response(200, headers=headers, content=body, extensions=extensions)
 
     def _event_refusal(self, request: httpx2.Request, answers: Any) -> Callable[[bytes, bytes | None], bytes | None]:
         """`refuse(head, tail)` for an SSE stream: the error event that replaces an event past the
@@ -200,8 +242,17 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         return refuse
 
 
+#: the headers that describe a body, dropped from a response whose body is replaced
+_BODY_HEADERS = (b"content-length", b"content-encoding", b"transfer-encoding", b"content-type")
+
+
 def client_factory(
-    *, server: str, limit: int | None, sse: bool, on_refused: Callable[[str], None]
+    *,
+    server: str,
+    limit: int | None,
+    sse: bool,
+    on_refused: Callable[[str], None],
+    accepted: dict[str, str] | None = None,
 ) -> Callable[..., httpx2.AsyncClient]:
     """`make(headers=, timeout=, auth=, event_hooks=)`: an httpx2 client whose every transport is a
     `BoundedTransport` (the shape of the SDK's `httpx_client_factory`).
@@ -213,7 +264,12 @@ def client_factory(
 
     def wrap(inner: httpx2.AsyncBaseTransport) -> httpx2.AsyncBaseTransport:
         return BoundedTransport(
-            inner, server=server, limit=limit or DEFAULT_LIMIT, answers_on_post=not sse, on_refused=on_refused
+            inner,
+            server=server,
+            limit=limit or DEFAULT_LIMIT,
+            answers_on_post=not sse,
+            on_refused=on_refused,
+            accepted=accepted,
         )
 
     def make(
@@ -471,22 +527,30 @@ def _endpoint_in(chunk: bytes) -> str | None:
 
 def _request_id(request: httpx2.Request) -> Any:
     """The id of the JSON-RPC request a POST carries, or None (a notification, a GET, a DELETE)."""
-    if request.method != "POST":
-        return None
-    try:
-        message = json.loads(request.content)
-    except (httpx2.RequestNotRead, ValueError):
-        return None
-    if not isinstance(message, dict) or "method" not in message:
-        return None
+    message = _request_message(request)
     request_id = message.get("id")
     return request_id if isinstance(request_id, int | str) and not isinstance(request_id, bool) else None
 
 
-def _error(request_id: Any, message: str, head: bytes) -> bytes:
+def _method(request: httpx2.Request) -> str:
+    return str(_request_message(request).get("method", "?"))
+
+
+def _request_message(request: httpx2.Request) -> dict[str, Any]:
+    """The JSON-RPC request (or notification) a POST carries; {} for anything else."""
+    if request.method != "POST":
+        return {}
+    try:
+        message = json.loads(request.content)
+    except (httpx2.RequestNotRead, ValueError):
+        return {}
+    return message if isinstance(message, dict) and "method" in message else {}
+
+
+def _error(request_id: Any, message: str, head: bytes, *, code: int = types.PARSE_ERROR) -> bytes:
     """A JSON-RPC error for `request_id`, marked as one mcp-bdd made up for an unusable answer."""
     data = {"mcp_bdd": PROTOCOL_MARK, "first_bytes": head.decode("utf-8", "replace")}
-    error = {"code": types.PARSE_ERROR, "message": message, "data": data}
+    error = {"code": code, "message": message, "data": data}
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
 
 

@@ -16,7 +16,12 @@ __all__ = ["Outcome", "dump", "is_connection_closed", "is_protocol_violation", "
 
 def is_protocol_violation(exc: BaseException) -> bool:
     """An error our stdio framing made up for a response it could not use (see servers._framing)."""
-    data = getattr(getattr(exc, "error", None), "data", None)
+    return is_made_up(getattr(exc, "error", None))
+
+
+def is_made_up(error: Any) -> bool:
+    """A JSON-RPC error (ErrorData) mcp-bdd made up in an answer's place (servers._framing, session._http)."""
+    data = getattr(error, "data", None)
     return isinstance(data, dict) and data.get("mcp_bdd") == PROTOCOL_MARK
 
 

@@ -46,10 +46,10 @@ from mcp_bdd.errors import (
     produced_by,
     raised,
 )
-from mcp_bdd.servers import RunningServer, exit_0_tip, repeated_answer
+from mcp_bdd.servers import RunningServer, answer_after_202, exit_0_tip, repeated_answer
 from mcp_bdd.session._hop import STALL_GRACE, Hops, Stalled, hops
 from mcp_bdd.session._listen import listen_for_changes
-from mcp_bdd.session._outcome import Outcome, dump, is_connection_closed, is_protocol_violation, unwrap
+from mcp_bdd.session._outcome import Outcome, dump, is_connection_closed, is_made_up, is_protocol_violation, unwrap
 from mcp_bdd.session._persona import ClientSide, Persona
 from mcp_bdd.session._timeline import Timeline
 from mcp_bdd.transcript import Transcript
@@ -120,6 +120,7 @@ class Session(ClientSide):
         self.unscripted: list[str] = []  # server requests the scenario did not script
         self._stamped_level: str | None = None
         self._http_client: Any = None
+        self._accepted: dict[str, str] = {}  # id -> method of each request the server answered with 202
         self.problems: list[str] = []  # usage errors raised inside callbacks, surfaced by the next step
         self.surface_dirty = True
         self.lost = False  # the connection closed under a request: the server went away
@@ -269,7 +270,9 @@ class Session(ClientSide):
 
         # every answer bounded by max_message_bytes, as stdio lines are (see _http); every answer's
         # status recorded, over both transports: the auth steps and a refused connect read them
-        make = client_factory(server=self.name, limit=self.max_message_bytes, sse=sse, on_refused=refused)
+        make = client_factory(
+            server=self.name, limit=self.max_message_bytes, sse=sse, on_refused=refused, accepted=self._accepted
+        )
         hooks = {"response": [self._record_http]}
         if sse:
             factory = functools.partial(make, event_hooks=hooks)
@@ -283,7 +286,10 @@ class Session(ClientSide):
 
     async def _record_http(self, response: Any) -> None:
         """Every HTTP answer's status (and an error's headers), for the auth steps (401, WWW-Authenticate)."""
-        request, status = response.request, response.status_code
+        from mcp_bdd.session._http import REAL_STATUS  # loaded with the client (httpx2 only for HTTP servers)
+
+        # the status the server sent, also where mcp-bdd's transport stands in for its answer (a 202)
+        request, status = response.request, response.extensions.get(REAL_STATUS, response.status_code)
         payload: dict[str, Any] = {"method": request.method, "url": str(request.url), "status": status}
         kind = response.headers.get("content-type")
         if kind:
@@ -496,10 +502,19 @@ class Session(ClientSide):
             self.surface_dirty = True
 
     def _on_repeated_answer(self, request_id: Any, outcome: Any) -> None:
-        """A second answer to one request: evidence, as over stdio (servers/_framing); the first stands."""
+        """A second answer to one request: evidence, as over stdio (servers/_framing); the first stands.
+        Or, for a request the server answered with 202 (session/_http), its answer on the GET stream
+        after the request failed; or the failure after that answer was taken (it came first)."""
         kind = "error" if isinstance(outcome, types.ErrorData) else "result"
-        shown = json.dumps({"id": request_id, kind: dump(outcome)}, ensure_ascii=False, default=str)
-        self.transcript.record("error", self.name, "transport", {"message": repeated_answer(shown.encode())})
+        shown = json.dumps({"id": request_id, kind: dump(outcome)}, ensure_ascii=False, default=str).encode()
+        method = self._accepted.pop(str(request_id), None)
+        if method is None:
+            message = repeated_answer(shown)
+        elif is_made_up(outcome):
+            message = f"{outcome.message}\n  Its answer had come on the GET stream first, and was taken."
+        else:
+            message = answer_after_202(method, shown)
+        self.transcript.record("error", self.name, "transport", {"message": message})
 
     # -- requests ----------------------------------------------------------------------------------
     def _run(self, fn: Callable[[], Awaitable[T]], limit: float | None = None) -> T:
