@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mcp_bdd.errors import ConfigError
+from mcp_bdd.secrets import not_secret
 
 __all__ = [
     "PROTOCOLS",
@@ -139,6 +140,7 @@ class AppServer(_Overrides):
         module, sep, attr = v.partition(":")
         if not sep or not module or not attr:
             raise ValueError(f'"{v}" is not "module:attribute" (e.g. "demo.shop:create_server")')
+        not_secret(v.rpartition("/")[2])  # `keystore:create` names a function, in every message about it
         return v
 
     def transports(self) -> tuple[str, ...]:

@@ -39,6 +39,7 @@ __all__ = [
     "mask",
     "mask_data",
     "mask_mapping",
+    "not_secret",
     "remember",
     "remember_environment",
     "remember_mapping",
@@ -79,6 +80,14 @@ _ASSIGN = re.compile(
     r"|(?P<sep>\s*[=:]\s*)(?!<[\w .-]*>(?:[\s.,;'\")\]}]|$))(?P<value>(?:Bearer\s+|Basic\s+)?[^\s,;'\")\]}]+))",
     re.IGNORECASE,
 )
+# `NAME:value` with no space is no assignment where NAME is a file (`api_keys.feature:7`, the
+# place a UsageError names; `token_store.py:42` in a traceback's summary) or the text is known
+# (`not_secret`: an `app = "keystore:create"` spec): a feature about API keys kept its line numbers
+_FILE = re.compile(
+    r"\.(?:py|pyi|pyx|js|mjs|cjs|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|c|cc|cpp|h|hpp|swift|scala|lua|sh|feature"
+    r"|toml|ini|cfg|json|ya?ml)$",
+    re.IGNORECASE,
+)
 _SCHEME = re.compile(r"^(?:Bearer|Basic|Token)\s+", re.IGNORECASE)
 # values that are plainly no secret: masking each `false` or `86400` of the evidence would garble it
 _PLAIN = re.compile(r"true|false|yes|no|on|off|none|null|nil|enabled?|disabled?|[+-]?\d+(?:\.\d+)?", re.IGNORECASE)
@@ -86,6 +95,9 @@ _PLAIN = re.compile(r"true|false|yes|no|on|off|none|null|nil|enabled?|disabled?|
 _USERINFO = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^\s/:@]*:)(?P<password>[^\s/@]+)(?=@)", re.IGNORECASE)
 
 _values: set[str] = set()
+#: texts never read as `NAME:value` (`not_secret`): the configuration's app specs
+_known: set[str] = set()
+_KNOWN_KEEP = 4096
 _pattern: re.Pattern[str] | None = None
 #: every remembered form as json.dumps writes it inside a string: what `dumps_masked` looks for
 _dumped_pattern: re.Pattern[str] | None = None
@@ -195,8 +207,19 @@ def mask(text: str) -> str:
     return _ASSIGN.sub(_masked_assignment, text) if _TEXT_NAME.search(text) else text
 
 
+def not_secret(text: str) -> None:
+    """`text` is never read as a `NAME:value` secret: the configuration's `app = "keystore:create"`
+    is a module and a function, and its error messages name it (a remembered value in it is still
+    masked: that is masked by value first)."""
+    if len(_known) < _KNOWN_KEEP:
+        _known.add(text)
+
+
 def _masked_assignment(match: re.Match[str]) -> str:
-    """`NAME=****`, or `NAME='****'` with a quoted value's quotes kept."""
+    """`NAME=****`, or `NAME='****'` with a quoted value's quotes kept; a file's place, or a text
+    known not to be a secret, as it is."""
+    if match["sep"] == ":" and (_FILE.search(match["name"]) or match[0] in _known):
+        return match[0]
     if match["quote"]:
         return f"{match['name']}{match['eq']}{match['quote']}{MASK}{match['quote']}"
     return f"{match['name']}{match['sep']}{MASK}"

@@ -519,6 +519,33 @@ Feature: inherited
     assert '"text":"auth false for 86400 s"' in html, "a plain value under a secret name was masked in the report"
 
 
+def test_a_project_about_keys_keeps_its_line_numbers_and_function_names(tmp_path: Path) -> None:
+    """Secret-looking names in a project's own files are not secrets: `features/api_keys.feature:4`
+    in a UsageError and `app = "keystore_app:create"` with `keystore_app.py:5` in a factory's
+    failure were shown as `api_keys.feature:****` and `keystore_app:****`."""
+    feature = """
+Feature: keys
+  Scenario: a typo in a notification kind
+    Given the MCP server "vault" is running
+    Then I receive a "bogus" notification within 1 seconds
+
+  Scenario: the factory fails
+    Given the MCP server "sealed" is running
+"""
+    config = '[servers.vault]\napp = "keystore_app:create"\n[servers.sealed]\napp = "keystore_app:sealed"\n'
+    root = make_project(tmp_path, config, {"api_keys.feature": feature})
+    (root / "keystore_app.py").write_text(
+        "from mcp.server.mcpserver import MCPServer\n\n\ndef create():\n    return MCPServer('vault')\n\n\n"
+        "def sealed():\n    raise RuntimeError('the vault is sealed')\n"
+    )
+    run = run_behave(root, "-f", "plain")
+    assert run.counts()["error"] == 2, run.output[-3000:]
+    assert 'features/api_keys.feature:5: unknown notification kind "bogus"' in run.output, run.output[-3000:]
+    assert 'app = "keystore_app:sealed" raised RuntimeError' in run.output, run.output[-3000:]
+    assert "(keystore_app.py:9, in sealed)" in run.output, run.output[-3000:]
+    assert "****" not in run.output, run.output[-3000:]
+
+
 def test_the_sdks_own_log_lines_about_a_server_are_masked_and_escaped(tmp_path: Path) -> None:
     """The SDK logs what it could not validate (here a log notification whose level is escape
     sequences and the token) with the server's text in it; behave prints that log on a failure."""

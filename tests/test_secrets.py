@@ -18,6 +18,7 @@ def _fresh_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(secrets, "_dumped_pattern", None)
     monkeypatch.setattr(secrets, "_ENV_NAMES", {})
     monkeypatch.setattr(secrets, "_ENV_SEEN", {})
+    monkeypatch.setattr(secrets, "_known", set())
 
 
 def test_secret_names_are_masked_in_env_headers_and_server_info_but_schemas_stay() -> None:
@@ -137,6 +138,24 @@ def test_the_secret_named_variables_a_server_inherits_are_remembered() -> None:
     assert secrets.generation() == before
     secrets.remember_environment({**environ, "GITHUB_TOKEN": "ghp_rotated-67890"})  # a hook set a new one
     assert mask("ghp_rotated-67890 and ghp_inherited12345") == f"{MASK} and {MASK}"
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("features/api_keys.feature:13: unknown kind", "features/api_keys.feature:13: unknown kind"),
+        ("(token_store.py:42, in create)", "(token_store.py:42, in create)"),
+        ('app = "keystore_app:create" raised', 'app = "keystore_app:create" raised'),  # known: see below
+        ('app = "keystore_app:other" raised', f'app = "keystore_app:{MASK}" raised'),  # not the spec
+        ("API_KEY:abc123 and token:xyz987", f"API_KEY:{MASK} and token:{MASK}"),
+        ("credentials.json: s3cr3t-value", f"credentials.json: {MASK}"),  # a space: an assignment
+    ],
+)
+def test_a_files_place_or_an_app_spec_is_no_secret_assignment(text: str, masked: str) -> None:
+    """A feature about API keys (`api_keys.feature:13`) lost its line numbers in mcp-bdd's own
+    messages, and a server module `keystore_app:create` its function name."""
+    secrets.not_secret("keystore_app:create")
+    assert mask(text) == masked
 
 
 def test_the_password_of_a_urls_userinfo_is_masked_in_text() -> None:
