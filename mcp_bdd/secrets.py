@@ -13,8 +13,8 @@ JUnit. Now:
   held under such a name during a run (`remember_named`): a `${env.API_KEY}` on use, a token a
   server issued that a scenario remembers as `access_token`;
 - a value that is plainly no secret is never masked by value, whatever its name: a boolean or
-  null word, a number (`AUTH_ENABLED=false`, `TOKEN_TTL=86400` would otherwise turn every
-  `false` and `86400` in the evidence into `****`);
+  null word (`AUTH_ENABLED=false` would otherwise turn every `false` in the evidence into
+  `****`). A number is masked: a PIN is all digits, and a TTL cannot be told from one;
 - `mask()` (text) and `mask_data()` (JSON-like data) replace registered values anywhere, and
   `mask()` also `NAME=value` / `NAME: value` pairs with a secret NAME (`NAME='value'` inside its
   quotes) and the password of a URL's userinfo (`postgres://user:****@db`), by `****`. They are applied where
@@ -89,8 +89,8 @@ _FILE = re.compile(
     re.IGNORECASE,
 )
 _SCHEME = re.compile(r"^(?:Bearer|Basic|Token)\s+", re.IGNORECASE)
-# values that are plainly no secret: masking each `false` or `86400` of the evidence would garble it
-_PLAIN = re.compile(r"true|false|yes|no|on|off|none|null|nil|enabled?|disabled?|[+-]?\d+(?:\.\d+)?", re.IGNORECASE)
+# values that are plainly no secret: masking each `false` of the evidence would garble it
+_PLAIN = re.compile(r"true|false|yes|no|on|off|none|null|nil|enabled?|disabled?", re.IGNORECASE)
 # the password of a URL's userinfo: postgres://user:PASSWORD@host/db (a DSN in an error message)
 _USERINFO = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^\s/:@]*:)(?P<password>[^\s/@]+)(?=@)", re.IGNORECASE)
 

@@ -474,8 +474,8 @@ def test_a_secret_the_server_inherits_from_the_environment_is_masked(kind: str, 
     """CI sets GITHUB_TOKEN-like variables for the whole job; mcp-bdd hands them to a spawned
     server (its environment is behave's plus `env`), and an in-process one reads them. A server
     that echoed one put it in the console, the report and behave's JSON: only `env` was masked.
-    And a boolean or a number under a secret name (`AUTH_ENABLED = "false"`) is no secret: every
-    `false` and `86400` of the evidence became `****`."""
+    And a boolean under a secret name (`AUTH_ENABLED = "false"`) is no secret: every `false` of
+    the evidence became `****`."""
     feature = """
 Feature: inherited
   Scenario: the server repeats what it inherited
@@ -487,10 +487,10 @@ Feature: inherited
     Given the MCP server "leaky" is running
     When I call the tool "echo" with:
       | text                     |
-      | auth false for 86400 s   |
+      | auth false, rotation disabled   |
     Then the result text contains "something else"
 """.format(tool="secret" if kind == "stdio" else "leak")
-    plain = 'AUTH_ENABLED = "false", TOKEN_TTL = "86400"'
+    plain = 'AUTH_ENABLED = "false", KEY_ROTATION = "disabled"'
     if kind == "stdio":
         config = hostile(name="leaky", extra=f"env = {{ {plain} }}\n")
     else:
@@ -507,7 +507,7 @@ Feature: inherited
     run = Run(proc.returncode, proc.stdout, proc.stderr)
     assert run.counts()["failed"] == 2, run.output[-3000:]
     # the result, not the table row the console repeats
-    assert "Actual:   auth false for 86400 s" in run.output, run.output[-3000:]
+    assert "Actual:   auth false, rotation disabled" in run.output, run.output[-3000:]
     html = (out / "doc.html").read_text()
     html += json.dumps(unpack(html), ensure_ascii=False) + (out / "doc.json").read_text()
     junit = "".join(path.read_text() for path in (root / "reports").glob("*.xml"))
@@ -516,7 +516,9 @@ Feature: inherited
         assert INHERITED not in text, f"the inherited token leaked into the {name} output: {text[-3000:]}"
     echoed = "the token is ****" if kind == "stdio" else "the server prints ****"
     assert echoed in run.output, run.output[-3000:]  # masked, not dropped
-    assert '"text":"auth false for 86400 s"' in html, "a plain value under a secret name was masked in the report"
+    assert '"text":"auth false, rotation disabled"' in html, (
+        "a plain value under a secret name was masked in the report"
+    )
 
 
 def test_a_project_about_keys_keeps_its_line_numbers_and_function_names(tmp_path: Path) -> None:

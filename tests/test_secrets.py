@@ -115,14 +115,14 @@ def test_short_values_are_not_masked_by_value_and_display_masks_by_name() -> Non
 
 
 def test_a_boolean_or_a_number_under_a_secret_name_is_no_secret_by_value() -> None:
-    """`AUTH_ENABLED=false` made every `false` of the evidence `****` (and `TOKEN_TTL=86400` every 86400)."""
+    """`AUTH_ENABLED=false` made every `false` of the evidence `****`. A number stays a secret: a PIN is one."""
     remember_mapping(
-        {"AUTH_ENABLED": "false", "TOKEN_TTL": "86400", "KEY_ROTATION": "Disabled", "API_KEY": "k3y-12345"}
+        {"AUTH_ENABLED": "false", "DB_PIN_PASSWORD": "86400", "KEY_ROTATION": "Disabled", "API_KEY": "k3y-12345"}
     )
-    remember_mapping({"X-Auth-Required": " TRUE ", "X-Rate": "12.50"}, all_values=True)
-    text = "auth false, ttl 86400, rotation Disabled, required TRUE, rate 12.50, key k3y-12345"
-    assert mask(text) == f"auth false, ttl 86400, rotation Disabled, required TRUE, rate 12.50, key {MASK}"
-    assert mask("TOKEN_TTL=86400") == f"TOKEN_TTL={MASK}"  # still masked by the name before it
+    remember_mapping({"X-Auth-Required": " TRUE ", "X-Debug": "Null"}, all_values=True)
+    text = "auth false, pin 86400, rotation Disabled, required TRUE, debug null, key k3y-12345"
+    assert mask(text) == f"auth false, pin {MASK}, rotation Disabled, required TRUE, debug null, key {MASK}"
+    assert mask("KEY_ROTATION=disabled") == f"KEY_ROTATION={MASK}"  # still masked by the name before it
     assert mask_mapping({"AUTH_ENABLED": "false"}) == {"AUTH_ENABLED": MASK}  # and in the config display
 
 
