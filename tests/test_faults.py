@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -1836,6 +1837,20 @@ class _TwiceSse(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@contextlib.contextmanager
+def _serving(web: _TwiceSseServer | _AcceptingServer) -> Iterator[str]:
+    """Serve `web` from a thread, as its base URL; after, end its GET stream and stop it."""
+    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{web.server_address[1]}"
+    finally:
+        web.outbox.put(None)
+        web.shutdown()
+        web.server_close()
+        thread.join()
+
+
 def test_a_second_answer_over_http_is_evidence_as_over_stdio(tmp_path: Path) -> None:
     """Over stdio a second answer to one request is quoted as evidence (the test above); over
     HTTP and SSE the SDK dropped it at debug level, like a late answer, and the run showed no
@@ -1843,21 +1858,12 @@ def test_a_second_answer_over_http_is_evidence_as_over_stdio(tmp_path: Path) -> 
     the same words. The second call's answer comes after the duplicate on the one SSE stream, so
     the duplicate is in the transcript by the time that call returns."""
     web = _TwiceSseServer()
-    thread = threading.Thread(target=web.serve_forever, daemon=True)
-    thread.start()
     feature = CALL_ECHO_TWICE
-    try:
-        url = f"http://127.0.0.1:{web.server_address[1]}/sse"
-        root = make_project(
-            tmp_path, f'protocol = "legacy"\n[servers.hostile]\nurl = "{url}"\n', {"s.feature": feature}
-        )
+    with _serving(web) as base:
+        config = f'protocol = "legacy"\n[servers.hostile]\nurl = "{base}/sse"\n'
+        root = make_project(tmp_path, config, {"s.feature": feature})
         out = tmp_path / "doc.html"
         run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
-    finally:
-        web.outbox.put(None)
-        web.shutdown()
-        web.server_close()
-        thread.join()
     assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.failures()
     assert web.calls == 2, run.output[-3000:]
     data = out.with_suffix(".json").read_text()
@@ -1972,20 +1978,11 @@ Feature: accepted
 """.format(first="succeeds" if answer_first else "fails")
     if not answer_first:
         feature += '    Then I receive a "log message" notification within 60 seconds\n'
-    web = _AcceptingServer(answer_first=answer_first)
-    thread = threading.Thread(target=web.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{web.server_address[1]}/mcp"
-        config = f'protocol = "legacy"\n[servers.accepting]\nurl = "{url}"\n'
+    with _serving(_AcceptingServer(answer_first=answer_first)) as base:
+        config = f'protocol = "legacy"\n[servers.accepting]\nurl = "{base}/mcp"\n'
         root = make_project(tmp_path, config, {"a.feature": feature})
         out = tmp_path / "doc.html"
         run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
-    finally:
-        web.outbox.put(None)
-        web.shutdown()
-        web.server_close()
-        thread.join()
     assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.output[-4000:]
     data = out.with_suffix(".json").read_text()
     said = 'The server \\"accepting\\" answered the tools/call request with HTTP 202 Accepted'
@@ -2010,20 +2007,9 @@ Feature: accepted
       | first |
     Then the tool call succeeds
 """
-    web = _AcceptingServer(answer_first=False)
-    thread = threading.Thread(target=web.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{web.server_address[1]}/mcp"
-        root = make_project(
-            tmp_path, f'protocol = "legacy"\n[servers.accepting]\nurl = "{url}"\n', {"a.feature": feature}
-        )
-        run = run_behave(root, "-f", "plain")
-    finally:
-        web.outbox.put(None)
-        web.shutdown()
-        web.server_close()
-        thread.join()
+    with _serving(_AcceptingServer(answer_first=False)) as base:
+        config = f'protocol = "legacy"\n[servers.accepting]\nurl = "{base}/mcp"\n'
+        run = run_behave(make_project(tmp_path, config, {"a.feature": feature}), "-f", "plain")
     assert run.counts()["failed"] == 1, run.output[-4000:]
     assert 'The server "accepting" answered the tools/call request with HTTP 202 Accepted' in run.output, run.output
     assert "the exchange broke the protocol" in run.output and "rejected the call" not in run.output, run.output
