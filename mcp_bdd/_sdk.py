@@ -34,6 +34,7 @@ __all__ = [
     "ClientRequestContext",
     "TransportStreams",
     "absorb_tool_listing",
+    "answer_key",
     "intercept_input_requests",
     "restamp_log_level",
     "run_input_required",
@@ -93,6 +94,11 @@ async def run_input_required(
     return final
 
 
+def answer_key(request_id: Any) -> Any:
+    """A request id as the SDK matches an answer to its request: "7" and 7 are one id."""
+    return coerce_request_id(request_id)
+
+
 #: answered request ids remembered per session, to tell a second answer from a late one
 _ANSWERED = 4096
 
@@ -118,7 +124,7 @@ def watch_repeated_answers(low: Any, on_repeated: Callable[[Any, Any], None]) ->
     dispatcher._mcp_bdd_answered = answered
 
     def resolve_once(request_id: Any, outcome: Any) -> None:
-        key = coerce_request_id(request_id) if request_id is not None else None
+        key = answer_key(request_id) if request_id is not None else None
         waiter = dispatcher._pending.get(key) if key is not None else None
         if key in answered and (waiter is None or answered[key]() is waiter.send):
             _tell(on_repeated, request_id, outcome)

@@ -8,10 +8,10 @@ JUnit. Now:
 - a name is secret when it contains TOKEN, SECRET, KEY, PASSWORD, PASSWD, COOKIE, CREDENTIAL or
   AUTH (so AUTHORIZATION too, but not AUTHOR: an `author` is prose) — `is_secret_name`;
 - every value mcp-bdd passes to a server under such a name (its `env`, every `headers` value,
-  the secret-named variables of the environment it inherits — CI's `GITHUB_TOKEN` —, and tokens
-  the fakes issue) is registered with `remember()` when the server starts, and so is every value
-  held under such a name during a run (`remember_named`): a `${env.API_KEY}` on use, a token a
-  server issued that a scenario remembers as `access_token`;
+  the credentials among the secret-named variables of the environment it inherits — CI's
+  `GITHUB_TOKEN` —, and tokens the fakes issue) is registered with `remember()` when the
+  server starts, and so is every value held under such a name during a run (`remember_named`):
+  a `${env.API_KEY}` on use, a token a server issued that a scenario remembers as `access_token`;
 - a value that is plainly no secret is never masked by value, whatever its name: a boolean or
   null word (`AUTH_ENABLED=false` would otherwise turn every `false` in the evidence into
   `****`). A number is masked: a PIN is all digits, and a TTL cannot be told from one;
@@ -121,6 +121,8 @@ def remember(value: str) -> None:
     every form evidence takes: as is, escaped inside JSON or a Python repr, and each line of a
     value of many lines (a PEM key a server prints in part)."""
     global _pattern, _dumped_pattern, _generation
+    if value in _values:
+        return  # its forms came with it (every start asks again for the environment's: `remember_environment`)
     candidates: set[str] = set()
     for plain in {value, _SCHEME.sub("", value)}:
         # the value's length, not its forms': `a\b` escaped is long
@@ -164,18 +166,23 @@ def remember_named(name: str, value: str) -> None:
         remember(value)
 
 
-#: an inherited environment's names -> whether each is secret, and the value last remembered
-#: under each secret one: a server starts every scenario, and the environment seldom changes
+#: an inherited environment's names -> whether each is secret: a server starts every scenario
 _ENV_NAMES: dict[str, bool] = {}
-_ENV_SEEN: dict[str, str] = {}
 _ENV_KEEP = 4096
+# An inherited value is remembered when it looks like a credential: 12 characters or more, a
+# letter and a digit, no space, not a path. The environment also holds settings under secret-
+# looking names that nobody declared for the server, whose values are words the evidence is full
+# of: PIP_KEYRING_PROVIDER=subprocess hid `subprocess` in every traceback, PGPASSWORD=postgres
+# every `postgres://`, SECRET_KEY=development every "development"; SSH_AUTH_SOCK is a path. A
+# weak password inherited that way is still masked after its name (`PGPASSWORD=****`).
+_CREDENTIAL = re.compile(r"(?=[^/~])(?=\S*\d)(?=\S*[A-Za-z])\S{12,}")
 
 
 def remember_environment(environ: Mapping[str, str]) -> None:
-    """Remember the secret-named values of an environment a server inherits (`os.environ`: a
-    spawned server gets it whole, an in-process one reads it): CI's `GITHUB_TOKEN` is passed to
-    the server as surely as its own `env`. Cheap when nothing changed since the last call (a few
-    µs for a few dozen variables), so it is asked at every start: a hook may set one mid-run."""
+    """Remember the credentials among the secret-named variables of an environment a server
+    inherits (`os.environ`: a spawned server gets it whole, an in-process one reads it): CI's
+    `GITHUB_TOKEN` reaches the server as surely as its own `env`. A few µs for a few dozen
+    variables, so it is asked at every start: a hook may set one mid-run."""
     for name in environ:
         secret = _ENV_NAMES.get(name)
         if secret is None:
@@ -184,10 +191,8 @@ def remember_environment(environ: Mapping[str, str]) -> None:
                 _ENV_NAMES[name] = secret
         if secret:
             value = environ.get(name, "")
-            if _ENV_SEEN.get(name) != value:
-                if len(_ENV_SEEN) < _ENV_KEEP:
-                    _ENV_SEEN[name] = value
-                remember_named(name, value)
+            if _CREDENTIAL.fullmatch(value):
+                remember(value)
 
 
 def remember_mapping(values: Mapping[str, str], *, all_values: bool = False) -> None:

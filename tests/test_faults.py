@@ -1872,15 +1872,17 @@ def test_a_second_answer_over_http_is_evidence_as_over_stdio(tmp_path: Path) -> 
 
 
 class _AcceptingServer(http.server.ThreadingHTTPServer):
-    """A Streamable HTTP endpoint, raw, that answers a tools/call POST with 202 Accepted and sends
-    the call's answer on its GET stream instead (the HTTP+SSE transport's way). `answer_first`:
-    the answer goes out before the 202, which waits until the client has read it (the server
-    pings the client right behind it on the same stream and waits for the reply); else after
-    it, when the next call's POST comes, followed by a log notification the scenario waits for."""
+    """A Streamable HTTP endpoint, raw, that answers a tools/call POST with 202 Accepted (as
+    text/plain "Accepted") and sends the call's answer on its GET stream instead (the HTTP+SSE
+    transport's way). `answer_first`: the answer goes out before the 202, which waits until the
+    client has read it (the server pings the client right behind it on the same stream and
+    waits for the reply); else after it: held until the next call's POST, then followed by a log
+    notification the scenario waits for. `accept_initialize`: the handshake gets a 202 too."""
 
-    def __init__(self, *, answer_first: bool) -> None:
+    def __init__(self, *, answer_first: bool = False, accept_initialize: bool = False) -> None:
         super().__init__(("127.0.0.1", 0), _Accepting)
         self.answer_first = answer_first
+        self.accept_initialize = accept_initialize
         self.outbox: queue.Queue[bytes | None] = queue.Queue()
         self.held: list[bytes] = []
         self.pong = threading.Event()
@@ -1912,33 +1914,41 @@ class _Accepting(http.server.BaseHTTPRequestHandler):
             return _answer(self, 202, b"")
         if request_id is None:  # a notification
             return _answer(self, 202, b"")
+        if method == "initialize" and self.server.accept_initialize:
+            return self._accepted()
         if method == "initialize":
             info = {"name": "accepting", "version": "1"}
             caps = {"tools": {}, "logging": {}}
             result = {"protocolVersion": request["params"]["protocolVersion"], "capabilities": caps, "serverInfo": info}
             return self._json(200, {"jsonrpc": "2.0", "id": request_id, "result": result})
         if method == "tools/list":
-            schema = {"type": "object", "properties": {"text": {"type": "string"}}}
-            return self._json(
-                200,
-                {"jsonrpc": "2.0", "id": request_id, "result": {"tools": [{"name": "echo", "inputSchema": schema}]}},
-            )
+            tools = [{"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]
+            return self._json(200, {"jsonrpc": "2.0", "id": request_id, "result": {"tools": tools}})
+        return self._call(request_id, request["params"]["arguments"]["text"])
+
+    def _call(self, request_id: Any, text: str) -> None:
         self.server.calls += 1
-        text = request["params"]["arguments"]["text"]
         answer = {"id": request_id, "result": {"content": [{"type": "text", "text": text}]}}
         if self.server.answer_first:
             self.server.pong.clear()  # this call's ping, not the last one's
             self.server.push(answer)
-            self.server.push({"id": "is-it-read", "method": "ping"})
+            self.server.push({"id": f"is-{request_id}-read", "method": "ping"})
             assert self.server.pong.wait(60), "the client never answered the ping behind the answer"
-            return _answer(self, 202, b"")
+            return self._accepted()
         if self.server.calls == 1:
             self.server.held.append(json.dumps({"jsonrpc": "2.0", **answer}).encode())
-            return _answer(self, 202, b"")
+            return self._accepted()
         for held in self.server.held:
             self.server.outbox.put(held)
         self.server.push({"method": "notifications/message", "params": {"level": "info", "data": "sent"}})
         return self._json(200, {"jsonrpc": "2.0", **answer})
+
+    def _accepted(self) -> None:
+        self.send_response(202)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", "8")
+        self.end_headers()
+        self.wfile.write(b"Accepted")
 
     def _json(self, status: int, body: Any) -> None:
         data = json.dumps(body).encode() if body is not None else b""
@@ -1953,47 +1963,80 @@ class _Accepting(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.mark.parametrize("answer_first", [False, True], ids=["answer-after-202", "answer-before-202"])
-def test_a_request_answered_with_202_says_so_and_its_answer_on_the_get_stream_is_named(
-    answer_first: bool, tmp_path: Path
-) -> None:
+def _accepting(base: str) -> str:
+    return f'protocol = "legacy"\n[servers.accepting]\nurl = "{base}/mcp"\n'
+
+
+def test_a_request_answered_with_202_says_so_and_its_later_answer_is_named(tmp_path: Path) -> None:
     """A Streamable HTTP server that answers a request's POST with 202 Accepted and sends the answer
     on its GET stream (ported from HTTP+SSE). The SDK made up "JSON-RPC error -32600: server
     answered a request with 202 Accepted", shown as the server's error with the tip "the server
     rejected the call", and the answer that came later was "a second answer to one request". Now
-    the failure says what the server did and what to do, and the late answer is named for what
-    it is; an answer that came first is taken, and the 202 is still evidence."""
+    the failure says what the server did and what to do, the transcript keeps what the server sent
+    (202, text/plain), and the late answer is named for what it is."""
     feature = """
 Feature: accepted
   Scenario: the server answers on its GET stream
     Given the MCP server "accepting" is running
     When I call the tool "echo" with:
       | text  |
-      | first |
-    Then the tool call {first}
+      | early |
+    Then the tool call fails
     When I call the tool "echo" with:
       | text   |
       | second |
     Then the tool call succeeds
-""".format(first="succeeds" if answer_first else "fails")
-    if not answer_first:
-        feature += '    Then I receive a "log message" notification within 60 seconds\n'
-    with _serving(_AcceptingServer(answer_first=answer_first)) as base:
-        config = f'protocol = "legacy"\n[servers.accepting]\nurl = "{base}/mcp"\n'
-        root = make_project(tmp_path, config, {"a.feature": feature})
+    Then I receive a "log message" notification within 60 seconds
+"""
+    with _serving(_AcceptingServer()) as base:
+        root = make_project(tmp_path, _accepting(base), {"a.feature": feature})
         out = tmp_path / "doc.html"
         run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
     assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.output[-4000:]
     data = out.with_suffix(".json").read_text()
     said = 'The server \\"accepting\\" answered the tools/call request with HTTP 202 Accepted'
     assert said in data and "must return the result in the POST" in data, data[-4000:]
-    assert '"status":202' in data, data[-4000:]  # the transcript keeps the status the server sent
+    # what the server sent: the stand-in answer's 200 and JSON are mcp-bdd's
+    assert '"status":202,"content_type":"text/plain"' in data, data[-4000:]
     assert "a second answer" not in data and "server answered a request with 202" not in data, data[-4000:]
-    if answer_first:
-        assert "Its answer had come on the GET stream first, and was taken." in data, data[-4000:]
-    else:
-        late = "an answer on the GET stream to the tools/call request it had answered with 202 Accepted"
-        assert late in data and "first" in data, data[-4000:]
+    late = "an answer on the GET stream to the tools/call request it had answered with 202 Accepted: "
+    assert late in data, data[-4000:]
+    quoted = data[data.index(late) : data.index(late) + 300]
+    assert "early" in quoted, quoted
+
+
+def test_an_answer_on_the_get_stream_before_the_202_is_taken_and_the_202_is_evidence() -> None:
+    """The other order: the answer came first on the GET stream and the request took it; the 202
+    that followed is still recorded, as the fault it is, with the request's own words. Driven
+    through a real `Session` rather than behave: the 202's record is made when the client reads it,
+    which nothing in a scenario could wait for."""
+    from anyio.from_thread import start_blocking_portal
+
+    from mcp_bdd.servers import RemoteServer
+    from mcp_bdd.session import Session
+    from mcp_bdd.transcript import Transcript
+
+    transcript = Transcript()
+    with _serving(_AcceptingServer(answer_first=True)) as base, start_blocking_portal() as portal:
+        server = RemoteServer("accepting", "streamable-http", f"{base}/mcp", {})
+        session = Session(
+            "accepting", server, portal=portal, transcript=transcript, timeout=60, startup_timeout=60, protocol="legacy"
+        )
+        session.open()
+        try:
+            outcome = session.call_tool("echo", {"text": "first"})
+            assert outcome.ok, outcome.describe()
+
+            def recorded() -> str:
+                return json.dumps([item.payload for item in transcript.items if item.method == "transport"])
+
+            _wait_for(lambda: "first, and was taken" in recorded(), 60, "the 202's record")
+        finally:
+            session.close()
+    said = recorded()
+    assert "answered the tools/call request with HTTP 202 Accepted" in said, said
+    assert "Its answer had come on the GET stream first, and was taken." in said, said
+    assert "a second answer" not in said, said
 
 
 def test_a_202_failure_is_a_protocol_violation_in_the_console(tmp_path: Path) -> None:
@@ -2007,12 +2050,31 @@ Feature: accepted
       | first |
     Then the tool call succeeds
 """
-    with _serving(_AcceptingServer(answer_first=False)) as base:
-        config = f'protocol = "legacy"\n[servers.accepting]\nurl = "{base}/mcp"\n'
-        run = run_behave(make_project(tmp_path, config, {"a.feature": feature}), "-f", "plain")
+    with _serving(_AcceptingServer()) as base:
+        run = run_behave(make_project(tmp_path, _accepting(base), {"a.feature": feature}), "-f", "plain")
     assert run.counts()["failed"] == 1, run.output[-4000:]
     assert 'The server "accepting" answered the tools/call request with HTTP 202 Accepted' in run.output, run.output
+    assert "Tip: that is how the older HTTP+SSE transport answers" in run.output, run.output
     assert "the exchange broke the protocol" in run.output and "rejected the call" not in run.output, run.output
+
+
+def test_a_handshake_answered_with_202_says_so_with_one_tip(tmp_path: Path) -> None:
+    """`initialize` answered with 202: no GET stream exists yet, and the server plainly answered, so
+    neither "on its GET stream" nor "is the server running at that URL?" belongs in the message."""
+    feature = """
+Feature: accepted
+  Scenario: the handshake
+    Given the MCP server "accepting" is running
+"""
+    with _serving(_AcceptingServer(accept_initialize=True)) as base:
+        run = run_behave(make_project(tmp_path, _accepting(base), {"a.feature": feature}), "-f", "plain")
+    assert run.counts()["error"] == 1, run.output[-4000:]
+    said = (
+        'broke the protocol during the handshake (The server "accepting" answered the initialize request with HTTP 202'
+    )
+    assert said in run.output, run.output[-4000:]
+    assert run.output.count("Tip:") == 1 and "Tip: that is how the older HTTP+SSE transport" in run.output, run.output
+    assert "GET stream" not in run.output and "is the server running" not in run.output, run.output
 
 
 def test_a_stray_answer_fails_every_call_that_waits_at_once(tmp_path: Path) -> None:

@@ -17,7 +17,6 @@ def _fresh_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(secrets, "_pattern", None)
     monkeypatch.setattr(secrets, "_dumped_pattern", None)
     monkeypatch.setattr(secrets, "_ENV_NAMES", {})
-    monkeypatch.setattr(secrets, "_ENV_SEEN", {})
     monkeypatch.setattr(secrets, "_known", set())
 
 
@@ -126,13 +125,24 @@ def test_a_boolean_or_a_number_under_a_secret_name_is_no_secret_by_value() -> No
     assert mask_mapping({"AUTH_ENABLED": "false"}) == {"AUTH_ENABLED": MASK}  # and in the config display
 
 
-def test_the_secret_named_variables_a_server_inherits_are_remembered() -> None:
-    """CI's GITHUB_TOKEN reaches a spawned server in its environment, and an in-process one reads it."""
-    environ = {"GITHUB_TOKEN": "ghp_inherited12345", "HOME": "/root/home", "AWS_SECRET_ACCESS_KEY": "aws/s3cr3t+k3y"}
+def test_the_credentials_a_server_inherits_are_remembered_and_the_settings_beside_them_are_not() -> None:
+    """CI's GITHUB_TOKEN reaches a spawned server in its environment, and an in-process one reads it;
+    PIP_KEYRING_PROVIDER=subprocess or PGPASSWORD=postgres would hide every `subprocess` and `postgres`."""
+    environ = {
+        "GITHUB_TOKEN": "ghp_inherited12345",
+        "HOME": "/root/home",
+        "AWS_SECRET_ACCESS_KEY": "aws/s3cr3t+k3y",
+        "PIP_KEYRING_PROVIDER": "subprocess",
+        "PGPASSWORD": "postgres",
+        "SECRET_KEY": "development",
+        "SSH_AUTH_SOCK": "/tmp/ssh-XXXXabc123/agent.42",
+        "GPG_KEY_NOTE": "a key we use for 2 things",
+    }
     secrets.remember_environment(environ)
-    assert mask("token ghp_inherited12345, key aws/s3cr3t+k3y, home /root/home") == (
-        f"token {MASK}, key {MASK}, home /root/home"
-    )
+    text = "token ghp_inherited12345, key aws/s3cr3t+k3y, home /root/home"
+    assert mask(text) == f"token {MASK}, key {MASK}, home /root/home"
+    settings = "subprocess.run postgres://app@db development /tmp/ssh-XXXXabc123/agent.42 a key we use for 2 things"
+    assert mask(settings) == settings
     before = secrets.generation()
     secrets.remember_environment(environ)  # nothing new: nothing recompiled
     assert secrets.generation() == before

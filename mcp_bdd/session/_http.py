@@ -23,7 +23,7 @@ response a session's HTTP client gets passes through `BoundedTransport` instead:
   tip "the server rejected the call"). The request gets a protocol-violation error that says
   what happened and what to do instead, and its id is kept (`accepted`): the answer such a
   server sends later on its GET stream (the HTTP+SSE transport's way) is told apart from a
-  second answer. The response keeps its real status for the transcript (`REAL_STATUS`).
+  second answer. The transcript keeps the status and content type the server sent (`SERVER_SENT`).
 
 Memory stays about the limit: what is held of one message, plus one read. The limit counts
 what a message holds, not what crossed the wire: a gzip or deflate body is inflated here, one
@@ -45,6 +45,7 @@ import anyio
 import httpx2
 import mcp_types as types
 
+from mcp_bdd._sdk import answer_key
 from mcp_bdd.config import Config
 from mcp_bdd.errors import ProtocolViolation, ServerStartError
 from mcp_bdd.servers import ID_VALUE, PROTOCOL_MARK, size_text
@@ -52,8 +53,8 @@ from mcp_bdd.servers import ID_VALUE, PROTOCOL_MARK, size_text
 __all__ = [
     "ACCEPTED_KEEP",
     "DEFAULT_LIMIT",
-    "REAL_STATUS",
     "SDK_SSE_EVENT_CAP",
+    "SERVER_SENT",
     "BoundedTransport",
     "EndpointRefused",
     "MessageTooLarge",
@@ -69,8 +70,9 @@ _TAIL = 256  # ... and of its end (SDKs that write the id last: TypeScript)
 _QUOTE = 300
 _TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's own client's, for a factory call that names none
 _SSE = "text/event-stream"
-#: `response.extensions[REAL_STATUS]`: the status the server sent, where a response stands in for it
-REAL_STATUS = "mcp_bdd.real_status"
+#: `response.extensions[SERVER_SENT]`: the status and content type the server sent, where a
+#: response stands in for its answer ({"status": 202, "content_type": "text/plain"})
+SERVER_SENT = "mcp_bdd.server_sent"
 #: request ids kept of those a server accepted with 202 (to name their late answers)
 ACCEPTED_KEEP = 4096
 #: two line ends in a row (CRLF, CR or LF each): the end of an SSE event
@@ -91,7 +93,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
     `answers_on_post`: a POST's body is the answer to the request it carries (Streamable HTTP);
     over legacy SSE every answer comes on the GET stream, and a POST's body is only counted.
     `on_refused` records a refusal that fails no request (the transcript's "transport" error).
-    `accepted` gets the id (as text) and method of every request the server answered with 202.
+    `accepted` gets the id (`answer_key`) and method of every request the server answered with 202.
     """
 
     def __init__(
@@ -102,7 +104,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         limit: int,
         answers_on_post: bool,
         on_refused: Callable[[str], None],
-        accepted: dict[str, str] | None = None,
+        accepted: dict[Any, str] | None = None,
     ) -> None:
         self.inner = inner
         self.accepted = accepted if accepted is not None else {}
@@ -123,7 +125,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             events = _Events(stream, self.event_limit, self._event_refusal(request, answers))
             legacy_get = not self.answers_on_post and request.method == "GET"
             response.stream = _Endpoint(events, request.url, self.server) if legacy_get else events
-        elif answers is not None and kind == "application/json" and response.status_code != 202:
+        elif answers is not None and kind == "application/json":
             return await self._read_answer(request, response, stream, answers)
         else:
             response.stream = _Counted(stream, self.limit, lambda: self._refuse(request, "body"))
@@ -197,22 +199,29 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         with anyio.CancelScope(shield=True):
             await stream.aclose()  # "Accepted", or nothing: no answer is in it
         method = _method(request)
-        self.accepted.pop(str(answers), None)
-        self.accepted[str(answers)] = method
+        key = answer_key(answers)
+        self.accepted.pop(key, None)
+        self.accepted[key] = method
         if len(self.accepted) > ACCEPTED_KEEP:
             del self.accepted[next(iter(self.accepted))]
         message = (
-            f'The server "{self.server}" answered the {method} request with HTTP 202 Accepted, which '
-            "acknowledges a notification or a response: a request's answer must come back on its own POST, "
-            "as a JSON body or an SSE stream (Streamable HTTP). Any answer it sends later, on its GET "
-            "stream, reaches no waiting request.\n  Tip: that is how the older HTTP+SSE transport "
-            "answers: a server ported from it must return the result in the POST's response; a server "
-            'that only speaks HTTP+SSE is reached with transport = "sse" and its /sse URL.'
+            f"answered the {method} request with HTTP 202 Accepted, which acknowledges a notification or a "
+            "response: a request's answer must come back on its own POST, as a JSON body or an SSE stream "
+            "(Streamable HTTP)"
         )
-        body = _error(answers, message, b"", code=types.INVALID_REQUEST)
+        if method != "initialize":  # no GET stream before the session is initialized
+            message += ". Any answer it sends later, on its GET stream, reaches no waiting request"
+        tip = (
+            "that is how the older HTTP+SSE transport answers: a server ported from it must return the "
+            'result in the POST\'s response; a server that only speaks HTTP+SSE is reached with transport = "sse" '
+            "and its /sse URL."
+        )
+        body = _error(answers, f'The server "{self.server}" {message}.', b"", code=types.INVALID_REQUEST, tip=tip)
         headers = [(k, v) for k, v in response.headers.raw if k.lower() not in _BODY_HEADERS]
         headers.append((b"content-type", b"application/json"))
-        extensions = {**response.extensions, REAL_STATUS: response.status_code}
+        sent = {"status": response.status_code, "content_type": response.headers.get("content-type")}
+        # not its reason phrase either: the stand-in is a 200
+        extensions = {k: v for k, v in response.extensions.items() if k != "reason_phrase"} | {SERVER_SENT: sent}
         return httpx2.Response(200, headers=headers, content=body, extensions=extensions)
 
     def _event_refusal(self, request: httpx2.Request, answers: Any) -> Callable[[bytes, bytes | None], bytes | None]:
@@ -252,7 +261,7 @@ def client_factory(
     limit: int | None,
     sse: bool,
     on_refused: Callable[[str], None],
-    accepted: dict[str, str] | None = None,
+    accepted: dict[Any, str] | None = None,
 ) -> Callable[..., httpx2.AsyncClient]:
     """`make(headers=, timeout=, auth=, event_hooks=)`: an httpx2 client whose every transport is a
     `BoundedTransport` (the shape of the SDK's `httpx_client_factory`).
@@ -547,9 +556,14 @@ def _request_message(request: httpx2.Request) -> dict[str, Any]:
     return message if isinstance(message, dict) and "method" in message else {}
 
 
-def _error(request_id: Any, message: str, head: bytes, *, code: int = types.PARSE_ERROR) -> bytes:
-    """A JSON-RPC error for `request_id`, marked as one mcp-bdd made up for an unusable answer."""
-    data = {"mcp_bdd": PROTOCOL_MARK, "first_bytes": head.decode("utf-8", "replace")}
+def _error(
+    request_id: Any, message: str, head: bytes, *, code: int = types.PARSE_ERROR, tip: str | None = None
+) -> bytes:
+    """A JSON-RPC error for `request_id`, marked as one mcp-bdd made up for an unusable answer
+    (with what to do about it, `tip`, where the failure's own tip would be too general)."""
+    data: dict[str, Any] = {"mcp_bdd": PROTOCOL_MARK, "first_bytes": head.decode("utf-8", "replace")}
+    if tip:
+        data["tip"] = tip
     error = {"code": code, "message": message, "data": data}
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
 

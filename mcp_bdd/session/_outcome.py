@@ -25,6 +25,13 @@ def is_made_up(error: Any) -> bool:
     return isinstance(data, dict) and data.get("mcp_bdd") == PROTOCOL_MARK
 
 
+def made_up_tip(error: Any) -> str | None:
+    """What to do about the fault an error mcp-bdd made up names, when it says (session._http)."""
+    data = getattr(error, "data", None)
+    tip = data.get("tip") if is_made_up(error) and isinstance(data, dict) else None
+    return tip if isinstance(tip, str) else None
+
+
 def is_connection_closed(exc: BaseException) -> bool:
     """The SDK's own error for a connection that closed under a request (the server went away), not
     an answer from the server: servers use the same code, -32000, for errors of their own

@@ -35,7 +35,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 
-from mcp_bdd._sdk import absorb_tool_listing, restamp_log_level, run_input_required, watch_repeated_answers
+from mcp_bdd._sdk import (
+    absorb_tool_listing,
+    answer_key,
+    restamp_log_level,
+    run_input_required,
+    watch_repeated_answers,
+)
 from mcp_bdd.errors import (
     ExpectationFailed,
     ProtocolViolation,
@@ -49,7 +55,15 @@ from mcp_bdd.errors import (
 from mcp_bdd.servers import RunningServer, answer_after_202, exit_0_tip, repeated_answer
 from mcp_bdd.session._hop import STALL_GRACE, Hops, Stalled, hops
 from mcp_bdd.session._listen import listen_for_changes
-from mcp_bdd.session._outcome import Outcome, dump, is_connection_closed, is_made_up, is_protocol_violation, unwrap
+from mcp_bdd.session._outcome import (
+    Outcome,
+    dump,
+    is_connection_closed,
+    is_made_up,
+    is_protocol_violation,
+    made_up_tip,
+    unwrap,
+)
 from mcp_bdd.session._persona import ClientSide, Persona
 from mcp_bdd.session._timeline import Timeline
 from mcp_bdd.transcript import Transcript
@@ -120,7 +134,7 @@ class Session(ClientSide):
         self.unscripted: list[str] = []  # server requests the scenario did not script
         self._stamped_level: str | None = None
         self._http_client: Any = None
-        self._accepted: dict[str, str] = {}  # id -> method of each request the server answered with 202
+        self._accepted: dict[Any, str] = {}  # id (answer_key) -> method of each request answered with 202
         self.problems: list[str] = []  # usage errors raised inside callbacks, surfaced by the next step
         self.surface_dirty = True
         self.lost = False  # the connection closed under a request: the server went away
@@ -286,12 +300,13 @@ class Session(ClientSide):
 
     async def _record_http(self, response: Any) -> None:
         """Every HTTP answer's status (and an error's headers), for the auth steps (401, WWW-Authenticate)."""
-        from mcp_bdd.session._http import REAL_STATUS  # loaded with the client (httpx2 only for HTTP servers)
+        from mcp_bdd.session._http import SERVER_SENT  # loaded with the client (httpx2 only for HTTP servers)
 
-        # the status the server sent, also where mcp-bdd's transport stands in for its answer (a 202)
-        request, status = response.request, response.extensions.get(REAL_STATUS, response.status_code)
+        # what the server sent, also where mcp-bdd's transport stands in for its answer (a 202)
+        sent = response.extensions.get(SERVER_SENT) or {}
+        request, status = response.request, sent.get("status", response.status_code)
         payload: dict[str, Any] = {"method": request.method, "url": str(request.url), "status": status}
-        kind = response.headers.get("content-type")
+        kind = sent["content_type"] if "content_type" in sent else response.headers.get("content-type")
         if kind:
             payload["content_type"] = kind  # an HTML page where JSON should be names a wrong URL
         if status >= 300:
@@ -315,7 +330,7 @@ class Session(ClientSide):
         if not self.server.started:
             tip = "is the server running at that URL? Check `url` and `headers` in your configuration."
         if isinstance(cause, MCPError) and is_protocol_violation(cause):
-            return f"broke the protocol during the handshake ({cause.message})", tip
+            return f"broke the protocol during the handshake ({cause.message})", made_up_tip(cause.error) or tip
         if isinstance(cause, EndpointRefused):
             return cause.what, cause.tip
         if isinstance(cause, Stalled):
@@ -364,6 +379,8 @@ class Session(ClientSide):
         if sse:
             return self._sse_refusal(last)
         status, kind = int(last.get("status", 0)), _content_type(last)
+        if status == 202:
+            return None  # a request's POST accepted, not answered: the error _http made up for it says so
         what = (
             f"answered HTTP {status} ({kind or 'no content type'}) to {last.get('method')} {last.get('url')}: "
             "not an MCP endpoint's answer"
@@ -507,7 +524,7 @@ class Session(ClientSide):
         after the request failed; or the failure after that answer was taken (it came first)."""
         kind = "error" if isinstance(outcome, types.ErrorData) else "result"
         shown = json.dumps({"id": request_id, kind: dump(outcome)}, ensure_ascii=False, default=str).encode()
-        method = self._accepted.pop(str(request_id), None)
+        method = self._accepted.pop(answer_key(request_id), None)
         if method is None:
             message = repeated_answer(shown)
         elif is_made_up(outcome):
@@ -607,7 +624,10 @@ class Session(ClientSide):
                 )
             elif is_protocol_violation(exc):
                 outcome.protocol_violation = True
-                outcome.exception = f"{exc.message}\n{self.server.describe_death()}"
+                tip = made_up_tip(exc.error)
+                outcome.exception = (
+                    exc.message + (f"\n  Tip: {tip}" if tip else "") + f"\n{self.server.describe_death()}"
+                )
             else:
                 outcome.error = exc.error
         except ValidationError as exc:
