@@ -80,9 +80,11 @@ _ASSIGN = re.compile(
     r"|(?P<sep>\s*[=:]\s*)(?!<[\w .-]*>(?:[\s.,;'\")\]}]|$))(?P<value>(?:Bearer\s+|Basic\s+)?[^\s,;'\")\]}]+))",
     re.IGNORECASE,
 )
-# `NAME:value` with no space is no assignment where NAME is a file (`api_keys.feature:7`, the
-# place a UsageError names; `token_store.py:42` in a traceback's summary) or the text is known
-# (`not_secret`: an `app = "keystore:create"` spec): a feature about API keys kept its line numbers
+# `NAME:value` with no space is no assignment where NAME is a file and the value a line number
+# (`api_keys.feature:7`, the place a UsageError names; `token_store.py:42` in a traceback's
+# summary; but `secrets.json:hunter2` is masked), or the text is known (`not_secret`: an
+# `app = "keystore:create"` spec): a feature about API keys kept its line numbers
+_LINE = re.compile(r"\d+(?::\d+)*[:.]?")  # `12`, `12:5` (a column), `12:` ending its clause
 _FILE = re.compile(
     r"\.(?:py|pyi|pyx|js|mjs|cjs|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|c|cc|cpp|h|hpp|swift|scala|lua|sh|feature"
     r"|toml|ini|cfg|json|ya?ml)$",
@@ -95,6 +97,10 @@ _PLAIN = re.compile(r"true|false|yes|no|on|off|none|null|nil|enabled?|disabled?"
 _USERINFO = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^\s/:@]*:)(?P<password>[^\s/@]+)(?=@)", re.IGNORECASE)
 
 _values: set[str] = set()
+#: the values remembered whole (`_values` also holds their forms and lines: a value first seen as
+#: one line of a key must still get its own forms), for `remember`'s early return
+_whole: set[str] = set()
+_WHOLE_KEEP = 4096
 #: texts never read as `NAME:value` (`not_secret`): the configuration's app specs
 _known: set[str] = set()
 _KNOWN_KEEP = 4096
@@ -121,8 +127,8 @@ def remember(value: str) -> None:
     every form evidence takes: as is, escaped inside JSON or a Python repr, and each line of a
     value of many lines (a PEM key a server prints in part)."""
     global _pattern, _dumped_pattern, _generation
-    if value in _values:
-        return  # its forms came with it (every start asks again for the environment's: `remember_environment`)
+    if value in _whole:
+        return  # every start asks again for the environment's (`remember_environment`)
     candidates: set[str] = set()
     for plain in {value, _SCHEME.sub("", value)}:
         # the value's length, not its forms': `a\b` escaped is long
@@ -130,13 +136,14 @@ def remember(value: str) -> None:
             candidates |= _forms(plain)
     with _lock:
         new = {v for v in candidates if len(v) >= MIN_VALUE_LENGTH} - _values
-        if not new:
-            return
-        _values.update(new)
-        _generation += 1
-        # longest first, so a value that contains another is masked whole
-        _pattern = re.compile("|".join(re.escape(v) for v in sorted(_values, key=len, reverse=True)))
-        _dumped_pattern = re.compile("|".join(re.escape(json.dumps(v)[1:-1]) for v in _values))
+        if new:
+            _values.update(new)
+            _generation += 1
+            # longest first, so a value that contains another is masked whole
+            _pattern = re.compile("|".join(re.escape(v) for v in sorted(_values, key=len, reverse=True)))
+            _dumped_pattern = re.compile("|".join(re.escape(json.dumps(v)[1:-1]) for v in _values))
+        if len(_whole) < _WHOLE_KEEP:
+            _whole.add(value)  # after the patterns that mask it: a reader that returns early is covered
 
 
 def _forms(value: str) -> set[str]:
@@ -170,12 +177,15 @@ def remember_named(name: str, value: str) -> None:
 _ENV_NAMES: dict[str, bool] = {}
 _ENV_KEEP = 4096
 # An inherited value is remembered when it looks like a credential: 12 characters or more, a
-# letter and a digit, no space, not a path. The environment also holds settings under secret-
-# looking names that nobody declared for the server, whose values are words the evidence is full
-# of: PIP_KEYRING_PROVIDER=subprocess hid `subprocess` in every traceback, PGPASSWORD=postgres
-# every `postgres://`, SECRET_KEY=development every "development"; SSH_AUTH_SOCK is a path. A
-# weak password inherited that way is still masked after its name (`PGPASSWORD=****`).
-_CREDENTIAL = re.compile(r"(?=[^/~])(?=\S*\d)(?=\S*[A-Za-z])\S{12,}")
+# letter and a digit, no space, not a URL. The environment also holds settings under secret-
+# looking names that nobody declared for the server, whose values are words or addresses the
+# evidence is full of: PIP_KEYRING_PROVIDER=subprocess hid `subprocess` in every traceback,
+# PGPASSWORD=postgres every `postgres://`, SECRET_KEY=development every "development",
+# KEYCLOAK_URL every `http://localhost:8080` (a URL's password is masked in text anyway:
+# `_USERINFO`). A path (SSH_AUTH_SOCK) is remembered: it seldom shows, and an AWS secret may
+# start with "/". A weak password inherited that way is still masked after its name
+# (`PGPASSWORD=****`).
+_CREDENTIAL = re.compile(r"(?!\S*://)(?=\S*\d)(?=\S*[A-Za-z])\S{12,}")
 
 
 def remember_environment(environ: Mapping[str, str]) -> None:
@@ -223,7 +233,9 @@ def not_secret(text: str) -> None:
 def _masked_assignment(match: re.Match[str]) -> str:
     """`NAME=****`, or `NAME='****'` with a quoted value's quotes kept; a file's place, or a text
     known not to be a secret, as it is."""
-    if match["sep"] == ":" and (_FILE.search(match["name"]) or match[0] in _known):
+    if match["sep"] == ":" and (
+        (_FILE.search(match["name"]) and _LINE.fullmatch(match["value"])) or match[0].rstrip(".") in _known
+    ):
         return match[0]
     if match["quote"]:
         return f"{match['name']}{match['eq']}{match['quote']}{MASK}{match['quote']}"

@@ -18,6 +18,7 @@ def _fresh_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(secrets, "_dumped_pattern", None)
     monkeypatch.setattr(secrets, "_ENV_NAMES", {})
     monkeypatch.setattr(secrets, "_known", set())
+    monkeypatch.setattr(secrets, "_whole", set())
 
 
 def test_secret_names_are_masked_in_env_headers_and_server_info_but_schemas_stay() -> None:
@@ -137,11 +138,13 @@ def test_the_credentials_a_server_inherits_are_remembered_and_the_settings_besid
         "SECRET_KEY": "development",
         "SSH_AUTH_SOCK": "/tmp/ssh-XXXXabc123/agent.42",
         "GPG_KEY_NOTE": "a key we use for 2 things",
+        "KEYCLOAK_URL": "http://localhost:8080",
+        "AWS_SECRET_KEY_2": "/abc+Def0123456789xyz",
     }
     secrets.remember_environment(environ)
-    text = "token ghp_inherited12345, key aws/s3cr3t+k3y, home /root/home"
-    assert mask(text) == f"token {MASK}, key {MASK}, home /root/home"
-    settings = "subprocess.run postgres://app@db development /tmp/ssh-XXXXabc123/agent.42 a key we use for 2 things"
+    text = "token ghp_inherited12345, key aws/s3cr3t+k3y, key /abc+Def0123456789xyz, home /root/home"
+    assert mask(text) == f"token {MASK}, key {MASK}, key {MASK}, home /root/home"
+    settings = "subprocess.run postgres://app@db development http://localhost:8080/mcp a key we use for 2 things"
     assert mask(settings) == settings
     before = secrets.generation()
     secrets.remember_environment(environ)  # nothing new: nothing recompiled
@@ -155,10 +158,13 @@ def test_the_credentials_a_server_inherits_are_remembered_and_the_settings_besid
     [
         ("features/api_keys.feature:13: unknown kind", "features/api_keys.feature:13: unknown kind"),
         ("(token_store.py:42, in create)", "(token_store.py:42, in create)"),
+        ("at api_keys.ts:12:5.", "at api_keys.ts:12:5."),
         ('app = "keystore_app:create" raised', 'app = "keystore_app:create" raised'),  # known: see below
         ('app = "keystore_app:other" raised', f'app = "keystore_app:{MASK}" raised'),  # not the spec
         ("API_KEY:abc123 and token:xyz987", f"API_KEY:{MASK} and token:{MASK}"),
         ("credentials.json: s3cr3t-value", f"credentials.json: {MASK}"),  # a space: an assignment
+        ("secrets.json:hunter2 and deploy_key.c:s3cr3t", f"secrets.json:{MASK} and deploy_key.c:{MASK}"),
+        ("it raised in keystore_app:create.", "it raised in keystore_app:create."),
     ],
 )
 def test_a_files_place_or_an_app_spec_is_no_secret_assignment(text: str, masked: str) -> None:
@@ -166,6 +172,16 @@ def test_a_files_place_or_an_app_spec_is_no_secret_assignment(text: str, masked:
     messages, and a server module `keystore_app:create` its function name."""
     secrets.not_secret("keystore_app:create")
     assert mask(text) == masked
+
+
+def test_a_value_known_first_as_a_line_of_another_still_gets_its_own_forms() -> None:
+    """`remember` returns at once for a value it has seen whole, not for one it holds as a part."""
+    remember("-----BEGIN-----\nl\u00efne_of_the_k\u00e9y_0123\n-----END-----")
+    remember("l\u00efne_of_the_k\u00e9y_0123")
+    assert MASK in mask(json.dumps({"v": "l\u00efne_of_the_k\u00e9y_0123"}))
+    remember("first line\nBearer tok_abcdef123456")
+    remember("Bearer tok_abcdef123456")
+    assert mask("got tok_abcdef123456") == f"got {MASK}"
 
 
 def test_the_password_of_a_urls_userinfo_is_masked_in_text() -> None:
