@@ -118,9 +118,10 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         response = await self.inner.handle_async_request(request)
         stream = _inflated(response)
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
-        answers = _request_id(request) if self.answers_on_post else None
+        carried = _request_message(request) if self.answers_on_post else {}
+        answers = _request_id(carried)
         if answers is not None and response.status_code == 202:
-            return await self._answer_accepted(request, response, stream, answers)
+            return await self._answer_accepted(response, stream, answers, str(carried["method"]))
         if kind == _SSE:
             events = _Events(stream, self.event_limit, self._event_refusal(request, answers))
             legacy_get = not self.answers_on_post and request.method == "GET"
@@ -187,18 +188,14 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         with anyio.CancelScope(shield=True):
             await stream.aclose()  # unread: the connection is dropped, not drained
         head = b"".join(chunks[:2])[:_QUOTE]
-        body = _error(answers, message, head)
-        headers = [(k, v) for k, v in response.headers.raw if k.lower() not in _BODY_HEADERS]
-        headers.append((b"content-type", b"application/json"))
-        return httpx2.Response(response.status_code, headers=headers, content=body, extensions=response.extensions)
+        return _stand_in(response, _error(answers, message, head), response.status_code, response.extensions)
 
     async def _answer_accepted(
-        self, request: httpx2.Request, response: httpx2.Response, stream: httpx2.AsyncByteStream, answers: Any
+        self, response: httpx2.Response, stream: httpx2.AsyncByteStream, answers: Any, method: str
     ) -> httpx2.Response:
         """A request answered with 202 Accepted: an error for it in the answer's place (module doc)."""
         with anyio.CancelScope(shield=True):
             await stream.aclose()  # "Accepted", or nothing: no answer is in it
-        method = _method(request)
         key = answer_key(answers)
         self.accepted.pop(key, None)
         self.accepted[key] = method
@@ -217,12 +214,10 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             "and its /sse URL."
         )
         body = _error(answers, f'The server "{self.server}" {message}.', b"", code=types.INVALID_REQUEST, tip=tip)
-        headers = [(k, v) for k, v in response.headers.raw if k.lower() not in _BODY_HEADERS]
-        headers.append((b"content-type", b"application/json"))
         sent = {"status": response.status_code, "content_type": response.headers.get("content-type")}
         # not its reason phrase either: the stand-in is a 200
         extensions = {k: v for k, v in response.extensions.items() if k != "reason_phrase"} | {SERVER_SENT: sent}
-        return httpx2.Response(200, headers=headers, content=body, extensions=extensions)
+        return _stand_in(response, body, 200, extensions)
 
     def _event_refusal(self, request: httpx2.Request, answers: Any) -> Callable[[bytes, bytes | None], bytes | None]:
         """`refuse(head, tail)` for an SSE stream: the error event that replaces an event past the
@@ -253,6 +248,13 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
 
 #: the headers that describe a body, dropped from a response whose body is replaced
 _BODY_HEADERS = (b"content-length", b"content-encoding", b"transfer-encoding", b"content-type")
+
+
+def _stand_in(response: httpx2.Response, body: bytes, status: int, extensions: Any) -> httpx2.Response:
+    """`response` with a JSON `body` of mcp-bdd's in place of the server's (its other headers kept)."""
+    headers = [(k, v) for k, v in response.headers.raw if k.lower() not in _BODY_HEADERS]
+    headers.append((b"content-type", b"application/json"))
+    return httpx2.Response(status, headers=headers, content=body, extensions=extensions)
 
 
 def client_factory(
@@ -534,15 +536,10 @@ def _endpoint_in(chunk: bytes) -> str | None:
     return None
 
 
-def _request_id(request: httpx2.Request) -> Any:
-    """The id of the JSON-RPC request a POST carries, or None (a notification, a GET, a DELETE)."""
-    message = _request_message(request)
+def _request_id(message: dict[str, Any]) -> Any:
+    """The id of a JSON-RPC request (`_request_message`), or None (a notification, a GET, a DELETE)."""
     request_id = message.get("id")
     return request_id if isinstance(request_id, int | str) and not isinstance(request_id, bool) else None
-
-
-def _method(request: httpx2.Request) -> str:
-    return str(_request_message(request).get("method", "?"))
 
 
 def _request_message(request: httpx2.Request) -> dict[str, Any]:
