@@ -71,6 +71,7 @@ __all__ = [
     "printable",
     "produced_by",
     "raised",
+    "raised_at",
     "sentence",
     "split_lines",
     "tail",
@@ -196,14 +197,18 @@ def raised(exc: BaseException) -> str:
     cause = unwrap(exc)
     if isinstance(cause, McpBddError):
         return str(cause)  # ours already says what and where; its place in mcp-bdd would mislead
-    frames = traceback.extract_tb(cause.__traceback__) if cause.__traceback__ is not None else []
+    return f"{type(cause).__name__}: {cause}{raised_at(cause)}"
+
+
+def raised_at(exc: BaseException) -> str:
+    """Where a user's code raised `exc`: ` (shop.py:41, in lifespan)`, or "" when unknown."""
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
     # Python's own and installed packages' code is where an error surfaces (`os.environ[...]`
     # raises in os), not where it is made
     paths = sysconfig.get_paths()
     library = ("<", *(paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")))
     own = [f for f in frames if not f.filename.startswith(library)] or frames
-    where = f" ({own[-1].filename.rsplit('/', 1)[-1]}:{own[-1].lineno}, in {own[-1].name})" if own else ""
-    return f"{type(cause).__name__}: {cause}{where}"
+    return f" ({own[-1].filename.rsplit('/', 1)[-1]}:{own[-1].lineno}, in {own[-1].name})" if own else ""
 
 
 def pretty(value: Any, limit: int = 2000) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcp_bdd._loop import contain_exits
 from mcp_bdd.config import Config, normalize_transport
 from mcp_bdd.errors import TransportNotServed, UsageError
 from mcp_bdd.fakes import close_shared, teardown
@@ -49,6 +50,7 @@ class Runtime:
         #: warnings for the user, once per run each (a server that stops slowly), taken by the hooks
         self._notices: list[str] = []
         self._slow_stops_said: set[str] = set()
+        portal.call(contain_exits)  # an in-process server's sys.exit() ends the server, not the run
 
     def scenario_dir(self) -> Path:
         """The next scenario's directory: named, not made (whoever writes there creates it, e.g. a fake:

@@ -2413,3 +2413,143 @@ def test_the_answer_watch_tells_a_second_answer_from_a_request_sent_again_with_i
 
     assert anyio.run(main) == [{"n": 1}, {"n": 2}, {"n": 4}, {"n": 7}]
     assert repeated == [(7, {"n": 3}), (8, {"n": 5})]
+
+
+EXITING_APP = """
+import os
+import sys
+from contextlib import asynccontextmanager
+
+from mcp.server.mcpserver import MCPServer
+
+if os.environ.get("EXIT_AT_IMPORT"):
+    sys.exit(1)
+
+
+def create_server():
+    server = MCPServer("exiter")
+
+    @server.tool()
+    def leave(code: int) -> str:
+        \"\"\"A synchronous tool (it runs in a worker thread) that exits.\"\"\"
+        sys.exit(code)
+
+    @server.tool()
+    async def leave_now() -> str:
+        \"\"\"An async tool (it runs in the run's event loop) that exits with a message.\"\"\"
+        sys.exit("cannot go on")
+
+    @server.tool()
+    def ok() -> str:
+        \"\"\"Answers.\"\"\"
+        return "fine"
+
+    return server
+
+
+def needs_a_key():
+    if not os.environ.get("WEATHER_KEY"):
+        sys.exit("WEATHER_KEY is not set")
+    return create_server()
+
+
+@asynccontextmanager
+async def no_database(server):
+    sys.exit("no database")
+    yield
+
+
+def with_a_lifespan():
+    return MCPServer("lifespan", lifespan=no_database)
+"""
+
+EXITS_FEATURE = """
+Feature: in-process servers that exit
+  Scenario: a synchronous tool exits
+    Given the MCP server "app" is running
+    When I call the tool "leave" with:
+      | code |
+      | 2    |
+    Then the tool call fails
+    When I call the tool "ok"
+    Then the tool call succeeds
+
+  Scenario: an async tool exits
+    Given the MCP server "app" is running
+    When I call the tool "leave_now"
+    Then the tool call succeeds
+
+  Scenario: the factory exits
+    Given the MCP server "factory" is running
+
+  Scenario: the lifespan exits
+    Given the MCP server "lifespan" is running
+
+  Scenario: a fresh server for the next scenario
+    Given the MCP server "app" is running
+    When I call the tool "ok"
+    Then the tool call succeeds
+"""
+
+
+def test_an_in_process_server_that_exits_ends_itself_not_the_run(tmp_path: Path) -> None:
+    """`sys.exit()` in an in-process server's tool, factory or lifespan ended behave on the spot
+    (status 2, no summary, no report, not a word: behave's capture swallowed the message), since
+    asyncio lets SystemExit out of the run's event loop. Now the server ends as a process would
+    (its session is lost: later requests fail), the step says what exited and where, and the next
+    scenario gets a fresh server."""
+    config = """
+        transport = "in-memory"
+        [servers.app]
+        app = "exiting_app:create_server"
+        [servers.factory]
+        app = "exiting_app:needs_a_key"
+        [servers.lifespan]
+        app = "exiting_app:with_a_lifespan"
+    """
+    root = make_project(tmp_path, config, {"exits.feature": EXITS_FEATURE})
+    (root / "exiting_app.py").write_text(EXITING_APP)
+    run = run_behave(root)
+    assert run.counts() == {"passed": 1, "failed": 2, "error": 2, "skipped": 0}, run.failures()
+    out = run.stdout
+    # the call that exited "fails" (its connection is gone, as over stdio); the next request finds it gone
+    assert "the server had exited (during an earlier request): nothing answers" in out, run.failures()
+    assert "Exit code: 2: its code called sys.exit(2) (exiting_app.py:18, in leave)" in out, out
+    assert "its code called sys.exit('cannot go on') (exiting_app.py:23, in leave_now)" in out, out
+    assert "a tool that fails should raise an error (or return isError) instead" in out, out
+    assert (
+        'The in-process server "factory" (app = "exiting_app:needs_a_key") exited as it started: its factory '
+        "called sys.exit(): WEATHER_KEY is not set (exiting_app.py:35, in needs_a_key)" in out
+    ), out
+    assert "give it what it needs in `env` of [servers.factory]" in out, out
+    assert (
+        'The MCP server "lifespan" exited as it started: its code called '
+        "sys.exit('no database') (exiting_app.py:41, in no_database)" in out
+    ), out
+    assert "Traceback" not in run.output, run.output
+
+
+@pytest.mark.parametrize("transport", ["in-memory", "stdio"])
+def test_a_server_that_exits_at_import_fails_its_start(transport: str, tmp_path: Path) -> None:
+    """A module that exits at import (a check of its settings at the top) ended behave with status 1
+    in-process, without a word; over stdio the pre-imported process said "failed
+    (ConnectionResetError); exit code None" (its exit status was read before it existed)."""
+    feature = """
+Feature: import
+  Scenario: the module exits
+    Given the MCP server "app" is running
+"""
+    config = f'transport = "{transport}"\n[servers.app]\napp = "exiting_app:create_server"\n'
+    root = make_project(tmp_path, config, {"i.feature": feature})
+    (root / "exiting_app.py").write_text(EXITING_APP)
+    env = {**behave_env(), "EXIT_AT_IMPORT": "1"}
+    run = run_captured([sys.executable, "-m", "behave", "--no-color", "features/"], cwd=root, env=env)
+    assert run.returncode == 1, run.stdout + run.stderr
+    expected = {
+        "in-memory": 'The in-process server "app" (app = "exiting_app:create_server") exited as it started: importing '
+        "it called sys.exit() with status 1 (exiting_app.py:9, in <module>)",
+        "stdio": "The pre-imported server process for exiting_app:create_server exited with status 1 before it "
+        "could start a server",
+    }[transport]
+    assert expected in run.stdout, run.stdout + run.stderr
+    assert "0 scenarios passed, 0 failed, 1 error" in run.stdout, run.stdout

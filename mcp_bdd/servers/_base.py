@@ -101,7 +101,9 @@ class RunningServer:
         """Command, exit code, what it wrote instead of JSON-RPC, stderr tail: what a failure needs."""
         parts = [f"  Server:    {self.name} over {self.transport}", f"  Started:   {self.display}"]
         parts += self._how_it_ended()
-        parts.extend("  " + line for line in split_lines(self.stdout_evidence()))
+        evidence = self.stdout_evidence()
+        if evidence:  # not an empty line for a server that wrote nothing wrong
+            parts.extend("  " + line for line in split_lines(evidence))
         text = self.stderr_tail()
         if text:
             parts.append("  Last lines of its stderr:")
@@ -131,9 +133,26 @@ class InMemoryServer(RunningServer):
     def __init__(self, name: str, obj: Any, display: str) -> None:
         super().__init__(name, "in-memory", display)
         self.obj = obj
+        #: its code called sys.exit() (or raised KeyboardInterrupt) in the run's event loop: what a
+        #: process would have exited with, and what and where (`_loop`). It then answers nothing
+        #: more, as a process that exited would not.
+        self.exit_code: int | None = None
+        self.exit_cause = ""
 
     def target(self) -> Any:
         return self.obj
+
+    @property
+    def returncode(self) -> int | None:
+        return self.exit_code
+
+    def exited(self, code: int, cause: str) -> None:
+        self.exit_code, self.exit_cause = code, cause
+
+    def _how_it_ended(self) -> list[str]:
+        if self.exit_code is None:
+            return []
+        return [f"  Exit code: {self.exit_code}: {self.exit_cause}; in-process, mcp-bdd ended the server, not the run"]
 
 
 class StdioServer(RunningServer):

@@ -9,6 +9,7 @@ Nothing here talks MCP: connecting is the session's job.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import os
@@ -16,7 +17,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from urllib.parse import urlsplit
 from mcp_bdd._net import free_port
 from mcp_bdd.apps import as_server, describe, is_server, load_app
 from mcp_bdd.config import AppServer, CommandServer, Config, ServerConfig, UrlServer
-from mcp_bdd.errors import ServerStartError, TransportNotServed, raised
+from mcp_bdd.errors import ServerStartError, TransportNotServed, raised, raised_at
 from mcp_bdd.secrets import mask_mapping, remember_environment, remember_mapping
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
 from mcp_bdd.servers._listeners import listens, stranger_on
@@ -81,7 +82,7 @@ def start_server(
     if isinstance(cfg, AppServer) and transport == "in-memory":
         _working_dir(name, cfg, config, transport, interpolate, {"port": "0"})  # as the stdio leg would
         env = _env(cfg, 0, interpolate)
-        return InMemoryServer(name, _in_memory(cfg, config.root, env, inject), f"app {cfg.app} (in-memory)")
+        return InMemoryServer(name, _in_memory(name, cfg, config.root, env, inject), f"app {cfg.app} (in-memory)")
     if transport == "stdio":
         return _launch(name, cfg, config, transport, 0, interpolate, logdir)
     return _launch_http(name, cfg, config, transport, interpolate, logdir)
@@ -171,9 +172,10 @@ def _launch(
 
 
 def _in_memory(
-    cfg: AppServer, root: str, env: dict[str, str], inject: Callable[[Callable[..., Any]], dict[str, Any]]
+    name: str, cfg: AppServer, root: str, env: dict[str, str], inject: Callable[[Callable[..., Any]], dict[str, Any]]
 ) -> Any:
-    obj = load_app(cfg.app, root)
+    with _no_exit(name, cfg.app, "importing it"):
+        obj = load_app(cfg.app, root)
     if is_server(obj):
         return as_server(obj, cfg.app)
     if not callable(obj):
@@ -181,7 +183,7 @@ def _in_memory(
             f'app = "{cfg.app}" is neither an MCP server object nor a factory returning one (it is a {describe(obj)}).'
         )
     kwargs = inject(obj)  # a fake that cannot be made fails as itself, not as the factory
-    with _patched_environ(env):
+    with _patched_environ(env), _no_exit(name, cfg.app, "its factory"):
         try:
             obj = obj(**kwargs)
         except Exception as exc:
@@ -198,6 +200,25 @@ def _in_memory(
             "(MCPServer, Server, or a framework object wrapping one such as fastmcp's FastMCP)."
         )
     return as_server(obj, cfg.app)
+
+
+@contextlib.contextmanager
+def _no_exit(name: str, spec: str, what: str) -> Iterator[None]:
+    """An in-process server that exits as it starts (`sys.exit("API_KEY is not set")`, a habit of
+    scripts) fails its start; it must not end behave, which it did without a word (behave's
+    capture swallowed the message). Over stdio the same exit ends only the server's process."""
+    try:
+        yield
+    except SystemExit as exc:
+        code = exc.code
+        said = f": {code}" if isinstance(code, str) else f" with status {code}" if code is not None else ""
+        raise ServerStartError(
+            f'The in-process server "{name}" (app = "{spec}") exited as it started: {what} called sys.exit()'
+            f"{said}{raised_at(exc)}.\n"
+            "  Tip: a server that exits at start usually misses a setting: give it what it needs in `env` of "
+            f"[servers.{name}] (a check at import time sees only the environment behave runs in), or run it "
+            "over stdio (-D transport=stdio) to see all it prints."
+        ) from None
 
 
 class _patched_environ:

@@ -96,10 +96,12 @@ class Zygote:
                     + "\n  Tip: raise `startup_timeout`, or set pool = false to start the server cold."
                 ) from None
             except OSError as exc:
+                wait_exit(self.process.pid, 2.0)  # its socket closes a moment before its exit status exists
                 code = self.process.returncode
+                ended = f"exited with status {code}" if code is not None else f"failed ({type(exc).__name__})"
                 raise ServerStartError(
-                    f"The pre-imported server process for {self.spec} failed ({type(exc).__name__}); "
-                    f"exit code {code}. The app probably cannot be imported. Last lines of its stderr:\n"
+                    f"The pre-imported server process for {self.spec} {ended} before it could start a server: "
+                    "the app probably cannot be imported. Last lines of its stderr:\n"
                     + _indent(tail(self.stderr_path))
                     + "\n  Tip: run `python -m mcp_bdd.serve "
                     + self.spec

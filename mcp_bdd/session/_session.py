@@ -35,6 +35,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 
+from mcp_bdd._loop import EXITS, ServerExited, as_exited
 from mcp_bdd._sdk import (
     absorb_tool_listing,
     answer_key,
@@ -51,8 +52,9 @@ from mcp_bdd.errors import (
     UsageError,
     produced_by,
     raised,
+    raised_at,
 )
-from mcp_bdd.servers import RunningServer, answer_after_202, exit_0_tip, repeated_answer
+from mcp_bdd.servers import InMemoryServer, RunningServer, answer_after_202, exit_0_tip, repeated_answer
 from mcp_bdd.session._hop import STALL_GRACE, Hops, Stalled, hops
 from mcp_bdd.session._listen import listen_for_changes
 from mcp_bdd.session._outcome import (
@@ -349,6 +351,12 @@ class Session(ClientSide):
                 "the server refused to start the session: read its message and logs; if it does not speak "
                 'this protocol version, set protocol = "legacy" (2025-11-25) or "2026-07-28" for it.'
             )
+        if isinstance(cause, EXITS):  # its lifespan or a handler of the handshake called sys.exit()
+            exited = as_exited(cause)
+            return f"exited as it started: {exited}{raised_at(exited.exit)}", (
+                "a server that exits at start usually misses a setting: give it what it needs in `env` of "
+                f"[servers.{self.name}], or run it over stdio (-D transport=stdio) to see all it prints."
+            )
         if self.server.transport == "in-memory":
             return f"raised {raised(cause)} while starting", (
                 "the app's own code failed (its lifespan, or a handler of the handshake): fix it where named. "
@@ -594,6 +602,8 @@ class Session(ClientSide):
         started = time.monotonic()
         bad_before = self.server.bad_stdout_lines()
         try:
+            if isinstance(self.server, InMemoryServer) and self.server.exit_code is not None:
+                raise ServerExited(SystemExit(self.server.exit_code))  # as the connection to a process would be gone
             scope_limit = cancel_after if cancel_after is not None else limit
             with anyio.fail_after(scope_limit) if cancel_after is None else anyio.move_on_after(scope_limit) as scope:
                 outcome.raw = await session.send_request(
@@ -635,6 +645,8 @@ class Session(ClientSide):
             outcome.exception = f"the server's {method} result does not fit the MCP schema: {exc}"
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
             outcome.exception = f"the connection to the server was lost ({type(exc).__name__})"
+        except EXITS as exc:  # an in-process server's handler runs in this very task (or its worker thread)
+            outcome.exception = self._exited(as_exited(exc))
         outcome.elapsed_ms = (time.monotonic() - started) * 1000
         if outcome.raw is not None:
             self.transcript.record(
@@ -652,6 +664,23 @@ class Session(ClientSide):
                 err = {"message": outcome.exception or "unknown failure"}
             self.transcript.record("error", self.name, method, err, duration_ms=outcome.elapsed_ms, related=req.seq)
         return outcome
+
+    def _exited(self, exc: ServerExited) -> str:
+        """An in-process server's code called sys.exit(): over stdio its process would have ended
+        (`_loop`). So it ends here: the session is lost, and the server answers nothing more."""
+        self.lost = True
+        server = self.server
+        if not isinstance(server, InMemoryServer):  # a handler of the client's own (a persona's) exited
+            return f"in-process code {exc}{raised_at(exc.exit)}: mcp-bdd stopped the request, not the run"
+        if server.exit_code is not None:
+            return "the server had exited (during an earlier request): nothing answers\n" + server.describe_death()
+        server.exited(exc.code, f"{exc}{raised_at(exc.exit)}")
+        return (
+            "the connection closed before an answer came (the server went away)\n"
+            + server.describe_death()
+            + "\n  Tip: a server exits when it cannot go on; a tool that fails should raise an error (or "
+            "return isError) instead, so the client gets an answer."
+        )
 
     def _timed_out(self, outcome: Outcome, bad_before: int) -> None:
         """No answer in time. Lines on stdout that were not JSON-RPC, written while it waited, are

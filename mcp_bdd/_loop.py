@@ -1,0 +1,71 @@
+"""The run's event loop goes on, whatever in-process code raises in it.
+
+Why: asyncio lets SystemExit and KeyboardInterrupt out of a task, and out of the loop itself
+(a task re-raises them after storing them). An in-process server's tool that called
+`sys.exit(2)` (a CLI habit), or a lifespan that exits on a missing setting, thus stopped the
+run's portal loop, and the step waiting on it re-raised SystemExit in behave's thread: behave
+ended on the spot with status 2, without a summary, a report or a word. Over stdio the same code
+ends only the server's process, and the step says so.
+
+Here, every task of the run's loop runs its coroutine inside `_contained`, which turns both into
+`ServerExited`, an ordinary exception: the in-process server's task group ends with it, its
+session is lost like a process that exited, the step says what exited and where, and the run goes
+on. Only in the loop's thread: signals reach the main thread (Ctrl-C and SIGTERM stop behave
+there, as before), so in the loop nothing but users' code raises these.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import Any
+
+__all__ = ["EXITS", "ServerExited", "as_exited", "contain_exits"]
+
+
+class ServerExited(Exception):
+    """In-process code (a server's tool or lifespan, a fake) raised SystemExit or KeyboardInterrupt
+    in the run's event loop. `exit` is what it raised; the traceback still leads to where."""
+
+    def __init__(self, exit: BaseException) -> None:
+        self.exit = exit
+        code = getattr(exit, "code", None)
+        called = f"called sys.exit({code!r})" if isinstance(exit, SystemExit) else f"raised {type(exit).__name__}"
+        super().__init__(f"its code {called}")
+
+    @property
+    def code(self) -> int:
+        """The exit status a process would have had (`sys.exit("message")` is 1; Ctrl-C 130)."""
+        if not isinstance(self.exit, SystemExit):
+            return 130
+        code = self.exit.code
+        return 0 if code is None else code if isinstance(code, int) else 1
+
+
+#: What ends a process, and what `_contained` made of it: in a request's own task (the SDK calls an
+#: in-process server's handler directly from the client's request) it is still the first two.
+EXITS = (SystemExit, KeyboardInterrupt, ServerExited)
+
+
+def as_exited(exc: BaseException) -> ServerExited:
+    """One of `EXITS` as a `ServerExited`."""
+    return exc if isinstance(exc, ServerExited) else ServerExited(exc).with_traceback(exc.__traceback__)
+
+
+async def _contained(coro: Awaitable[Any]) -> Any:
+    try:
+        return await coro
+    except (SystemExit, KeyboardInterrupt) as exc:
+        raise as_exited(exc) from exc  # its traceback, so `errors.raised` names the user's line
+
+
+def _factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Future[Any]:
+    return asyncio.Task(_contained(coro), loop=loop, **kwargs)
+
+
+def contain_exits() -> None:
+    """Run in the loop: from now on, every task it starts contains exits (once per loop; a loop
+    with a task factory of someone else's is left as it is)."""
+    loop = asyncio.get_running_loop()
+    if loop.get_task_factory() is None:
+        loop.set_task_factory(_factory)
