@@ -426,6 +426,7 @@ class LegResult:
     problems: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the workers warned of (a slow stop), once each
+    died: bool = False  # a worker was ended by something other than behave, before it wrote its report
 
 
 def _combine_runs(runs: list[Any]) -> Any:
@@ -470,6 +471,25 @@ def _tail(path: Path, lines: int = 12) -> str:
     return "\n".join("      " + line for line in split_lines(tail(path, lines)))
 
 
+def _no_report(code: int | None) -> str:
+    """Why a worker wrote no report, from its exit status: behave's own (1; argparse's 2) or not."""
+    if code in (1, 2):
+        return f"behave ended with exit code {code} without writing a report."
+    how = f"killed by {_signal_name(-code)}" if code is not None and code < 0 else f"exit code {code}"
+    return (
+        f"behave died during the run ({how}) without writing a report: something ended its process — "
+        "a crash, the OOM killer, or code that exits it at once (os._exit() in an in-process server: run that "
+        "server over stdio, where only its own process ends)."
+    )
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def _analyse(result: LegResult, interrupted: bool) -> None:
     import json
 
@@ -486,10 +506,11 @@ def _analyse(result: LegResult, interrupted: bool) -> None:
             _collect_warnings(result, job.log)
         elif not interrupted:
             result.problems.append(
-                f"{job.name}: behave ended with exit code {job.returncode} without writing a report. "
-                f"Its output ({job.log}):\n{_tail(job.log)}"
+                f"{job.name}: {_no_report(job.returncode)} Its output ({job.log}):\n{_tail(job.log)}"
             )
-            result.severity = max(result.severity, EXIT_USAGE)
+            # behave stops itself with 1 (a bad option, feature file or hook: usage); anything else ended it
+            result.died = result.died or job.returncode not in (1, 2)
+            result.severity = max(result.severity, EXIT_FAILED if result.died else EXIT_USAGE)
     for run in runs:
         if run.error_kind == ConfigError.kind and run.error_message:  # the worker's before_all said so
             problem = f"configuration error: {_first_line(run.error_message)}"
@@ -725,7 +746,8 @@ def run_matrix(options: RunOptions, out: Any = None) -> int:
         print(f"Interrupted after {elapsed:.1f} s; the report holds what finished.", file=out)
         return EXIT_INTERRUPTED
     ran = sum(n for r in results for status, n in r.counts.items() if status not in ("skipped", "untested"))
-    if ran == 0 and severity in (EXIT_OK, EXIT_FAILED):
+    died = any(r.died for r in results)  # what ran is unknown: its report died with it
+    if ran == 0 and severity in (EXIT_OK, EXIT_FAILED) and not died:
         tags = [v for flag, v in itertools.pairwise(behave_options) if flag in ("--tags", "-t")]
         print(
             f"mcp-bdd run: no scenario ran in {len(units)} feature file(s)"
@@ -739,7 +761,7 @@ def run_matrix(options: RunOptions, out: Any = None) -> int:
     verdict = {
         EXIT_NOTHING_RAN: "nothing ran",
         EXIT_OK: "all passed",
-        EXIT_FAILED: "scenarios failed",
+        EXIT_FAILED: "a worker died" if died else "scenarios failed",
         EXIT_USAGE: "usage or configuration error",
         EXIT_UNREACHABLE: "a server could not be started or reached",
     }[severity]

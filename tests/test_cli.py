@@ -314,6 +314,33 @@ def test_a_workers_configuration_error_is_told_by_its_run_file_not_by_its_output
     assert 'errors="1"' in junit and "(before_all)" in junit and 'unknown server "nosuch"' in junit, junit
 
 
+def test_a_worker_ended_by_something_else_is_named_not_filed_as_a_usage_error(
+    tmp_path: Path, no_leftover_processes: None
+) -> None:
+    """An in-process tool that calls os._exit(3) ends behave before it writes its report. The run
+    said "usage or configuration error — exit 2" (and, had the leg no problem, "no scenario ran"):
+    it now says that the worker died, how, and what usually does that; exit 1."""
+    (tmp_path / "mcp-bdd.toml").write_text('transport = "in-memory"\n[servers.app]\napp = "dying:create_server"\n')
+    (tmp_path / "dying.py").write_text(
+        "import os\nfrom mcp.server.mcpserver import MCPServer\n\n\ndef create_server():\n"
+        '    server = MCPServer("dying")\n\n    @server.tool()\n    def die() -> str:\n        os._exit(3)\n\n'
+        "    return server\n"
+    )
+    (tmp_path / "environment.py").write_text("from mcp_bdd.environment import *  # noqa: F401,F403\n")
+    (tmp_path / "steps").mkdir()
+    (tmp_path / "steps" / "mcp_steps.py").write_text("from mcp_bdd.steps import *  # noqa: F401,F403\n")
+    (tmp_path / "features").mkdir()
+    (tmp_path / "features" / "f.feature").write_text(
+        'Feature: F\n  Scenario: S\n    Given the MCP server "app" is running\n    When I call the tool "die"\n'
+    )
+    done = cli(tmp_path, "run", timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "behave died during the run (exit code 3) without writing a report" in done.stdout, done.stdout
+    assert "os._exit() in an in-process server" in done.stdout, done.stdout
+    assert "mcp-bdd run: a worker died" in done.stdout, done.stdout
+    assert "no scenario ran" not in done.stdout and "usage or configuration error" not in done.stdout, done.stdout
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_or_sigterm_stops_every_worker_and_keeps_the_partial_report(
     signum: signal.Signals, tmp_path: Path, no_leftover_processes: None
