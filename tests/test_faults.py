@@ -2553,3 +2553,29 @@ Feature: import
     }[transport]
     assert expected in run.stdout, run.stdout + run.stderr
     assert "0 scenarios passed, 0 failed, 1 error" in run.stdout, run.stdout
+
+
+def test_a_tool_whose_schema_names_no_type_is_called_with_text_and_described_plainly(tmp_path: Path) -> None:
+    """Properties whose schema is `true` (valid JSON Schema), `false` or `{"type": 42}` crashed the
+    call step and "argument ... is of type" with an AttributeError / TypeError traceback from
+    mcp-bdd's code. Now such cells go as text (the server decides), and the type step says the
+    schema names no type."""
+    feature = """
+Feature: loose schemas
+  Scenario: call it
+    Given the MCP server "hostile" is running
+    When I call the tool "loose" with:
+      | anything | count |
+      | 5        | 7     |
+    Then the tool call succeeds
+    And the result text is "{\\"anything\\": \\"5\\", \\"count\\": \\"7\\"}"
+
+  Scenario: its argument's type
+    Given the MCP server "hostile" is running
+    Then the tool "loose" argument "count" is of type "integer"
+"""
+    root = make_project(tmp_path, hostile("--loose-schema"), {"l.feature": feature})
+    run = run_behave(root)
+    assert run.counts() == {"passed": 1, "failed": 1, "error": 0, "skipped": 0}, run.failures()
+    assert 'The argument "count" of "loose" names no JSON type in its schema' in run.stdout, run.failures()
+    assert "Traceback" not in run.output, run.output

@@ -159,14 +159,31 @@ def coerce_elicitation(values: dict[str, str], schema: dict[str, Any]) -> dict[s
     return out
 
 
-def coerce_value(text: str, prop: dict[str, Any], *, field_name: str, what: str = "argument") -> Any:
-    """Turn a table cell into the JSON type a schema property asks for."""
+#: the types a JSON Schema `type` may name
+JSON_TYPES = frozenset({"null", "boolean", "object", "array", "number", "string", "integer"})
+
+
+def schema_types(prop: Any) -> list[str]:
+    """The JSON types a schema property (as the server sent it) names: its `type`, or those of its
+    `anyOf` branches. A server's schema is not trusted: a boolean schema (`true`: anything, valid
+    JSON Schema) or a malformed `type` (`42`, `{"oops": 1}`, an unknown name) names none."""
+    if not isinstance(prop, dict):
+        return []
     kinds = prop.get("type")
-    if kinds is None and "anyOf" in prop:
-        kinds = [p.get("type") for p in prop["anyOf"] if isinstance(p, dict) and p.get("type")]
+    if kinds is None and isinstance(prop.get("anyOf"), list):
+        kinds = [branch.get("type") for branch in prop["anyOf"] if isinstance(branch, dict)]
+        kinds = [kind for branch in kinds for kind in (branch if isinstance(branch, list) else [branch])]
     if isinstance(kinds, str):
         kinds = [kinds]
-    kinds = list(kinds or [])
+    if not isinstance(kinds, list):
+        return []
+    return [kind for kind in kinds if isinstance(kind, str) and kind in JSON_TYPES]
+
+
+def coerce_value(text: str, prop: Any, *, field_name: str, what: str = "argument") -> Any:
+    """Turn a table cell into the JSON type a schema property asks for (the text itself when it
+    names none: `true`, `{}`, a malformed `type`)."""
+    kinds = schema_types(prop)
     stripped = text.strip()
     if "null" in kinds and stripped == "null":
         return None
@@ -189,7 +206,7 @@ def coerce_value(text: str, prop: dict[str, Any], *, field_name: str, what: str 
             try:
                 value = json.loads(stripped)
             except ValueError:
-                if kind == "array" and prop.get("items", {}).get("type") == "string":
+                if kind == "array" and schema_types(prop.get("items")) == ["string"]:
                     return [part.strip() for part in stripped.split(",") if part.strip()]
                 continue
             if isinstance(value, list if kind == "array" else dict):
@@ -200,7 +217,7 @@ def coerce_value(text: str, prop: dict[str, Any], *, field_name: str, what: str 
         return text
     raise UsageError(
         f'The {what} "{field_name}" expects {" or ".join(kinds)}'
-        + (f" ({prop['description']})" if prop.get("description") else "")
+        + (f" ({prop['description']})" if isinstance(prop.get("description"), str) and prop["description"] else "")
         + f", but the table says {text!r}. Write a value of that type"
         + (" (JSON for arrays and objects)." if {"array", "object"} & set(kinds) else ".")
     )

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
-from mcp_bdd.session import Outcome, Session
+from mcp_bdd.session import Outcome, Session, schema_types
 from mcp_bdd.steps._base import (
     argument_table,
     at_least,
@@ -174,13 +174,11 @@ def step_tool_arg_type(context: Any, name: str, arg: str, kind: str) -> None:
             details="  " + did_you_mean(arg, props, "argument"),
         )
     prop = props[arg]
-    kinds = prop.get("type")
-    if kinds is None and "anyOf" in prop:
-        kinds = [p.get("type") for p in prop["anyOf"] if isinstance(p, dict)]
-    kinds_list = [kinds] if isinstance(kinds, str) else list(kinds or [])
-    if text(context, kind) not in kinds_list:
+    if text(context, kind) not in schema_types(prop):
         raise ExpectationFailed(
-            f'The argument "{arg}" of "{tool["name"]}" has another type',
+            f'The argument "{arg}" of "{tool["name"]}" has another type'
+            if schema_types(prop)
+            else f'The argument "{arg}" of "{tool["name"]}" names no JSON type in its schema',
             expected=text(context, kind),
             actual=prop,
         )

@@ -24,6 +24,8 @@ would, and it starts in milliseconds. Flags (combinable):
     --twice         answer every tools/call twice: its result, then an error for the same id
     --deep N        the `deep` tool's structuredContent is nested N levels
     --stderr-mb N   write N MB on stderr when the `spam` tool is called
+    --loose-schema  list a `loose` tool whose inputSchema properties are `true` (valid JSON Schema:
+                    anything), `false`, and `{"type": 42}` (not valid); it echoes its arguments
 
 Tools: `echo` (text), `big` (`mb` megabytes of text), `deep`, `secret` (the value of $API_TOKEN
 in the result's text and as a key of its structured content, in a log notification and on stderr), `spam`, `die` (exit code 3 mid-call),
@@ -91,6 +93,7 @@ def main() -> int:
     parser.add_argument("--twice", action="store_true")
     parser.add_argument("--deep", type=int, default=5000)
     parser.add_argument("--stderr-mb", type=int, default=0)
+    parser.add_argument("--loose-schema", action="store_true")
     parser.add_argument("--holder", action="store_true")
     parser.add_argument("--detached", action="store_true")
     parser.add_argument("--die-at-start", action="store_true")
@@ -215,6 +218,9 @@ def answer(request: dict[str, Any], args: argparse.Namespace, send: Any) -> dict
         tools = TOOLS
         if args.escapes:
             tools = [{**t, "description": t["description"] + FAKE_GREEN} for t in TOOLS]
+        if args.loose_schema:
+            loose = {"anything": True, "nothing": False, "count": {"type": 42}}
+            tools = [*tools, {"name": "loose", "inputSchema": {"type": "object", "properties": loose}}]
         if args.token_in_surface:
             token = os.environ.get("API_TOKEN", "")
             tools = [{**t, "description": f"{t['description']} Uses {token}."} for t in tools]
@@ -242,6 +248,8 @@ def call(name: str, arguments: dict[str, Any], args: argparse.Namespace, send: A
         return {"content": content, "structuredContent": {"keys": {token: "active"}}}  # a map keyed by key
     if name == "die":
         os._exit(3)
+    if name == "loose":
+        return {"content": [{"type": "text", "text": json.dumps(arguments, sort_keys=True)}]}
     if name == "flood":
         for i in range(int(arguments.get("n", 1000))):
             send(
