@@ -1879,8 +1879,10 @@ class _AcceptingServer(http.server.ThreadingHTTPServer):
     waits for the reply); else after it: held until the next call's POST, then followed by a log
     notification the scenario waits for. `accept_initialize`: the handshake gets a 202 too."""
 
-    def __init__(self, *, answer_first: bool = False, accept_initialize: bool = False) -> None:
-        super().__init__(("127.0.0.1", 0), _Accepting)
+    def __init__(
+        self, *, answer_first: bool = False, accept_initialize: bool = False, handler: type[_Accepting] | None = None
+    ) -> None:
+        super().__init__(("127.0.0.1", 0), handler or _Accepting)
         self.answer_first = answer_first
         self.accept_initialize = accept_initialize
         self.outbox: queue.Queue[bytes | None] = queue.Queue()
@@ -2579,3 +2581,72 @@ Feature: loose schemas
     assert run.counts() == {"passed": 1, "failed": 1, "error": 0, "skipped": 0}, run.failures()
     assert 'The argument "count" of "loose" names no JSON type in its schema' in run.stdout, run.failures()
     assert "Traceback" not in run.output, run.output
+
+
+class _NoAnswer(_Accepting):
+    """A Streamable HTTP endpoint whose tools/call POST gets, by the text it is given: `html` a
+    web page's content type (around a valid JSON-RPC answer), `crash` HTTP 500 in plain text,
+    `error` HTTP 400 with a JSON-RPC error in the body (a server's own answer, at an HTTP error
+    status), `moved` a 307 redirect, `gone` a 404 for the session, `garbled` a status line that
+    is not HTTP."""
+
+    def _call(self, request_id: Any, text: str) -> None:
+        answer = {"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}]}}
+        if text == "error":
+            return self._json(400, {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32602, "message": "no"}})
+        if text == "garbled":
+            self.wfile.write(b"HTTP/1.1 abc OK\r\n\r\n")
+            self.close_connection = True
+            return None
+        status, kind, body, extra = {
+            "html": (200, "text/html", json.dumps(answer).encode(), {}),
+            "crash": (500, "text/plain", b"Internal Server Error: the database is down", {}),
+            "moved": (307, "text/plain", b"", {"Location": "/elsewhere/mcp"}),
+            "gone": (404, "text/plain", b"Not Found", {}),
+        }[text]
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in extra.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+        return None
+
+
+def test_a_request_answered_with_no_json_rpc_answer_names_what_came_not_a_made_up_code(tmp_path: Path) -> None:
+    """For a request's POST answered with an HTTP error, a redirect or a web page, the SDK made up
+    a JSON-RPC error of its own (-32603 "Server returned an error response", -32600 "Unexpected
+    content type"), shown as the server's, and "the request is rejected with error code -32600"
+    passed for a code the server never sent. Now the request fails as a protocol violation naming
+    the status, the content type and the body's start; a JSON-RPC error at an HTTP error status
+    is still the server's answer. A response that cannot be parsed at all was "the server closed
+    its stdout"; it now names the HTTP exchange that broke."""
+    scenarios = "".join(
+        f"""
+  Scenario: {text}
+    Given the MCP server "accepting" is running
+    When I call the tool "echo" with:
+      | text   |
+      | {text} |
+    Then the request is rejected with error code {code}
+"""
+        for text, code in [
+            *[("html", -32600), ("crash", -32603), ("moved", -32600), ("gone", -32600)],  # the SDK's made-up codes
+            *[("error", -32602), ("garbled", -32000)],
+        ]
+    )
+    with _serving(_AcceptingServer(handler=_NoAnswer)) as base:
+        root = make_project(tmp_path, _accepting(base), {"n.feature": "Feature: no answer\n" + scenarios})
+        run = run_behave(root, "-f", "plain")
+    assert run.counts() == {"passed": 1, "failed": 5, "error": 0, "skipped": 0}, run.failures()
+    out = run.output
+    said = 'The server "accepting" answered the tools/call request with '
+    assert said + "HTTP 200 (text/html): not a JSON-RPC answer" in out, run.failures()
+    assert "this URL serves something else (a web page?)" in out, out
+    assert said + "HTTP 500 (text/plain): not a JSON-RPC answer. Its body begins: 'Internal Server Error: the " in out
+    assert said + f"HTTP 307, a redirect to {base}/elsewhere/mcp: not a JSON-RPC answer" in out, out
+    assert said + "HTTP 404 (text/plain), for a session it had opened" in out, out
+    assert "the HTTP exchange of the tools/call request broke: POST " in out, out
+    assert "RemoteProtocolError" in out and "closed its stdout" not in out, out
+    assert "Server returned an error response" not in out and "Unexpected content type" not in out, out

@@ -24,6 +24,9 @@ response a session's HTTP client gets passes through `BoundedTransport` instead:
   what happened and what to do instead, and its id is kept (`accepted`): the answer such a
   server sends later on its GET stream (the HTTP+SSE transport's way) is told apart from a
   second answer. The transcript keeps the status and content type the server sent (`SERVER_SENT`).
+- So with every other answer to a request's POST that is no JSON-RPC answer, for which the SDK
+  made up an error code of its own (`_no_answer`); and a POST whose response cannot be parsed is
+  recorded with its cause, since the SDK says only "Connection closed".
 
 Memory stays about the limit: what is held of one message, plus one read. The limit counts
 what a message holds, not what crossed the wire: a gzip or deflate body is inflated here, one
@@ -68,6 +71,7 @@ SDK_SSE_EVENT_CAP = 1024 * 1024
 _HEAD = 4096  # bytes kept of a refused event's start (its id, whether it is a request)
 _TAIL = 256  # ... and of its end (SDKs that write the id last: TypeScript)
 _QUOTE = 300
+_SAID = 120  # bytes of a body that was no answer, quoted in the failure itself
 _TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's own client's, for a factory call that names none
 _SSE = "text/event-stream"
 #: `response.extensions[SERVER_SENT]`: the status and content type the server sent, where a
@@ -92,7 +96,9 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
 
     `answers_on_post`: a POST's body is the answer to the request it carries (Streamable HTTP);
     over legacy SSE every answer comes on the GET stream, and a POST's body is only counted.
-    `on_refused` records a refusal that fails no request (the transcript's "transport" error).
+    `on_refused(message, request=None)` records a refusal that fails no request (the transcript's
+    "transport" error), or names the request whose exchange failed (the SDK then says only that
+    the connection closed).
     `accepted` gets the id (`answer_key`) and method of every request the server answered with 202.
     """
 
@@ -103,7 +109,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         server: str,
         limit: int,
         answers_on_post: bool,
-        on_refused: Callable[[str], None],
+        on_refused: Callable[..., None],
         accepted: dict[Any, str] | None = None,
     ) -> None:
         self.inner = inner
@@ -115,13 +121,21 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         self.on_refused = on_refused
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        response = await self.inner.handle_async_request(request)
-        stream = _inflated(response)
-        kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         carried = _request_message(request) if self.answers_on_post else {}
         answers = _request_id(carried)
+        try:
+            response = await self.inner.handle_async_request(request)
+        except httpx2.TransportError as exc:
+            if answers is not None:  # the SDK says only "Connection closed": the transcript says why
+                url = request.url.copy_with(userinfo=b"", query=None)
+                self.on_refused(f"POST {url} failed: {type(exc).__name__}: {exc}", request=carried["method"])
+            raise
+        stream = _inflated(response)
+        kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if answers is not None and response.status_code == 202:
             return await self._answer_accepted(response, stream, answers, str(carried["method"]))
+        if answers is not None and _not_an_answer(response.status_code, kind):
+            return await self._no_answer(request, response, stream, answers, str(carried["method"]), kind)
         if kind == _SSE:
             events = _Events(stream, self.event_limit, self._event_refusal(request, answers))
             legacy_get = not self.answers_on_post and request.method == "GET"
@@ -219,6 +233,49 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         extensions = {k: v for k, v in response.extensions.items() if k != "reason_phrase"} | {SERVER_SENT: sent}
         return _stand_in(response, body, 200, extensions)
 
+    async def _no_answer(
+        self,
+        request: httpx2.Request,
+        response: httpx2.Response,
+        stream: httpx2.AsyncByteStream,
+        answers: Any,
+        method: str,
+        kind: str,
+    ) -> httpx2.Response:
+        """A request's POST answered with something other than a JSON-RPC answer: an HTTP error
+        without a JSON-RPC error in its body, a redirect, a web page. The SDK made up a JSON-RPC
+        error of its own for it (-32603 "Server returned an error response", -32600 "Unexpected
+        content type: text/html", -32601 "Not Found"), which read as the server's, and which "the
+        request is rejected with error code -32603" accepted. The request gets an error marked as
+        a protocol violation instead, naming the status, the content type and the body's first
+        bytes; an HTTP error whose body is a JSON-RPC error is the server's answer, and kept."""
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async for chunk in stream:
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > (self.limit if kind == "application/json" else _QUOTE):
+                    break
+        except httpx2.HTTPError:
+            pass  # what came is quoted; the body's own fault does not matter here
+        finally:
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()
+        body = b"".join(chunks)
+        if size <= self.limit and _is_error_answer(body):
+            response.stream = _Read(chunks, stream)  # a spec-correct server's error, at any status
+            return response
+        status = response.status_code
+        what, tip = _what_came(request, response, kind)
+        message = f'The server "{self.server}" answered the {method} request with {what}: not a JSON-RPC answer'
+        if body.strip():
+            message += f". Its body begins: {body[:_SAID].decode('utf-8', 'replace')!r}"
+        error = _error(answers, message, body[:_QUOTE], code=types.INVALID_REQUEST, tip=tip)
+        sent = {"status": status, "content_type": response.headers.get("content-type")}
+        extensions = {k: v for k, v in response.extensions.items() if k != "reason_phrase"} | {SERVER_SENT: sent}
+        return _stand_in(response, error, 200, extensions)
+
     def _event_refusal(self, request: httpx2.Request, answers: Any) -> Callable[[bytes, bytes | None], bytes | None]:
         """`refuse(head, tail)` for an SSE stream: the error event that replaces an event past the
         limit, or None. Called with the event's start (tail None) when it passes the limit, and
@@ -262,7 +319,7 @@ def client_factory(
     server: str,
     limit: int | None,
     sse: bool,
-    on_refused: Callable[[str], None],
+    on_refused: Callable[..., None],
     accepted: dict[Any, str] | None = None,
 ) -> Callable[..., httpx2.AsyncClient]:
     """`make(headers=, timeout=, auth=, event_hooks=)`: an httpx2 client whose every transport is a
@@ -534,6 +591,54 @@ def _endpoint_in(chunk: bytes) -> str | None:
         if any(name == "event" and value.strip() == "endpoint" for name, value in fields):
             return "\n".join(value.removeprefix(" ") for name, value in fields if name == "data")
     return None
+
+
+def _not_an_answer(status: int, kind: str) -> bool:
+    """Whether a request's POST got something the SDK would make up an error for: a redirect, an
+    HTTP error (unless its body is a JSON-RPC error, looked at in `_no_answer`), a 2xx that is
+    neither JSON nor an SSE stream. 401 and 403 are left to the SDK: its OAuth flow answers them,
+    and the auth steps read them from the transcript."""
+    if status in (401, 403):
+        return False
+    if 300 <= status < 400 or status >= 400:
+        return True
+    return kind not in ("application/json", _SSE)
+
+
+def _is_error_answer(body: bytes) -> bool:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and isinstance(message.get("error"), dict)
+
+
+def _what_came(request: httpx2.Request, response: httpx2.Response, kind: str) -> tuple[str, str]:
+    """(what the server answered, in words; what to do about it)."""
+    status = response.status_code
+    what = f"HTTP {status} ({kind or 'no content type'})"
+    if 300 <= status < 400:
+        location = request.url.join(response.headers.get("location", "")).copy_with(userinfo=b"", query=None)
+        return f"HTTP {status}, a redirect to {location}", (
+            "an MCP client does not follow a redirect of its POST: set `url` to the address the server "
+            "redirects to (Streamable HTTP servers usually serve /mcp; mind a trailing slash)."
+        )
+    if status == 404 and request.headers.get("mcp-session-id"):
+        return f"{what}, for a session it had opened", (
+            "the server no longer knows the session (its Mcp-Session-Id): it restarted, expired the session, or "
+            "another worker got the request (sticky sessions). A session lasts until the client ends it."
+        )
+    if status >= 500:
+        return what, "the server failed on the request: read its logs (the first bytes of its answer are quoted)."
+    if status >= 400:
+        return what, (
+            "a server that refuses a request answers with a JSON-RPC error in an application/json body, so the "
+            "client can tell why; read its logs for this one."
+        )
+    return what, (
+        "the answer to a request is application/json or text/event-stream: this URL serves something else "
+        "(a web page?). Check the path in `url`: Streamable HTTP servers usually serve /mcp."
+    )
 
 
 def _request_id(message: dict[str, Any]) -> Any:

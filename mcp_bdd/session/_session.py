@@ -281,8 +281,9 @@ class Session(ClientSide):
         assert self.server.url is not None
         sse = self.server.transport == "sse"
 
-        def refused(message: str) -> None:  # a refusal that fails no request (the others fail theirs)
-            self.transcript.record("error", self.name, "transport", {"message": message})
+        def refused(message: str, request: str | None = None) -> None:  # one that fails no request, or why one broke
+            payload = {"message": message} if request is None else {"message": message, "request": request}
+            self.transcript.record("error", self.name, "transport", payload)
 
         # every answer bounded by max_message_bytes, as stdio lines are (see _http); every answer's
         # status recorded, over both transports: the auth steps and a refused connect read them
@@ -624,11 +625,7 @@ class Session(ClientSide):
                 # Not an answer from the server: it went away (crashed, exited) mid-request.
                 self.lost = True  # a long-lived session must not be handed to the next scenario
                 await anyio.to_thread.run_sync(self.server.settle)
-                gone = (
-                    "the server went away"
-                    if self.server.returncode is not None or not self.server.started
-                    else ("the server closed its stdout but is still running: it can no longer answer")
-                )
+                gone = self._gone(req.seq)
                 outcome.exception = f"the connection closed before an answer came ({gone})\n" + (
                     self.server.describe_death()
                 )
@@ -664,6 +661,30 @@ class Session(ClientSide):
                 err = {"message": outcome.exception or "unknown failure"}
             self.transcript.record("error", self.name, method, err, duration_ms=outcome.elapsed_ms, related=req.seq)
         return outcome
+
+    def _gone(self, since: int) -> str:
+        """Why the connection closed under the request made after transcript entry `since`."""
+        server = self.server
+        broken = self._broken_exchange(since) if server.returncode is None else None
+        if broken is not None:
+            return broken
+        if server.returncode is not None or not server.started:
+            return "the server went away"
+        if server.url is None:
+            return "the server closed its stdout but is still running: it can no longer answer"
+        return "the server closed the HTTP connection but is still running"
+
+    def _broken_exchange(self, since: int) -> str | None:
+        """Why an HTTP server's connection closed under a request while it runs: what the transport
+        recorded of the exchange that failed (`_http`: a response it could not parse), if anything."""
+        failed = [
+            i.payload
+            for i in self.transcript.items
+            if i.seq > since and i.method == "transport" and i.server == self.name and "request" in i.payload
+        ]
+        if not failed:
+            return None
+        return f"the HTTP exchange of the {failed[-1]['request']} request broke: {failed[-1]['message']}"
 
     def _exited(self, exc: ServerExited) -> str:
         """An in-process server's code called sys.exit(): over stdio its process would have ended
