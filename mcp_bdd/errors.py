@@ -43,6 +43,7 @@ from mcp_bdd.secrets import mask, mask_data
 
 __all__ = [
     "BIDI_CONTROLS",
+    "CONTROLS",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_NOTHING_RAN",
@@ -64,6 +65,7 @@ __all__ = [
     "ServerStartError",
     "TransportNotServed",
     "UsageError",
+    "control_escape",
     "did_you_mean",
     "for_terminal",
     "kind_of",
@@ -113,7 +115,10 @@ _MISSING = object()
 #: applied, a server's U+202E reverses the text around it. One list for the terminal (`printable`)
 #: and the report (render.py, and report.js, which a test holds to this one)
 BIDI_CONTROLS = r"\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}\u2028\u2029]")
+#: every character a server's text may not apply, only show (`printable`; the report's page too):
+#: C0 and C1 controls but tab and line feed, the bidirectional ones, the Unicode line separators
+CONTROLS = rf"\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}\u2028\u2029"
+_CONTROL = re.compile(f"[{CONTROLS}]")
 
 
 def printable(text: str) -> str:
@@ -161,7 +166,12 @@ def split_lines(text: str) -> list[str]:
 
 
 def _escaped(match: re.Match[str]) -> str:
-    code = ord(match.group())
+    return control_escape(match.group())
+
+
+def control_escape(char: str) -> str:
+    """How one of `CONTROLS` is shown: `\\x1b`, `\\u202e`."""
+    code = ord(char)
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 

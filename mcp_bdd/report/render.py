@@ -25,7 +25,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from mcp_bdd.errors import BIDI_CONTROLS, KINDS
+from mcp_bdd.errors import BIDI_CONTROLS, CONTROLS, KINDS, control_escape
 from mcp_bdd.matchers import format_path
 from mcp_bdd.report.actions import actions
 from mcp_bdd.report.evidence import SAFE_IMAGE_MIMES
@@ -53,8 +53,11 @@ _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2
 _JSON_UNSAFE = re.compile("[<>&\u2028\u2029]")
 #: The bidirectional controls (embeddings, overrides, isolates, marks): applied, a server's
 #: U+202E reverses the report's own sentence around it. The page shows each as its escape
-#: (`\u202e`, as `mcp_bdd.errors.printable` does in the terminal); report.js does the same.
-_BIDI = re.compile(f"[{BIDI_CONTROLS}]")
+#: (`\u202e`, as `mcp_bdd.errors.printable` does in the terminal); report.js does the same. So
+#: too the other controls `printable` escapes: raw, a NUL or an ESC a server sent was written
+#: into the page's text as it came (invisible, or U+FFFD), where the console shows `\x00`.
+_BIDI = re.compile(f"[{CONTROLS}]")
+_BIDI_ONLY = re.compile(f"[{BIDI_CONTROLS}]")
 #: What `_shown_html` steps over: the elements whose text is not markup, then every other tag (the
 #: page's `<` and `>` are all tags: autoescape writes the data's as `&lt;` / `&gt;`), or a control.
 _BIDI_CONTEXT = re.compile(
@@ -64,6 +67,7 @@ _BIDI_CONTEXT = re.compile(
     re.DOTALL | re.IGNORECASE,
 )
 _BIDI_TITLE = "A bidirectional control character, shown rather than applied"
+_CONTROL_TITLE = "A control character, shown rather than applied"
 _PACKED = re.compile(r'<script type="application/octet-stream" id="mcp-bdd-data"[^>]*>([A-Za-z0-9+/=]*)</script>')
 
 STATUS_LABELS = {
@@ -304,8 +308,8 @@ def exchange_summary(exchanges: Sequence[Exchange]) -> tuple[str, bool]:
 
 
 def _bidi_escape(text: str) -> str:
-    """`text` with each bidirectional control written as its escape (`\\u202e`)."""
-    return _BIDI.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    """`text` with each control written as its escape (`\\u202e`, `\\x1b`)."""
+    return _BIDI.sub(lambda m: control_escape(m.group()), text)
 
 
 def _shown_bidi(match: re.Match[str]) -> str:
@@ -313,11 +317,12 @@ def _shown_bidi(match: re.Match[str]) -> str:
     if control is None:  # a tag's attributes, or <title>/<script>/<style> text: no markup there
         found = match.group()
         return _bidi_escape(found) if _BIDI.search(found) else found
-    return f'<span class="bidi" title="{_BIDI_TITLE}">{_bidi_escape(control)}</span>'
+    title = _BIDI_TITLE if _BIDI_ONLY.match(control) else _CONTROL_TITLE
+    return f'<span class="bidi" title="{title}">{_bidi_escape(control)}</span>'
 
 
 def _shown_html(html: str) -> str:
-    """The rendered page with every bidirectional control shown, not applied.
+    """The rendered page with every control character (`errors.CONTROLS`) shown, not applied.
 
     Between tags each becomes a marked `<span class="bidi">\\u202e</span>`; inside a tag (an
     attribute: tooltips, alt text) or the <title>, the bare escape. The packed data is base64 and

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from report_helpers import FORMATTER, open_page, run_behave
 
-from mcp_bdd.errors import BIDI_CONTROLS
+from mcp_bdd.errors import BIDI_CONTROLS, CONTROLS
 from mcp_bdd.report.render import unpack
 
 pytestmark = pytest.mark.slow
 
-BIDI = re.compile(f"[{BIDI_CONTROLS}]")
+BIDI = re.compile(f"[{CONTROLS}]")  # the other controls too (NUL, ESC): shown, like the bidirectional ones
 HEBREW = "\u05e9\u05dc\u05d5\u05dd"  # legitimate right-to-left letters: they stay as they are
 
 SERVER = f'''
@@ -33,7 +33,7 @@ def create_server() -> MCPServer:
     @server.tool()
     def status() -> str:
         """Order status\\u2067 of an order."""
-        return "\\u202edelivered {HEBREW}"
+        return "\\u202edelivered {HEBREW} \\x1b[31mred\\x00"
 
     return server
 '''
@@ -109,14 +109,15 @@ def test_bidi_controls_are_shown_not_applied(browser: Any, page: Path) -> None:
     # the failure: its Actual value, and the call that produced it (drawn from the packed data)
     failure = browser.find_element("css selector", ".step.s-failed .failure")
     actual = failure.find_element("css selector", ".failure-facts").text
-    assert f"\\u202edelivered {HEBREW}" in actual, actual
+    assert f"\\u202edelivered {HEBREW} \\x1b[31mred\\x00" in actual, actual
     assert "pending\\u200f" in actual, actual
     call = failure.find_element("css selector", ".failure-call .exchanges").text
     assert '"name": "shop\\u202e", "version": "1.0.0"' in call, call
-    assert f'"text": "\\u202edelivered {HEBREW}"' in call, call
+    # in JSON, C0 controls are JSON's own escapes; a bidirectional control is a character there
+    assert f'"text": "\\u202edelivered {HEBREW} \\u001b[31mred\\u0000"' in call, call
     # each escape is marked as one, where the report draws it and where the script does
     marks = browser.find_elements("css selector", ".bidi")
-    assert {m.text for m in marks} >= {"\\u202e", "\\u202d", "\\u2067", "\\u200f"}
+    assert {m.text for m in marks} >= {"\\u202e", "\\u202d", "\\u2067", "\\u200f", "\\x1b", "\\x00"}
     assert failure.find_elements("css selector", ".failure-call .bidi")
     assert failure.find_elements("css selector", ".failure-facts .bidi")
 
@@ -132,6 +133,7 @@ def test_bidi_controls_are_shown_without_scripts(browser_without_scripts: Any, p
 
 
 def test_the_page_script_shows_the_same_controls_as_the_terminal() -> None:
-    """report.js cannot import errors.BIDI_CONTROLS: its copy is held to it here."""
+    """report.js cannot import errors.CONTROLS: its copy is held to it here."""
     script = (Path(__file__).resolve().parents[2] / "mcp_bdd" / "report" / "templates" / "report.js").read_text()
-    assert f"var BIDI = /([{BIDI_CONTROLS}])/;" in script
+    assert f"var BIDI = /([{CONTROLS}])/;" in script
+    assert f"var BIDI_ONLY = /[{BIDI_CONTROLS}]/;" in script

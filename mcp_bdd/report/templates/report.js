@@ -31,11 +31,17 @@
 
   /* Bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE, the embeddings, isolates and marks)
      are shown as their escape ("\u202e"), marked, never applied: applied, a server's would reverse
-     the text around it, ours included. render.py does the same for the page it writes. */
-  var BIDI = /([\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069])/;
+     the text around it, ours included. So are the other controls the terminal shows as escapes
+     (NUL, ESC: "\x1b"). render.py does the same for the page it writes. */
+  var BIDI = /([\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029])/;
+  var BIDI_ONLY = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
   var BIDI_TITLE = "A bidirectional control character, shown rather than applied";
+  var CONTROL_TITLE = "A control character, shown rather than applied";
 
-  function bidiEscape(c) { return "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4); }
+  function bidiEscape(c) {
+    var code = c.charCodeAt(0);
+    return code <= 0xff ? "\\x" + ("0" + code.toString(16)).slice(-2) : "\\u" + ("000" + code.toString(16)).slice(-4);
+  }
 
   /* For attributes (alt text), which hold no markup: the bare escape. */
   function plain(text) { return String(text).replace(new RegExp(BIDI.source, "g"), bidiEscape); }
@@ -46,7 +52,7 @@
       if (n % 2) {
         var mark = document.createElement("span");
         mark.className = "bidi";
-        mark.title = BIDI_TITLE;
+        mark.title = BIDI_ONLY.test(part) ? BIDI_TITLE : CONTROL_TITLE;
         mark.textContent = bidiEscape(part);
         parent.appendChild(mark);
       } else if (part) {
