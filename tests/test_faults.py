@@ -2650,3 +2650,38 @@ def test_a_request_answered_with_no_json_rpc_answer_names_what_came_not_a_made_u
     assert "the HTTP exchange of the tools/call request broke: POST " in out, out
     assert "RemoteProtocolError" in out and "closed its stdout" not in out, out
     assert "Server returned an error response" not in out and "Unexpected content type" not in out, out
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (b'{"jsonrpc":"2.0","id":4}', "it has neither a result nor an error"),
+        (
+            b'{"jsonrpc":"2.0","id":4,"result":{},"error":{"code":-1,"message":"m"}}',
+            "it has both a result and an error",
+        ),
+        (b'{"jsonrpc":"2.0","id":4,"error":{"message":"no code"}}', "the SDK said: error.code: Field required"),
+        (b'{"jsonrpc":"2.0","id":4,"result":null}', "the SDK said: result: Input should be an object"),
+        (b'[{"jsonrpc":"2.0","id":4,"result":{}}]', "a JSON-RPC batch (an array) of 1 messages"),
+    ],
+    ids=["neither", "both", "error-without-code", "null-result", "batch"],
+)
+def test_an_answer_of_the_wrong_shape_fails_its_request_at_once_saying_what_is_wrong(line: bytes, said: str) -> None:
+    """An answer with neither a result nor an error, and a batch (an array, which MCP dropped),
+    were "not JSON-RPC" lines: the request waited out its timeout, and the failure blamed logs on
+    stdout. An answer with both was taken as the server's error. An error without a code said
+    "method: Field required" (the SDK's words about a request). Each now fails its request at
+    once as a protocol violation, in words about the answer."""
+    import mcp_types as types
+
+    from mcp_bdd.servers._framing import PROTOCOL_MARK, StdoutEvidence, Waiting, decode_line
+
+    evidence, waiting = StdoutEvidence(), Waiting()
+    waiting.sent(types.JSONRPCRequest(jsonrpc="2.0", id=4, method="tools/call"))
+    out = decode_line(line, evidence, waiting)
+    errors = [m.message for m in out if not isinstance(m, Exception) and isinstance(m.message, types.JSONRPCError)]
+    assert [e.id for e in errors] == [4], out
+    assert isinstance(errors[0].error.data, dict) and errors[0].error.data["mcp_bdd"] == PROTOCOL_MARK
+    assert said in errors[0].error.message, errors[0].error.message
+    assert "method: Field required" not in errors[0].error.message
+    assert evidence.bad_lines == 1 and "prints logs or banners" not in evidence.describe(), evidence.describe()

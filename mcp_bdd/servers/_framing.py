@@ -87,6 +87,7 @@ _NO_ID_ERROR = "a JSON-RPC error without an id"
 _TOO_DEEP = "a response nested too deep to parse"
 _STRICTER = "JSON the SDK's parser rejects"
 _UNFIT = "a response that does not fit the JSON-RPC schema"
+_BATCH = "a JSON-RPC batch (an array)"
 _UNREADABLE = (types.PARSE_ERROR, types.INVALID_REQUEST)  # a server's errors for a message it could not read
 
 
@@ -370,6 +371,11 @@ def _meaning(kinds: Counter[str]) -> str:
             "the server answered with a message shaped like a JSON-RPC response whose result or error is not "
             "what MCP defines (see what the SDK said above): fix the shape the server returns."
         )
+    if kinds[_BATCH]:
+        return (
+            "the server answers with JSON-RPC batches (arrays of messages): MCP removed batching in "
+            "2025-06-18; write each message on its own line."
+        )
     if kinds[_NO_ID_ERROR]:
         return (
             "the server answered with a JSON-RPC error that names no request: it could not parse or read a "
@@ -414,9 +420,20 @@ def decode_line(
     taken = waiting.take(answer.id)
     if taken == "repeated":
         return _second_answer(line, evidence)
+    if taken and isinstance(answer, types.JSONRPCError) and _has_result(line):
+        evidence.note(_UNFIT, line)  # the SDK reads it as an error: JSON-RPC allows one or the other
+        return [_protocol_error(answer.id, _unfit_message(line, "it has both a result and an error"), line)]
     if taken:
         return [message]
     return _stray(line, evidence, waiting, answer.id, answer.error if isinstance(answer, types.JSONRPCError) else None)
+
+
+def _has_result(line: bytes) -> bool:
+    """Whether an error response (small: read twice at no cost) also carries a result."""
+    if b'"result"' not in line:
+        return False
+    data = json.loads(line)
+    return isinstance(data, dict) and "result" in data
 
 
 def _bad_line(
@@ -435,28 +452,65 @@ def _bad_line(
         return _unusable(line, evidence, _TOO_DEEP, _id_in(line), waiting)
     except ValueError:
         return [_maybe_pretty(line, evidence, waiting)]
-    if isinstance(data, dict) and data.get("jsonrpc") == "2.0" and ("result" in data or "error" in data):
+    if _response_shaped(data):
         request_id = data.get("id")
         taken = None if waiting is None else waiting.take(request_id)
         if waiting is not None and taken is None:  # surely a response, and no one's
             return _stray(line, evidence, waiting, request_id, data.get("error"))
         if taken == "repeated":
             return _second_answer(line, evidence)
-        kind, why = _why_refused(refused)
+        kind, why = _why_refused(refused, data)
         return _unusable(line, evidence, kind, request_id, None, why)
+    if isinstance(data, list) and any(_response_shaped(item) for item in data):
+        return _batch(line, evidence, waiting, data)
     return [ValueError(evidence.note("JSON that is not a JSON-RPC message", line))]
 
 
-def _why_refused(refused: ValueError) -> tuple[str, str]:
-    """(kind, the SDK's words) for JSON that Python's json module read but the SDK did not:
-    its parser is stricter (depth, lone surrogates), or the message has the wrong shape."""
+def _response_shaped(data: Any) -> bool:
+    """A JSON-RPC response, by its shape: a result or an error, or an id without a method."""
+    if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
+        return False
+    return "result" in data or "error" in data or ("id" in data and "method" not in data)
+
+
+def _batch(
+    line: bytes, evidence: StdoutEvidence, waiting: Waiting | None, data: list[Any]
+) -> list[SessionMessage | Exception]:
+    """A JSON-RPC batch (an array of answers): MCP has had none since 2025-06-18, and the SDK reads
+    none. The requests it answers fail at once, saying so, instead of waiting out their timeout."""
+    described = evidence.note(_BATCH, line)
+    ids = [item.get("id") for item in data if _response_shaped(item)]
+    taken = [request_id for request_id in ids if waiting is not None and waiting.take(request_id) == "waiting"]
+    if not taken:
+        return [ValueError(described)]
+    message = (
+        f"mcp-bdd could not use the server's response: {_BATCH} of {len(data)} messages "
+        "(MCP sends each JSON-RPC message on its own line, no batches)."
+    )
+    return [_protocol_error(request_id, message, line) for request_id in taken]
+
+
+def _why_refused(refused: ValueError, data: dict[str, Any]) -> tuple[str, str]:
+    """(kind, why: the SDK's words) for a response that Python's json module read but the SDK did not:
+    its parser is stricter (depth, lone surrogates), or the message has the wrong shape. The
+    SDK tries every kind of message: its words are taken from the kind `data` is (a request's
+    "method: Field required" said nothing about an error without a code)."""
     errors = refused.errors() if hasattr(refused, "errors") else []
     first = errors[0] if errors else {"type": "", "msg": str(refused), "loc": ()}
-    said = str(first.get("msg", ""))[:200]
     if first.get("type") == "json_invalid":
-        return (_TOO_DEEP if "recursion" in said else _STRICTER), said
+        said = str(first.get("msg", ""))[:200]
+        return (_TOO_DEEP if "recursion" in said else _STRICTER), f"the SDK said: {said}"
+    if "result" not in data and "error" not in data:
+        return _UNFIT, "it has neither a result nor an error"
+    member = "JSONRPCError" if "error" in data else "JSONRPCResponse"
+    first = next((e for e in errors if e.get("loc", ())[:1] == (member,)), first)
+    said = str(first.get("msg", ""))[:200]
     where = ".".join(str(part) for part in first.get("loc", ())[1:])  # [0] names the union member tried
-    return _UNFIT, f"{where}: {said}" if where else said
+    return _UNFIT, f"the SDK said: {where}: {said}" if where else f"the SDK said: {said}"
+
+
+def _unfit_message(line: bytes, why: str) -> str:
+    return f"mcp-bdd could not use the server's response: {_UNFIT} ({len(line)} bytes; {why})."
 
 
 def _stray(
@@ -545,7 +599,7 @@ def _unusable(
     described = evidence.note(kind, line, size)
     if not _valid_id(request_id):
         return [ValueError(described)]
-    said = f"; the SDK said: {why}" if why else ""
+    said = f"; {why}" if why else ""
     message = f"mcp-bdd could not use the server's response: {kind} ({size or f'{len(line)} bytes'}{said})."
     return [_protocol_error(request_id, message, line)]
 
