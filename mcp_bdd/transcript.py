@@ -10,9 +10,11 @@ Records come from the portal thread (the SDK's callbacks) and from the behave th
 
 Bounded: a server that floods notifications (a log line per item of a million-item loop) put
 every one in memory, in each report and in behave's json (200,000 log lines: 600 MB of RSS and
-a 105 MB report). A scenario's transcript keeps its first NOTIFICATION_LIMIT notifications and
-counts the rest, by method, in an "info" entry at the end of the step they came in. Requests, responses
-and errors are never dropped: they are what a step did.
+a 105 MB report). A scenario's transcript keeps its first NOTIFICATION_LIMIT messages the server
+sent unasked — notifications, and its own requests with the client's answers to them (60,000
+sampling requests took 1.26 GB and a 43 MB report) — and counts the rest, by method, in an
+"info" entry at the end of the step they came in. Requests, responses and errors are never
+dropped: they are what a step did.
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ Kind = Literal[
 
 #: Notifications a scenario's transcript keeps; later ones are counted (the module doc says why).
 NOTIFICATION_LIMIT = 1000
+#: what a server sends unasked (and the client's answers to its requests): kept up to the limit
+_UNASKED = frozenset({"notification", "server_request", "client_response"})
 
 #: How each kind reads in failure messages and in the report: the direction of the message.
 ARROWS: dict[str, str] = {
@@ -146,7 +150,7 @@ class Transcript:
         with self._lock:
             if kind != "request":
                 self._last_answer = time.monotonic()
-            if kind == "notification":
+            if kind in _UNASKED:
                 self._notifications += 1
                 if self._notifications > self._notification_limit:  # counted, not kept: seq 0
                     by_method = self._unrecorded.setdefault(server, {})
@@ -173,7 +177,10 @@ class Transcript:
                     "notifications_not_recorded": total - sum(before.values()),
                     "by_method": {m: n - before.get(m, 0) for m, n in by_method.items() if n > before.get(m, 0)},
                     "in_the_scenario_so_far": total,
-                    "why": f"a scenario's transcript keeps its first {self._notification_limit} notifications",
+                    "why": (
+                        f"a scenario's transcript keeps its first {self._notification_limit} notifications "
+                        "(and requests of the server's, with the client's answers)"
+                    ),
                 }
                 self._append("info", server, "notifications", payload, None, None)
 

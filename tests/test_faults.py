@@ -1216,6 +1216,24 @@ def test_the_transcript_counts_per_server_what_it_does_not_keep_and_never_drops_
     assert [e.payload["in_the_scenario_so_far"] for e in entries] == [3, 1]
 
 
+def test_a_flood_of_server_requests_is_bounded_like_notifications() -> None:
+    """60,000 unscripted sampling requests took 1.26 GB and a 43 MB report: each request of the
+    server's and the client's answer to it were kept, without a limit. They now share the
+    notifications' limit; the rest are counted by method, and the scenario's own requests are
+    never dropped."""
+    from mcp_bdd.transcript import NOTIFICATION_LIMIT, Transcript
+
+    transcript = Transcript()
+    for _ in range(3000):
+        asked = transcript.record("server_request", "s", "sampling/createMessage", {"messages": []})
+        transcript.record("client_response", "s", "sampling/createMessage", {"code": -32601}, related=asked.seq)
+    transcript.record("request", "s", "tools/call", {"name": "t"})
+    items = transcript.drain()
+    assert len(items) == NOTIFICATION_LIMIT + 2, len(items)
+    assert items[-2].kind == "request" and items[-1].method == "notifications", items[-2:]
+    assert items[-1].payload["by_method"] == {"sampling/createMessage": 6000 - NOTIFICATION_LIMIT}
+
+
 def test_the_timeline_counts_exactly_keeps_a_bounded_number_and_looks_at_each_once() -> None:
     from mcp_bdd.session import Timeline
 

@@ -42,7 +42,6 @@ class ClientSide:
     name: str
     persona: Persona
     transcript: Transcript
-    unscripted: list[str]
     sampling_requests: list[dict[str, Any]]
     elicitation_requests: list[dict[str, Any]]
     roots_requests: int
@@ -86,7 +85,6 @@ class ClientSide:
         if scripted:
             return await original(ctx, request)
         req = self.transcript.record("server_request", self.name, method, dump(getattr(request, "params", None)))
-        self.unscripted.append(method)
         error = types.ErrorData(
             code=types.METHOD_NOT_FOUND,
             message=f"The test client does not offer {what}: the scenario did not declare it"

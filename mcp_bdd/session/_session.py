@@ -133,7 +133,6 @@ class Session(ClientSide):
         self.sampling_requests: list[dict[str, Any]] = []
         self.elicitation_requests: list[dict[str, Any]] = []
         self.roots_requests = 0
-        self.unscripted: list[str] = []  # server requests the scenario did not script
         self._stamped_level: str | None = None
         self._http_client: Any = None
         self._accepted: dict[Any, str] = {}  # id (answer_key) -> method of each request answered with 202
