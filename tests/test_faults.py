@@ -986,6 +986,21 @@ def test_pretty_printed_json_rpc_is_named_at_once(tmp_path: Path) -> None:
     assert "ProtocolViolation" in run.output, run.output[-3000:]
 
 
+def test_a_server_that_ends_no_message_with_a_newline_is_named(tmp_path: Path) -> None:
+    """A server that writes each message without its newline (`process.stdout.write(JSON.stringify(m))`)
+    failed after startup_timeout with "did not complete the MCP handshake", "Its stderr was empty"
+    and the tip to read its stderr: the answer sitting on stdout was never mentioned."""
+    root = make_project(tmp_path, hostile("--no-newline", extra="startup_timeout = 3\n"), {"n.feature": CALL_ECHO})
+    run = run_behave(root)
+    assert run.counts()["error"] == 1, run.failures()
+    assert "did not complete the MCP handshake within startup_timeout = 3 s" in run.output, run.failures()
+    assert re.search(
+        r"The server wrote \d+ bytes on stdout that no line end followed: an unfinished line: '\{", run.output
+    )
+    assert "does not end its messages with a newline" in run.output, run.failures()
+    assert "Tip: fix what the server writes on stdout (quoted above)" in run.output, run.failures()
+
+
 def test_junk_and_invalid_utf8_on_stdout_are_recorded_not_silent(tmp_path: Path) -> None:
     """Defect 6: banners and undecodable bytes passed silently; now they are evidence in the report."""
     root = make_project(tmp_path, hostile("--junk"), {"j.feature": CALL_ECHO})

@@ -93,9 +93,7 @@ class RunningServer:
         """What it wrote on stdout that was not a JSON-RPC message (counted, the first and last
         quoted, what that usually means), masked; "" when nothing more than `since` lines
         (`bad_stdout_lines` when a request began: a banner before good answers is not about it)."""
-        if self.evidence is None or self.evidence.bad_lines <= since:
-            return ""
-        return mask(self.evidence.describe())
+        return "" if self.evidence is None else mask(self.evidence.describe(since))
 
     def describe_death(self) -> str:
         """Command, exit code, what it wrote instead of JSON-RPC, stderr tail: what a failure needs."""

@@ -138,6 +138,11 @@ class LineSplitter:
             start = end + 1
         return out
 
+    def unfinished(self) -> tuple[bytes, int]:
+        """(its head, its size) of the line begun and not yet ended: a message whose newline never
+        comes is never read."""
+        return (b"", 0) if self._skipping else (self._head(b""), self._size)
+
     def _head(self, more: bytes) -> bytes:
         head = bytearray()
         for part in (*self._parts, more):
@@ -222,6 +227,8 @@ class StdoutEvidence:
     first: str | None = None
     last: str | None = None  # the latest is often what the failure at hand is about
     _pretty: Pretty = field(default_factory=lambda: Pretty())
+    #: the reader's splitter, whose unfinished line a failure quotes (a message without its newline)
+    splitter: LineSplitter | None = None
 
     def note(self, kind: str, line: bytes, size: str | None = None) -> str:
         """Count one bad line; returns a one-line description for the transcript. `size`: what the
@@ -234,10 +241,26 @@ class StdoutEvidence:
         self.last = described
         return described
 
-    def describe(self) -> str:
-        """`The server wrote N lines on stdout that are not JSON-RPC messages ...`, or ""."""
-        if not self.bad_lines:
+    def describe(self, since: int = 0) -> str:
+        """`The server wrote N lines on stdout that are not JSON-RPC messages ...` (when more than
+        `since` of them), then what it wrote without ending the line; or ""."""
+        lines = self._lines() if self.bad_lines > since else ""
+        unfinished = self._unfinished()
+        return f"{lines}\n{unfinished}" if lines and unfinished else lines or unfinished
+
+    def _unfinished(self) -> str:
+        head, size = self.splitter.unfinished() if self.splitter is not None else (b"", 0)
+        if not head.strip():
             return ""
+        return (
+            f"The server wrote {size} byte{'s' if size != 1 else ''} on stdout that no line end followed: "
+            f"{_quote('an unfinished line', head, f'{size} bytes' if size > len(head) else None)}\n"
+            "  That usually means: the server does not end its messages with a newline. Over stdio each JSON-RPC "
+            'message is one line, ended by \\n: write json.dumps(message) + "\\n" (Node: '
+            'process.stdout.write(JSON.stringify(message) + "\\n")) and flush.'
+        )
+
+    def _lines(self) -> str:
         kinds = ", ".join(f"{n} {k}" for k, n in self.kinds.most_common())
         if self.kinds[_STRAY] or self.kinds[_NO_ID_ERROR] or self.kinds[_REPEATED]:  # JSON-RPC, but no use
             what = "mcp-bdd could not use"

@@ -216,7 +216,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
     async def _reader(self, out: Any, writers: Any) -> None:
         """`writers`: the writer's handle on the same stream, closed with ours: the stream's end is
         how the session learns that the server went away."""
-        splitter = LineSplitter(self.max_line)
+        splitter = self.evidence.splitter = LineSplitter(self.max_line)
         async with out, writers:
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
                 while True:

@@ -341,6 +341,8 @@ class Session(ClientSide):
                 "this one): run that server over stdio, or make its tools await instead of blocking."
             )
         if isinstance(cause, TimeoutError):
+            if self.server.stdout_evidence():  # an answer written wrong never arrives as one
+                tip = "fix what the server writes on stdout (quoted above); raise startup_timeout only if it is slow."
             return f"did not complete the MCP handshake within startup_timeout = {self.startup_timeout:g} s", tip
         if isinstance(cause, MCPError) and is_connection_closed(cause):
             if self.server.started and self.server.returncode == 0:

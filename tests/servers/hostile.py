@@ -18,6 +18,7 @@ would, and it starts in milliseconds. Flags (combinable):
     --interrupt-on-eof F  when its stdin ends, send SIGINT to the pid written in F (waiting for F):
                     a Ctrl-C that lands while the server is being stopped, whatever the load
     --pretty        pretty-print every JSON-RPC message (the classic stdio framing bug)
+    --no-newline    end no JSON-RPC message with a newline (`process.stdout.write(JSON.stringify(m))`)
     --junk          print a banner and a line of invalid UTF-8 on stdout before serving
     --wrong-id      answer every tools/call with id 999999 instead of the request's id
     --null-id-error answer every tools/call with a parse error without an id (-32700, "id": null)
@@ -88,6 +89,7 @@ def main() -> int:
     parser.add_argument("--stubborn", action="store_true")
     parser.add_argument("--pretty", action="store_true")
     parser.add_argument("--junk", action="store_true")
+    parser.add_argument("--no-newline", action="store_true")
     parser.add_argument("--wrong-id", action="store_true")
     parser.add_argument("--null-id-error", action="store_true")
     parser.add_argument("--twice", action="store_true")
@@ -126,7 +128,7 @@ def main() -> int:
 
     def send(message: dict[str, Any]) -> None:
         text = json.dumps(message, indent=2 if args.pretty else None)
-        out.write(text.encode() + b"\n")
+        out.write(text.encode() + (b"" if args.no_newline else b"\n"))
         out.flush()
 
     for raw in sys.stdin.buffer:
