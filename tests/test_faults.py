@@ -2718,3 +2718,28 @@ def test_an_answer_of_the_wrong_shape_fails_its_request_at_once_saying_what_is_w
     assert said in errors[0].error.message, errors[0].error.message
     assert "method: Field required" not in errors[0].error.message
     assert evidence.bad_lines == 1 and "prints logs or banners" not in evidence.describe(), evidence.describe()
+
+
+def test_a_call_to_a_server_that_stopped_reading_its_stdin_ends_at_its_timeout(tmp_path: Path) -> None:
+    """A request larger than the pipe to a server that no longer reads its stdin blocks the write.
+    At the timeout the SDK sends a courtesy cancel, which waited behind the blocked write for up to
+    5 s more: the step took its timeout + 5 s. A few messages may now queue while a write blocks.
+    (The bound asserted leaves 3.5 s of room on a loaded machine; before, it took 6 s.)"""
+    text = "x" * 2_000_000  # past any pipe's buffer
+    feature = f"""
+Feature: stdin
+  Scenario: the server stops reading
+    Given the MCP server "hostile" is running
+    When I call the tool "stop_reading"
+    Then the tool call succeeds
+    When I call the tool "echo" with arguments:
+      \"\"\"json
+      {{"text": "{text}"}}
+      \"\"\"
+    Then the tool call times out
+"""
+    root = make_project(tmp_path, hostile(extra="timeout = 1\n"), {"s.feature": feature})
+    run = run_behave(root, "-f", "plain")
+    assert run.counts()["passed"] == 1, run.failures()
+    took = re.findall(r'When I call the tool "echo" with arguments: \.\.\. passed in ([\d.]+)s', run.stdout)
+    assert took and float(took[0]) < 4.5, (took, run.stdout[-2000:])

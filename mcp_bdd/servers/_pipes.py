@@ -79,6 +79,7 @@ class ExitWatch(Protocol):
 
 _CHUNK = 1 << 20
 _WRITTEN = 4096  # requests whose place in the written bytes is kept: the most a pipe could hold unread
+_QUEUED_WRITES = 8  # messages that may wait for the server's stdin while one write blocks (`_streams`)
 #: after the server's stdin closed, how long its exit may take to show (a dying process closes its
 #: files before its pidfd says it exited): a crash is then told by its exit code, not as a closed stdin
 _EXIT_SHOWS = 0.5
@@ -309,7 +310,10 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
     @contextlib.asynccontextmanager
     async def _streams(self) -> AsyncIterator[TransportStreams]:
         read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+        # a few messages may wait while a write blocks (a server that stops reading its stdin): the
+        # SDK's courtesy cancel for a timed-out request then goes in at once, instead of holding the
+        # step up to 5 s more behind a request the server never reads
+        write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](_QUEUED_WRITES)
         async with anyio.create_task_group() as tg:
             writers = read_writer.clone()  # the writer fails requests it could not send
             tg.start_soon(self._reader, read_writer, writers)

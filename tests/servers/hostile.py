@@ -32,7 +32,8 @@ Tools: `echo` (text), `big` (`mb` megabytes of text), `deep`, `secret` (the valu
 in the result's text and as a key of its structured content, in a log notification and on stderr), `spam`, `die` (exit code 3 mid-call),
 `ansi` (terminal escape sequences that clear the screen and fake a green summary), `flood`
 (`n` log notifications, then the result), `deaf` (answers, then closes its stdin and keeps running;
-with `unread`, once the next request is in the pipe, which the close discards), `blind` (closes its stdout and keeps
+with `unread`, once the next request is in the pipe, which the close discards), `stop_reading` (answers, then reads
+its stdin no more, yet keeps it open), `blind` (closes its stdout and keeps
 running), `quit` (exits 0 without answering), `lone` (text with a lone UTF-16 surrogate, which Python's json reads and the SDK's parser does
 not), `badlog` (a log notification whose level is escape
 sequences and $API_TOKEN: the SDK's own log line about it quotes them), `login` (issues the access token ISSUED_TOKEN, in its
@@ -72,6 +73,7 @@ TOOLS = [
         ("quit", {}),
         ("mumble", {}),
         ("hang", {}),
+        ("stop_reading", {}),
     ]
 ]
 
@@ -160,6 +162,8 @@ def main() -> int:
                 select.select([0], [], [])  # the next request is in the pipe: the close discards it unread
             os.close(0)  # answered, and takes no more requests: yet it keeps running
             time.sleep(600)
+        if request["method"] == "tools/call" and (request.get("params") or {}).get("name") == "stop_reading":
+            time.sleep(600)  # answered; its stdin stays open, and nothing reads it any more
     if args.eof_log:
         with open(args.eof_log, "a") as log:
             log.write(f"{os.getpid()} {time.monotonic()}\n")
