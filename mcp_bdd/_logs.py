@@ -17,7 +17,9 @@ where behave captures it (`_capture`).
 An error mcp-bdd raised on purpose inside the SDK's tasks (an SSE endpoint it refuses, a message
 past `max_message_bytes`) is logged by the SDK with its traceback, then reported by mcp-bdd as
 the step's failure, with a tip. The log keeps one line (the SDK's words and the error's), not the
-traceback, which only pointed into mcp-bdd's own checks.
+traceback, which only pointed into mcp-bdd's own checks. So does a server's message that did not
+fit the SDK's models ("Failed to validate notification: notifications/progress" and pydantic's
+summary): a traceback through the SDK and pydantic said nothing more about the server.
 """
 
 from __future__ import annotations
@@ -86,6 +88,11 @@ def _mask(record: logging.LogRecord) -> None:
         return
 
 
+def _is_validation_error(exc: BaseException) -> bool:
+    """pydantic's ValidationError, told by its type without importing pydantic (the SDK has, if it logged one)."""
+    return any(cls.__name__ == "ValidationError" and cls.__module__.startswith("pydantic") for cls in type(exc).__mro__)
+
+
 def _guard(record: logging.LogRecord) -> None:
     """The record's message, and the traceback it carries, made printable now (a handler would
     format them later, raw)."""
@@ -96,6 +103,9 @@ def _guard(record: logging.LogRecord) -> None:
             cause = unwrap(exc_info[1])
             if isinstance(cause, McpBddError):  # reported in full as the step's failure: one line here
                 record.msg, record.exc_info, record.exc_text = f"{record.msg}: {cause}", None, None
+            elif _is_validation_error(cause):  # what the server sent did not fit: said, not traced
+                said = "; ".join(printable(line) for line in str(cause).splitlines()[:6])
+                record.msg, record.exc_info, record.exc_text = f"{record.msg}: {said}", None, None
             else:
                 record.exc_text = printable(logging.Formatter().formatException(exc_info).rstrip("\n"))
     except Exception:  # a log record is never worth an error of its own

@@ -2743,3 +2743,28 @@ Feature: stdin
     assert run.counts()["passed"] == 1, run.failures()
     took = re.findall(r'When I call the tool "echo" with arguments: \.\.\. passed in ([\d.]+)s', run.stdout)
     assert took and float(took[0]) < 4.5, (took, run.stdout[-2000:])
+
+
+def test_progress_the_client_cannot_use_is_named_not_silent(tmp_path: Path) -> None:
+    """Progress notifications with a token no request gave were dropped without a word: the step
+    said "Only 0 progress notification(s) arrived" with a tip to call ctx.report_progress(). One
+    whose progress is not a number printed the SDK's whole pydantic traceback with the failure."""
+    feature = """
+Feature: progress
+  Scenario: the server reports progress on its own token
+    Given the MCP server "hostile" is running
+    When I call the tool "echo" with:
+      | text |
+      | hi   |
+    Then I received at least 1 progress notification
+"""
+    root = make_project(tmp_path, hostile("--stray-progress"), {"p.feature": feature})
+    run = run_behave(root)
+    assert run.counts()["failed"] == 1, run.failures()
+    assert "Only 0 progress notification(s) arrived" in run.output, run.failures()
+    assert "2 more progress notification(s) came whose progressToken is no token a request of this session gave" in (
+        run.output
+    ), run.failures()
+    assert '"progressToken": "my-1"' in run.output, run.failures()
+    assert "Failed to validate notification: notifications/progress: 1 validation error" in run.output, run.failures()
+    assert "Traceback" not in run.output, run.output

@@ -20,7 +20,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import functools
-import itertools
 import json
 import math
 import time
@@ -139,7 +138,10 @@ class Session(ClientSide):
         self.problems: list[str] = []  # usage errors raised inside callbacks, surfaced by the next step
         self.surface_dirty = True
         self.lost = False  # the connection closed under a request: the server went away
-        self._progress_tokens = itertools.count(1)
+        #: progress notifications the SDK passed on, whatever their token (the ones a request asked for
+        #: are in the timeline, from its callback): how many, and the first few, for a failure to quote
+        self.progress_received = 0
+        self.progress_first: list[dict[str, Any]] = []
         #: the lifetime's task group while connected: 2026-07-28 listen streams run in it (see _listen)
         self.streams: Any = None
 
@@ -488,6 +490,7 @@ class Session(ClientSide):
         self.transcript = transcript
         self.surface_dirty = True  # so this scenario's report shows the server too
         self.timeline.clear()
+        self.progress_received, self.progress_first = 0, []
         self.sampling_requests.clear()
         self.elicitation_requests.clear()
         if log_level is not None and log_level != self.log_level:
@@ -522,7 +525,10 @@ class Session(ClientSide):
         method = getattr(message, "method", type(message).__name__)
         params = dump(getattr(message, "params", None)) or {}
         if method == "notifications/progress":
-            return  # recorded by the request's progress callback, with the request it belongs to
+            self.progress_received += 1  # recorded by the request's progress callback, if its token is one
+            if len(self.progress_first) < 3:
+                self.progress_first.append(params)
+            return
         item = self.transcript.record("notification", self.name, method, params)
         self.timeline.add(method, params, item.seq)
         if method.endswith("/list_changed"):

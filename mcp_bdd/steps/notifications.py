@@ -289,11 +289,19 @@ def step_progress_count(context: Any, tense: str, n: int, unit: str) -> None:
     if view.wait_until(lambda: view.count(method) >= n, GRACE_SECONDS):
         return
     got = view.of(method)
+    stray = session.progress_received - view.count(method)
+    tip = "every tool call carries a progress token; the server reports progress with ctx.report_progress()."
+    if stray > 0:  # they came, with a token no request of this session's gave (or after their request ended)
+        tip = (
+            f"{stray} more progress notification(s) came whose progressToken is no token a request of this "
+            f"session gave (the first: {json.dumps(session.progress_first[0], default=str)[:200]}): the server "
+            "must send the token from the request's _meta.progressToken, unchanged, while the request runs."
+        )
     raise ExpectationFailed(
         f"Only {view.count(method)} progress notification(s) arrived",
         expected=f"at least {n}",
         actual=[_describe_progress(p) for p in got] or "no progress notifications",
-        tip="every tool call carries a progress token; the server reports progress with ctx.report_progress().",
+        tip=tip,
     )
 
 

@@ -19,6 +19,8 @@ would, and it starts in milliseconds. Flags (combinable):
                     a Ctrl-C that lands while the server is being stopped, whatever the load
     --pretty        pretty-print every JSON-RPC message (the classic stdio framing bug)
     --no-newline    end no JSON-RPC message with a newline (`process.stdout.write(JSON.stringify(m))`)
+    --stray-progress  before each tools/call's answer, two progress notifications with a token of
+                    its own (not the request's) and one whose progress is not a number
     --junk          print a banner and a line of invalid UTF-8 on stdout before serving
     --wrong-id      answer every tools/call with id 999999 instead of the request's id
     --null-id-error answer every tools/call with a parse error without an id (-32700, "id": null)
@@ -92,6 +94,7 @@ def main() -> int:
     parser.add_argument("--pretty", action="store_true")
     parser.add_argument("--junk", action="store_true")
     parser.add_argument("--no-newline", action="store_true")
+    parser.add_argument("--stray-progress", action="store_true")
     parser.add_argument("--wrong-id", action="store_true")
     parser.add_argument("--null-id-error", action="store_true")
     parser.add_argument("--twice", action="store_true")
@@ -231,6 +234,23 @@ def answer(request: dict[str, Any], args: argparse.Namespace, send: Any) -> dict
             token = os.environ.get("API_TOKEN", "")
             tools = [{**t, "description": f"{t['description']} Uses {token}."} for t in tools]
         return {"result": {"tools": tools}}
+    if method == "tools/call" and args.stray_progress:
+        token = (params.get("_meta") or {}).get("progressToken")
+        for value in (1, 2):
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {"progressToken": f"my-{value}", "progress": value},
+                }
+            )
+        send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": token, "progress": "lots"},
+            }
+        )
     if method == "tools/call":
         return {"result": call(params.get("name"), params.get("arguments") or {}, args, send)}
     return {"error": {"code": -32601, "message": f"Method not found: {method}"}}
