@@ -12,12 +12,18 @@ Here, every task of the run's loop runs its coroutine inside `_contained`, which
 session is lost like a process that exited, the step says what exited and where, and the run goes
 on. Only in the loop's thread: signals reach the main thread (Ctrl-C and SIGTERM stop behave
 there, as before), so in the loop nothing but users' code raises these.
+
+Not covered: code a step runs through the portal itself (`ctx.portal.call`, a fake's setup):
+anyio's portal hands what it raised, SystemExit included, to the calling thread before any task
+boundary sees it. That is the step's own code, as a `sys.exit()` in a step would be.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+import functools
+import inspect
+from collections.abc import Awaitable, Coroutine
 from typing import Any
 
 __all__ = ["EXITS", "ServerExited", "as_exited", "contain_exits"]
@@ -60,7 +66,17 @@ async def _contained(coro: Awaitable[Any]) -> Any:
 
 
 def _factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Future[Any]:
-    return asyncio.Task(_contained(coro), loop=loop, **kwargs)
+    task = asyncio.Task(_contained(coro), loop=loop, **kwargs)
+    if inspect.iscoroutine(coro):
+        task.add_done_callback(functools.partial(_close_unstarted, coro))
+    return task
+
+
+def _close_unstarted(coro: Coroutine[Any, Any, Any], _task: object) -> None:
+    """A task cancelled before its first step never started `coro`: closed here, as asyncio would
+    have, or Python warns "coroutine ... was never awaited" (anyio cancels such tasks routinely)."""
+    if inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:
+        coro.close()
 
 
 def contain_exits() -> None:

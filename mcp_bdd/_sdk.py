@@ -36,6 +36,7 @@ __all__ = [
     "absorb_tool_listing",
     "answer_key",
     "intercept_input_requests",
+    "redirect_followed",
     "restamp_log_level",
     "run_input_required",
     "watch_repeated_answers",
@@ -145,3 +146,21 @@ def _tell(on_repeated: Callable[[Any, Any], None], request_id: Any, outcome: Any
         on_repeated(request_id, outcome)
     except Exception:
         logging.getLogger(__name__).exception("recording a second answer to request %r failed", request_id)
+
+
+def redirect_followed(request: Any, response: Any) -> bool:
+    """Whether the SDK's HTTP transports follow this answer to `request` (httpx2 objects): a 307 or
+    308 that stays on the endpoint's origin (a trailing-slash redirect) is no answer of its own."""
+    import httpx2
+    from mcp.shared._httpx_utils import _within_origin
+
+    location = response.headers.get("location")
+    if response.status_code not in (307, 308) or not location:
+        return False
+    try:
+        target = request.url.join(location)
+    except httpx2.InvalidURL:
+        return False
+    if target.userinfo and target.userinfo != request.url.userinfo:
+        return False
+    return bool(_within_origin(request.url, target))

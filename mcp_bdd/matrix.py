@@ -475,6 +475,8 @@ def _no_report(code: int | None) -> str:
     """Why a worker wrote no report, from its exit status: behave's own (1; argparse's 2) or not."""
     if code in (1, 2):
         return f"behave ended with exit code {code} without writing a report."
+    if code == 0:
+        return "behave ended without running the features (exit code 0, no report): an option such as --help?"
     how = f"killed by {_signal_name(-code)}" if code is not None and code < 0 else f"exit code {code}"
     return (
         f"behave died during the run ({how}) without writing a report: something ended its process — "
@@ -509,8 +511,9 @@ def _analyse(result: LegResult, interrupted: bool) -> None:
                 f"{job.name}: {_no_report(job.returncode)} Its output ({job.log}):\n{_tail(job.log)}"
             )
             # behave stops itself with 1 (a bad option, feature file or hook: usage); anything else ended it
-            result.died = result.died or job.returncode not in (1, 2)
-            result.severity = max(result.severity, EXIT_FAILED if result.died else EXIT_USAGE)
+            died = job.returncode not in (0, 1, 2)
+            result.died = result.died or died
+            result.severity = max(result.severity, EXIT_FAILED if died else EXIT_USAGE)
     for run in runs:
         if run.error_kind == ConfigError.kind and run.error_message:  # the worker's before_all said so
             problem = f"configuration error: {_first_line(run.error_message)}"

@@ -66,8 +66,8 @@ Kind = Literal[
 
 #: Notifications a scenario's transcript keeps; later ones are counted (the module doc says why).
 NOTIFICATION_LIMIT = 1000
-#: what a server sends unasked (and the client's answers to its requests): kept up to the limit
-_UNASKED = frozenset({"notification", "server_request", "client_response"})
+#: what a server sends unasked: kept up to the limit (the client's answer to a request, with it)
+_UNASKED = frozenset({"notification", "server_request"})
 
 #: How each kind reads in failure messages and in the report: the direction of the message.
 ARROWS: dict[str, str] = {
@@ -150,6 +150,8 @@ class Transcript:
         with self._lock:
             if kind != "request":
                 self._last_answer = time.monotonic()
+            if kind == "client_response" and not related:  # the answer to a request not kept: not kept either
+                return Exchange(0, kind, server, method, payload, time.time(), duration_ms, related)
             if kind in _UNASKED:
                 self._notifications += 1
                 if self._notifications > self._notification_limit:  # counted, not kept: seq 0

@@ -249,12 +249,14 @@ class StdoutEvidence:
         return f"{lines}\n{unfinished}" if lines and unfinished else lines or unfinished
 
     def _unfinished(self) -> str:
+        """A whole JSON-RPC message that no line end followed (a line still being written, a large
+        answer still arriving, says nothing yet)."""
         head, size = self.splitter.unfinished() if self.splitter is not None else (b"", 0)
-        if not head.strip():
+        if size > len(head) or not _whole_message(head):
             return ""
         return (
             f"The server wrote {size} byte{'s' if size != 1 else ''} on stdout that no line end followed: "
-            f"{_quote('an unfinished line', head, f'{size} bytes' if size > len(head) else None)}\n"
+            f"{_quote('an unfinished line', head)}\n"
             "  That usually means: the server does not end its messages with a newline. Over stdio each JSON-RPC "
             'message is one line, ended by \\n: write json.dumps(message) + "\\n" (Node: '
             'process.stdout.write(JSON.stringify(message) + "\\n")) and flush.'
@@ -272,6 +274,14 @@ class StdoutEvidence:
             f"{what} ({kinds}); the first: {self.first}{last}\n"
             f"  That usually means: {_meaning(self.kinds)}"
         )
+
+
+def _whole_message(data: bytes) -> bool:
+    try:
+        message = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and message.get("jsonrpc") == "2.0"
 
 
 def _quote(kind: str, line: bytes, size: str | None = None) -> str:

@@ -41,14 +41,14 @@ import json
 import re
 import zlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urljoin, urlparse
 
 import anyio
 import httpx2
 import mcp_types as types
 
-from mcp_bdd._sdk import answer_key
+from mcp_bdd._sdk import answer_key, redirect_followed
 from mcp_bdd.config import Config
 from mcp_bdd.errors import ProtocolViolation, ServerStartError
 from mcp_bdd.servers import ID_VALUE, PROTOCOL_MARK, size_text
@@ -87,6 +87,12 @@ _FIRST_ID = re.compile(rb'data: ?\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*
 _LAST_ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE + rb"\s*\}\s*$")
 
 
+class Refused(Protocol):
+    """Records what the transport refused, or why a request's exchange broke (`request`: its method)."""
+
+    def __call__(self, message: str, request: str | None = None) -> None: ...
+
+
 class MessageTooLarge(ProtocolViolation):
     """A response body (or one SSE event) grew past `max_message_bytes`: refused, not read whole."""
 
@@ -109,7 +115,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         server: str,
         limit: int,
         answers_on_post: bool,
-        on_refused: Callable[..., None],
+        on_refused: Refused,
         accepted: dict[Any, str] | None = None,
     ) -> None:
         self.inner = inner
@@ -134,7 +140,11 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if answers is not None and response.status_code == 202:
             return await self._answer_accepted(response, stream, answers, str(carried["method"]))
-        if answers is not None and _not_an_answer(response.status_code, kind):
+        if (
+            answers is not None
+            and _not_an_answer(response.status_code, kind)
+            and not redirect_followed(request, response)
+        ):
             return await self._no_answer(request, response, stream, answers, str(carried["method"]), kind)
         if kind == _SSE:
             events = _Events(stream, self.event_limit, self._event_refusal(request, answers))
@@ -263,7 +273,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             with anyio.CancelScope(shield=True):
                 await stream.aclose()
         body = b"".join(chunks)
-        if size <= self.limit and _is_error_answer(body):
+        if kind == "application/json" and size <= self.limit and _is_error_answer(body):
             response.stream = _Read(chunks, stream)  # a spec-correct server's error, at any status
             return response
         status = response.status_code
@@ -319,7 +329,7 @@ def client_factory(
     server: str,
     limit: int | None,
     sse: bool,
-    on_refused: Callable[..., None],
+    on_refused: Refused,
     accepted: dict[Any, str] | None = None,
 ) -> Callable[..., httpx2.AsyncClient]:
     """`make(headers=, timeout=, auth=, event_hooks=)`: an httpx2 client whose every transport is a
@@ -606,11 +616,11 @@ def _not_an_answer(status: int, kind: str) -> bool:
 
 
 def _is_error_answer(body: bytes) -> bool:
+    """Whether `body` is a JSON-RPC error, as the SDK reads one at an HTTP error status."""
     try:
-        message = json.loads(body)
+        return isinstance(types.jsonrpc_message_adapter.validate_json(body, by_name=False), types.JSONRPCError)
     except ValueError:
         return False
-    return isinstance(message, dict) and isinstance(message.get("error"), dict)
 
 
 def _what_came(request: httpx2.Request, response: httpx2.Response, kind: str) -> tuple[str, str]:
@@ -618,7 +628,10 @@ def _what_came(request: httpx2.Request, response: httpx2.Response, kind: str) ->
     status = response.status_code
     what = f"HTTP {status} ({kind or 'no content type'})"
     if 300 <= status < 400:
-        location = request.url.join(response.headers.get("location", "")).copy_with(userinfo=b"", query=None)
+        try:
+            location = str(request.url.join(response.headers.get("location", "")).copy_with(userinfo=b"", query=None))
+        except httpx2.InvalidURL:
+            location = repr(response.headers.get("location", "")[:200])  # a server's bytes: quoted, not parsed
         return f"HTTP {status}, a redirect to {location}", (
             "an MCP client does not follow a redirect of its POST: set `url` to the address the server "
             "redirects to (Streamable HTTP servers usually serve /mcp; mind a trailing slash)."

@@ -289,13 +289,12 @@ def step_progress_count(context: Any, tense: str, n: int, unit: str) -> None:
     if view.wait_until(lambda: view.count(method) >= n, GRACE_SECONDS):
         return
     got = view.of(method)
-    stray = session.progress_received - view.count(method)
     tip = "every tool call carries a progress token; the server reports progress with ctx.report_progress()."
-    if stray > 0:  # they came, with a token no request of this session's gave (or after their request ended)
+    if not got and session.progress_received:  # they came, none on a token a request of this session gave
         tip = (
-            f"{stray} more progress notification(s) came whose progressToken is no token a request of this "
-            f"session gave (the first: {json.dumps(session.progress_first[0], default=str)[:200]}): the server "
-            "must send the token from the request's _meta.progressToken, unchanged, while the request runs."
+            f"{session.progress_received} progress notification(s) came, none with the progressToken of a "
+            f"request of this session (the first: {json.dumps(session.progress_first[0], default=str)[:200]}): "
+            "the server must send the token from the request's _meta.progressToken, unchanged, while it runs."
         )
     raise ExpectationFailed(
         f"Only {view.count(method)} progress notification(s) arrived",
