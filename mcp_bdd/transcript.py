@@ -150,15 +150,22 @@ class Transcript:
         with self._lock:
             if kind != "request":
                 self._last_answer = time.monotonic()
-            if kind == "client_response" and not related:  # the answer to a request not kept: not kept either
-                return Exchange(0, kind, server, method, payload, time.time(), duration_ms, related)
-            if kind in _UNASKED:
-                self._notifications += 1
-                if self._notifications > self._notification_limit:  # counted, not kept: seq 0
-                    by_method = self._unrecorded.setdefault(server, {})
-                    by_method[method] = by_method.get(method, 0) + 1
-                    return Exchange(0, kind, server, method, payload, time.time(), duration_ms, related)
+            # the answer to a request not kept is not kept either; the rest past the limit are counted
+            kept = (
+                bool(related) if kind == "client_response" else kind not in _UNASKED or self._count_in(server, method)
+            )
+            if not kept:
+                return Exchange(0, kind, server, method, payload, time.time(), duration_ms, related)  # seq 0
             return self._append(kind, server, method, payload, duration_ms, related)
+
+    def _count_in(self, server: str, method: str) -> bool:
+        """One more unasked message (under the lock): whether it is kept, or only counted past the limit."""
+        self._notifications += 1
+        if self._notifications <= self._notification_limit:
+            return True
+        by_method = self._unrecorded.setdefault(server, {})
+        by_method[method] = by_method.get(method, 0) + 1
+        return False
 
     def _append(
         self, kind: Kind, server: str, method: str, payload: Any, duration_ms: float | None, related: int | None

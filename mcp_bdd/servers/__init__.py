@@ -22,7 +22,7 @@ from __future__ import annotations
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
 from mcp_bdd.servers._framing import ID_VALUE, PROTOCOL_MARK, answer_after_202, repeated_answer, size_text
 from mcp_bdd.servers._process import lifeline, reap_all
-from mcp_bdd.servers._start import discard_prestarted, exit_0_tip, start_server
+from mcp_bdd.servers._start import discard_prestarted, exit_0_tip, exit_at_start_tip, start_server
 
 __all__ = [
     "ID_VALUE",
@@ -35,6 +35,7 @@ __all__ = [
     "answer_after_202",
     "discard_prestarted",
     "exit_0_tip",
+    "exit_at_start_tip",
     "lifeline",
     "reap_all",
     "repeated_answer",

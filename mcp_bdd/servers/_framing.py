@@ -455,7 +455,7 @@ def decode_line(
         return _second_answer(line, evidence)
     if taken and isinstance(answer, types.JSONRPCError) and _has_result(line):
         evidence.note(_UNFIT, line)  # the SDK reads it as an error: JSON-RPC allows one or the other
-        return [_protocol_error(answer.id, _unfit_message(line, "it has both a result and an error"), line)]
+        return [_protocol_error(answer.id, _unusable_message(_UNFIT, line, "it has both a result and an error"), line)]
     if taken:
         return [message]
     return _stray(line, evidence, waiting, answer.id, answer.error if isinstance(answer, types.JSONRPCError) else None)
@@ -542,8 +542,10 @@ def _why_refused(refused: ValueError, data: dict[str, Any]) -> tuple[str, str]:
     return _UNFIT, f"the SDK said: {where}: {said}" if where else f"the SDK said: {said}"
 
 
-def _unfit_message(line: bytes, why: str) -> str:
-    return f"mcp-bdd could not use the server's response: {_UNFIT} ({len(line)} bytes; {why})."
+def _unusable_message(kind: str, line: bytes, why: str = "", size: str | None = None) -> str:
+    """The error a request gets for a response of its that mcp-bdd could not use."""
+    said = f"; {why}" if why else ""
+    return f"mcp-bdd could not use the server's response: {kind} ({size or f'{len(line)} bytes'}{said})."
 
 
 def _stray(
@@ -632,9 +634,7 @@ def _unusable(
     described = evidence.note(kind, line, size)
     if not _valid_id(request_id):
         return [ValueError(described)]
-    said = f"; {why}" if why else ""
-    message = f"mcp-bdd could not use the server's response: {kind} ({size or f'{len(line)} bytes'}{said})."
-    return [_protocol_error(request_id, message, line)]
+    return [_protocol_error(request_id, _unusable_message(kind, line, why, size), line)]
 
 
 def _second_answer(line: bytes, evidence: StdoutEvidence) -> list[SessionMessage | Exception]:

@@ -214,11 +214,17 @@ def _no_exit(name: str, spec: str, what: str) -> Iterator[None]:
         said = f": {code}" if isinstance(code, str) else f" with status {code}" if code is not None else ""
         raise ServerStartError(
             f'The in-process server "{name}" (app = "{spec}") exited as it started: {what} called sys.exit()'
-            f"{said}{raised_at(exc)}.\n"
-            "  Tip: a server that exits at start usually misses a setting: give it what it needs in `env` of "
-            f"[servers.{name}] (a check at import time sees only the environment behave runs in), or run it "
-            "over stdio (-D transport=stdio) to see all it prints."
+            f"{said}{raised_at(exc)}.\n  Tip: {exit_at_start_tip(name)}"
         ) from None
+
+
+def exit_at_start_tip(name: str) -> str:
+    """What to do about an in-process server `name` that exited as it started (its module, factory or lifespan)."""
+    return (
+        "a server that exits at start usually misses a setting: give it what it needs in `env` of "
+        f"[servers.{name}] (a check at import time sees only the environment behave runs in), or run it "
+        "over stdio (-D transport=stdio) to see all it prints."
+    )
 
 
 class _patched_environ:

@@ -238,10 +238,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             "and its /sse URL."
         )
         body = _error(answers, f'The server "{self.server}" {message}.', b"", code=types.INVALID_REQUEST, tip=tip)
-        sent = {"status": response.status_code, "content_type": response.headers.get("content-type")}
-        # not its reason phrase either: the stand-in is a 200
-        extensions = {k: v for k, v in response.extensions.items() if k != "reason_phrase"} | {SERVER_SENT: sent}
-        return _stand_in(response, body, 200, extensions)
+        return _answered_for(response, body)
 
     async def _no_answer(
         self,
@@ -276,15 +273,11 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         if kind == "application/json" and size <= self.limit and _is_error_answer(body):
             response.stream = _Read(chunks, stream)  # a spec-correct server's error, at any status
             return response
-        status = response.status_code
         what, tip = _what_came(request, response, kind)
         message = f'The server "{self.server}" answered the {method} request with {what}: not a JSON-RPC answer'
         if body.strip():
             message += f". Its body begins: {body[:_SAID].decode('utf-8', 'replace')!r}"
-        error = _error(answers, message, body[:_QUOTE], code=types.INVALID_REQUEST, tip=tip)
-        sent = {"status": status, "content_type": response.headers.get("content-type")}
-        extensions = {k: v for k, v in response.extensions.items() if k != "reason_phrase"} | {SERVER_SENT: sent}
-        return _stand_in(response, error, 200, extensions)
+        return _answered_for(response, _error(answers, message, body[:_QUOTE], code=types.INVALID_REQUEST, tip=tip))
 
     def _event_refusal(self, request: httpx2.Request, answers: Any) -> Callable[[bytes, bytes | None], bytes | None]:
         """`refuse(head, tail)` for an SSE stream: the error event that replaces an event past the
@@ -322,6 +315,15 @@ def _stand_in(response: httpx2.Response, body: bytes, status: int, extensions: A
     headers = [(k, v) for k, v in response.headers.raw if k.lower() not in _BODY_HEADERS]
     headers.append((b"content-type", b"application/json"))
     return httpx2.Response(status, headers=headers, content=body, extensions=extensions)
+
+
+def _answered_for(response: httpx2.Response, body: bytes) -> httpx2.Response:
+    """A 200 with mcp-bdd's `body` where the server gave no answer (a 202, a redirect, a web page),
+    keeping what the server sent for the transcript (`SERVER_SENT`)."""
+    sent = {"status": response.status_code, "content_type": response.headers.get("content-type")}
+    # not its reason phrase either: the stand-in is a 200
+    extensions = {k: v for k, v in response.extensions.items() if k != "reason_phrase"} | {SERVER_SENT: sent}
+    return _stand_in(response, body, 200, extensions)
 
 
 def client_factory(
@@ -610,9 +612,7 @@ def _not_an_answer(status: int, kind: str) -> bool:
     and the auth steps read them from the transcript."""
     if status in (401, 403):
         return False
-    if 300 <= status < 400 or status >= 400:
-        return True
-    return kind not in ("application/json", _SSE)
+    return status >= 300 or kind not in ("application/json", _SSE)
 
 
 def _is_error_answer(body: bytes) -> bool:

@@ -53,7 +53,14 @@ from mcp_bdd.errors import (
     raised,
     raised_at,
 )
-from mcp_bdd.servers import InMemoryServer, RunningServer, answer_after_202, exit_0_tip, repeated_answer
+from mcp_bdd.servers import (
+    InMemoryServer,
+    RunningServer,
+    answer_after_202,
+    exit_0_tip,
+    exit_at_start_tip,
+    repeated_answer,
+)
 from mcp_bdd.session._hop import STALL_GRACE, Hops, Stalled, hops
 from mcp_bdd.session._listen import listen_for_changes
 from mcp_bdd.session._outcome import (
@@ -356,11 +363,7 @@ class Session(ClientSide):
                 'this protocol version, set protocol = "legacy" (2025-11-25) or "2026-07-28" for it.'
             )
         if isinstance(cause, EXITS):  # its lifespan or a handler of the handshake called sys.exit()
-            exited = as_exited(cause)
-            return f"exited as it started: {exited}{raised_at(exited.exit)}", (
-                "a server that exits at start usually misses a setting: give it what it needs in `env` of "
-                f"[servers.{self.name}], or run it over stdio (-D transport=stdio) to see all it prints."
-            )
+            return f"exited as it started: {_said(as_exited(cause))}", exit_at_start_tip(self.name)
         if self.server.transport == "in-memory":
             return f"raised {raised(cause)} while starting", (
                 "the app's own code failed (its lifespan, or a handler of the handshake): fix it where named. "
@@ -699,10 +702,10 @@ class Session(ClientSide):
         self.lost = True
         server = self.server
         if not isinstance(server, InMemoryServer):  # a handler of the client's own (a persona's) exited
-            return f"in-process code {exc}{raised_at(exc.exit)}: mcp-bdd stopped the request, not the run"
+            return f"in-process code {_said(exc)}: mcp-bdd stopped the request, not the run"
         if server.exit_code is not None:
             return "the server had exited (during an earlier request): nothing answers\n" + server.describe_death()
-        server.exited(exc.code, f"{exc}{raised_at(exc.exit)}")
+        server.exited(exc.code, _said(exc))
         return (
             "the connection closed before an answer came (the server went away)\n"
             + server.describe_death()
@@ -924,3 +927,8 @@ class Session(ClientSide):
             "prompts": self.prompts,
             "listing pages": dict(self.pages),
         }
+
+
+def _said(exc: ServerExited) -> str:
+    """What in-process code did to exit, and where: `its code called sys.exit(2) (app.py:18, in leave)`."""
+    return f"{exc}{raised_at(exc.exit)}"

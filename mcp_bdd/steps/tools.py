@@ -173,14 +173,14 @@ def step_tool_arg_type(context: Any, name: str, arg: str, kind: str) -> None:
             f'The tool "{tool["name"]}" has no argument "{arg}"',
             details="  " + did_you_mean(arg, props, "argument"),
         )
-    prop = props[arg]
-    if text(context, kind) not in schema_types(prop):
+    kinds = schema_types(props[arg])
+    if text(context, kind) not in kinds:
         raise ExpectationFailed(
             f'The argument "{arg}" of "{tool["name"]}" has another type'
-            if schema_types(prop)
+            if kinds
             else f'The argument "{arg}" of "{tool["name"]}" names no JSON type in its schema',
             expected=text(context, kind),
-            actual=prop,
+            actual=props[arg],
         )
 
 
