@@ -931,13 +931,16 @@ def test_a_server_that_closes_its_stdin_fails_the_next_request_at_once(unread: b
     [
         # it never answered the handshake; its exit code came from mcp-bdd giving up on it
         (("--mute",), None, "Exit code: 0, once mcp-bdd had closed its stdin (it was still running until then)"),
+        # it closed its stdout and exited on its own 50 ms later: EOF came before its exit showed, and
+        # closing its stdin then must not take the blame (it did, in a race, for a crash at start)
+        (("--die-slowly",), None, "Exit code: 4\n"),
         # exit 0 mid-call while a helper holds its stdout: its keeper kills the helper as it reaps the
         # server, so the stream ends at once (it was a timeout, "a process it started still holds
         # its stdout"), and the exit is the server's own
         (("--holder",), "quit", "the connection closed before an answer came (the server went away)"),
         ((), "blind", "the server closed its stdout but is still running: it can no longer answer"),
     ],
-    ids=["mcp-bdd-closed-stdin", "exited-under-a-helper", "closed-its-stdout"],
+    ids=["mcp-bdd-closed-stdin", "exited-slowly", "exited-under-a-helper", "closed-its-stdout"],
 )
 def test_how_a_server_ended_is_said_truly(flags: tuple[str, ...], tool: str | None, said: str, tmp_path: Path) -> None:
     """The failure says whether the server exited on its own, was ended by mcp-bdd, or still runs."""

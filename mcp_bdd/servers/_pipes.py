@@ -125,6 +125,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         self.max_line = max_line
         self.process = process  # the server process: its failure ends the stream, whoever holds stdout
         self._exited = False  # it has failed: what the pipe still holds is all it wrote
+        self._stdout_ended = False  # EOF on its stdout: it closed it, most often because it is exiting
         self._waiting: anyio.CancelScope | None = None  # the reader's wait for data, woken by the exit
         os.set_blocking(write_fd, False)
         os.set_blocking(read_fd, False)
@@ -172,6 +173,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             except OSError as exc:
                 raise anyio.EndOfStream from exc
             if not data:
+                self._stdout_ended = True
                 raise anyio.EndOfStream
             return data
 
@@ -303,6 +305,16 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         finally:
             os.close(pidfd)
 
+    async def _let_exit_show(self) -> None:
+        """Before its stdin closes: a server whose stdout ended is most often exiting, and a dying
+        process closes its files before its pidfd says it exited (its keeper reaps it first). Closing
+        its stdin in that moment blamed the exit on mcp-bdd ("once mcp-bdd had closed its stdin") for
+        a server that exited as it started; so its exit gets `_EXIT_SHOWS` to show. A server that
+        closed its stdout and lives on (it can no longer answer) is said to be running, as before."""
+        if self._stdout_ended and self.write_fd >= 0 and self._still_running():
+            with anyio.CancelScope(shield=True):
+                await self._runs_on()
+
     def _still_running(self) -> bool:
         """Whether the server process has not exited (a pidfd poll: nothing is reaped)."""
         return self.process is not None and not self.process.exited()
@@ -324,6 +336,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             try:
                 yield read_stream, write_stream
             finally:
+                await self._let_exit_show()
                 self.close_stdin()
                 tg.cancel_scope.cancel()
                 for stream in (read_stream, write_stream):

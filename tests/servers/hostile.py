@@ -8,6 +8,8 @@ would, and it starts in milliseconds. Flags (combinable):
     --daemon F      double-fork a `sleep 600` daemon with an empty environment, its pid written to F
     --holder        start a helper (`sleep 600`) that inherits stdout: no EOF when the server dies
     --die-at-start  exit with code 4 before answering anything (with --holder: a crash at start)
+    --die-slowly    close its stdout, then exit with code 4 50 ms later, before answering anything:
+                    a dying process closes its files before its exit shows, here every time
     --escapes       terminal escape sequences in its name, its version and the echo tool's description
     --token T       accepted and ignored (a credential passed on the command line)
     --token-in-surface  its name, and the `secret` tool's description, repeat $API_TOKEN
@@ -104,6 +106,7 @@ def main() -> int:
     parser.add_argument("--holder", action="store_true")
     parser.add_argument("--detached", action="store_true")
     parser.add_argument("--die-at-start", action="store_true")
+    parser.add_argument("--die-slowly", action="store_true")
     parser.add_argument("--escapes", action="store_true")
     parser.add_argument("--token")
     parser.add_argument("--token-in-surface", action="store_true")
@@ -126,6 +129,10 @@ def main() -> int:
     if args.holder:
         subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL)  # inherits our stdout
     if args.die_at_start:
+        os._exit(4)
+    if args.die_slowly:
+        os.close(1)
+        time.sleep(0.05)
         os._exit(4)
     if args.junk:
         out.write(b"Welcome to the hostile server v1!\n\xff\xfe not utf-8\n")
