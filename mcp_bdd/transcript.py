@@ -12,8 +12,9 @@ Bounded: a server that floods notifications (a log line per item of a million-it
 every one in memory, in each report and in behave's json (200,000 log lines: 600 MB of RSS and
 a 105 MB report). A scenario's transcript keeps its first NOTIFICATION_LIMIT messages the server
 sent unasked — notifications, and its own requests with the client's answers to them (60,000
-sampling requests took 1.26 GB and a 43 MB report) — and counts the rest, by method, in an
-"info" entry at the end of the step they came in. Requests, responses and errors are never
+sampling requests took 1.26 GB and a 43 MB report), and of those no more than NOTIFICATION_BYTES
+(1,000 log messages of 1 MB each took a GB, in every report) — and counts the rest, by method,
+in an "info" entry at the end of the step they came in. Requests, responses and errors are never
 dropped: they are what a step did.
 """
 
@@ -30,6 +31,7 @@ from mcp_bdd.secrets import dumps_masked, mask, mask_data
 __all__ = [
     "ARROWS",
     "HOOKS_MIME",
+    "NOTIFICATION_BYTES",
     "NOTIFICATION_LIMIT",
     "SERVER_MIME",
     "STDERR_MIME",
@@ -39,6 +41,7 @@ __all__ = [
     "Kind",
     "Transcript",
     "evidence",
+    "weigh",
 ]
 
 #: One step's exchanges: a JSON list of `Exchange` dicts.
@@ -66,6 +69,8 @@ Kind = Literal[
 
 #: Notifications a scenario's transcript keeps; later ones are counted (the module doc says why).
 NOTIFICATION_LIMIT = 1000
+#: ... and how much of them, as JSON (`weigh`): each kept one is in every report of the run
+NOTIFICATION_BYTES = 16 * 1024 * 1024
 #: what a server sends unasked: kept up to the limit (the client's answer to a request, with it)
 _UNASKED = frozenset({"notification", "server_request"})
 
@@ -119,20 +124,39 @@ class Exchange:
         return f"{arrow} [{self.server}] {self.method}{took} {body}"
 
 
+def weigh(payload: Any) -> int:
+    """About the bytes `payload` takes as JSON (its characters): what bounds the messages a
+    transcript or a timeline keeps by size, not only by count. One the encoder cannot write
+    (nested past its recursion limit) weighs nothing: its count still bounds it."""
+    try:
+        return len(json.dumps(payload, ensure_ascii=False, default=str))
+    except (ValueError, RecursionError):
+        return 0
+
+
 def evidence(items: list[Exchange]) -> bytes:
     """Exchanges as evidence leaves the process (an attachment): a JSON array, secrets masked."""
     return dumps_masked([item.to_json() for item in items]).encode()
 
 
+def _size(n: int) -> str:
+    return f"{n / (1024 * 1024):g} MB" if n >= 1024 * 1024 else f"{n} bytes"
+
+
 class Transcript:
     """Append-only record of one scenario's exchanges, drained step by step."""
 
-    def __init__(self, notification_limit: int = NOTIFICATION_LIMIT) -> None:
+    def __init__(
+        self, notification_limit: int = NOTIFICATION_LIMIT, notification_bytes: int = NOTIFICATION_BYTES
+    ) -> None:
         self._lock = threading.Lock()
         self._items: list[Exchange] = []
         self._drained = 0
         self._notification_limit = notification_limit
+        self._notification_bytes = notification_bytes
         self._notifications = 0
+        self._kept_bytes = 0
+        self._full = False  # the unasked messages kept reached NOTIFICATION_BYTES: the rest are counted
         self._last_answer = 0.0  # see `last_answer`
         self._unrecorded: dict[str, dict[str, int]] = {}  # server -> method -> counted, not kept
         self._reported: dict[str, dict[str, int]] = {}  # server -> what its last "info" entry counted
@@ -147,22 +171,27 @@ class Transcript:
         duration_ms: float | None = None,
         related: int | None = None,
     ) -> Exchange:
+        # weighed outside the lock (a large one takes milliseconds), and only while it may be kept
+        unasked = kind in _UNASKED
+        size = weigh(payload) if unasked and not self._full and self._notifications < self._notification_limit else 0
         with self._lock:
             if kind != "request":
                 self._last_answer = time.monotonic()
             # the answer to a request not kept is not kept either; the rest past the limit are counted
-            kept = (
-                bool(related) if kind == "client_response" else kind not in _UNASKED or self._count_in(server, method)
-            )
+            kept = bool(related) if kind == "client_response" else not unasked or self._count_in(server, method, size)
             if not kept:
                 return Exchange(0, kind, server, method, payload, time.time(), duration_ms, related)  # seq 0
             return self._append(kind, server, method, payload, duration_ms, related)
 
-    def _count_in(self, server: str, method: str) -> bool:
-        """One more unasked message (under the lock): whether it is kept, or only counted past the limit."""
+    def _count_in(self, server: str, method: str, size: int) -> bool:
+        """One more unasked message of `size` (under the lock): whether it is kept, or only counted
+        past the limits (the first that does not fit ends the keeping: "the first N" stays true)."""
         self._notifications += 1
-        if self._notifications <= self._notification_limit:
-            return True
+        if self._notifications <= self._notification_limit and not self._full:
+            if self._kept_bytes + size <= self._notification_bytes:
+                self._kept_bytes += size
+                return True
+            self._full = True
         by_method = self._unrecorded.setdefault(server, {})
         by_method[method] = by_method.get(method, 0) + 1
         return False
@@ -187,8 +216,9 @@ class Transcript:
                     "by_method": {m: n - before.get(m, 0) for m, n in by_method.items() if n > before.get(m, 0)},
                     "in_the_scenario_so_far": total,
                     "why": (
-                        f"a scenario's transcript keeps its first {self._notification_limit} notifications "
-                        "(and requests of the server's, with the client's answers)"
+                        f"a scenario's transcript keeps its first {self._notification_limit} notifications, "
+                        f"{_size(self._notification_bytes)} of them at most (and requests of the server's, "
+                        "with the client's answers)"
                     ),
                 }
                 self._append("info", server, "notifications", payload, None, None)

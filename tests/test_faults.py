@@ -1208,6 +1208,66 @@ Feature: flood
     assert (root / "behave.json").stat().st_size < 2_000_000
 
 
+def test_large_notifications_are_bounded_by_size_not_only_by_count(tmp_path: Path) -> None:
+    """24 log messages of 1 MB each: a count of 1,000 bounded nothing, so all were kept, in the
+    run's memory and in every report (32 MB of behave's json). The transcript now keeps
+    NOTIFICATION_BYTES of them and counts the rest; the steps still search every one (the
+    timeline's own bound, KEEP_BYTES, is larger)."""
+    from mcp_bdd.transcript import NOTIFICATION_BYTES, TRANSCRIPT_MIME, weigh
+
+    feature = """
+Feature: flood
+  Scenario: a server logs large messages
+    Given the MCP server "hostile" is running
+    When I call the tool "flood" with:
+      | n  | size    |
+      | 24 | 1000000 |
+    Then the tool call succeeds
+    And the server logged a "info" message containing "line 23xxx"
+"""
+    root = make_project(tmp_path, hostile(extra="timeout = 300\n"), {"f.feature": feature})
+    run = run_behave(root, "-f", "json", "-o", "behave.json", "-f", "plain", timeout=300)
+    assert run.counts()["passed"] == 1, run.output[-3000:]
+    report = json.loads((root / "behave.json").read_text())
+    items = [
+        item
+        for embedding in report[0]["elements"][0]["steps"][1]["embeddings"]
+        if embedding["mime_type"] == TRANSCRIPT_MIME
+        for item in json.loads(base64.b64decode(embedding["data"]))
+    ]
+    kept = [i for i in items if i["kind"] == "notification"]
+    counted = [i for i in items if i["method"] == "notifications" and i["kind"] == "info"]
+    assert 15 <= len(kept) < 24 and sum(weigh(i["payload"]) for i in kept) <= NOTIFICATION_BYTES, len(kept)
+    assert counted and counted[-1]["payload"]["notifications_not_recorded"] == 24 - len(kept), counted
+    assert "16 MB of them at most" in counted[-1]["payload"]["why"], counted
+    assert (root / "behave.json").stat().st_size < 24_000_000
+
+
+def test_the_transcript_and_the_timeline_keep_the_first_messages_that_fit_their_size() -> None:
+    from mcp_bdd.session import Timeline
+    from mcp_bdd.transcript import Transcript, weigh
+
+    big, small = {"data": "x" * 40}, {"data": ""}
+    assert weigh(big) == 52 and weigh(small) == 12  # {"data": "..."}
+    transcript = Transcript(notification_bytes=100)
+    for payload in (big, big, small, big):
+        transcript.record("notification", "s", "notifications/message", payload)
+    items = transcript.drain()
+    # the second did not fit: from then on every one is counted, the small one too ("the first N")
+    assert [i.kind for i in items] == ["notification", "info"], items
+    assert (
+        items[-1].payload["notifications_not_recorded"] == 3 and "100 bytes of them at most" in items[-1].payload["why"]
+    )
+    timeline = Timeline(keep_bytes=100)
+    for payload in (big, big, small):
+        timeline.add("notifications/message", payload)
+    assert timeline.count("notifications/message") == 3 and len(timeline.of("notifications/message")) == 1
+    assert timeline.unseen() == 2
+    timeline.clear()  # a feature-scoped session's next scenario: room again
+    timeline.add("notifications/message", big)
+    assert timeline.unseen() == 0 and len(timeline.of("notifications/message")) == 1
+
+
 def test_the_transcript_counts_per_server_what_it_does_not_keep_and_never_drops_requests() -> None:
     from mcp_bdd.transcript import Transcript
 

@@ -16,10 +16,11 @@ from mcp_bdd.session._listen import ListenFailed, covers, listening, open_stream
 from mcp_bdd.session._outcome import Outcome, result_text, unwrap
 from mcp_bdd.session._persona import Persona, coerce_elicitation, coerce_value, schema_types
 from mcp_bdd.session._session import Session
-from mcp_bdd.session._timeline import KEEP, Timeline
+from mcp_bdd.session._timeline import KEEP, KEEP_BYTES, Timeline
 
 __all__ = [
     "KEEP",
+    "KEEP_BYTES",
     "ListenFailed",
     "Outcome",
     "Persona",

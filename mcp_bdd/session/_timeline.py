@@ -1,7 +1,8 @@
 """The notification timeline of a session: what arrived, when, and waiting on arrival (not sleeping).
 
 Bounded, like the transcript: a server that floods notifications must not take the run's memory
-with it. The timeline keeps the first KEEP notifications of a scenario for the steps that read
+with it. The timeline keeps the first KEEP notifications of a scenario, KEEP_BYTES of them at
+most (as JSON: a count alone let 100,000 messages of 1 MB each in), for the steps that read
 them (a log message containing a text, the progress values) and counts every one exactly, so a
 step that counts ("at least 3 progress notifications") is right however many arrived, and a
 step that searches says how many it could not see.
@@ -14,10 +15,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["KEEP", "Timeline"]
+from mcp_bdd.transcript import weigh
 
-#: notifications a timeline keeps per scenario (about 0.1 GB of the largest a server sends)
+__all__ = ["KEEP", "KEEP_BYTES", "Timeline"]
+
+#: notifications a timeline keeps per scenario
 KEEP = 100_000
+#: ... and how much of them, as JSON (`transcript.weigh`)
+KEEP_BYTES = 256 * 1024 * 1024
 
 
 class Timeline:
@@ -27,23 +32,31 @@ class Timeline:
     scenario adopts the session (`Session.adopt_scenario`), so no step sees an earlier scenario's.
     """
 
-    def __init__(self, keep: int = KEEP) -> None:
+    def __init__(self, keep: int = KEEP, keep_bytes: int = KEEP_BYTES) -> None:
         self._cond = threading.Condition()
         self._keep = keep
+        self._keep_bytes = keep_bytes
         self.items: list[tuple[float, str, dict[str, Any], int | None]] = []  # (t, method, params, related)
         self._counts: dict[str, int] = {}
+        self._kept_bytes = 0
+        self._full = False  # one did not fit: the rest are counted, so the kept ones stay "the first"
 
     def add(self, method: str, params: dict[str, Any], related: int | None = None) -> None:
+        size = 0 if self._full else weigh(params)  # outside the lock: a large one takes milliseconds
         with self._cond:
             self._counts[method] = self._counts.get(method, 0) + 1
-            if len(self.items) < self._keep:
+            if not self._full and len(self.items) < self._keep and self._kept_bytes + size <= self._keep_bytes:
                 self.items.append((time.monotonic(), method, params, related))
+                self._kept_bytes += size
+            else:
+                self._full = True
             self._cond.notify_all()
 
     def clear(self) -> None:
         with self._cond:
             self.items.clear()
             self._counts.clear()
+            self._kept_bytes, self._full = 0, False
 
     def of(self, method: str) -> list[dict[str, Any]]:
         """The kept notifications of one method (all of them unless `unseen()` says otherwise)."""

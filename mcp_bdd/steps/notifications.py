@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp_bdd._lookahead import reads_change_notifications
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
-from mcp_bdd.session import KEEP, Session, Timeline
+from mcp_bdd.session import KEEP, KEEP_BYTES, Session, Timeline
 from mcp_bdd.steps._base import at_least, current_session, expected_text, given, state, text, then
 from mcp_bdd.steps.resources import capability
 
@@ -50,7 +50,10 @@ def _arrived(view: Timeline) -> str:
     listed = ", ".join(f"{n} × {_NAMES.get(method, method)}" for method, n in sorted(counts.items()))
     unseen = view.unseen()
     if unseen:  # a flood: the steps read the first KEEP, the counts are exact
-        listed += f" (the last {unseen} were counted, not kept: a scenario keeps its first {KEEP})"
+        listed += (
+            f" (the last {unseen} were counted, not kept: a scenario keeps its first {KEEP}, "
+            f"{KEEP_BYTES // (1024 * 1024)} MB of them at most)"
+        )
     return listed
 
 

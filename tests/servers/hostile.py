@@ -35,7 +35,7 @@ would, and it starts in milliseconds. Flags (combinable):
 Tools: `echo` (text), `big` (`mb` megabytes of text), `deep`, `secret` (the value of $API_TOKEN
 in the result's text and as a key of its structured content, in a log notification and on stderr), `spam`, `die` (exit code 3 mid-call),
 `ansi` (terminal escape sequences that clear the screen and fake a green summary), `flood`
-(`n` log notifications, then the result), `deaf` (answers, then closes its stdin and keeps running;
+(`n` log notifications, each `size` characters longer, then the result), `deaf` (answers, then closes its stdin and keeps running;
 with `unread`, once the next request is in the pipe, which the close discards), `stop_reading` (answers, then reads
 its stdin no more, yet keeps it open), `blind` (closes its stdout and keeps
 running), `quit` (exits 0 without answering), `lone` (text with a lone UTF-16 surrogate, which Python's json reads and the SDK's parser does
@@ -68,7 +68,7 @@ TOOLS = [
         ("spam", {}),
         ("die", {}),
         ("ansi", {}),
-        ("flood", {"n": {"type": "number"}}),
+        ("flood", {"n": {"type": "number"}, "size": {"type": "number"}}),
         ("login", {}),
         ("badlog", {}),
         ("lone", {}),
@@ -284,10 +284,10 @@ def call(name: str, arguments: dict[str, Any], args: argparse.Namespace, send: A
     if name == "loose":
         return {"content": [{"type": "text", "text": json.dumps(arguments, sort_keys=True)}]}
     if name == "flood":
+        pad = "x" * int(arguments.get("size", 0))
         for i in range(int(arguments.get("n", 1000))):
-            send(
-                {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": f"line {i}"}}
-            )
+            data = f"line {i}{pad}"
+            send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": data}})
         return {"content": [{"type": "text", "text": "flooded"}]}
     if name == "lone":
         return {"content": [{"type": "text", "text": "cut \ud83d inside an emoji"}]}
