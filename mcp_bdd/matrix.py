@@ -471,12 +471,22 @@ def _tail(path: Path, lines: int = 12) -> str:
     return "\n".join("      " + line for line in split_lines(tail(path, lines)))
 
 
+#: the statuses behave ends itself with: 0 (an option such as --help), 1 (a bad option, feature
+#: file or hook), argparse's 2; any other status, or a signal, means something ended its process
+_BEHAVE_OWN = (0, 1, 2)
+
+
+def _died(code: int | None) -> bool:
+    """Whether a worker's exit status says something ended behave, rather than behave itself."""
+    return code not in _BEHAVE_OWN
+
+
 def _no_report(code: int | None) -> str:
-    """Why a worker wrote no report, from its exit status: behave's own (1; argparse's 2) or not."""
-    if code in (1, 2):
-        return f"behave ended with exit code {code} without writing a report."
+    """Why a worker wrote no report, from its exit status: behave's own (`_BEHAVE_OWN`) or not."""
     if code == 0:
         return "behave ended without running the features (exit code 0, no report): an option such as --help?"
+    if not _died(code):
+        return f"behave ended with exit code {code} without writing a report."
     how = f"killed by {_signal_name(-code)}" if code is not None and code < 0 else f"exit code {code}"
     return (
         f"behave died during the run ({how}) without writing a report: something ended its process — "
@@ -510,8 +520,7 @@ def _analyse(result: LegResult, interrupted: bool) -> None:
             result.problems.append(
                 f"{job.name}: {_no_report(job.returncode)} Its output ({job.log}):\n{_tail(job.log)}"
             )
-            # behave stops itself with 1 (a bad option, feature file or hook: usage); anything else ended it
-            died = job.returncode not in (0, 1, 2)
+            died = _died(job.returncode)  # behave's own status is a usage error; anything else ended it
             result.died = result.died or died
             result.severity = max(result.severity, EXIT_FAILED if died else EXIT_USAGE)
     for run in runs:
