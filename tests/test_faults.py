@@ -1313,6 +1313,26 @@ def test_a_flood_of_server_requests_is_bounded_like_notifications() -> None:
     assert items[-1].payload["by_method"] == {"sampling/createMessage": 3000 - NOTIFICATION_LIMIT}
 
 
+def test_scripted_server_requests_are_counted_exactly_and_kept_bounded() -> None:
+    """The sampling and elicitation requests a scenario scripted answers for were kept in plain
+    lists, without a bound, for the steps that count and read them: a server asking in a loop took
+    the run's memory. They are a timeline now (bounded as notifications are); the count stays
+    exact and the last request is the last that came, kept or not."""
+    from mcp_bdd.session import ELICITATION, SAMPLING, Timeline
+    from mcp_bdd.session._persona import ClientSide
+
+    side = ClientSide()
+    side.asked = Timeline(keep=2)
+    for i in range(5):
+        side.asked.add(SAMPLING, {"i": i})
+    side.asked.add(ELICITATION, {"message": "sure?"})
+    assert side.asked.count(SAMPLING) == 5 and side.asked.last(SAMPLING) == {"i": 5 - 1}
+    assert side.sampling_requests == [{"i": 0}, {"i": 1}] and side.elicitation_requests == []
+    assert side.asked.last(ELICITATION) == {"message": "sure?"} and side.asked.count(ELICITATION) == 1
+    side.asked.clear()
+    assert side.asked.last(SAMPLING) is None and side.asked.count(SAMPLING) == 0
+
+
 def test_the_timeline_counts_exactly_keeps_a_bounded_number_and_looks_at_each_once() -> None:
     from mcp_bdd.session import Timeline
 

@@ -14,13 +14,15 @@ from __future__ import annotations
 from mcp_bdd.session._hop import cancel_pending, stalled
 from mcp_bdd.session._listen import ListenFailed, covers, listening, open_stream
 from mcp_bdd.session._outcome import Outcome, result_text, unwrap
-from mcp_bdd.session._persona import Persona, coerce_elicitation, coerce_value, schema_types
+from mcp_bdd.session._persona import ELICITATION, SAMPLING, Persona, coerce_elicitation, coerce_value, schema_types
 from mcp_bdd.session._session import Session
 from mcp_bdd.session._timeline import KEEP, KEEP_BYTES, Timeline
 
 __all__ = [
+    "ELICITATION",
     "KEEP",
     "KEEP_BYTES",
+    "SAMPLING",
     "ListenFailed",
     "Outcome",
     "Persona",

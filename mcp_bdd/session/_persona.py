@@ -17,9 +17,13 @@ import mcp_types as types
 from mcp_bdd._sdk import ClientRequestContext, Dispatch, intercept_input_requests
 from mcp_bdd.errors import UsageError
 from mcp_bdd.session._outcome import dump
+from mcp_bdd.session._timeline import Timeline
 from mcp_bdd.transcript import Transcript
 
-__all__ = ["ClientSide", "Persona", "coerce_elicitation", "coerce_value"]
+__all__ = ["ELICITATION", "SAMPLING", "ClientSide", "Persona", "coerce_elicitation", "coerce_value"]
+
+SAMPLING = "sampling/createMessage"
+ELICITATION = "elicitation/create"
 
 
 @dataclass
@@ -42,10 +46,21 @@ class ClientSide:
     name: str
     persona: Persona
     transcript: Transcript
-    sampling_requests: list[dict[str, Any]]
-    elicitation_requests: list[dict[str, Any]]
+    #: the sampling and elicitation requests the scenario scripted answers for: counted exactly, kept
+    #: as bounded as notifications are (a server that asks in a loop must not take the run's memory)
+    asked: Timeline
     roots_requests: int
     problems: list[str]
+
+    @property
+    def sampling_requests(self) -> list[dict[str, Any]]:
+        """The sampling requests kept (`asked` counts them all)."""
+        return self.asked.of(SAMPLING)
+
+    @property
+    def elicitation_requests(self) -> list[dict[str, Any]]:
+        """The elicitation requests kept (`asked` counts them all)."""
+        return self.asked.of(ELICITATION)
 
     def _record_unscripted_requests(self) -> None:
         """A server request the scenario did not script gets a clear error back, and is recorded.
@@ -95,8 +110,8 @@ class ClientSide:
 
     async def _on_sampling(self, ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> Any:
         payload = dump(params)
-        self.sampling_requests.append(payload)
-        req = self.transcript.record("server_request", self.name, "sampling/createMessage", payload)
+        self.asked.add(SAMPLING, payload)
+        req = self.transcript.record("server_request", self.name, SAMPLING, payload)
         result = types.CreateMessageResult(
             role="assistant",
             content=types.TextContent(type="text", text=self.persona.sampling_text or ""),
@@ -108,8 +123,8 @@ class ClientSide:
 
     async def _on_elicitation(self, ctx: ClientRequestContext, params: Any) -> Any:
         payload = dump(params)
-        self.elicitation_requests.append(payload)
-        req = self.transcript.record("server_request", self.name, "elicitation/create", payload)
+        self.asked.add(ELICITATION, payload)
+        req = self.transcript.record("server_request", self.name, ELICITATION, payload)
         action = self.persona.elicitation or "decline"
         if action == "accept":
             schema = payload.get("requestedSchema") or {}

@@ -134,8 +134,7 @@ class Session(ClientSide):
         self.templates: list[dict[str, Any]] | None = None
         self.prompts: list[dict[str, Any]] | None = None
         self.pages: dict[str, int] = {}
-        self.sampling_requests: list[dict[str, Any]] = []
-        self.elicitation_requests: list[dict[str, Any]] = []
+        self.asked = Timeline()  # the scripted sampling and elicitation requests (see ClientSide)
         self.roots_requests = 0
         self._stamped_level: str | None = None
         self._http_client: Any = None
@@ -492,8 +491,7 @@ class Session(ClientSide):
         self.surface_dirty = True  # so this scenario's report shows the server too
         self.timeline.clear()
         self.progress_received, self.progress_first = 0, []
-        self.sampling_requests.clear()
-        self.elicitation_requests.clear()
+        self.asked.clear()
         if log_level is not None and log_level != self.log_level:
             self.set_log_level(log_level)
         elif log_level is None and self._stamped_level is not None:

@@ -40,11 +40,13 @@ class Timeline:
         self._counts: dict[str, int] = {}
         self._kept_bytes = 0
         self._full = False  # one did not fit: the rest are counted, so the kept ones stay "the first"
+        self._last: dict[str, dict[str, Any]] = {}  # method -> the last that arrived, kept or not
 
     def add(self, method: str, params: dict[str, Any], related: int | None = None) -> None:
         size = 0 if self._full else weigh(params)  # outside the lock: a large one takes milliseconds
         with self._cond:
             self._counts[method] = self._counts.get(method, 0) + 1
+            self._last[method] = params
             if not self._full and len(self.items) < self._keep and self._kept_bytes + size <= self._keep_bytes:
                 self.items.append((time.monotonic(), method, params, related))
                 self._kept_bytes += size
@@ -56,12 +58,18 @@ class Timeline:
         with self._cond:
             self.items.clear()
             self._counts.clear()
+            self._last.clear()
             self._kept_bytes, self._full = 0, False
 
     def of(self, method: str) -> list[dict[str, Any]]:
         """The kept notifications of one method (all of them unless `unseen()` says otherwise)."""
         with self._cond:
             return [p for (_, m, p, _) in self.items if m == method]
+
+    def last(self, method: str) -> dict[str, Any] | None:
+        """The last one of `method` that arrived, kept or only counted (None if none did)."""
+        with self._cond:
+            return self._last.get(method)
 
     def count(self, method: str) -> int:
         """How many notifications of `method` arrived, kept or not."""

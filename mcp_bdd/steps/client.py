@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError
-from mcp_bdd.session import Session
+from mcp_bdd.session import ELICITATION, SAMPLING, Session
 from mcp_bdd.steps._base import current_session, expected_text, given, state, table_rows, text, then
 
 __all__: list[str] = []
@@ -135,12 +135,12 @@ def step_sampling_count(context: Any, n: int, unit: str) -> None:
     """
     session = current_session(context)
     session.raise_problems()
-    got = session.sampling_requests
-    if len(got) != n:
+    got = session.asked.count(SAMPLING)  # exact, however many were kept
+    if got != n:
         raise ExpectationFailed(
-            f'The server "{session.name}" requested sampling {len(got)} time(s), not {n}',
+            f'The server "{session.name}" requested sampling {got} time(s), not {n}',
             expected=n,
-            actual=len(got),
+            actual=got,
             tip=_declared(session, "sampling"),
         )
 
@@ -167,13 +167,13 @@ def step_sampling_contains(context: Any, needle: str) -> None:
     wanted = expected_text(context, needle)
     session = current_session(context)
     session.raise_problems()
-    if not session.sampling_requests:
+    last = session.asked.last(SAMPLING)  # the last that came, kept or only counted
+    if last is None:
         raise ExpectationFailed(
             f'The server "{session.name}" made no sampling request',
             expected=f'a sampling request containing "{wanted}"',
             tip=_declared(session, "sampling"),
         )
-    last = session.sampling_requests[-1]
     body = _sampling_text(last)
     if wanted not in body and wanted not in json.dumps(last, ensure_ascii=False):
         raise ExpectationFailed(
@@ -191,10 +191,12 @@ def step_elicitation_message(context: Any, needle: str) -> None:
     wanted = expected_text(context, needle)
     session = current_session(context)
     session.raise_problems()
-    messages = [str(r.get("message", "")) for r in session.elicitation_requests]
+    messages = [str(r.get("message", "")) for r in session.asked.of(ELICITATION)]
     if not any(wanted in m for m in messages):
+        unseen = session.asked.count(ELICITATION) - len(messages)
         raise ExpectationFailed(
-            f'The server "{session.name}" requested no elicitation with a message containing "{wanted}"',
+            f'The server "{session.name}" requested no elicitation with a message containing "{wanted}"'
+            + (f" (of the first {len(messages)}; {unseen} more were counted, not kept)" if unseen else ""),
             actual=messages or "no elicitation requests",
             tip=_declared(session, "elicitation"),
         )
