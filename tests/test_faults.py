@@ -1177,7 +1177,7 @@ def test_terminal_escapes_in_a_servers_surface_are_shown_not_run(
 def test_a_notification_flood_is_counted_not_kept(tmp_path: Path) -> None:
     """30,000 log lines in one call: the steps still count and search them, while the transcript
     (every report, behave's json) keeps the first NOTIFICATION_LIMIT and counts the rest."""
-    from mcp_bdd.transcript import NOTIFICATION_LIMIT, TRANSCRIPT_MIME
+    from mcp_bdd.transcript import NOTIFICATION_LIMIT
 
     feature = """
 Feature: flood
@@ -1189,23 +1189,31 @@ Feature: flood
     Then the tool call succeeds
     And the server logged a "info" message containing "line 29"
 """
-    root = make_project(tmp_path, hostile(extra="timeout = 300\n"), {"f.feature": feature})
-    run = run_behave(root, "-f", "json", "-o", "behave.json", "-f", "plain", timeout=300)
-    assert run.counts()["passed"] == 1, run.output[-3000:]
-    report = json.loads((root / "behave.json").read_text())
-    call_step = report[0]["elements"][0]["steps"][1]
-    items = [
-        item
-        for embedding in call_step["embeddings"]
-        if embedding["mime_type"] == TRANSCRIPT_MIME
-        for item in json.loads(base64.b64decode(embedding["data"]))
-    ]
+    items, size = _flooded_call(tmp_path, feature)
     kept = [i for i in items if i["kind"] == "notification"]
     counted = [i for i in items if i["method"] == "notifications" and i["kind"] == "info"]
     assert len(kept) == NOTIFICATION_LIMIT, len(kept)
     assert counted and counted[-1]["payload"]["notifications_not_recorded"] == 30000 - NOTIFICATION_LIMIT, counted
     assert [i["method"] for i in items if i["kind"] == "response"] == ["tools/list", "tools/call"], items[-3:]
-    assert (root / "behave.json").stat().st_size < 2_000_000
+    assert size < 2_000_000
+
+
+def _flooded_call(tmp_path: Path, feature: str) -> tuple[list[dict[str, Any]], int]:
+    """Run `feature` (it passes) against the hostile server: the transcript its second step
+    attached to behave's json, and the json's size."""
+    from mcp_bdd.transcript import TRANSCRIPT_MIME
+
+    root = make_project(tmp_path, hostile(extra="timeout = 300\n"), {"f.feature": feature})
+    run = run_behave(root, "-f", "json", "-o", "behave.json", "-f", "plain", timeout=300)
+    assert run.counts()["passed"] == 1, run.output[-3000:]
+    report = json.loads((root / "behave.json").read_text())
+    items = [
+        item
+        for embedding in report[0]["elements"][0]["steps"][1]["embeddings"]
+        if embedding["mime_type"] == TRANSCRIPT_MIME
+        for item in json.loads(base64.b64decode(embedding["data"]))
+    ]
+    return items, (root / "behave.json").stat().st_size
 
 
 def test_large_notifications_are_bounded_by_size_not_only_by_count(tmp_path: Path) -> None:
@@ -1213,7 +1221,7 @@ def test_large_notifications_are_bounded_by_size_not_only_by_count(tmp_path: Pat
     run's memory and in every report (32 MB of behave's json). The transcript now keeps
     NOTIFICATION_BYTES of them and counts the rest; the steps still search every one (the
     timeline's own bound, KEEP_BYTES, is larger)."""
-    from mcp_bdd.transcript import NOTIFICATION_BYTES, TRANSCRIPT_MIME, weigh
+    from mcp_bdd.transcript import NOTIFICATION_BYTES, weigh
 
     feature = """
 Feature: flood
@@ -1225,22 +1233,13 @@ Feature: flood
     Then the tool call succeeds
     And the server logged a "info" message containing "line 23xxx"
 """
-    root = make_project(tmp_path, hostile(extra="timeout = 300\n"), {"f.feature": feature})
-    run = run_behave(root, "-f", "json", "-o", "behave.json", "-f", "plain", timeout=300)
-    assert run.counts()["passed"] == 1, run.output[-3000:]
-    report = json.loads((root / "behave.json").read_text())
-    items = [
-        item
-        for embedding in report[0]["elements"][0]["steps"][1]["embeddings"]
-        if embedding["mime_type"] == TRANSCRIPT_MIME
-        for item in json.loads(base64.b64decode(embedding["data"]))
-    ]
+    items, size = _flooded_call(tmp_path, feature)
     kept = [i for i in items if i["kind"] == "notification"]
     counted = [i for i in items if i["method"] == "notifications" and i["kind"] == "info"]
     assert 15 <= len(kept) < 24 and sum(weigh(i["payload"]) for i in kept) <= NOTIFICATION_BYTES, len(kept)
     assert counted and counted[-1]["payload"]["notifications_not_recorded"] == 24 - len(kept), counted
     assert "16 MB of them at most" in counted[-1]["payload"]["why"], counted
-    assert (root / "behave.json").stat().st_size < 24_000_000
+    assert size < 24_000_000
 
 
 def test_the_transcript_and_the_timeline_keep_the_first_messages_that_fit_their_size() -> None:
