@@ -56,13 +56,13 @@ _JSON_UNSAFE = re.compile("[<>&\u2028\u2029]")
 #: (`\u202e`, as `mcp_bdd.errors.printable` does in the terminal); report.js does the same. So
 #: too the other controls `printable` escapes: raw, a NUL or an ESC a server sent was written
 #: into the page's text as it came (invisible, or U+FFFD), where the console shows `\x00`.
-_BIDI = re.compile(f"[{CONTROLS}]")
+_CONTROL = re.compile(f"[{CONTROLS}]")
 _BIDI_ONLY = re.compile(f"[{BIDI_CONTROLS}]")
 #: What `_shown_html` steps over: the elements whose text is not markup, then every other tag (the
 #: page's `<` and `>` are all tags: autoescape writes the data's as `&lt;` / `&gt;`), or a control.
-_BIDI_CONTEXT = re.compile(
-    r"(?P<raw><(?P<el>script|style|title|textarea)\b[^>]*>.*?</(?P=el)\s*>)|(?P<tag><[^>]*>)|(?P<bidi>"
-    + _BIDI.pattern
+_CONTROL_CONTEXT = re.compile(
+    r"(?P<raw><(?P<el>script|style|title|textarea)\b[^>]*>.*?</(?P=el)\s*>)|(?P<tag><[^>]*>)|(?P<control>"
+    + _CONTROL.pattern
     + ")",
     re.DOTALL | re.IGNORECASE,
 )
@@ -307,18 +307,18 @@ def exchange_summary(exchanges: Sequence[Exchange]) -> tuple[str, bool]:
     return text, any(x.is_error for x in exchanges)
 
 
-def _bidi_escape(text: str) -> str:
+def _escaped_controls(text: str) -> str:
     """`text` with each control written as its escape (`\\u202e`, `\\x1b`)."""
-    return _BIDI.sub(lambda m: control_escape(m.group()), text)
+    return _CONTROL.sub(lambda m: control_escape(m.group()), text)
 
 
-def _shown_bidi(match: re.Match[str]) -> str:
-    control = match["bidi"]
+def _shown_control(match: re.Match[str]) -> str:
+    control = match["control"]
     if control is None:  # a tag's attributes, or <title>/<script>/<style> text: no markup there
         found = match.group()
-        return _bidi_escape(found) if _BIDI.search(found) else found
+        return _escaped_controls(found) if _CONTROL.search(found) else found
     title = _BIDI_TITLE if _BIDI_ONLY.match(control) else _CONTROL_TITLE
-    return f'<span class="bidi" title="{title}">{_bidi_escape(control)}</span>'
+    return f'<span class="bidi" title="{title}">{_escaped_controls(control)}</span>'
 
 
 def _shown_html(html: str) -> str:
@@ -328,7 +328,7 @@ def _shown_html(html: str) -> str:
     attribute: tooltips, alt text) or the <title>, the bare escape. The packed data is base64 and
     living-doc.json is written apart: both keep what the server sent.
     """
-    return _BIDI_CONTEXT.sub(_shown_bidi, html) if _BIDI.search(html) else html
+    return _CONTROL_CONTEXT.sub(_shown_control, html) if _CONTROL.search(html) else html
 
 
 def data_url(image: Image) -> str:

@@ -20,7 +20,7 @@ from mcp_bdd.report.render import unpack
 
 pytestmark = pytest.mark.slow
 
-BIDI = re.compile(f"[{CONTROLS}]")  # the other controls too (NUL, ESC): shown, like the bidirectional ones
+CONTROL = re.compile(f"[{CONTROLS}]")  # the other controls too (NUL, ESC): shown, like the bidirectional ones
 HEBREW = "\u05e9\u05dc\u05d5\u05dd"  # legitimate right-to-left letters: they stay as they are
 
 SERVER = f'''
@@ -81,7 +81,7 @@ def _raw_controls(driver: Any) -> list[str]:
     return [
         ascii(t[max(0, m.start() - 60) : m.end() + 20])
         for t in driver.execute_script(_ALL_TEXT)
-        for m in BIDI.finditer(t)
+        for m in CONTROL.finditer(t)
     ]
 
 
@@ -135,5 +135,5 @@ def test_bidi_controls_are_shown_without_scripts(browser_without_scripts: Any, p
 def test_the_page_script_shows_the_same_controls_as_the_terminal() -> None:
     """report.js cannot import errors.CONTROLS: its copy is held to it here."""
     script = (Path(__file__).resolve().parents[2] / "mcp_bdd" / "report" / "templates" / "report.js").read_text()
-    assert f"var BIDI = /([{CONTROLS}])/;" in script
+    assert f"var CONTROL = /([{CONTROLS}])/;" in script
     assert f"var BIDI_ONLY = /[{BIDI_CONTROLS}]/;" in script

@@ -33,27 +33,27 @@
      are shown as their escape ("\u202e"), marked, never applied: applied, a server's would reverse
      the text around it, ours included. So are the other controls the terminal shows as escapes
      (NUL, ESC: "\x1b"). render.py does the same for the page it writes. */
-  var BIDI = /([\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029])/;
+  var CONTROL = /([\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029])/;
   var BIDI_ONLY = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
   var BIDI_TITLE = "A bidirectional control character, shown rather than applied";
   var CONTROL_TITLE = "A control character, shown rather than applied";
 
-  function bidiEscape(c) {
+  function controlEscape(c) {
     var code = c.charCodeAt(0);
     return code <= 0xff ? "\\x" + ("0" + code.toString(16)).slice(-2) : "\\u" + ("000" + code.toString(16)).slice(-4);
   }
 
   /* For attributes (alt text), which hold no markup: the bare escape. */
-  function plain(text) { return String(text).replace(new RegExp(BIDI.source, "g"), bidiEscape); }
+  function plain(text) { return String(text).replace(new RegExp(CONTROL.source, "g"), controlEscape); }
 
-  /* `text` appended to `parent` as text nodes, each bidirectional control as a marked escape. */
+  /* `text` appended to `parent` as text nodes, each control as a marked escape. */
   function addText(parent, text) {
-    String(text).split(BIDI).forEach(function (part, n) {
+    String(text).split(CONTROL).forEach(function (part, n) {
       if (n % 2) {
         var mark = document.createElement("span");
         mark.className = "bidi";
         mark.title = BIDI_ONLY.test(part) ? BIDI_TITLE : CONTROL_TITLE;
-        mark.textContent = bidiEscape(part);
+        mark.textContent = controlEscape(part);
         parent.appendChild(mark);
       } else if (part) {
         parent.appendChild(document.createTextNode(part));
