@@ -2705,8 +2705,7 @@ class _NoAnswer(_Accepting):
     `error` HTTP 400 with a JSON-RPC error in the body (a server's own answer, at an HTTP error
     status), `moved` a 307 redirect to another origin, `gone` a 404 for the session, `garbled` a
     status line that is not HTTP, `slash` a 307 to /mcp/ on the same origin (a trailing-slash
-    redirect, which the SDK follows), where it answers; `locked` a 401 with a Bearer challenge,
-    `forbidden` a 403 (a token without the scope the call needs)."""
+    redirect, which the SDK follows), where it answers."""
 
     def _call(self, request_id: Any, text: str) -> None:
         answer = {"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}]}}
@@ -2724,8 +2723,6 @@ class _NoAnswer(_Accepting):
             "moved": (307, "text/plain", b"", {"Location": "http://127.0.0.2:9/mcp"}),
             "slash": (307, "text/plain", b"", {"Location": "/mcp/"}),
             "gone": (404, "text/plain", b"Not Found", {}),
-            "locked": (401, "text/plain", b"", {"WWW-Authenticate": 'Bearer error="invalid_token"'}),
-            "forbidden": (403, "application/json", b'{"detail": "scope tools:write needed"}', {}),
         }[text]
         self.send_response(status)
         self.send_header("Content-Type", kind)
@@ -2756,7 +2753,6 @@ def test_a_request_answered_with_no_json_rpc_answer_names_what_came_not_a_made_u
 """
         for text, code in [
             *[("html", -32600), ("crash", -32603), ("moved", -32600), ("gone", -32600)],  # the SDK's made-up codes
-            *[("locked", -32603), ("forbidden", -32603)],
             *[("error", -32602), ("garbled", -32000)],
         ]
     )
@@ -2771,15 +2767,9 @@ def test_a_request_answered_with_no_json_rpc_answer_names_what_came_not_a_made_u
     with _serving(_AcceptingServer(handler=_NoAnswer)) as base:
         root = make_project(tmp_path, _accepting(base), {"n.feature": "Feature: no answer\n" + scenarios})
         run = run_behave(root, "-f", "plain")
-    assert run.counts() == {"passed": 2, "failed": 7, "error": 0, "skipped": 0}, run.failures()
+    assert run.counts() == {"passed": 2, "failed": 5, "error": 0, "skipped": 0}, run.failures()
     out = run.output
     said = 'The server "accepting" answered the tools/call request with '
-    refused = 'The server "accepting" refused the tools/call request: HTTP '
-    assert (
-        refused + "401 (Unauthorized), not a JSON-RPC answer; WWW-Authenticate: 'Bearer error=\"invalid_token\"'" in out
-    )
-    assert refused + '403 (Forbidden), not a JSON-RPC answer. Its body begins: \'{"detail": "scope tools:write' in out
-    assert "the credentials lack what it needs (a scope, a role)" in out, out
     assert said + "HTTP 200 (text/html): not a JSON-RPC answer" in out, run.failures()
     assert "this URL serves something else (a web page?)" in out, out
     assert said + "HTTP 500 (text/plain): not a JSON-RPC answer. Its body begins: 'Internal Server Error: the " in out

@@ -52,7 +52,6 @@ from mcp_bdd._sdk import answer_key, redirect_followed
 from mcp_bdd.config import Config
 from mcp_bdd.errors import ProtocolViolation, ServerStartError
 from mcp_bdd.servers import ID_VALUE, PROTOCOL_MARK, size_text
-from mcp_bdd.session._outcome import CREDENTIALS_TIP, REFUSAL_MARK
 
 __all__ = [
     "ACCEPTED_KEEP",
@@ -73,12 +72,6 @@ _HEAD = 4096  # bytes kept of a refused event's start (its id, whether it is a r
 _TAIL = 256  # ... and of its end (SDKs that write the id last: TypeScript)
 _QUOTE = 300
 _SAID = 120  # bytes of a body that was no answer, quoted in the failure itself
-#: a request refused with 401/403 in a session that connected: credentials, or their scope
-_REFUSED_TIP = (
-    f"{CREDENTIALS_TIP} A 403 (or a 401 naming insufficient_scope) refuses this request only: the "
-    "credentials lack what it needs (a scope, a role). To check a refusal that is meant: "
-    '"Then the server answers 401 with a WWW-Authenticate header pointing to its resource metadata".'
-)
 _TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's own client's, for a factory call that names none
 _SSE = "text/event-stream"
 #: `response.extensions[SERVER_SENT]`: the status and content type the server sent, where a
@@ -280,27 +273,11 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         if kind == "application/json" and size <= self.limit and _is_error_answer(body):
             response.stream = _Read(chunks, stream)  # a spec-correct server's error, at any status
             return response
-        if response.status_code in (401, 403):
-            message, tip, mark = self._refusal(response, method), _REFUSED_TIP, REFUSAL_MARK
-        else:
-            what, tip = _what_came(request, response, kind)
-            message = f'The server "{self.server}" answered the {method} request with {what}: not a JSON-RPC answer'
-            mark = PROTOCOL_MARK
+        what, tip = _what_came(request, response, kind)
+        message = f'The server "{self.server}" answered the {method} request with {what}: not a JSON-RPC answer'
         if body.strip():
             message += f". Its body begins: {body[:_SAID].decode('utf-8', 'replace')!r}"
-        error = _error(answers, message, body[:_QUOTE], code=types.INVALID_REQUEST, tip=tip, mark=mark)
-        return _answered_for(response, error)
-
-    def _refusal(self, response: httpx2.Response, method: str) -> str:
-        """What a 401 or 403 to a request says: the SDK made up -32603 "Server returned an error
-        response" for it, which read as the server's JSON-RPC error."""
-        status = response.status_code
-        message = (
-            f'The server "{self.server}" refused the {method} request: HTTP {status} '
-            f"({'Unauthorized' if status == 401 else 'Forbidden'}), not a JSON-RPC answer"
-        )
-        challenge = response.headers.get("www-authenticate")
-        return message + (f"; WWW-Authenticate: {challenge[:_SAID]!r}" if challenge else "")
+        return _answered_for(response, _error(answers, message, body[:_QUOTE], code=types.INVALID_REQUEST, tip=tip))
 
     def _event_refusal(self, request: httpx2.Request, answers: Any) -> Callable[[bytes, bytes | None], bytes | None]:
         """`refuse(head, tail)` for an SSE stream: the error event that replaces an event past the
@@ -631,9 +608,10 @@ def _endpoint_in(chunk: bytes) -> str | None:
 def _not_an_answer(status: int, kind: str) -> bool:
     """Whether a request's POST got something the SDK would make up an error for: a redirect, an
     HTTP error (unless its body is a JSON-RPC error, looked at in `_no_answer`), a 2xx that is
-    neither JSON nor an SSE stream. 401 and 403 too: mcp-bdd gives the SDK no OAuth flow that
-    would answer them (credentials are `headers`), and the auth steps read them from the
-    transcript, which keeps what the server sent."""
+    neither JSON nor an SSE stream. 401 and 403 are left to the SDK: its OAuth flow answers them,
+    and the auth steps read them from the transcript."""
+    if status in (401, 403):
+        return False
     return status >= 300 or kind not in ("application/json", _SSE)
 
 
@@ -694,18 +672,11 @@ def _request_message(request: httpx2.Request) -> dict[str, Any]:
 
 
 def _error(
-    request_id: Any,
-    message: str,
-    head: bytes,
-    *,
-    code: int = types.PARSE_ERROR,
-    tip: str | None = None,
-    mark: str = PROTOCOL_MARK,
+    request_id: Any, message: str, head: bytes, *, code: int = types.PARSE_ERROR, tip: str | None = None
 ) -> bytes:
     """A JSON-RPC error for `request_id`, marked as one mcp-bdd made up for an unusable answer
-    (`PROTOCOL_MARK`) or a refused request (`REFUSAL_MARK`), with what to do about it (`tip`,
-    where the failure's own tip would be too general)."""
-    data: dict[str, Any] = {"mcp_bdd": mark, "first_bytes": head.decode("utf-8", "replace")}
+    (with what to do about it, `tip`, where the failure's own tip would be too general)."""
+    data: dict[str, Any] = {"mcp_bdd": PROTOCOL_MARK, "first_bytes": head.decode("utf-8", "replace")}
     if tip:
         data["tip"] = tip
     error = {"code": code, "message": message, "data": data}

@@ -11,47 +11,18 @@ import mcp_types as types
 from mcp_bdd.errors import unwrap
 from mcp_bdd.servers import PROTOCOL_MARK
 
-__all__ = [
-    "CREDENTIALS_TIP",
-    "REFUSAL_MARK",
-    "Outcome",
-    "dump",
-    "is_connection_closed",
-    "is_protocol_violation",
-    "is_refusal",
-    "result_text",
-    "unwrap",
-]
-
-#: What mcp-bdd marks the error it stands in with for a request's POST refused with HTTP 401 or 403
-#: (session._http): the server refused the client; it broke no protocol, and sent no JSON-RPC error.
-REFUSAL_MARK = "http-refusal"
-
-CREDENTIALS_TIP = (
-    'the server wants credentials: give them with headers = { Authorization = "Bearer ${env.API_TOKEN}" } '
-    "in its configuration."
-)
+__all__ = ["Outcome", "dump", "is_connection_closed", "is_protocol_violation", "result_text", "unwrap"]
 
 
 def is_protocol_violation(exc: BaseException) -> bool:
-    """An error mcp-bdd made up for an answer it could not use (servers._framing, session._http)."""
-    return _mark(getattr(exc, "error", None)) == PROTOCOL_MARK
-
-
-def is_refusal(exc: BaseException) -> bool:
-    """An error mcp-bdd made up for a request the server refused with HTTP 401/403 (session._http)."""
-    return _mark(getattr(exc, "error", None)) == REFUSAL_MARK
+    """An error our stdio framing made up for a response it could not use (see servers._framing)."""
+    return is_made_up(getattr(exc, "error", None))
 
 
 def is_made_up(error: Any) -> bool:
     """A JSON-RPC error (ErrorData) mcp-bdd made up in an answer's place (servers._framing, session._http)."""
-    return _mark(error) in (PROTOCOL_MARK, REFUSAL_MARK)
-
-
-def _mark(error: Any) -> str | None:
     data = getattr(error, "data", None)
-    mark = data.get("mcp_bdd") if isinstance(data, dict) else None
-    return mark if isinstance(mark, str) else None
+    return isinstance(data, dict) and data.get("mcp_bdd") == PROTOCOL_MARK
 
 
 def made_up_tip(error: Any) -> str | None:
@@ -91,7 +62,6 @@ class Outcome:
     server: str = ""
     exception: str | None = None  # a client-side failure (invalid result shape, connection lost)
     protocol_violation: bool = False  # the answer came but could not be used (framing, unparseable)
-    refused: bool = False  # the server refused the client at the HTTP level (401/403), no JSON-RPC error
     #: a timed-out request's server had written lines on stdout that were not JSON-RPC: what they
     #: were (`RunningServer.stdout_evidence`), the likelier cause than a slow server
     stdout_evidence: str = ""

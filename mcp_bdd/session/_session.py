@@ -64,13 +64,11 @@ from mcp_bdd.servers import (
 from mcp_bdd.session._hop import STALL_GRACE, Hops, Stalled, hops
 from mcp_bdd.session._listen import listen_for_changes
 from mcp_bdd.session._outcome import (
-    CREDENTIALS_TIP,
     Outcome,
     dump,
     is_connection_closed,
     is_made_up,
     is_protocol_violation,
-    is_refusal,
     made_up_tip,
     unwrap,
 )
@@ -83,9 +81,13 @@ __all__ = ["Session"]
 _RAW: Any = TypeAdapter(dict[str, Any])
 T = TypeVar("T")
 _MAX_PAGES = 1000
-
-
 #: what a URL that answered 401 or 403 to the handshake wants (Streamable HTTP's POST, SSE's GET)
+_CREDENTIALS_TIP = (
+    'the server wants credentials: give them with headers = { Authorization = "Bearer ${env.API_TOKEN}" } '
+    "in its configuration."
+)
+
+
 def _content_type(answer: dict[str, Any]) -> str:
     """The media type of a recorded HTTP answer (lower case, no parameters), or ""."""
     kind = answer.get("content_type") or (answer.get("headers") or {}).get("content-type", "")
@@ -405,7 +407,7 @@ class Session(ClientSide):
         if status < 400:
             return None
         if status in (401, 403):
-            return what, CREDENTIALS_TIP
+            return what, _CREDENTIALS_TIP
         if status in (404, 405, 406, 415, 501):
             return what, (
                 "check the path in `url`: Streamable HTTP servers usually serve /mcp "
@@ -428,7 +430,7 @@ class Session(ClientSide):
             )
         what = f"answered HTTP {status} to the GET that opens an SSE stream at {url}"
         if status in (401, 403):
-            return what, CREDENTIALS_TIP
+            return what, _CREDENTIALS_TIP
         if 300 <= status < 400:
             return f"{what}: a redirect to another origin, which an MCP client does not follow", (
                 "point `url` at the address it redirects to."
@@ -635,10 +637,6 @@ class Session(ClientSide):
                 outcome.exception = f"the connection closed before an answer came ({gone})\n" + (
                     self.server.describe_death()
                 )
-            elif is_refusal(exc):  # HTTP 401/403: said as what it is, not as a code the server never sent
-                outcome.refused = True
-                tip = made_up_tip(exc.error)
-                outcome.exception = exc.message + (f"\n  Tip: {tip}" if tip else "")
             elif is_protocol_violation(exc):
                 outcome.protocol_violation = True
                 tip = made_up_tip(exc.error)
@@ -756,9 +754,7 @@ class Session(ClientSide):
             f'{outcome.method} to "{self.name}" failed',
             actual=outcome.describe(),
             exchange=produced_by(self.transcript.items, self.name),
-            tip=None  # its own tip is in what it says
-            if outcome.refused
-            else "the server rejected the request; see the error above."
+            tip="the server rejected the request; see the error above."
             if outcome.error is not None
             else "the server may have crashed: see its stderr.\n" + self.server.describe_death(),
         )
