@@ -125,11 +125,12 @@ class Exchange:
 
 
 def weigh(payload: Any) -> int:
-    """About the bytes `payload` takes as JSON (its characters): what bounds the messages a
-    transcript or a timeline keeps by size, not only by count. One the encoder cannot write
-    (nested past its recursion limit) weighs nothing: its count still bounds it."""
+    """The length of `payload` as ASCII JSON: what bounds the messages a transcript or a timeline
+    keeps by size, not only by count. Never less than its UTF-8 bytes (a character outside ASCII
+    is a 6-character escape, 2-4 bytes in UTF-8), so a bound in MB is one in bytes. One the encoder
+    cannot write (nested past its recursion limit) weighs nothing: its count still bounds it."""
     try:
-        return len(json.dumps(payload, ensure_ascii=False, default=str))
+        return len(json.dumps(payload, default=str))
     except (ValueError, RecursionError):
         return 0
 

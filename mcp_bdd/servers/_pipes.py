@@ -80,8 +80,9 @@ class ExitWatch(Protocol):
 _CHUNK = 1 << 20
 _WRITTEN = 4096  # requests whose place in the written bytes is kept: the most a pipe could hold unread
 _QUEUED_WRITES = 8  # messages that may wait for the server's stdin while one write blocks (`_streams`)
-#: after the server's stdin closed, how long its exit may take to show (a dying process closes its
-#: files before its pidfd says it exited): a crash is then told by its exit code, not as a closed stdin
+#: how long a server's exit may take to show once one of its pipes closed (a dying process closes its
+#: files before its pidfd says it exited): its stdin (`_runs_on` after it), or its stdout (before we
+#: close its stdin, `_let_exit_show`); a crash is then told by its exit code, not as a closed pipe
 _EXIT_SHOWS = 0.5
 #: epoll tells when the server closes its stdin (Linux); elsewhere a failed write alone does
 _WATCHES_PIPES = hasattr(select, "epoll")
@@ -291,7 +292,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
                 await out.send(message)
 
     async def _runs_on(self) -> bool:
-        """Whether the server is still running `_EXIT_SHOWS` after its stdin closed (woken by its exit)."""
+        """Whether the server is still running `_EXIT_SHOWS` after one of its pipes closed (woken by its exit)."""
         assert self.process is not None
         try:
             pidfd = os.pidfd_open(self.process.pid)
@@ -336,9 +337,11 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             try:
                 yield read_stream, write_stream
             finally:
-                await self._let_exit_show()
-                self.close_stdin()
-                tg.cancel_scope.cancel()
+                try:
+                    await self._let_exit_show()
+                finally:  # whatever the wait raised, stdin closes and the reader and writer end
+                    self.close_stdin()
+                    tg.cancel_scope.cancel()
                 for stream in (read_stream, write_stream):
                     await stream.aclose()
 

@@ -608,8 +608,10 @@ def _endpoint_in(chunk: bytes) -> str | None:
 def _not_an_answer(status: int, kind: str) -> bool:
     """Whether a request's POST got something the SDK would make up an error for: a redirect, an
     HTTP error (unless its body is a JSON-RPC error, looked at in `_no_answer`), a 2xx that is
-    neither JSON nor an SSE stream. 401 and 403 are left to the SDK: its OAuth flow answers them,
-    and the auth steps read them from the transcript."""
+    neither JSON nor an SSE stream. 401 and 403 are left to the SDK, and the auth steps read them
+    from the transcript. (mcp-bdd gives the SDK no OAuth flow, so a request refused with them gets
+    the SDK's -32603: standing in for it touches `check`, `mcp-bdd call` and the error-text steps,
+    which all read a refusal as a failure of the server; not done yet.)"""
     if status in (401, 403):
         return False
     return status >= 300 or kind not in ("application/json", _SSE)

@@ -46,21 +46,23 @@ class ClientSide:
     name: str
     persona: Persona
     transcript: Transcript
-    #: the sampling and elicitation requests the scenario scripted answers for: counted exactly, kept
-    #: as bounded as notifications are (a server that asks in a loop must not take the run's memory)
-    asked: Timeline
+    #: the sampling and the elicitation requests the scenario scripted answers for, each kind on its
+    #: own (a flood of one leaves room for the other): counted exactly, kept as bounded as
+    #: notifications are (a server that asks in a loop must not take the run's memory)
+    sampling_asked: Timeline
+    elicitation_asked: Timeline
     roots_requests: int
     problems: list[str]
 
     @property
     def sampling_requests(self) -> list[dict[str, Any]]:
-        """The sampling requests kept (`asked` counts them all)."""
-        return self.asked.of(SAMPLING)
+        """The sampling requests kept (`sampling_asked` counts them all); a copy."""
+        return self.sampling_asked.of(SAMPLING)
 
     @property
     def elicitation_requests(self) -> list[dict[str, Any]]:
-        """The elicitation requests kept (`asked` counts them all)."""
-        return self.asked.of(ELICITATION)
+        """The elicitation requests kept (`elicitation_asked` counts them all); a copy."""
+        return self.elicitation_asked.of(ELICITATION)
 
     def _record_unscripted_requests(self) -> None:
         """A server request the scenario did not script gets a clear error back, and is recorded.
@@ -110,7 +112,7 @@ class ClientSide:
 
     async def _on_sampling(self, ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> Any:
         payload = dump(params)
-        self.asked.add(SAMPLING, payload)
+        self.sampling_asked.add(SAMPLING, payload)
         req = self.transcript.record("server_request", self.name, SAMPLING, payload)
         result = types.CreateMessageResult(
             role="assistant",
@@ -123,7 +125,7 @@ class ClientSide:
 
     async def _on_elicitation(self, ctx: ClientRequestContext, params: Any) -> Any:
         payload = dump(params)
-        self.asked.add(ELICITATION, payload)
+        self.elicitation_asked.add(ELICITATION, payload)
         req = self.transcript.record("server_request", self.name, ELICITATION, payload)
         action = self.persona.elicitation or "decline"
         if action == "accept":

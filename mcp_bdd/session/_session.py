@@ -136,7 +136,8 @@ class Session(ClientSide):
         self.templates: list[dict[str, Any]] | None = None
         self.prompts: list[dict[str, Any]] | None = None
         self.pages: dict[str, int] = {}
-        self.asked = Timeline()  # the scripted sampling and elicitation requests (see ClientSide)
+        self.sampling_asked = Timeline()  # the scripted server requests, each kind on its own (ClientSide)
+        self.elicitation_asked = Timeline()
         self.roots_requests = 0
         self._stamped_level: str | None = None
         self._http_client: Any = None
@@ -493,7 +494,8 @@ class Session(ClientSide):
         self.surface_dirty = True  # so this scenario's report shows the server too
         self.timeline.clear()
         self.progress_received, self.progress_first = 0, []
-        self.asked.clear()
+        self.sampling_asked.clear()
+        self.elicitation_asked.clear()
         if log_level is not None and log_level != self.log_level:
             self.set_log_level(log_level)
         elif log_level is None and self._stamped_level is not None:

@@ -135,7 +135,7 @@ def step_sampling_count(context: Any, n: int, unit: str) -> None:
     """
     session = current_session(context)
     session.raise_problems()
-    got = session.asked.count(SAMPLING)  # exact, however many were kept
+    got = session.sampling_asked.count(SAMPLING)  # exact, however many were kept
     if got != n:
         raise ExpectationFailed(
             f'The server "{session.name}" requested sampling {got} time(s), not {n}',
@@ -167,7 +167,7 @@ def step_sampling_contains(context: Any, needle: str) -> None:
     wanted = expected_text(context, needle)
     session = current_session(context)
     session.raise_problems()
-    last = session.asked.last(SAMPLING)  # the last that came, kept or only counted
+    last = session.sampling_asked.last(SAMPLING)  # the last that came, kept or only counted
     if last is None:
         raise ExpectationFailed(
             f'The server "{session.name}" made no sampling request',
@@ -191,9 +191,9 @@ def step_elicitation_message(context: Any, needle: str) -> None:
     wanted = expected_text(context, needle)
     session = current_session(context)
     session.raise_problems()
-    messages = [str(r.get("message", "")) for r in session.asked.of(ELICITATION)]
+    messages = [str(r.get("message", "")) for r in session.elicitation_asked.of(ELICITATION)]
     if not any(wanted in m for m in messages):
-        unseen = session.asked.count(ELICITATION) - len(messages)
+        unseen = session.elicitation_asked.count(ELICITATION) - len(messages)
         raise ExpectationFailed(
             f'The server "{session.name}" requested no elicitation with a message containing "{wanted}"'
             + (f" (of the first {len(messages)}; {unseen} more were counted, not kept)" if unseen else ""),
