@@ -75,6 +75,7 @@ __all__ = [
     "raised",
     "raised_at",
     "sentence",
+    "size_text",
     "split_lines",
     "tail",
     "terminal_json",
@@ -233,6 +234,14 @@ def pretty(value: Any, limit: int = 2000) -> str:
     if len(text) > limit:
         return f"{text[:limit]}… ({len(text)} characters in all)"
     return text
+
+
+def size_text(n: int) -> str:
+    """A byte count as a limit is written in every message: `16 KiB`, `128 MiB`, else `N bytes`."""
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} bytes"
 
 
 def did_you_mean(name: str, choices: Iterable[str], what: str = "name") -> str:

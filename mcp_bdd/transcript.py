@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcp_bdd.errors import size_text
 from mcp_bdd.secrets import dumps_masked, mask, mask_data
 
 __all__ = [
@@ -39,7 +40,9 @@ __all__ = [
     "TRANSCRIPT_MIME",
     "Exchange",
     "Kind",
+    "Room",
     "Transcript",
+    "Weight",
     "evidence",
     "weigh",
 ]
@@ -140,8 +143,54 @@ def evidence(items: list[Exchange]) -> bytes:
     return dumps_masked([item.to_json() for item in items]).encode()
 
 
-def _size(n: int) -> str:
-    return f"{n / (1024 * 1024):g} MB" if n >= 1024 * 1024 else f"{n} bytes"
+class Weight:
+    """`weigh(payload)`, taken at most once however many bounds ask (a notification goes to the
+    transcript and to the timeline), and only when one of them may still keep it: a flood past
+    both bounds is counted, not encoded."""
+
+    __slots__ = ("_payload", "_size")
+
+    def __init__(self, payload: Any) -> None:
+        self._payload = payload
+        self._size = -1
+
+    @property
+    def size(self) -> int:
+        if self._size < 0:
+            self._size = weigh(self._payload)
+        return self._size
+
+
+class Room:
+    """Room for the first messages of a scenario: `count` of them, `size` of them at most (as
+    `weigh`s). The first that does not fit closes it, so the kept ones stay "the first N"; its
+    owner counts the rest. One rule for the transcript and the steps' timeline.
+
+    Not locked: its owner calls `admit` under its own lock, after `weight` outside it (a large
+    message takes milliseconds to weigh)."""
+
+    def __init__(self, count: int, size: int) -> None:
+        self.count = count
+        self.size = size
+        self.clear()
+
+    def clear(self) -> None:
+        self._kept = 0
+        self._bytes = 0
+        self.open = self.count > 0
+
+    def weight(self, weight: Weight) -> int:
+        """What the next message weighs for this room: nothing once the room is closed."""
+        return weight.size if self.open else 0
+
+    def admit(self, size: int) -> bool:
+        """Whether one more message of `size` is kept; the first that is not closes the room."""
+        if self.open and self._kept < self.count and self._bytes + size <= self.size:
+            self._kept += 1
+            self._bytes += size
+            return True
+        self.open = False
+        return False
 
 
 class Transcript:
@@ -153,11 +202,7 @@ class Transcript:
         self._lock = threading.Lock()
         self._items: list[Exchange] = []
         self._drained = 0
-        self._notification_limit = notification_limit
-        self._notification_bytes = notification_bytes
-        self._notifications = 0
-        self._kept_bytes = 0
-        self._full = False  # the unasked messages kept reached NOTIFICATION_BYTES: the rest are counted
+        self._room = Room(notification_limit, notification_bytes)  # for what a server sends unasked
         self._last_answer = 0.0  # see `last_answer`
         self._unrecorded: dict[str, dict[str, int]] = {}  # server -> method -> counted, not kept
         self._reported: dict[str, dict[str, int]] = {}  # server -> what its last "info" entry counted
@@ -171,10 +216,11 @@ class Transcript:
         *,
         duration_ms: float | None = None,
         related: int | None = None,
+        weight: Weight | None = None,
     ) -> Exchange:
-        # weighed outside the lock (a large one takes milliseconds), and only while it may be kept
+        """`weight`: the payload's, when a timeline weighs it too (it is taken once)."""
         unasked = kind in _UNASKED
-        size = weigh(payload) if unasked and not self._full and self._notifications < self._notification_limit else 0
+        size = self._room.weight(weight or Weight(payload)) if unasked else 0
         with self._lock:
             if kind != "request":
                 self._last_answer = time.monotonic()
@@ -187,12 +233,8 @@ class Transcript:
     def _count_in(self, server: str, method: str, size: int) -> bool:
         """One more unasked message of `size` (under the lock): whether it is kept, or only counted
         past the limits (the first that does not fit ends the keeping: "the first N" stays true)."""
-        self._notifications += 1
-        if self._notifications <= self._notification_limit and not self._full:
-            if self._kept_bytes + size <= self._notification_bytes:
-                self._kept_bytes += size
-                return True
-            self._full = True
+        if self._room.admit(size):
+            return True
         by_method = self._unrecorded.setdefault(server, {})
         by_method[method] = by_method.get(method, 0) + 1
         return False
@@ -217,8 +259,8 @@ class Transcript:
                     "by_method": {m: n - before.get(m, 0) for m, n in by_method.items() if n > before.get(m, 0)},
                     "in_the_scenario_so_far": total,
                     "why": (
-                        f"a scenario's transcript keeps its first {self._notification_limit} notifications, "
-                        f"{_size(self._notification_bytes)} of them at most (and requests of the server's, "
+                        f"a scenario's transcript keeps its first {self._room.count} notifications, "
+                        f"{size_text(self._room.size)} of them at most (and requests of the server's, "
                         "with the client's answers)"
                     ),
                 }

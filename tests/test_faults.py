@@ -1238,7 +1238,7 @@ Feature: flood
     counted = [i for i in items if i["method"] == "notifications" and i["kind"] == "info"]
     assert 15 <= len(kept) < 24 and sum(weigh(i["payload"]) for i in kept) <= NOTIFICATION_BYTES, len(kept)
     assert counted and counted[-1]["payload"]["notifications_not_recorded"] == 24 - len(kept), counted
-    assert "16 MB of them at most" in counted[-1]["payload"]["why"], counted
+    assert "16 MiB of them at most" in counted[-1]["payload"]["why"], counted
     assert size < 24_000_000
 
 
@@ -1265,6 +1265,32 @@ def test_the_transcript_and_the_timeline_keep_the_first_messages_that_fit_their_
     timeline.clear()  # a feature-scoped session's next scenario: room again
     timeline.add("notifications/message", big)
     assert timeline.unseen() == 0 and len(timeline.of("notifications/message")) == 1
+
+def test_a_message_is_weighed_once_for_both_bounds_and_not_at_all_past_them() -> None:
+    """A notification goes to the transcript and to the timeline: it used to be encoded by each,
+    and by the timeline for as long as the steps could keep any (100,000 of a flood). Now one
+    `Weight` is taken once, and not at all once both bounds are closed."""
+    from mcp_bdd.session import Timeline
+    from mcp_bdd.transcript import Transcript, Weight
+
+    encoded = []
+
+    class Counted:  # `weigh` encodes it with `default=str`: each call is one weighing
+        def __str__(self) -> str:
+            encoded.append(1)
+            return "x"
+
+    transcript, timeline = Transcript(notification_limit=1), Timeline(keep=1)
+    for n in range(1, 4):
+        payload = {"n": n, "value": Counted()}
+        weight = Weight(payload)
+        transcript.record("notification", "s", "notifications/message", payload, weight=weight)
+        timeline.add("notifications/message", payload, weight=weight)
+    # the first fits both, the second closes both, the third is only counted
+    assert len(encoded) == 2, encoded
+    assert timeline.count("notifications/message") == 3 and len(timeline.of("notifications/message")) == 1
+    assert [i.kind for i in transcript.drain()] == ["notification", "info"]
+
 
 
 def test_the_transcript_counts_per_server_what_it_does_not_keep_and_never_drops_requests() -> None:

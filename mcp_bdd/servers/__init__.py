@@ -20,7 +20,7 @@ path, grandchildren included (the run's lifeline, `_lifeline.py`).
 from __future__ import annotations
 
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
-from mcp_bdd.servers._framing import ID_VALUE, PROTOCOL_MARK, answer_after_202, repeated_answer, size_text
+from mcp_bdd.servers._framing import ID_VALUE, PROTOCOL_MARK, answer_after_202, repeated_answer
 from mcp_bdd.servers._process import lifeline, reap_all
 from mcp_bdd.servers._start import discard_prestarted, exit_0_tip, exit_at_start_tip, start_server
 
@@ -39,6 +39,5 @@ __all__ = [
     "lifeline",
     "reap_all",
     "repeated_answer",
-    "size_text",
     "start_server",
 ]

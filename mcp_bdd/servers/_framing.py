@@ -47,6 +47,8 @@ import mcp_types as types
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 
+from mcp_bdd.errors import size_text
+
 __all__ = [
     "ID_VALUE",
     "PROTOCOL_MARK",
@@ -56,7 +58,6 @@ __all__ = [
     "Waiting",
     "decode_line",
     "request_key",
-    "size_text",
     "too_long",
     "unsendable",
 ]
@@ -291,14 +292,6 @@ def _quote(kind: str, line: bytes, size: str | None = None) -> str:
     cut = " …" if len(line) > _QUOTE else ""
     shown = size or (f"{len(line)} bytes" if cut else "")
     return f"{kind}: {quoted!r}{cut}" + (f" ({shown})" if shown else "")
-
-
-def size_text(n: int) -> str:
-    """A byte count as a limit is written: `16 KiB`, `128 MiB`, else `N bytes`."""
-    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale and n % scale == 0:
-            return f"{n // scale} {unit}"
-    return f"{n} bytes"
 
 
 def answer_after_202(method: str, answer: bytes) -> str:

@@ -50,8 +50,8 @@ import mcp_types as types
 
 from mcp_bdd._sdk import answer_key, redirect_followed
 from mcp_bdd.config import Config
-from mcp_bdd.errors import ProtocolViolation, ServerStartError
-from mcp_bdd.servers import ID_VALUE, PROTOCOL_MARK, size_text
+from mcp_bdd.errors import ProtocolViolation, ServerStartError, size_text
+from mcp_bdd.servers import ID_VALUE, PROTOCOL_MARK
 
 __all__ = [
     "ACCEPTED_KEEP",

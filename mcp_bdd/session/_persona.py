@@ -18,7 +18,7 @@ from mcp_bdd._sdk import ClientRequestContext, Dispatch, intercept_input_request
 from mcp_bdd.errors import UsageError
 from mcp_bdd.session._outcome import dump
 from mcp_bdd.session._timeline import Timeline
-from mcp_bdd.transcript import Transcript
+from mcp_bdd.transcript import Transcript, Weight
 
 __all__ = ["ELICITATION", "SAMPLING", "ClientSide", "Persona", "coerce_elicitation", "coerce_value"]
 
@@ -112,8 +112,9 @@ class ClientSide:
 
     async def _on_sampling(self, ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> Any:
         payload = dump(params)
-        self.sampling_asked.add(SAMPLING, payload)
-        req = self.transcript.record("server_request", self.name, SAMPLING, payload)
+        weight = Weight(payload)  # weighed once for both bounds
+        self.sampling_asked.add(SAMPLING, payload, weight=weight)
+        req = self.transcript.record("server_request", self.name, SAMPLING, payload, weight=weight)
         result = types.CreateMessageResult(
             role="assistant",
             content=types.TextContent(type="text", text=self.persona.sampling_text or ""),
@@ -125,8 +126,9 @@ class ClientSide:
 
     async def _on_elicitation(self, ctx: ClientRequestContext, params: Any) -> Any:
         payload = dump(params)
-        self.elicitation_asked.add(ELICITATION, payload)
-        req = self.transcript.record("server_request", self.name, ELICITATION, payload)
+        weight = Weight(payload)  # weighed once for both bounds
+        self.elicitation_asked.add(ELICITATION, payload, weight=weight)
+        req = self.transcript.record("server_request", self.name, ELICITATION, payload, weight=weight)
         action = self.persona.elicitation or "decline"
         if action == "accept":
             schema = payload.get("requestedSchema") or {}

@@ -74,7 +74,7 @@ from mcp_bdd.session._outcome import (
 )
 from mcp_bdd.session._persona import ClientSide, Persona
 from mcp_bdd.session._timeline import Timeline
-from mcp_bdd.transcript import Transcript
+from mcp_bdd.transcript import Transcript, Weight
 
 __all__ = ["Session"]
 
@@ -532,8 +532,9 @@ class Session(ClientSide):
             if len(self.progress_first) < 3:
                 self.progress_first.append(params)
             return
-        item = self.transcript.record("notification", self.name, method, params)
-        self.timeline.add(method, params, item.seq)
+        weight = Weight(params)  # weighed once for both bounds
+        item = self.transcript.record("notification", self.name, method, params, weight=weight)
+        self.timeline.add(method, params, item.seq, weight)
         if method.endswith("/list_changed"):
             self.surface_dirty = True
 

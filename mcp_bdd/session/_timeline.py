@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mcp_bdd.transcript import weigh
+from mcp_bdd.transcript import Room, Weight
 
 __all__ = ["KEEP", "KEEP_BYTES", "Timeline"]
 
@@ -34,24 +34,21 @@ class Timeline:
 
     def __init__(self, keep: int = KEEP, keep_bytes: int = KEEP_BYTES) -> None:
         self._cond = threading.Condition()
-        self._keep = keep
-        self._keep_bytes = keep_bytes
+        self._room = Room(keep, keep_bytes)
         self.items: list[tuple[float, str, dict[str, Any], int | None]] = []  # (t, method, params, related)
         self._counts: dict[str, int] = {}
-        self._kept_bytes = 0
-        self._full = False  # one did not fit: the rest are counted, so the kept ones stay "the first"
         self._last: dict[str, dict[str, Any]] = {}  # method -> the last that arrived, kept or not
 
-    def add(self, method: str, params: dict[str, Any], related: int | None = None) -> None:
-        size = 0 if self._full else weigh(params)  # outside the lock: a large one takes milliseconds
+    def add(
+        self, method: str, params: dict[str, Any], related: int | None = None, weight: Weight | None = None
+    ) -> None:
+        """`weight`: the params', when the transcript weighs them too (it is taken once)."""
+        size = self._room.weight(weight or Weight(params))  # outside the lock: a large one takes ms
         with self._cond:
             self._counts[method] = self._counts.get(method, 0) + 1
             self._last[method] = params
-            if not self._full and len(self.items) < self._keep and self._kept_bytes + size <= self._keep_bytes:
+            if self._room.admit(size):  # the first that does not fit closes it: the kept stay "the first"
                 self.items.append((time.monotonic(), method, params, related))
-                self._kept_bytes += size
-            else:
-                self._full = True
             self._cond.notify_all()
 
     def clear(self) -> None:
@@ -59,7 +56,7 @@ class Timeline:
             self.items.clear()
             self._counts.clear()
             self._last.clear()
-            self._kept_bytes, self._full = 0, False
+            self._room.clear()
 
     def of(self, method: str) -> list[dict[str, Any]]:
         """The kept notifications of one method (all of them unless `unseen()` says otherwise)."""

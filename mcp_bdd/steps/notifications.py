@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_bdd._lookahead import reads_change_notifications
-from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
+from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, size_text
 from mcp_bdd.session import KEEP, KEEP_BYTES, Session, Timeline
 from mcp_bdd.steps._base import at_least, current_session, expected_text, given, state, text, then
 from mcp_bdd.steps.resources import capability
@@ -52,7 +52,7 @@ def _arrived(view: Timeline) -> str:
     if unseen:  # a flood: the steps read the first KEEP, the counts are exact
         listed += (
             f" (the last {unseen} were counted, not kept: a scenario keeps its first {KEEP}, "
-            f"{KEEP_BYTES // (1024 * 1024)} MB of them at most)"
+            f"{size_text(KEEP_BYTES)} of them at most)"
         )
     return listed
 
