@@ -10,13 +10,14 @@
     ├── RequestTimeout               an MCP request did not answer within `timeout`      timeout       1
     ├── ProtocolViolation            the server broke the protocol (framing, bad JSON)   protocol      1
     └── ExpectationFailed            also an AssertionError: behave reports it *failed*  expectation   1
-        └── ServerErrorResponse      a request that had to succeed got a JSON-RPC error  server-error  1
+        ├── ServerErrorResponse      a request that had to succeed got a JSON-RPC error  server-error  1
+        └── RequestRefused           ... was refused with HTTP 401/403 (credentials)     refused       1
 
 Every class carries its `kind` (the failure category the report, `mcp-bdd run` and `probe` show)
 and its `exit_code`: nothing decides what went wrong by searching an error's message text. An
 ExpectationFailed about a call that got no usable answer ("Then the tool call succeeds" after a
 timeout) carries the kind of what happened instead (`Outcome.failure_kind`: timeout, protocol,
-server-error), so a slow server is never filed under "Expectation failed".
+server-error, refused), so a slow server is never filed under "Expectation failed".
 `kind_of()` extends the same categories to exceptions mcp-bdd did not raise (a bare
 AssertionError from a user's step is an expectation; anything else is an error in step code).
 
@@ -60,6 +61,7 @@ __all__ = [
     "NothingSelected",
     "Produced",
     "ProtocolViolation",
+    "RequestRefused",
     "RequestTimeout",
     "ServerErrorResponse",
     "ServerStartError",
@@ -97,6 +99,7 @@ EXIT_INTERRUPTED = 130
 KINDS: dict[str, str] = {
     "expectation": "Expectation failed",
     "server-error": "Server error",
+    "refused": "Access refused",
     "protocol": "Protocol violation",
     "timeout": "Timeout",
     "setup": "Setup / start failure",
@@ -515,6 +518,13 @@ class ServerErrorResponse(ExpectationFailed):
     """A request that had to succeed was answered with a JSON-RPC error (or the server went away)."""
 
     kind = "server-error"
+
+
+class RequestRefused(ExpectationFailed):
+    """A request that had to succeed was refused at the HTTP level (401 or 403): the credentials
+    the client was given, or their scope, not a fault of the server's."""
+
+    kind = "refused"
 
 
 def kind_of(exc: BaseException | None, untyped: str = "error") -> str | None:

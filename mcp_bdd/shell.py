@@ -18,8 +18,9 @@ with `--json` the result as the server sent it, for jq. Whatever the server send
 with control characters escaped: a tool cannot drive the terminal.
 
 Exit codes, as `probe`'s: 0 the call succeeded / the listing came back, 1 the call failed
-(`isError` or a JSON-RPC error), 2 usage, 3 the server could not be started or reached (or did
-not answer in time).
+(`isError` or a JSON-RPC error) or was refused (HTTP 401/403: REFUSED, the credentials and what
+to do about them), 2 usage, 3 the server could not be started or reached (or did not answer in
+time).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from mcp_bdd.errors import (
     EXIT_OK,
     EXIT_UNREACHABLE,
     McpBddError,
-    ServerStartError,
+    RequestRefused,
     UsageError,
     printable,
     terminal_json,
@@ -206,12 +207,10 @@ def call(options: ShellOptions, tool: str, pairs: Sequence[str], out: TextIO | N
                 raise UsageError(f'the server "{name}" has no tool "{tool}". {did_you_mean(tool, names, "tool")}.')
             args = parse_arguments(pairs, found)
             outcome = session.call_tool(tool, args)
-    except ServerStartError as exc:
-        return _unreachable(options, name, str(exc), out)
     except (McpBddError, AssertionError) as exc:
-        if isinstance(exc, UsageError):
-            raise
-        return _unreachable(options, name, str(exc), out)
+        return _not_answered(options, name, exc, out)
+    if outcome.refusal is not None:
+        return _refused(options, name, outcome.describe(), outcome.refusal.tip, out)
     if outcome.timed_out or (outcome.raw is None and outcome.error is None):
         return _unreachable(options, name, outcome.describe(), out)
     failed = outcome.error is not None or outcome.is_error_result
@@ -253,12 +252,8 @@ def listing(options: ShellOptions, kind: str, out: TextIO | None = None) -> int:
     try:
         with open_session(config, name, transport) as session:
             items = session.list_all(KINDS[kind])
-    except ServerStartError as exc:
-        return _unreachable(options, name, str(exc), out)
     except (McpBddError, AssertionError) as exc:
-        if isinstance(exc, UsageError):
-            raise
-        return _unreachable(options, name, str(exc), out)
+        return _not_answered(options, name, exc, out)
     if options.as_json:
         _print_json(items, out)
         return EXIT_OK
@@ -290,6 +285,25 @@ def _with_description(head: str, item: dict[str, Any]) -> str:
     description = str(item.get("description") or "").strip()
     first = description.splitlines()[0] if description else ""
     return f"{head}\n    {first}" if first else head
+
+
+def _not_answered(options: ShellOptions, name: str, exc: BaseException, out: TextIO) -> int:
+    """What a command says when its request got no answer: refused (HTTP 401/403: the credentials,
+    exit 1), or the server could not be reached or broke (exit 3). A usage error is raised on."""
+    if isinstance(exc, UsageError):
+        raise exc
+    if isinstance(exc, RequestRefused):
+        return _refused(options, name, f"{exc.title}: {exc.actual}", exc.tip or "", out)
+    return _unreachable(options, name, str(exc), out)
+
+
+def _refused(options: ShellOptions, name: str, message: str, tip: str, out: TextIO) -> int:
+    shown = " ".join(options.target) or f"server {name}"
+    if options.as_json:
+        _print_json({"status": "refused", "target": shown, "error": message, "tip": tip}, out)
+    else:
+        print(printable(f"REFUSED: {shown}\n  {message.strip()}\n  Tip: {tip}"), file=sys.stderr)
+    return EXIT_FAILED
 
 
 def _unreachable(options: ShellOptions, name: str, message: str, out: TextIO) -> int:

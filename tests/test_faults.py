@@ -1266,6 +1266,7 @@ def test_the_transcript_and_the_timeline_keep_the_first_messages_that_fit_their_
     timeline.add("notifications/message", big)
     assert timeline.unseen() == 0 and len(timeline.of("notifications/message")) == 1
 
+
 def test_a_message_is_weighed_once_for_both_bounds_and_not_at_all_past_them() -> None:
     """A notification goes to the transcript and to the timeline: it used to be encoded by each,
     and by the timeline for as long as the steps could keep any (100,000 of a flood). Now one
@@ -1290,7 +1291,6 @@ def test_a_message_is_weighed_once_for_both_bounds_and_not_at_all_past_them() ->
     assert len(encoded) == 2, encoded
     assert timeline.count("notifications/message") == 3 and len(timeline.of("notifications/message")) == 1
     assert [i.kind for i in transcript.drain()] == ["notification", "info"]
-
 
 
 def test_the_transcript_counts_per_server_what_it_does_not_keep_and_never_drops_requests() -> None:
@@ -2757,6 +2757,131 @@ class _NoAnswer(_Accepting):
         self.end_headers()
         self.wfile.write(body)
         return None
+
+
+class _Refusing(_Accepting):
+    """A Streamable HTTP endpoint, raw, that lets a client in and list its one read-only tool, and
+    refuses every other request's POST, as a token without the scope it needs gets: `forbidden`
+    (403 insufficient_scope, a JSON body of its own, the default) or `locked` (401 invalid_token,
+    no body) by the `text` argument of the call."""
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        request = json.loads(self.rfile.read(length))
+        method, request_id = request.get("method"), request.get("id")
+        if request_id is None or method == "initialize":
+            return self._json(200, {"jsonrpc": "2.0", "id": request_id, "result": _INITIALIZED}) if method else None
+        if method == "tools/list":
+            return self._json(200, {"jsonrpc": "2.0", "id": request_id, "result": {"tools": [_ECHO_TOOL]}})
+        locked = ((request.get("params") or {}).get("arguments") or {}).get("text") == "locked"
+        challenge = (
+            'Bearer error="invalid_token"' if locked else 'Bearer error="insufficient_scope", scope="tools:write"'
+        )
+        body = b"" if locked else b'{"detail": "scope tools:write needed"}'
+        self.send_response(401 if locked else 403)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("WWW-Authenticate", challenge)
+        self.end_headers()
+        self.wfile.write(body)
+        return None
+
+
+_INITIALIZED = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "r", "version": "1"},
+}
+_ECHO_TOOL = {
+    "name": "echo",
+    "description": "Echoes the text it is given, for the refusal tests.",
+    "annotations": {"readOnlyHint": True},
+    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+}
+
+REFUSED_FEATURE = """
+Feature: refused
+  Scenario: a code the server never sent
+    Given the MCP server "accepting" is running
+    When I call the tool "echo" with:
+      | text      |
+      | forbidden |
+    Then the request is rejected with error code -32603
+
+  Scenario: a refused call fails, with what the server sent
+    Given the MCP server "accepting" is running
+    When I call the tool "echo" with:
+      | text      |
+      | forbidden |
+    Then the tool call fails
+    And the tool call fails with an error mentioning "scope tools:write needed"
+    And the request is refused for insufficient scope
+    And the last HTTP response has status 403
+    And the last HTTP response has the header "WWW-Authenticate" containing "insufficient_scope"
+    And the last HTTP response has the header "Content-Type" containing "application/json"
+
+  Scenario: mcp-bdd's own words are not the server's error
+    Given the MCP server "accepting" is running
+    When I call the tool "echo" with:
+      | text      |
+      | forbidden |
+    Then the tool call fails with an error mentioning "a scope, a role"
+
+  Scenario: a call that had to succeed
+    Given the MCP server "accepting" is running
+    When I call the tool "echo" with:
+      | text   |
+      | locked |
+    Then the tool call succeeds
+"""
+
+
+def test_a_request_refused_with_401_or_403_is_a_refusal_not_a_made_up_error(tmp_path: Path) -> None:
+    """A request's POST refused with 401 or 403 once the session was open (a token without the
+    scope a tool needs, or one that expired) got the SDK's made-up "-32603 Server returned an
+    error response": "Then the request is rejected with error code -32603" passed for a code the
+    server never sent. Now it is a refusal: the error-text steps match what the server sent (its
+    status, challenge and body) and never mcp-bdd's tip, the auth steps read the server's own
+    headers, and a call that had to succeed is filed as "refused" with what to do."""
+    out = tmp_path / "doc.html"
+    with _serving(_AcceptingServer(handler=_Refusing)) as base:
+        root = make_project(tmp_path, _accepting(base), {"r.feature": REFUSED_FEATURE})
+        run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
+    assert run.counts() == {"passed": 1, "failed": 3, "error": 0, "skipped": 0}, run.failures()
+    said = "tools/call was refused by the server: HTTP "
+    assert said + '403 (Forbidden); WWW-Authenticate: Bearer error="insufficient_scope"' in run.output, run.failures()
+    assert "the server sent no JSON-RPC error: it refused the request at the HTTP level" in run.output, run.failures()
+    assert said + '401 (Unauthorized); WWW-Authenticate: Bearer error="invalid_token"' in run.output, run.failures()
+    # whole, not read as a secret by the masking ("credentials: give" was "credentials: ****")
+    assert 'Give them in `headers` of its configuration: an "Authorization" header with "Bearer ${env.' in run.output
+    assert "Server returned an error response" not in run.output, run.output
+    data = out.with_suffix(".json").read_text()
+    assert data.count('"error_kind":"refused"') == 1, data[-4000:]  # the call that had to succeed
+
+
+def test_check_and_call_say_a_refusal_is_the_credentials_not_a_broken_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`mcp-bdd check` filed a tool refused with 403 as broken ("the tool failed on a generated
+    call", "an unknown tool made the server hang or fail") and `mcp-bdd call` said UNREACHABLE.
+    Now the check notes each refused target once and judges nothing of it; the call says
+    REFUSED, quotes the server, and exits 1."""
+    from mcp_bdd.cli import main
+    from mcp_bdd.errors import EXIT_FAILED
+
+    monkeypatch.chdir(tmp_path)
+    with _serving(_AcceptingServer(handler=_Refusing)) as base:
+        code = main(["check", f"{base}/mcp", "--only", "honest,protocol.unknown-names,poisoning", "--json"])
+        report = json.loads(capsys.readouterr().out)
+        called = main(["call", f"{base}/mcp", "echo", "text=forbidden"])
+        said = capsys.readouterr()
+    assert code == 0 and report["findings"] == [], report
+    notes = [n for n in report["notes"] if "refused" in n]
+    assert len(notes) == 2, report["notes"]  # the tool, and the unknown one; each once
+    assert all("403 (Forbidden)" in n and "a scope, a role" in n for n in notes), notes
+    assert called == EXIT_FAILED, said
+    assert "REFUSED: " in said.err and 'body: \'{"detail": "scope tools:write needed"}\'' in said.err, said
+    assert "UNREACHABLE" not in said.err, said
 
 
 def test_a_request_answered_with_no_json_rpc_answer_names_what_came_not_a_made_up_code(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import mcp_types as types
 
-from mcp_bdd.errors import McpBddError
+from mcp_bdd.errors import McpBddError, RequestRefused
 from mcp_bdd.session import Outcome, Session
 
 __all__ = ["CheckContext", "CheckOptions", "ToolCall"]
@@ -59,6 +59,7 @@ class CheckContext:
     skipped: dict[str, str] = field(default_factory=dict)  # tool -> why it was not called
     minimal_calls: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # tool -> its minimal call
     hung: set[str] = field(default_factory=set)  # tools that hung once: never called again (each costs a timeout)
+    refused: set[str] = field(default_factory=set)  # targets refused with HTTP 401/403: never judged, not asked again
     shared: dict[str, Any] = field(default_factory=dict)  # what a group's checks learn once and share (auth)
 
     def note_once(self, note: str) -> None:
@@ -95,6 +96,9 @@ class CheckContext:
                 continue
             try:
                 setattr(self, kind, self.session.list_all(kind))
+            except RequestRefused as exc:  # the credentials, not the server: noted, never a finding
+                self.refused.add(f"{kind} listing")
+                self.notes.append(f"{kind} not listed, so not checked: {exc.title}: {exc.actual}. Tip: {exc.tip}")
             except (McpBddError, AssertionError) as exc:
                 if kind == "templates" and self._not_implemented(types.ListResourceTemplatesRequest(params=None)):
                     continue  # resource templates are optional within the `resources` capability
@@ -130,36 +134,65 @@ class CheckContext:
     def callable_tools(self) -> list[dict[str, Any]]:
         return [t for t in self.tools if self.may_call(t)]
 
-    def call(self, name: str, arguments: dict[str, Any] | None, purpose: str, *, generated: bool = False) -> Outcome:
+    # Every request goes through `_judged`: an outcome is None when the server refused it with
+    # HTTP 401/403. That is the credentials the check was given, not the server's behaviour: it
+    # is noted once per target and never judged (a missing scope is no broken tool), and the
+    # Optional makes every check say what it does without an answer.
+    def call(
+        self, name: str, arguments: dict[str, Any] | None, purpose: str, *, generated: bool = False
+    ) -> Outcome | None:
+        target = f"tool {name}"
+        if target in self.refused:
+            return None
         timeout = min(self.options.call_timeout, self.session.timeout) if generated else None
-        outcome = self.session.call_tool(name, arguments, timeout=timeout)
-        self.calls.append(ToolCall(name, dict(arguments or {}), outcome, purpose))
+        outcome = self._judged(target, self.session.call_tool(name, arguments, timeout=timeout))
+        if outcome is not None:
+            self.calls.append(ToolCall(name, dict(arguments or {}), outcome, purpose))
         return outcome
 
-    def request(self, request: Any) -> Outcome:
-        outcome = self.session.request(request)
-        self.answers.append(outcome)
+    def request(self, request: Any, target: str) -> Outcome | None:
+        if target in self.refused:
+            return None
+        outcome = self._judged(target, self.session.request(request))
+        if outcome is not None:
+            self.answers.append(outcome)
         return outcome
 
-    def read_resource(self, uri: str) -> Outcome:
-        return self.request(types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=uri)))
+    def _judged(self, target: str, outcome: Outcome) -> Outcome | None:
+        if outcome.refusal is None:
+            return outcome
+        self.refused.add(target)
+        self.notes.append(
+            f"{target}: not checked: the server refused the {outcome.method} request with "
+            f"{outcome.refusal.said()}. Tip: {outcome.refusal.tip}"
+        )
+        return None
 
-    def get_prompt(self, name: str, arguments: dict[str, str] | None) -> Outcome:
-        return self.request(types.GetPromptRequest(params=types.GetPromptRequestParams(name=name, arguments=arguments)))
+    def read_resource(self, uri: str) -> Outcome | None:
+        request = types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=uri))
+        return self.request(request, f"resource {uri}")
 
-    def complete_prompt(self, prompt: str, argument: str, value: str) -> Outcome:
+    def get_prompt(self, name: str, arguments: dict[str, str] | None) -> Outcome | None:
+        params = types.GetPromptRequestParams(name=name, arguments=arguments)
+        return self.request(types.GetPromptRequest(params=params), f"prompt {name}")
+
+    def complete_prompt(self, prompt: str, argument: str, value: str) -> Outcome | None:
         params = types.CompleteRequestParams(
             ref=types.PromptReference(type="ref/prompt", name=prompt),
             argument=types.CompletionArgument(name=argument, value=value),
         )
-        return self.request(types.CompleteRequest(params=params))
+        return self.request(types.CompleteRequest(params=params), f"completion of prompt {prompt}")
 
-    def set_level(self, level: str) -> Outcome:
-        return self.request(types.SetLevelRequest(params=types.SetLevelRequestParams(level=level)))  # type: ignore[arg-type]
+    def set_level(self, level: str) -> Outcome | None:
+        request = types.SetLevelRequest(params=types.SetLevelRequestParams(level=level))  # type: ignore[arg-type]
+        return self.request(request, "logging/setLevel")
 
-    def ping(self) -> Outcome:
-        outcome = self.session.ping()
-        self.answers.append(outcome)
+    def ping(self) -> Outcome | None:
+        if "ping" in self.refused:
+            return None
+        outcome = self._judged("ping", self.session.ping())
+        if outcome is not None:
+            self.answers.append(outcome)
         return outcome
 
 

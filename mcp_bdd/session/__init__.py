@@ -1,7 +1,8 @@
 """Sessions with MCP servers, driven from synchronous behave steps (see `_session` for why).
 
 Session          the facade: open / request / check / close, typed helpers
-Outcome          what one request produced (result, error, timeout, protocol violation)
+Outcome          what one request produced (result, error, timeout, protocol violation, refusal)
+Refusal          a request refused with HTTP 401/403: what the server sent, and what to do
 Persona          how the client answers server-to-client requests (declared by Given steps)
 Timeline         the notifications of a session, with waiting on arrival
 listen streams   2026-07-28 `subscriptions/listen` (open_stream, covers, listening)
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from mcp_bdd.session._hop import cancel_pending, stalled
 from mcp_bdd.session._listen import ListenFailed, covers, listening, open_stream
-from mcp_bdd.session._outcome import Outcome, result_text, unwrap
+from mcp_bdd.session._outcome import Outcome, Refusal, result_text, unwrap
 from mcp_bdd.session._persona import ELICITATION, SAMPLING, Persona, coerce_elicitation, coerce_value, schema_types
 from mcp_bdd.session._session import Session
 from mcp_bdd.session._timeline import KEEP, KEEP_BYTES, Timeline
@@ -26,6 +27,7 @@ __all__ = [
     "ListenFailed",
     "Outcome",
     "Persona",
+    "Refusal",
     "Session",
     "Timeline",
     "cancel_pending",

@@ -52,6 +52,7 @@ from mcp_bdd._sdk import answer_key, redirect_followed
 from mcp_bdd.config import Config
 from mcp_bdd.errors import ProtocolViolation, ServerStartError, size_text
 from mcp_bdd.servers import ID_VALUE, PROTOCOL_MARK
+from mcp_bdd.session._outcome import Refusal
 
 __all__ = [
     "ACCEPTED_KEEP",
@@ -74,8 +75,10 @@ _QUOTE = 300
 _SAID = 120  # bytes of a body that was no answer, quoted in the failure itself
 _TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's own client's, for a factory call that names none
 _SSE = "text/event-stream"
-#: `response.extensions[SERVER_SENT]`: the status and content type the server sent, where a
-#: response stands in for its answer ({"status": 202, "content_type": "text/plain"})
+#: a request's POST refused for its credentials: the server's answer, not a broken one (`Refusal`)
+_REFUSALS = (401, 403)
+#: `response.extensions[SERVER_SENT]`: the status, content type and headers the server sent, where
+#: a response stands in for its answer ({"status": 202, "content_type": "text/plain", "headers": {...}})
 SERVER_SENT = "mcp_bdd.server_sent"
 #: request ids kept of those a server accepted with 202 (to name their late answers)
 ACCEPTED_KEEP = 4096
@@ -273,6 +276,15 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         if kind == "application/json" and size <= self.limit and _is_error_answer(body):
             response.stream = _Read(chunks, stream)  # a spec-correct server's error, at any status
             return response
+        if response.status_code in _REFUSALS:  # the server's answer: said as what it is, not as a broken one
+            refusal = Refusal(
+                response.status_code,
+                response.headers.get("www-authenticate", "")[:_QUOTE],
+                body[:_QUOTE].decode("utf-8", "replace"),
+            )
+            message = f'The server "{self.server}" refused the {method} request: {refusal.said()}'
+            error = {"code": types.INVALID_REQUEST, "message": message, "data": refusal.data()}
+            return _answered_for(response, json.dumps({"jsonrpc": "2.0", "id": answers, "error": error}).encode())
         what, tip = _what_came(request, response, kind)
         message = f'The server "{self.server}" answered the {method} request with {what}: not a JSON-RPC answer'
         if body.strip():
@@ -320,7 +332,11 @@ def _stand_in(response: httpx2.Response, body: bytes, status: int, extensions: A
 def _answered_for(response: httpx2.Response, body: bytes) -> httpx2.Response:
     """A 200 with mcp-bdd's `body` where the server gave no answer (a 202, a redirect, a web page),
     keeping what the server sent for the transcript (`SERVER_SENT`)."""
-    sent = {"status": response.status_code, "content_type": response.headers.get("content-type")}
+    sent = {
+        "status": response.status_code,
+        "content_type": response.headers.get("content-type"),
+        "headers": {k.lower(): v for k, v in response.headers.items()},  # the auth steps read them
+    }
     # not its reason phrase either: the stand-in is a 200
     extensions = {k: v for k, v in response.extensions.items() if k != "reason_phrase"} | {SERVER_SENT: sent}
     return _stand_in(response, body, 200, extensions)
@@ -608,12 +624,8 @@ def _endpoint_in(chunk: bytes) -> str | None:
 def _not_an_answer(status: int, kind: str) -> bool:
     """Whether a request's POST got something the SDK would make up an error for: a redirect, an
     HTTP error (unless its body is a JSON-RPC error, looked at in `_no_answer`), a 2xx that is
-    neither JSON nor an SSE stream. 401 and 403 are left to the SDK, and the auth steps read them
-    from the transcript. (mcp-bdd gives the SDK no OAuth flow, so a request refused with them gets
-    the SDK's -32603: standing in for it touches `check`, `mcp-bdd call` and the error-text steps,
-    which all read a refusal as a failure of the server; not done yet.)"""
-    if status in (401, 403):
-        return False
+    neither JSON nor an SSE stream. 401 and 403 too: mcp-bdd gives the SDK no OAuth flow that
+    would answer them (credentials are `headers`), so they stand in as a `Refusal`."""
     return status >= 300 or kind not in ("application/json", _SSE)
 
 

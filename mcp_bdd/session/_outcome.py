@@ -11,7 +11,80 @@ import mcp_types as types
 from mcp_bdd.errors import unwrap
 from mcp_bdd.servers import PROTOCOL_MARK
 
-__all__ = ["Outcome", "dump", "is_connection_closed", "is_protocol_violation", "result_text", "unwrap"]
+__all__ = [
+    "CREDENTIALS_TIP",
+    "REFUSAL_MARK",
+    "Outcome",
+    "Refusal",
+    "dump",
+    "is_connection_closed",
+    "is_protocol_violation",
+    "result_text",
+    "unwrap",
+]
+
+#: What marks the error mcp-bdd stands in with for a request's POST refused with HTTP 401 or 403
+#: (session._http), beside PROTOCOL_MARK: the server refused the client; it broke no protocol.
+REFUSAL_MARK = "http-refusal"
+#: what a server that answers 401 wants, at the handshake or later. Worded so that the secret
+#: policy reads no `NAME: value` in it ("credentials: give them" printed as "credentials: ****")
+CREDENTIALS_TIP = (
+    'the server wants credentials. Give them in `headers` of its configuration: an "Authorization" header '
+    'with "Bearer ${env.API_TOKEN}".'
+)
+_REASONS = {401: "Unauthorized", 403: "Forbidden"}
+_SAID = 300  # characters of a refusal's challenge and body kept: a server's bytes, bounded
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A request the server refused at the HTTP level, 401 or 403, with no JSON-RPC answer: what
+    it sent. The SDK made up "-32603 Server returned an error response" for it (mcp-bdd gives
+    the SDK no OAuth flow that would answer it: credentials are `headers`), which read as the
+    server's JSON-RPC error: "Then the request is rejected with error code -32603" passed for a
+    code the server never sent, and `mcp-bdd check` filed a token's missing scope as a broken tool."""
+
+    status: int
+    challenge: str = ""  # its WWW-Authenticate header
+    body: str = ""  # the body's start
+
+    def said(self) -> str:
+        """What the server sent, and nothing of mcp-bdd's: all that an error-text step may match."""
+        parts = [f"HTTP {self.status} ({_REASONS.get(self.status, 'refused')})"]
+        if self.challenge:
+            parts.append(f"WWW-Authenticate: {self.challenge}")
+        if self.body.strip():
+            parts.append(f"body: {self.body!r}")
+        return "; ".join(parts)
+
+    @property
+    def tip(self) -> str:
+        check = f'"Then the last HTTP response has status {self.status}"'
+        if self.status == 403:
+            return (
+                "the credentials lack what this request needs (a scope, a role): give the client a token that has "
+                "it (`headers` in the server's configuration, or \"Given the client is authorized with the scopes "
+                '..."). To check a refusal that is meant: "Then the request is refused for insufficient scope" '
+                f"or {check}."
+            )
+        return f"{CREDENTIALS_TIP} To check a refusal that is meant: {check}."
+
+    def data(self) -> dict[str, Any]:
+        """The refusal as the stand-in error's `data` (session._http)."""
+        return {"mcp_bdd": REFUSAL_MARK, "status": self.status, "challenge": self.challenge, "body": self.body}
+
+    @classmethod
+    def of(cls, exc: BaseException) -> Refusal | None:
+        """The refusal an error mcp-bdd stood in with carries (session._http), or None."""
+        data = getattr(getattr(exc, "error", None), "data", None)
+        if not isinstance(data, dict) or data.get("mcp_bdd") != REFUSAL_MARK:
+            return None
+        status = data.get("status")
+        return cls(
+            status if isinstance(status, int) else 0,
+            str(data.get("challenge") or "")[:_SAID],
+            str(data.get("body") or "")[:_SAID],
+        )
 
 
 def is_protocol_violation(exc: BaseException) -> bool:
@@ -20,7 +93,8 @@ def is_protocol_violation(exc: BaseException) -> bool:
 
 
 def is_made_up(error: Any) -> bool:
-    """A JSON-RPC error (ErrorData) mcp-bdd made up in an answer's place (servers._framing, session._http)."""
+    """A JSON-RPC error (ErrorData) mcp-bdd made up in an answer's place for one it could not use
+    (servers._framing, session._http); not a refusal's (`Refusal.of`), which is the server's answer."""
     data = getattr(error, "data", None)
     return isinstance(data, dict) and data.get("mcp_bdd") == PROTOCOL_MARK
 
@@ -62,6 +136,7 @@ class Outcome:
     server: str = ""
     exception: str | None = None  # a client-side failure (invalid result shape, connection lost)
     protocol_violation: bool = False  # the answer came but could not be used (framing, unparseable)
+    refusal: Refusal | None = None  # refused at the HTTP level (401/403), no JSON-RPC answer
     #: a timed-out request's server had written lines on stdout that were not JSON-RPC: what they
     #: were (`RunningServer.stdout_evidence`), the likelier cause than a slow server
     stdout_evidence: str = ""
@@ -78,6 +153,8 @@ class Outcome:
             return "timeout"
         if self.protocol_violation:
             return "protocol"
+        if self.refusal is not None:
+            return "refused"
         if self.error is not None or (self.raw is None and not self.cancelled):
             return "server-error"
         return None
@@ -94,6 +171,8 @@ class Outcome:
             return f"{self.method} timed out after {self.elapsed_ms / 1000:.2f} s{said}"
         if self.cancelled:
             return f"{self.method} was cancelled after {self.elapsed_ms / 1000:.2f} s"
+        if self.refusal is not None:
+            return f"{self.method} was refused by the server: {self.refusal.said()}"
         if self.error is not None:
             return f"JSON-RPC error {self.error.code}: {self.error.message}" + (
                 f" (data: {json.dumps(self.error.data, default=str)[:300]})" if self.error.data is not None else ""

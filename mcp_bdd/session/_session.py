@@ -45,6 +45,7 @@ from mcp_bdd._sdk import (
 from mcp_bdd.errors import (
     ExpectationFailed,
     ProtocolViolation,
+    RequestRefused,
     RequestTimeout,
     ServerErrorResponse,
     ServerStartError,
@@ -64,7 +65,9 @@ from mcp_bdd.servers import (
 from mcp_bdd.session._hop import STALL_GRACE, Hops, Stalled, hops
 from mcp_bdd.session._listen import listen_for_changes
 from mcp_bdd.session._outcome import (
+    CREDENTIALS_TIP,
     Outcome,
+    Refusal,
     dump,
     is_connection_closed,
     is_made_up,
@@ -81,11 +84,6 @@ __all__ = ["Session"]
 _RAW: Any = TypeAdapter(dict[str, Any])
 T = TypeVar("T")
 _MAX_PAGES = 1000
-#: what a URL that answered 401 or 403 to the handshake wants (Streamable HTTP's POST, SSE's GET)
-_CREDENTIALS_TIP = (
-    'the server wants credentials: give them with headers = { Authorization = "Bearer ${env.API_TOKEN}" } '
-    "in its configuration."
-)
 
 
 def _content_type(answer: dict[str, Any]) -> str:
@@ -321,7 +319,8 @@ class Session(ClientSide):
         if kind:
             payload["content_type"] = kind  # an HTML page where JSON should be names a wrong URL
         if status >= 300:
-            payload["headers"] = {k.lower(): v for k, v in response.headers.items() if k.lower() != "set-cookie"}
+            headers = sent.get("headers") or {k.lower(): v for k, v in response.headers.items()}
+            payload["headers"] = {k: v for k, v in headers.items() if k != "set-cookie"}
         self.transcript.record("info", self.name, "http", payload)
 
     def _connect_failure(self, cause: BaseException, elapsed: float, since: int) -> str:
@@ -408,7 +407,7 @@ class Session(ClientSide):
         if status < 400:
             return None
         if status in (401, 403):
-            return what, _CREDENTIALS_TIP
+            return what, CREDENTIALS_TIP
         if status in (404, 405, 406, 415, 501):
             return what, (
                 "check the path in `url`: Streamable HTTP servers usually serve /mcp "
@@ -431,7 +430,7 @@ class Session(ClientSide):
             )
         what = f"answered HTTP {status} to the GET that opens an SSE stream at {url}"
         if status in (401, 403):
-            return what, _CREDENTIALS_TIP
+            return what, CREDENTIALS_TIP
         if 300 <= status < 400:
             return f"{what}: a redirect to another origin, which an MCP client does not follow", (
                 "point `url` at the address it redirects to."
@@ -640,6 +639,8 @@ class Session(ClientSide):
                 outcome.exception = f"the connection closed before an answer came ({gone})\n" + (
                     self.server.describe_death()
                 )
+            elif (refusal := Refusal.of(exc)) is not None:  # 401/403: the server's answer, not a JSON-RPC error
+                outcome.refusal = refusal
             elif is_protocol_violation(exc):
                 outcome.protocol_violation = True
                 tip = made_up_tip(exc.error)
@@ -668,6 +669,8 @@ class Session(ClientSide):
                 err = {"message": f"no answer within {limit:g} s (timed out)"}
             elif outcome.cancelled:
                 err = {"message": f"cancelled by the client after {cancel_after:g} s"}
+            elif outcome.refusal is not None:
+                err = {"message": f"refused: {outcome.refusal.said()}"}
             else:
                 err = {"message": outcome.exception or "unknown failure"}
             self.transcript.record("error", self.name, method, err, duration_ms=outcome.elapsed_ms, related=req.seq)
@@ -752,6 +755,13 @@ class Session(ClientSide):
             raise ProtocolViolation(
                 f'{outcome.method} to "{self.name}" got an answer that breaks the protocol: {outcome.exception}\n'
                 "  Tip: fix the server's output; the lines above show what it sent instead of one JSON-RPC message."
+            )
+        if outcome.refusal is not None:
+            raise RequestRefused(
+                f'{outcome.method} to "{self.name}" was refused',
+                actual=outcome.refusal.said(),
+                exchange=produced_by(self.transcript.items, self.name),
+                tip=outcome.refusal.tip,
             )
         raise ServerErrorResponse(
             f'{outcome.method} to "{self.name}" failed',

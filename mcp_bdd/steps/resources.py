@@ -172,6 +172,8 @@ def failure_tip(session: Session, outcome: Outcome) -> str:
     """The tip of a read or a prompt that failed: how to check a rejection, or what to do about a timeout."""
     if outcome.timed_out:
         return session.timeout_tip(outcome)
+    if outcome.refusal is not None:
+        return outcome.refusal.tip
     return 'to check the rejection itself, follow with "Then the request is rejected with error code <code>".'
 
 

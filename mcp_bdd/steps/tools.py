@@ -527,6 +527,8 @@ def step_call_succeeds(context: Any, server: str | None = None) -> None:
     outcome = _last_call(context, server)
     if not outcome.ok or outcome.is_error_result:
         tip = _SUCCESS_TIPS.get(outcome.failure_kind or "", _SUCCESS_TIPS["expectation"])
+        if outcome.refusal is not None:
+            tip = outcome.refusal.tip
         session = state(context).sessions.get(outcome.server)
         if outcome.timed_out and session is not None:
             tip = session.timeout_tip(outcome, tip)
@@ -541,13 +543,16 @@ def step_call_succeeds(context: Any, server: str | None = None) -> None:
 
 
 def _failed(outcome: Outcome) -> bool:
-    return outcome.is_error_result or outcome.error is not None or outcome.exception is not None
+    """An error result, a JSON-RPC error, a refusal (HTTP 401/403) or a connection that broke."""
+    failed = outcome.error is not None or outcome.exception is not None or outcome.refusal is not None
+    return failed or outcome.is_error_result
 
 
 @then("the tool call fails")
 @then('the tool call on "{server:Q}" fails')
 def step_call_fails(context: Any, server: str | None = None) -> None:
-    """Check that the last call failed: an error result (isError) or a JSON-RPC error.
+    """Check that the last call failed: an error result (isError), a JSON-RPC error, or a refusal
+    (HTTP 401/403: the credentials, not the tool).
 
     Example:
         Then the tool call fails
@@ -570,6 +575,8 @@ def _error_text(outcome: Outcome) -> str:
         return f"{outcome.error.message} {json.dumps(outcome.error.data, default=str) if outcome.error.data else ''}"
     if outcome.raw is not None:
         return result_text(outcome.raw)
+    if outcome.refusal is not None:  # what the server sent, never mcp-bdd's own words about it
+        return outcome.refusal.said()
     return outcome.exception or ""
 
 
@@ -631,13 +638,11 @@ def step_rejected(context: Any, code: int) -> None:
     if outcome is None:
         raise UsageError(f"{st.location}: no request was made yet in this scenario.")
     if outcome.error is None or outcome.error.code != code:
-        _fail(
-            context,
-            f"The {outcome.method} request was not rejected with error code {code}",
-            outcome,
-            f"JSON-RPC error {code}",
-            tip='some servers report failures as isError results instead; "Then the tool call fails" accepts both.',
-        )
+        tip = 'some servers report failures as isError results instead; "Then the tool call fails" accepts both.'
+        if outcome.refusal is not None:
+            tip = "the server sent no JSON-RPC error: it refused the request at the HTTP level. " + outcome.refusal.tip
+        _fail(context, f"The {outcome.method} request was not rejected with error code {code}", outcome,
+              f"JSON-RPC error {code}", tip=tip)  # fmt: skip
 
 
 @then("the tool call times out")
@@ -744,6 +749,7 @@ def _still_responds(context: Any, server: str | None) -> None:
             actual=outcome.describe(stdout=False),  # the server's description below quotes it
             details=session.server.describe_death(),
             kind=outcome.failure_kind,
+            tip=outcome.refusal.tip if outcome.refusal is not None else None,
         )
 
 

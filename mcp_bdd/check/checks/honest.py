@@ -161,6 +161,9 @@ class _Judge:
             self.dead = True
             return None
         outcome = self.ctx.call(self.name, arguments, purpose, generated=True)
+        if outcome is None:  # refused (401/403): the check's credentials, noted; not a verdict
+            self.dead = True
+            return None
         if outcome.exception is not None and not self.ctx.session.alive:
             self.dead = True  # the server went away: more calls would only repeat it
         if outcome.timed_out:

@@ -194,11 +194,16 @@ def _error_samples(ctx: CheckContext) -> list[tuple[str, Any]]:
     """Every rejected call any check made, plus (when none was made) an unknown tool and an empty call."""
     samples = [(f"tool {c.tool}", c.outcome) for c in ctx.calls if c.outcome.error or c.outcome.is_error_result]
     if not ctx.calls and ctx.declares("tools"):
-        samples.append((f"tool {UNKNOWN_NAME}", ctx.call(UNKNOWN_NAME, {}, "unknown tool")))
-        for tool in ctx.callable_tools():
-            if (tool.get("inputSchema") or {}).get("required"):
-                outcome = ctx.call(str(tool.get("name")), {}, "no arguments")
-                samples.append((f"tool {tool.get('name')}", outcome))
+        probes = [(UNKNOWN_NAME, "unknown tool")]
+        probes += [
+            (str(t.get("name")), "no arguments")
+            for t in ctx.callable_tools()
+            if (t.get("inputSchema") or {}).get("required")
+        ]
+        for name, purpose in probes:
+            outcome = ctx.call(name, {}, purpose)
+            if outcome is not None:  # refused (401/403): no error text of the server's to judge
+                samples.append((f"tool {name}", outcome))
     return samples
 
 

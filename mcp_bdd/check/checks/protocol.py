@@ -102,6 +102,8 @@ def resources_read(ctx: CheckContext) -> Iterator[Problem]:
     for resource in ctx.resources[: ctx.options.max_items]:
         uri = str(resource.get("uri"))
         outcome = ctx.read_resource(uri)
+        if outcome is None:  # refused (401/403): noted by the context, not judged
+            continue
         if _failed(outcome):
             yield Problem(
                 title="a listed resource cannot be read",
@@ -141,6 +143,8 @@ def prompts_get(ctx: CheckContext) -> Iterator[Problem]:
     for prompt in ctx.prompts[: ctx.options.max_items]:
         name = str(prompt.get("name"))
         outcome = ctx.get_prompt(name, _prompt_arguments(prompt) or None)
+        if outcome is None:
+            continue
         if outcome.error is not None and outcome.error.code == -32602:
             # "example" may not be a value the prompt knows: a clean invalid-params answer is fine
             ctx.notes.append(f'prompt {name} rejected "example" arguments with -32602: {outcome.error.message[:100]!r}')
@@ -179,6 +183,8 @@ def completions(ctx: CheckContext) -> Iterator[Problem]:
             continue
         name, arg = str(prompt.get("name")), str(args[0]["name"])
         outcome = ctx.complete_prompt(name, arg, "")
+        if outcome is None:
+            return
         values = ((outcome.raw or {}).get("completion") or {}).get("values")
         if _failed(outcome) or not isinstance(values, list):
             yield Problem(
@@ -204,12 +210,12 @@ def legacy_basics(ctx: CheckContext) -> Iterator[Problem]:
         ctx.notes.append(f"ping and logging/setLevel not checked: {ctx.protocol} has neither")
         return
     outcome = ctx.ping()
-    if _failed(outcome):
+    if outcome is not None and _failed(outcome):
         yield Problem(title="ping fails", details=outcome.describe(), call=call_of(outcome),
                       tip="answer ping with an empty result at any time.")  # fmt: skip
     if ctx.declares("logging"):
         outcome = ctx.set_level("info")
-        if _failed(outcome):
+        if outcome is not None and _failed(outcome):
             yield Problem(
                 title="logging/setLevel fails although the server declares logging",
                 details=outcome.describe(),
@@ -244,7 +250,8 @@ def unknown_names(ctx: CheckContext) -> Iterator[Problem]:
         uri = f"mcp-bdd-check://{UNKNOWN_NAME}"
         probes.append(("resource", uri, ctx.read_resource(uri)))
     for kind, name, outcome in probes:
-        assert outcome is not None
+        if outcome is None:  # refused (401/403): noted by the context, not judged
+            continue
         if outcome.timed_out or outcome.exception:
             yield Problem(
                 title=f"an unknown {kind} made the server hang or fail",
