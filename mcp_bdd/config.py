@@ -439,7 +439,7 @@ def parse_config(raw: Mapping[str, Any], *, source: str, root: Path) -> Config:
     for key in raw:
         if key not in _TOP_KEYS:
             raise ConfigError(
-                f'{source}: unknown key "{key}".{_closest(key, _TOP_KEYS)} Valid keys: {", ".join(_TOP_KEYS)}.'
+                f'{source}: unknown key "{key}".{_closest(key, _TOP_KEYS)} Valid keys are {", ".join(_TOP_KEYS)}.'
             )
     servers_raw = raw.get("servers", {})
     if not isinstance(servers_raw, Mapping):
@@ -505,7 +505,7 @@ def _parse_server(name: str, body: Any, source: str) -> ServerConfig:
                 if key not in _ALL_SERVER_KEYS:
                     raise ConfigError(
                         f'{where}: unknown key "{key}".{_closest(key, list(_ALL_SERVER_KEYS))} A server needs '
-                        f"exactly one of `app`, `command` or `url`. Valid keys: {', '.join(_ALL_SERVER_KEYS)}."
+                        f"exactly one of `app`, `command` or `url`. Valid keys are {', '.join(_ALL_SERVER_KEYS)}."
                     )
             raise ConfigError(
                 f"{where}: say how to reach the server with exactly one of `app` (a Python server object, "

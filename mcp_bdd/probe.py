@@ -44,7 +44,7 @@ from mcp_bdd.errors import (
     EXIT_OK,
     EXIT_UNREACHABLE,
     McpBddError,
-    ServerStartError,
+    RequestRefused,
     UsageError,
     for_terminal,
     terminal_json,
@@ -55,6 +55,7 @@ __all__ = [
     "TOOL_FIELDS",
     "Changes",
     "Surface",
+    "Unanswered",
     "canonical_tool",
     "compare",
     "open_session",
@@ -216,12 +217,10 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
     try:
         with open_session(config, name, transport) as session:
             surface = read_surface(session)
-    except ServerStartError as exc:
-        return _unreachable(options, shown, str(exc), time.monotonic() - started, out)
     except (McpBddError, AssertionError) as exc:
         if isinstance(exc, UsageError):
             raise
-        return _unreachable(options, shown, str(exc), time.monotonic() - started, out)
+        return _unreachable(options, shown, str(exc), time.monotonic() - started, out, exc)
     elapsed = time.monotonic() - started
     changes = compare(baseline, surface) if baseline is not None else Changes()
     if options.save_baseline is not None:
@@ -265,12 +264,38 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
     return EXIT_FAILED if failing else EXIT_OK
 
 
-def _unreachable(options: ProbeOptions, shown: str, message: str, elapsed: float, out: Any) -> int:
+@dataclass(frozen=True)
+class Unanswered:
+    """How every command that got no answer from a server (probe, check, contract, call, list) says
+    so, and its exit code: REFUSED (1) for a request the server refused with HTTP 401/403 — the
+    credentials, not the server —, else UNREACHABLE (3): not started, not reached, or broken."""
+
+    word: str
+    exit_code: int
+
+    @classmethod
+    def of(cls, exc: BaseException | None) -> Unanswered:
+        return cls.refused() if isinstance(exc, RequestRefused) else cls("UNREACHABLE", EXIT_UNREACHABLE)
+
+    @classmethod
+    def refused(cls) -> Unanswered:
+        return cls("REFUSED", EXIT_FAILED)
+
+    @property
+    def status(self) -> str:
+        """The `status` of a --json output."""
+        return self.word.lower()
+
+
+def _unreachable(
+    options: ProbeOptions, shown: str, message: str, elapsed: float, out: Any, exc: BaseException | None = None
+) -> int:
+    said = Unanswered.of(exc)
     if options.as_json:
         print(
-            terminal_json({"status": "unreachable", "target": shown, "error": message, "elapsed_s": round(elapsed, 3)}),
+            terminal_json({"status": said.status, "target": shown, "error": message, "elapsed_s": round(elapsed, 3)}),
             file=out,
         )
     else:
-        print(f"UNREACHABLE: {shown}\n  {message.strip()}\n  time: {elapsed:.2f} s", file=out)
-    return EXIT_UNREACHABLE
+        print(f"{said.word}: {shown}\n  {message.strip()}\n  time: {elapsed:.2f} s", file=out)
+    return said.exit_code

@@ -30,18 +30,20 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from mcp_bdd.errors import (
     EXIT_FAILED,
     EXIT_OK,
-    EXIT_UNREACHABLE,
     McpBddError,
     RequestRefused,
     UsageError,
     printable,
     terminal_json,
 )
+
+if TYPE_CHECKING:
+    from mcp_bdd.probe import Unanswered
 
 __all__ = ["KINDS", "ShellOptions", "call", "listing", "parse_arguments"]
 
@@ -209,10 +211,12 @@ def call(options: ShellOptions, tool: str, pairs: Sequence[str], out: TextIO | N
             outcome = session.call_tool(tool, args)
     except (McpBddError, AssertionError) as exc:
         return _not_answered(options, name, exc, out)
+    from mcp_bdd.probe import Unanswered
+
     if outcome.refusal is not None:
-        return _refused(options, name, outcome.describe(), outcome.refusal.tip, out)
+        return _say(options, name, Unanswered.refused(), outcome.describe(), out, outcome.refusal.tip)
     if outcome.timed_out or (outcome.raw is None and outcome.error is None):
-        return _unreachable(options, name, outcome.describe(), out)
+        return _say(options, name, Unanswered.of(None), outcome.describe(), out)
     failed = outcome.error is not None or outcome.is_error_result
     if options.as_json:
         if outcome.error is not None:
@@ -288,28 +292,22 @@ def _with_description(head: str, item: dict[str, Any]) -> str:
 
 
 def _not_answered(options: ShellOptions, name: str, exc: BaseException, out: TextIO) -> int:
-    """What a command says when its request got no answer: refused (HTTP 401/403: the credentials,
-    exit 1), or the server could not be reached or broke (exit 3). A usage error is raised on."""
+    """What a command says when its request got no answer (`probe.Unanswered`: REFUSED, exit 1, for
+    HTTP 401/403; else UNREACHABLE, exit 3). A usage error is raised on."""
+    from mcp_bdd.probe import Unanswered
+
     if isinstance(exc, UsageError):
         raise exc
     if isinstance(exc, RequestRefused):
-        return _refused(options, name, f"{exc.title}: {exc.actual}", exc.tip or "", out)
-    return _unreachable(options, name, str(exc), out)
+        return _say(options, name, Unanswered.refused(), f"{exc.title}: {exc.actual}", out, exc.tip)
+    return _say(options, name, Unanswered.of(exc), str(exc), out)
 
 
-def _refused(options: ShellOptions, name: str, message: str, tip: str, out: TextIO) -> int:
+def _say(options: ShellOptions, name: str, said: Unanswered, message: str, out: TextIO, tip: str | None = None) -> int:
     shown = " ".join(options.target) or f"server {name}"
     if options.as_json:
-        _print_json({"status": "refused", "target": shown, "error": message, "tip": tip}, out)
+        _print_json({"status": said.status, "target": shown, "error": message} | ({"tip": tip} if tip else {}), out)
     else:
-        print(printable(f"REFUSED: {shown}\n  {message.strip()}\n  Tip: {tip}"), file=sys.stderr)
-    return EXIT_FAILED
-
-
-def _unreachable(options: ShellOptions, name: str, message: str, out: TextIO) -> int:
-    shown = " ".join(options.target) or f"server {name}"
-    if options.as_json:
-        _print_json({"status": "unreachable", "target": shown, "error": message}, out)
-    else:
-        print(printable(f"UNREACHABLE: {shown}\n  {message.strip()}"), file=sys.stderr)
-    return EXIT_UNREACHABLE
+        print(printable(f"{said.word}: {shown}\n  {message.strip()}" + (f"\n  Tip: {tip}" if tip else "")),
+              file=sys.stderr)  # fmt: skip
+    return said.exit_code

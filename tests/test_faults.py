@@ -2777,7 +2777,7 @@ class _Refusing(_Accepting):
         challenge = (
             'Bearer error="invalid_token"' if locked else 'Bearer error="insufficient_scope", scope="tools:write"'
         )
-        body = b"" if locked else b'{"detail": "scope tools:write needed"}'
+        body = b"" if locked else b'{"detail": "you don\'t have the scope tools:write"}'
         self.send_response(401 if locked else 403)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -2789,7 +2789,7 @@ class _Refusing(_Accepting):
 
 _INITIALIZED = {
     "protocolVersion": "2025-11-25",
-    "capabilities": {"tools": {}},
+    "capabilities": {"tools": {}, "resources": {}},
     "serverInfo": {"name": "r", "version": "1"},
 }
 _ECHO_TOOL = {
@@ -2814,7 +2814,7 @@ Feature: refused
       | text      |
       | forbidden |
     Then the tool call fails
-    And the tool call fails with an error mentioning "scope tools:write needed"
+    And the tool call fails with an error mentioning "don't have the scope tools:write"
     And the request is refused for insufficient scope
     And the last HTTP response has status 403
     And the last HTTP response has the header "WWW-Authenticate" containing "insufficient_scope"
@@ -2826,6 +2826,11 @@ Feature: refused
       | text      |
       | forbidden |
     Then the tool call fails with an error mentioning "a scope, a role"
+
+  Scenario: a refused read, checked as a refusal
+    Given the MCP server "accepting" is running
+    When I read the resource "shop://orders"
+    Then the request is refused for insufficient scope
 
   Scenario: a call that had to succeed
     Given the MCP server "accepting" is running
@@ -2847,7 +2852,7 @@ def test_a_request_refused_with_401_or_403_is_a_refusal_not_a_made_up_error(tmp_
     with _serving(_AcceptingServer(handler=_Refusing)) as base:
         root = make_project(tmp_path, _accepting(base), {"r.feature": REFUSED_FEATURE})
         run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
-    assert run.counts() == {"passed": 1, "failed": 3, "error": 0, "skipped": 0}, run.failures()
+    assert run.counts() == {"passed": 2, "failed": 3, "error": 0, "skipped": 0}, run.failures()
     said = "tools/call was refused by the server: HTTP "
     assert said + '403 (Forbidden); WWW-Authenticate: Bearer error="insufficient_scope"' in run.output, run.failures()
     assert "the server sent no JSON-RPC error: it refused the request at the HTTP level" in run.output, run.failures()
@@ -2857,6 +2862,26 @@ def test_a_request_refused_with_401_or_403_is_a_refusal_not_a_made_up_error(tmp_
     assert "Server returned an error response" not in run.output, run.output
     data = out.with_suffix(".json").read_text()
     assert data.count('"error_kind":"refused"') == 1, data[-4000:]  # the call that had to succeed
+
+
+def test_a_server_cannot_pass_its_own_error_off_as_a_refusal() -> None:
+    """The stand-in error's mark is plain text any server can write into an error of its own (over
+    stdio too): taken at its word, `mcp-bdd check` would judge nothing of a tool that said so.
+    A refusal is taken only by the token the transport kept for it; and an error-text step
+    matches what the server sent as sent, not as mcp-bdd quotes it."""
+    import mcp_types as types
+    from mcp.shared.exceptions import MCPError
+
+    from mcp_bdd.session import Refusal
+
+    def error(data: dict[str, Any]) -> MCPError:
+        return MCPError.from_error_data(types.ErrorData(code=-1, message="no", data=data))
+
+    assert Refusal.taken(error({"mcp_bdd": "http-refusal", "status": 403}), {}) is None
+    kept = {"t0k3n": Refusal(403, "Bearer", "no")}
+    assert Refusal.taken(error({"mcp_bdd": "http-refusal", "token": "t0k3n"}), kept) == Refusal(403, "Bearer", "no")
+    assert kept == {}  # taken once
+    assert Refusal(403, 'Bearer error="x"', "you don't").matched() == '403 Bearer error="x" you don\'t'
 
 
 def test_check_and_call_say_a_refusal_is_the_credentials_not_a_broken_tool(
@@ -2875,13 +2900,24 @@ def test_check_and_call_say_a_refusal_is_the_credentials_not_a_broken_tool(
         report = json.loads(capsys.readouterr().out)
         called = main(["call", f"{base}/mcp", "echo", "text=forbidden"])
         said = capsys.readouterr()
+        listed = main(["list", f"{base}/mcp", "resources"])
+        listing = capsys.readouterr()
+        gate = main(["check", f"{base}/mcp", "--only", "protocol.listings", "--json"])
+        findings = json.loads(capsys.readouterr().out)["findings"]
     assert code == 0 and report["findings"] == [], report
-    notes = [n for n in report["notes"] if "refused" in n]
-    assert len(notes) == 2, report["notes"]  # the tool, and the unknown one; each once
-    assert all("403 (Forbidden)" in n and "a scope, a role" in n for n in notes), notes
+    refused = [n for n in report["notes"] if "not checked: the server refused" in n]
+    # the tool, the unknown tool and the unknown resource, each once; the tip once for all
+    assert len(refused) == 3 and all("HTTP 403 (Forbidden)" in n for n in refused), report["notes"]
+    assert sum("a scope, a role" in n for n in report["notes"]) == 1, report["notes"]
     assert called == EXIT_FAILED, said
-    assert "REFUSED: " in said.err and 'body: \'{"detail": "scope tools:write needed"}\'' in said.err, said
-    assert "UNREACHABLE" not in said.err, said
+    assert "REFUSED: " in said.err and "you don't have the scope tools:write" in said.err, said
+    assert "UNREACHABLE" not in said.err + listing.err, said
+    assert listed == EXIT_FAILED and "REFUSED: " in listing.err, listing
+    # a gate that could list nothing does not pass: the refused listing is a finding
+    assert gate == EXIT_FAILED and [f["title"] for f in findings] == [
+        f"the server refused to list {kind} with the check's credentials, so none was checked"
+        for kind in ("resources", "templates")
+    ], findings
 
 
 def test_a_request_answered_with_no_json_rpc_answer_names_what_came_not_a_made_up_code(tmp_path: Path) -> None:

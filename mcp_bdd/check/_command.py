@@ -22,8 +22,8 @@ from typing import Any, TextIO
 from mcp_bdd.errors import (
     EXIT_FAILED,
     EXIT_OK,
-    EXIT_UNREACHABLE,
     McpBddError,
+    RequestRefused,
     ServerStartError,
     UsageError,
     for_terminal,
@@ -89,7 +89,7 @@ def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
     from mcp_bdd.check._registry import Severity, select
     from mcp_bdd.check._runner import run_checks
     from mcp_bdd.config import normalize_transport
-    from mcp_bdd.probe import open_session, resolve_target
+    from mcp_bdd.probe import Unanswered, open_session, resolve_target
 
     out = out or sys.stdout
     if not options.as_json:
@@ -124,21 +124,20 @@ def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
         with _sdk_logs_held() as held, open_session(config, name, transport) as session:
             report = run_checks(session, specs, check_options)
             if contract is not None:
-                from mcp_bdd.check.contract import contract_findings, read_surface
-
-                report.findings.extend(contract_findings(contract, read_surface(session), str(options.contract)))
+                report.findings.extend(_contract_findings(session, contract, str(options.contract)))
                 report.checks.append("contract.matches")
     except UsageError:
         raise
     except (ServerStartError, McpBddError, AssertionError) as exc:
         elapsed = time.monotonic() - started
         error = str(exc).strip() + (_token_tip(config, name) if options.target else "")
+        said = Unanswered.of(exc)
         if options.as_json:
-            print(dumps({"status": "unreachable", "target": shown, "error": error, "elapsed_s": round(elapsed, 3)}),
+            print(dumps({"status": said.status, "target": shown, "error": error, "elapsed_s": round(elapsed, 3)}),
                   file=out)  # fmt: skip
         else:
-            print(f"UNREACHABLE: {shown}\n  {error}\n  time: {elapsed:.2f} s", file=out)
-        return EXIT_UNREACHABLE
+            print(f"{said.word}: {shown}\n  {error}\n  time: {elapsed:.2f} s", file=out)
+        return said.exit_code
     if held.count:
         print(
             "mcp-bdd check: the MCP SDK's own log lines were held back (an in-process server logs every call "
@@ -156,6 +155,30 @@ def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
         if options.sarif is not None:
             print(f"SARIF: {options.sarif}", file=out)
     return EXIT_FAILED if report.at_or_above(fail_on) else EXIT_OK
+
+
+def _contract_findings(session: Any, contract: Any, where: str) -> list[Any]:
+    """The surface's differences from the contract; one that could not be compared, refused with
+    HTTP 401/403 (a token without the scope to list), is a finding too: a gate that compared
+    nothing must not pass."""
+    from mcp_bdd.check._finding import Finding
+    from mcp_bdd.check._registry import Severity
+    from mcp_bdd.check.contract import contract_findings, read_surface
+
+    try:
+        return contract_findings(contract, read_surface(session), where)
+    except RequestRefused as exc:
+        return [
+            Finding(
+                check="contract.matches",
+                group="contract",
+                severity=Severity.HIGH,
+                title="the contract could not be compared: the server refused to list its surface",
+                target=f"contract {where}",
+                details=f"{exc.title}: {exc.actual}",
+                tip=exc.tip or "",
+            )
+        ]
 
 
 def _token_tip(config: Any, name: str) -> str:
@@ -215,7 +238,7 @@ def run_contract_command(
     """`mcp-bdd contract update|verify FILE [SERVER | URL | -- COMMAND]`."""
     from mcp_bdd.check.contract import compare, load_contract, read_surface, save_contract
     from mcp_bdd.config import normalize_transport
-    from mcp_bdd.probe import open_session, resolve_target
+    from mcp_bdd.probe import Unanswered, open_session, resolve_target
 
     out = out or sys.stdout
     if not as_json:
@@ -231,8 +254,9 @@ def run_contract_command(
     except UsageError:
         raise
     except (McpBddError, AssertionError) as exc:
-        print(f"UNREACHABLE: {shown}\n  {str(exc).strip()}", file=out)
-        return EXIT_UNREACHABLE
+        said = Unanswered.of(exc)
+        print(f"{said.word}: {shown}\n  {str(exc).strip()}", file=out)
+        return said.exit_code
     if contract is None:
         save_contract(path, surface)
         print(f"recorded: {path} ({len(surface.tools)} tools, sha256 {surface.sha256})", file=out)

@@ -60,6 +60,7 @@ class CheckContext:
     minimal_calls: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # tool -> its minimal call
     hung: set[str] = field(default_factory=set)  # tools that hung once: never called again (each costs a timeout)
     refused: set[str] = field(default_factory=set)  # targets refused with HTTP 401/403: never judged, not asked again
+    refused_listings: dict[str, RequestRefused] = field(default_factory=dict)  # kind -> its listing's refusal
     shared: dict[str, Any] = field(default_factory=dict)  # what a group's checks learn once and share (auth)
 
     def note_once(self, note: str) -> None:
@@ -96,9 +97,8 @@ class CheckContext:
                 continue
             try:
                 setattr(self, kind, self.session.list_all(kind))
-            except RequestRefused as exc:  # the credentials, not the server: noted, never a finding
-                self.refused.add(f"{kind} listing")
-                self.notes.append(f"{kind} not listed, so not checked: {exc.title}: {exc.actual}. Tip: {exc.tip}")
+            except RequestRefused as exc:  # the credentials, not the server: protocol.listings says so
+                self.refused_listings[kind] = exc
             except (McpBddError, AssertionError) as exc:
                 if kind == "templates" and self._not_implemented(types.ListResourceTemplatesRequest(params=None)):
                     continue  # resource templates are optional within the `resources` capability
@@ -150,7 +150,9 @@ class CheckContext:
             self.calls.append(ToolCall(name, dict(arguments or {}), outcome, purpose))
         return outcome
 
-    def request(self, request: Any, target: str) -> Outcome | None:
+    def request(self, request: Any, target: str | None = None) -> Outcome | None:
+        """`target`: what a refusal names in the notes (default: the request's method)."""
+        target = target or str(getattr(request, "method", type(request).__name__))
         if target in self.refused:
             return None
         outcome = self._judged(target, self.session.request(request))
@@ -162,10 +164,9 @@ class CheckContext:
         if outcome.refusal is None:
             return outcome
         self.refused.add(target)
-        self.notes.append(
-            f"{target}: not checked: the server refused the {outcome.method} request with "
-            f"{outcome.refusal.said()}. Tip: {outcome.refusal.tip}"
-        )
+        self.notes.append(f"{target}: not checked: the server refused the {outcome.method} request with "
+                          f"{outcome.refusal.said()}")  # fmt: skip
+        self.note_once(f"refused requests: {outcome.refusal.tip}")  # the tip once, however many were
         return None
 
     def read_resource(self, uri: str) -> Outcome | None:

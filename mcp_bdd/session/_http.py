@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 import zlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
@@ -52,7 +53,7 @@ from mcp_bdd._sdk import answer_key, redirect_followed
 from mcp_bdd.config import Config
 from mcp_bdd.errors import ProtocolViolation, ServerStartError, size_text
 from mcp_bdd.servers import ID_VALUE, PROTOCOL_MARK
-from mcp_bdd.session._outcome import Refusal
+from mcp_bdd.session._outcome import REFUSAL_MARK, Refusal
 
 __all__ = [
     "ACCEPTED_KEEP",
@@ -108,7 +109,8 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
     `on_refused(message, request=None)` records a refusal that fails no request (the transcript's
     "transport" error), or names the request whose exchange failed (the SDK then says only that
     the connection closed).
-    `accepted` gets the id (`answer_key`) and method of every request the server answered with 202.
+    `accepted` gets the id (`answer_key`) and method of every request the server answered with 202;
+    `refusals` each request's POST refused with 401/403, by the token its stand-in error carries.
     """
 
     def __init__(
@@ -120,9 +122,11 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         answers_on_post: bool,
         on_refused: Refused,
         accepted: dict[Any, str] | None = None,
+        refusals: dict[str, Refusal] | None = None,
     ) -> None:
         self.inner = inner
         self.accepted = accepted if accepted is not None else {}
+        self.refusals = refusals if refusals is not None else {}
         self.server = server
         self.limit = limit
         self.answers_on_post = answers_on_post
@@ -283,13 +287,23 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                 body[:_QUOTE].decode("utf-8", "replace"),
             )
             message = f'The server "{self.server}" refused the {method} request: {refusal.said()}'
-            error = {"code": types.INVALID_REQUEST, "message": message, "data": refusal.data()}
+            error = {"code": types.INVALID_REQUEST, "message": message, "data": self._kept(refusal)}
             return _answered_for(response, json.dumps({"jsonrpc": "2.0", "id": answers, "error": error}).encode())
         what, tip = _what_came(request, response, kind)
         message = f'The server "{self.server}" answered the {method} request with {what}: not a JSON-RPC answer'
         if body.strip():
             message += f". Its body begins: {body[:_SAID].decode('utf-8', 'replace')!r}"
         return _answered_for(response, _error(answers, message, body[:_QUOTE], code=types.INVALID_REQUEST, tip=tip))
+
+    def _kept(self, refusal: Refusal) -> dict[str, str]:
+        """The stand-in error's data: a token only this transport knows, under which `refusal` is
+        kept for the session (`Refusal.taken`). A server can write the mark into an error of its
+        own; it cannot guess the token, so its error is never taken for a refusal."""
+        token = uuid.uuid4().hex
+        self.refusals[token] = refusal
+        if len(self.refusals) > ACCEPTED_KEEP:  # taken as each request fails: only a cancelled one stays
+            del self.refusals[next(iter(self.refusals))]
+        return {"mcp_bdd": REFUSAL_MARK, "token": token}
 
     def _event_refusal(self, request: httpx2.Request, answers: Any) -> Callable[[bytes, bytes | None], bytes | None]:
         """`refuse(head, tail)` for an SSE stream: the error event that replaces an event past the
@@ -349,6 +363,7 @@ def client_factory(
     sse: bool,
     on_refused: Refused,
     accepted: dict[Any, str] | None = None,
+    refusals: dict[str, Refusal] | None = None,
 ) -> Callable[..., httpx2.AsyncClient]:
     """`make(headers=, timeout=, auth=, event_hooks=)`: an httpx2 client whose every transport is a
     `BoundedTransport` (the shape of the SDK's `httpx_client_factory`).
@@ -366,6 +381,7 @@ def client_factory(
             answers_on_post=not sse,
             on_refused=on_refused,
             accepted=accepted,
+            refusals=refusals,
         )
 
     def make(

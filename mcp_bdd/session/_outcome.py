@@ -33,7 +33,6 @@ CREDENTIALS_TIP = (
     'with "Bearer ${env.API_TOKEN}".'
 )
 _REASONS = {401: "Unauthorized", 403: "Forbidden"}
-_SAID = 300  # characters of a refusal's challenge and body kept: a server's bytes, bounded
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ class Refusal:
         if self.challenge:
             parts.append(f"WWW-Authenticate: {self.challenge}")
         if self.body.strip():
-            parts.append(f"body: {self.body!r}")
+            parts.append(f"body: {self.body.strip()}")  # as sent (control characters are escaped where printed)
         return "; ".join(parts)
 
     @property
@@ -69,22 +68,20 @@ class Refusal:
             )
         return f"{CREDENTIALS_TIP} To check a refusal that is meant: {check}."
 
-    def data(self) -> dict[str, Any]:
-        """The refusal as the stand-in error's `data` (session._http)."""
-        return {"mcp_bdd": REFUSAL_MARK, "status": self.status, "challenge": self.challenge, "body": self.body}
+    def matched(self) -> str:
+        """What an error-text step matches: the server's own status, challenge and body as sent,
+        none of mcp-bdd's words ("Forbidden", "body") and no quoting of its text."""
+        return " ".join(part for part in (str(self.status), self.challenge, self.body) if part)
 
-    @classmethod
-    def of(cls, exc: BaseException) -> Refusal | None:
-        """The refusal an error mcp-bdd stood in with carries (session._http), or None."""
+    @staticmethod
+    def taken(exc: BaseException, kept: dict[str, Refusal]) -> Refusal | None:
+        """The refusal the transport kept for the error it stood in with (session._http), or None.
+        By the token in the error's data, never by the mark alone: any server can write that."""
         data = getattr(getattr(exc, "error", None), "data", None)
         if not isinstance(data, dict) or data.get("mcp_bdd") != REFUSAL_MARK:
             return None
-        status = data.get("status")
-        return cls(
-            status if isinstance(status, int) else 0,
-            str(data.get("challenge") or "")[:_SAID],
-            str(data.get("body") or "")[:_SAID],
-        )
+        token = data.get("token")
+        return kept.pop(token, None) if isinstance(token, str) else None
 
 
 def is_protocol_violation(exc: BaseException) -> bool:

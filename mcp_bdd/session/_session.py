@@ -140,6 +140,7 @@ class Session(ClientSide):
         self._stamped_level: str | None = None
         self._http_client: Any = None
         self._accepted: dict[Any, str] = {}  # id (answer_key) -> method of each request answered with 202
+        self._refusals: dict[str, Refusal] = {}  # token -> a request refused with 401/403 (session._http)
         self.problems: list[str] = []  # usage errors raised inside callbacks, surfaced by the next step
         self.surface_dirty = True
         self.lost = False  # the connection closed under a request: the server went away
@@ -294,7 +295,12 @@ class Session(ClientSide):
         # every answer bounded by max_message_bytes, as stdio lines are (see _http); every answer's
         # status recorded, over both transports: the auth steps and a refused connect read them
         make = client_factory(
-            server=self.name, limit=self.max_message_bytes, sse=sse, on_refused=refused, accepted=self._accepted
+            server=self.name,
+            limit=self.max_message_bytes,
+            sse=sse,
+            on_refused=refused,
+            accepted=self._accepted,
+            refusals=self._refusals,
         )
         hooks = {"response": [self._record_http]}
         if sse:
@@ -319,7 +325,7 @@ class Session(ClientSide):
         if kind:
             payload["content_type"] = kind  # an HTML page where JSON should be names a wrong URL
         if status >= 300:
-            headers = sent.get("headers") or {k.lower(): v for k, v in response.headers.items()}
+            headers = sent["headers"] if "headers" in sent else {k.lower(): v for k, v in response.headers.items()}
             payload["headers"] = {k: v for k, v in headers.items() if k != "set-cookie"}
         self.transcript.record("info", self.name, "http", payload)
 
@@ -639,7 +645,9 @@ class Session(ClientSide):
                 outcome.exception = f"the connection closed before an answer came ({gone})\n" + (
                     self.server.describe_death()
                 )
-            elif (refusal := Refusal.of(exc)) is not None:  # 401/403: the server's answer, not a JSON-RPC error
+            elif (
+                refusal := Refusal.taken(exc, self._refusals)
+            ) is not None:  # 401/403: the server's answer, not a JSON-RPC error
                 outcome.refusal = refusal
             elif is_protocol_violation(exc):
                 outcome.protocol_violation = True

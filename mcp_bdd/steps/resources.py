@@ -28,14 +28,25 @@ __all__ = ["advertised", "capability", "rejection_checked_later", "resource_uris
 # shared with prompts.py and notifications.py
 
 
+#: the steps that check a rejection or a refusal (HTTP 401/403) of the request before them
+_CHECKS_REJECTION = (
+    "the request is rejected with error code",
+    "the request is refused for insufficient scope",
+    "the last HTTP response has",
+    "the server answers 401",
+)
+
+
 def rejection_checked_later(context: Any) -> bool:
-    """Whether a later step of the running scenario checks a rejection ("the request is rejected ...")."""
+    """Whether a later step of the running scenario checks a rejection ("the request is rejected
+    ...") or a refusal ("the request is refused for insufficient scope", "the last HTTP response
+    has status 403"): the step that made the request leaves its failure to that one."""
     st = state(context)
     scenario = getattr(context, "scenario", None)
     steps = list(getattr(scenario, "all_steps", None) or getattr(scenario, "steps", None) or [])
     here = next((i for i, s in enumerate(steps) if str(getattr(s, "location", "")) == st.location), None)
     later = steps[here + 1 :] if here is not None else steps
-    return any(str(getattr(s, "name", "")).startswith("the request is rejected with error code") for s in later)
+    return any(str(getattr(s, "name", "")).startswith(_CHECKS_REJECTION) for s in later)
 
 
 def capability(session: Session, name: str, flag: str | None = None) -> bool:

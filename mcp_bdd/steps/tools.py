@@ -576,7 +576,7 @@ def _error_text(outcome: Outcome) -> str:
     if outcome.raw is not None:
         return result_text(outcome.raw)
     if outcome.refusal is not None:  # what the server sent, never mcp-bdd's own words about it
-        return outcome.refusal.said()
+        return outcome.refusal.matched()
     return outcome.exception or ""
 
 
@@ -745,7 +745,9 @@ def _still_responds(context: Any, server: str | None) -> None:
     outcome = session.ping() if session.is_legacy else session.request(_list_tools_request())
     if not outcome.ok:
         raise ExpectationFailed(
-            f'The server "{session.name}" no longer responds',
+            f'The server "{session.name}" refused the request'  # it answered: with 401/403
+            if outcome.refusal is not None
+            else f'The server "{session.name}" no longer responds',
             actual=outcome.describe(stdout=False),  # the server's description below quotes it
             details=session.server.describe_death(),
             kind=outcome.failure_kind,

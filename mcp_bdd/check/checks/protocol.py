@@ -52,12 +52,19 @@ def identity(ctx: CheckContext) -> Iterator[Problem]:
 )
 def listings(ctx: CheckContext) -> Iterator[Problem]:
     """tools/list, resources/list, resources/templates/list and prompts/list answer (cursor followed to
-    the end, no repeated cursor) when the matching capability is declared."""
+    the end, no repeated cursor) when the matching capability is declared. One refused with HTTP
+    401/403 is a finding too, of the credentials: nothing of that kind could be checked."""
     for kind, why in ctx.listing_errors.items():
         yield Problem(
             title=f"listing {kind} failed although the server declares the capability",
             details=why,
             tip=f"implement {kind}/list (following nextCursor to the end), or stop declaring the capability.",
+        )
+    for kind, refused in ctx.refused_listings.items():  # a gate that checked none of them must not pass
+        yield Problem(
+            title=f"the server refused to list {kind} with the check's credentials, so none was checked",
+            details=f"{refused.title}: {refused.actual}",
+            tip=refused.tip or "",
         )
 
 
