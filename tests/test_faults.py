@@ -2838,6 +2838,13 @@ Feature: refused
       | text   |
       | locked |
     Then the tool call succeeds
+  Scenario: a tool the token may not even list
+    Given the MCP server "accepting" is running
+    When I call the tool "echo" with:
+      | text      |
+      | forbidden |
+    And I call the tool "delete_everything"
+    Then the tool call succeeds
 """
 
 
@@ -2852,7 +2859,8 @@ def test_a_request_refused_with_401_or_403_is_a_refusal_not_a_made_up_error(tmp_
     with _serving(_AcceptingServer(handler=_Refusing)) as base:
         root = make_project(tmp_path, _accepting(base), {"r.feature": REFUSED_FEATURE})
         run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
-    assert run.counts() == {"passed": 2, "failed": 3, "error": 0, "skipped": 0}, run.failures()
+    assert run.counts() == {"passed": 2, "failed": 4, "error": 0, "skipped": 0}, run.failures()
+    assert "the server has no tool" not in run.output, run.failures()  # refused, not missing
     said = "tools/call was refused by the server: HTTP "
     assert said + '403 (Forbidden); WWW-Authenticate: Bearer error="insufficient_scope"' in run.output, run.failures()
     assert "the server sent no JSON-RPC error: it refused the request at the HTTP level" in run.output, run.failures()
@@ -2861,7 +2869,7 @@ def test_a_request_refused_with_401_or_403_is_a_refusal_not_a_made_up_error(tmp_
     assert 'Give them in `headers` of its configuration: an "Authorization" header with "Bearer ${env.' in run.output
     assert "Server returned an error response" not in run.output, run.output
     data = out.with_suffix(".json").read_text()
-    assert data.count('"error_kind":"refused"') == 1, data[-4000:]  # the call that had to succeed
+    assert data.count('"error_kind":"refused"') == 2, data[-4000:]  # the calls that had to succeed
 
 
 def test_a_server_cannot_pass_its_own_error_off_as_a_refusal() -> None:

@@ -494,7 +494,8 @@ def _fail(
 ) -> None:
     session = state(context).sessions.get(outcome.server)
     exchange = produced_by(session.transcript.items, outcome.server) if session else None  # before the hint's listing
-    hint = _unknown_tool_hint(context, outcome)
+    # a tool a token may not see is refused, not missing: the refusal's tip says what to do
+    hint = _unknown_tool_hint(context, outcome) if outcome.refusal is None else None
     raise ExpectationFailed(
         title,
         expected=expected,
