@@ -1934,8 +1934,8 @@ class _TwiceSseServer(http.server.ThreadingHTTPServer):
     """A legacy SSE server, raw: one stream carries every answer, in the order the POSTs were
     read, and the first tools/call is answered twice (its result, then an error for its id)."""
 
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _TwiceSse)
+    def __init__(self, handler: type[_TwiceSse] | None = None) -> None:
+        super().__init__(("127.0.0.1", 0), handler or _TwiceSse)
         self.outbox: queue.Queue[bytes | None] = queue.Queue()
         self.calls = 0
 
@@ -2010,6 +2010,101 @@ def test_a_second_answer_over_http_is_evidence_as_over_stdio(tmp_path: Path) -> 
     data = out.with_suffix(".json").read_text()
     assert "a second answer to one request: " in data and "second thoughts" in data, data[-4000:]
     assert "JSON-RPC allows one response per request" in data, data[-4000:]
+
+
+class _FailingSse(_TwiceSse):
+    """The legacy SSE server above, whose tools/call POST fails by the text it is given:
+    `forbidden` a 403 with a Bearer challenge, `crash` a 500 in plain text, `invalid` a 400 with
+    a JSON-RPC error (id null) in its body; any other text is answered on the stream."""
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        text = ((request.get("params") or {}).get("arguments") or {}).get("text")
+        if request.get("method") != "tools/call" or text not in ("forbidden", "crash", "invalid"):
+            for answer in self._answers(request):
+                self.server.outbox.put(json.dumps({"jsonrpc": "2.0", "id": request["id"], **answer}).encode())
+            return _answer(self, 202, b"Accepted")
+        self.server.calls += 1  # so the next echo is answered once
+        invalid = {"jsonrpc": "2.0", "id": None, "error": {"code": -32602, "message": "text: too short"}}
+        status, kind, body, extra = {
+            "forbidden": (403, "text/plain", b"scope tools:write needed",
+                          {"WWW-Authenticate": 'Bearer error="insufficient_scope", scope="tools:write"'}),
+            "crash": (500, "text/plain", b"Internal Server Error: the database is down", {}),
+            "invalid": (400, "application/json", json.dumps(invalid).encode(), {}),
+        }[text]  # fmt: skip
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in extra.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+        return None
+
+
+FAILING_POSTS = """
+Feature: legacy SSE posts that fail
+  Scenario: each fails at once, and the session goes on
+    Given the MCP server "hostile" is running
+    When I call the tool "echo" with:
+      | text      |
+      | forbidden |
+    Then the tool call fails with an error mentioning "insufficient_scope"
+    And the last HTTP response has status 403
+    When I call the tool "echo" with:
+      | text    |
+      | invalid |
+    Then the request is rejected with error code -32602
+    When I call the tool "echo" with:
+      | text  |
+      | hello |
+    Then the tool call succeeds
+    When I call the tool "echo" with:
+      | text  |
+      | crash |
+    Then the tool call succeeds
+"""
+
+
+def test_a_request_whose_sse_post_fails_fails_at_once_and_the_session_goes_on(tmp_path: Path) -> None:
+    """Over legacy SSE a request's POST answered with an HTTP error (403, 500, 400) made the
+    SDK's sender raise and stop for good: the request waited its whole timeout (900 s here) for
+    an answer that could not come, and every later request failed as "connection lost". Now the
+    request fails at once with what the server sent (a refusal, the server's own JSON-RPC error,
+    or a protocol violation naming the status), and the session goes on."""
+    with _serving(_TwiceSseServer(handler=_FailingSse)) as base:
+        config = f'protocol = "legacy"\ntimeout = 900\n[servers.hostile]\nurl = "{base}/sse"\n'
+        root = make_project(tmp_path, config, {"f.feature": FAILING_POSTS})
+        run = run_behave(root, "-f", "plain", timeout=300)
+    # (one scenario: the raw server serves one session) every step but the last, the crash, passes
+    assert run.counts("steps") == {"passed": 9, "failed": 1, "error": 0, "skipped": 0}, run.failures()
+    said = 'The server "hostile" answered the tools/call request with HTTP 500 (text/plain): not a JSON-RPC answer'
+    assert said in run.output and "the database is down" in run.output, run.failures()
+    assert "timed out" not in run.output and "connection" not in run.output, run.failures()
+
+
+class _LockedSse(_TwiceSse):
+    """A legacy SSE server that opens its stream to anyone and refuses every POST with a 401."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Bearer error="invalid_token"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def test_a_handshake_whose_sse_post_is_refused_fails_at_once(tmp_path: Path) -> None:
+    """Over legacy SSE an initialize POST refused with 401 stopped the SDK's sender: the start
+    waited all of startup_timeout (600 s here) and then blamed the URL. Now it fails at once,
+    saying what the server answered and how to give credentials."""
+    feature = 'Feature: locked\n  Scenario: connect\n    Given the MCP server "hostile" is running\n'
+    with _serving(_TwiceSseServer(handler=_LockedSse)) as base:
+        config = f'protocol = "legacy"\nstartup_timeout = 600\n[servers.hostile]\nurl = "{base}/sse"\n'
+        run = run_behave(make_project(tmp_path, config, {"l.feature": feature}), "-f", "plain", timeout=300)
+    assert run.counts()["error"] == 1, run.output[-3000:]
+    assert f"answered HTTP 401 to POST {base}/messages?session_id=1, a message sent" in run.output, run.output[-3000:]
+    assert "the server wants credentials. Give them in `headers`" in run.output, run.output[-3000:]
 
 
 class _AcceptingServer(http.server.ThreadingHTTPServer):

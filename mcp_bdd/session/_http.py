@@ -37,6 +37,7 @@ compressed. A body that does not inflate fails its request as a protocol violati
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import uuid
@@ -48,6 +49,7 @@ from urllib.parse import urljoin, urlparse
 import anyio
 import httpx2
 import mcp_types as types
+from mcp.shared.message import SessionMessage
 
 from mcp_bdd._sdk import answer_key, redirect_followed
 from mcp_bdd.config import Config
@@ -62,6 +64,7 @@ __all__ = [
     "SERVER_SENT",
     "BoundedTransport",
     "EndpointRefused",
+    "Inbox",
     "MessageTooLarge",
     "client_factory",
 ]
@@ -110,7 +113,8 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
     "transport" error), or names the request whose exchange failed (the SDK then says only that
     the connection closed).
     `accepted` gets the id (`answer_key`) and method of every request the server answered with 202;
-    `refusals` each request's POST refused with 401/403, by the token its stand-in error carries.
+    `refusals` each request's POST refused with 401/403, by the token its stand-in error carries;
+    `inbox` (legacy SSE) the errors of requests whose POST failed, for the session's read stream.
     """
 
     def __init__(
@@ -123,8 +127,10 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         on_refused: Refused,
         accepted: dict[Any, str] | None = None,
         refusals: dict[str, Refusal] | None = None,
+        inbox: Inbox | None = None,
     ) -> None:
         self.inner = inner
+        self.inbox = inbox
         self.accepted = accepted if accepted is not None else {}
         self.refusals = refusals if refusals is not None else {}
         self.server = server
@@ -143,6 +149,10 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                 url = request.url.copy_with(userinfo=b"", query=None)
                 self.on_refused(f"POST {url} failed: {type(exc).__name__}: {exc}", request=carried["method"])
             raise
+        if not self.answers_on_post and request.method == "POST" and response.status_code >= 300:
+            failed = await self._post_failed(request, response)
+            if failed is not None:
+                return failed
         stream = _inflated(response)
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if answers is not None and response.status_code == 202:
@@ -263,23 +273,39 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         request is rejected with error code -32603" accepted. The request gets an error marked as
         a protocol violation instead, naming the status, the content type and the body's first
         bytes; an HTTP error whose body is a JSON-RPC error is the server's answer, and kept."""
-        chunks: list[bytes] = []
-        size = 0
-        try:
-            async for chunk in stream:
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > (self.limit if kind == "application/json" else _QUOTE):
-                    break
-        except httpx2.HTTPError:
-            pass  # what came is quoted; the body's own fault does not matter here
-        finally:
-            with anyio.CancelScope(shield=True):
-                await stream.aclose()
+        chunks = await _head_of(stream, self.limit if kind == "application/json" else _QUOTE)
         body = b"".join(chunks)
-        if kind == "application/json" and size <= self.limit and _is_error_answer(body):
+        if kind == "application/json" and len(body) <= self.limit and _is_error_answer(body):
             response.stream = _Read(chunks, stream)  # a spec-correct server's error, at any status
             return response
+        return _answered_for(response, self._error_for(request, response, body, answers, method, kind))
+
+    async def _post_failed(self, request: httpx2.Request, response: httpx2.Response) -> httpx2.Response | None:
+        """Legacy SSE: a request's POST answered with an HTTP error (a 401/403, a 404 for a session
+        the server forgot, a 500). The SDK's sender raises on it and stops for good: the request
+        waited its whole timeout for an answer that could not come on the GET stream, and every
+        later one failed as "connection lost". The request's error goes onto the session's read
+        stream at once instead (`inbox`), as over Streamable HTTP, and the sender gets a 200 it
+        lets pass. None: not a request's POST, or no inbox to put its error in."""
+        carried = _request_message(request)
+        answers = _request_id(carried)
+        if answers is None or self.inbox is None or not self.inbox.open:
+            return None
+        kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        stream = _inflated(response)
+        chunks = await _head_of(stream, self.limit if kind == "application/json" else _QUOTE)
+        body = b"".join(chunks)
+        if kind == "application/json" and len(body) <= self.limit and _is_error_answer(body):
+            self.inbox.put(_for_request(body, answers))  # the server's own error, for this request
+        else:
+            self.inbox.put(self._error_for(request, response, body, answers, str(carried["method"]), kind))
+        return _answered_for(response, b"")
+
+    def _error_for(
+        self, request: httpx2.Request, response: httpx2.Response, body: bytes, answers: Any, method: str, kind: str
+    ) -> bytes:
+        """The error a request gets for an HTTP answer that is none: a refusal (401/403), or one
+        marked as a protocol violation naming the status, the content type and the body's start."""
         if response.status_code in _REFUSALS:  # the server's answer: said as what it is, not as a broken one
             refusal = Refusal(
                 response.status_code,
@@ -288,12 +314,12 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             )
             message = f'The server "{self.server}" refused the {method} request: {refusal.said()}'
             error = {"code": types.INVALID_REQUEST, "message": message, "data": self._kept(refusal)}
-            return _answered_for(response, json.dumps({"jsonrpc": "2.0", "id": answers, "error": error}).encode())
+            return json.dumps({"jsonrpc": "2.0", "id": answers, "error": error}).encode()
         what, tip = _what_came(request, response, kind)
         message = f'The server "{self.server}" answered the {method} request with {what}: not a JSON-RPC answer'
         if body.strip():
             message += f". Its body begins: {body[:_SAID].decode('utf-8', 'replace')!r}"
-        return _answered_for(response, _error(answers, message, body[:_QUOTE], code=types.INVALID_REQUEST, tip=tip))
+        return _error(answers, message, body[:_QUOTE], code=types.INVALID_REQUEST, tip=tip)
 
     def _kept(self, refusal: Refusal) -> dict[str, str]:
         """The stand-in error's data: a token only this transport knows, under which `refusal` is
@@ -343,6 +369,68 @@ def _stand_in(response: httpx2.Response, body: bytes, status: int, extensions: A
     return httpx2.Response(status, headers=headers, content=body, extensions=extensions)
 
 
+class Inbox:
+    """Messages for a session's read stream that no server stream carries: over legacy SSE, the
+    error of a request whose POST failed (`BoundedTransport._post_failed`). Open while `merged`
+    runs: it merges them with what the SDK's SSE client reads."""
+
+    def __init__(self) -> None:
+        self._send: Any = None
+        self._tasks: Any = None
+
+    @property
+    def open(self) -> bool:
+        return self._send is not None
+
+    def put(self, message: bytes) -> None:
+        parsed = types.jsonrpc_message_adapter.validate_json(message, by_name=False)
+        self._tasks.start_soon(self._send.send, SessionMessage(parsed))  # never blocks the transport
+
+    @contextlib.asynccontextmanager
+    async def merged(self, transport: Any) -> AsyncIterator[tuple[Any, Any]]:
+        """`transport` (the SDK's sse_client) with this inbox's messages among what it reads."""
+        async with transport as (read, write):
+            send, receive = anyio.create_memory_object_stream[Any](0)
+
+            async def pump() -> None:
+                async with send:
+                    async for message in read:
+                        await send.send(message)
+
+            async with anyio.create_task_group() as tasks, receive:
+                self._send, self._tasks = send.clone(), tasks
+                tasks.start_soon(pump)
+                try:
+                    yield receive, write
+                finally:
+                    self._send = None
+                    tasks.cancel_scope.cancel()
+
+
+async def _head_of(stream: httpx2.AsyncByteStream, limit: int) -> list[bytes]:
+    """A body's pieces up to a little past `limit` bytes, the stream closed (not drained)."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in stream:
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                break
+    except httpx2.HTTPError:
+        pass  # what came is quoted; the body's own fault does not matter here
+    finally:
+        with anyio.CancelScope(shield=True):
+            await stream.aclose()
+    return chunks
+
+
+def _for_request(error: bytes, request_id: Any) -> bytes:
+    """A server's JSON-RPC error, given the id of the request it answers (a server may send null)."""
+    message = json.loads(error)
+    return json.dumps({**message, "id": request_id}).encode()
+
+
 def _answered_for(response: httpx2.Response, body: bytes) -> httpx2.Response:
     """A 200 with mcp-bdd's `body` where the server gave no answer (a 202, a redirect, a web page),
     keeping what the server sent for the transcript (`SERVER_SENT`)."""
@@ -364,6 +452,7 @@ def client_factory(
     on_refused: Refused,
     accepted: dict[Any, str] | None = None,
     refusals: dict[str, Refusal] | None = None,
+    inbox: Inbox | None = None,
 ) -> Callable[..., httpx2.AsyncClient]:
     """`make(headers=, timeout=, auth=, event_hooks=)`: an httpx2 client whose every transport is a
     `BoundedTransport` (the shape of the SDK's `httpx_client_factory`).
@@ -382,6 +471,7 @@ def client_factory(
             on_refused=on_refused,
             accepted=accepted,
             refusals=refusals,
+            inbox=inbox,
         )
 
     def make(

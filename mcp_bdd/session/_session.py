@@ -283,10 +283,11 @@ class Session(ClientSide):
         from mcp.client.sse import sse_client
         from mcp.client.streamable_http import streamable_http_client
 
-        from mcp_bdd.session._http import client_factory
+        from mcp_bdd.session._http import Inbox, client_factory
 
         assert self.server.url is not None
         sse = self.server.transport == "sse"
+        inbox = Inbox() if sse else None  # legacy SSE: a request whose POST failed gets its error there
 
         def refused(message: str, request: str | None = None) -> None:  # one that fails no request, or why one broke
             payload = {"message": message} if request is None else {"message": message, "request": request}
@@ -301,11 +302,14 @@ class Session(ClientSide):
             on_refused=refused,
             accepted=self._accepted,
             refusals=self._refusals,
+            inbox=inbox,
         )
         hooks = {"response": [self._record_http]}
-        if sse:
+        if inbox is not None:
             factory = functools.partial(make, event_hooks=hooks)
-            return sse_client(self.server.url, headers=self.server.headers or None, httpx_client_factory=factory)
+            return inbox.merged(
+                sse_client(self.server.url, headers=self.server.headers or None, httpx_client_factory=factory)
+            )
         http = make(
             headers=self.server.headers or None, timeout=httpx2.Timeout(self.timeout, read=300), event_hooks=hooks
         )
@@ -430,7 +434,10 @@ class Session(ClientSide):
         if answer.get("method") != "GET":
             if status < 400:
                 return None
-            return f"answered HTTP {status} to POST {url}, a message sent where its SSE stream said", (
+            what = f"answered HTTP {status} to POST {url}, a message sent where its SSE stream said"
+            if status in (401, 403):  # the stream opened to anyone, the messages need credentials
+                return what, CREDENTIALS_TIP
+            return what, (
                 "the server refused a message of this session: read its logs. Behind a proxy or with several "
                 "workers, the session may live in another worker (sticky sessions)."
             )
