@@ -2107,6 +2107,38 @@ def test_a_handshake_whose_sse_post_is_refused_fails_at_once(tmp_path: Path) -> 
     assert "the server wants credentials. Give them in `headers`" in run.output, run.output[-3000:]
 
 
+class _EndingSse(_TwiceSse):
+    """A legacy SSE server whose stream ends (the server going away) when a tools/call asks it to."""
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        if request.get("method") == "tools/call":
+            self.server.outbox.put(None)  # the GET stream's loop ends: its connection closes
+            return _answer(self, 202, b"Accepted")
+        for answer in self._answers(request):
+            self.server.outbox.put(json.dumps({"jsonrpc": "2.0", "id": request["id"], **answer}).encode())
+        return _answer(self, 202, b"Accepted")
+
+
+def test_a_request_pending_when_the_sse_stream_ends_fails_at_once(tmp_path: Path) -> None:
+    """The stream a legacy SSE session reads ends when the server goes away: a request waiting
+    on it fails at once ("the connection closed"), not after its timeout (900 s here), with the
+    inbox that carries failed POSTs' errors merged into what the session reads."""
+    feature = """
+Feature: ending
+  Scenario: the server goes away mid-call
+    Given the MCP server "hostile" is running
+    When I call the tool "echo" with:
+      | text |
+      | end  |
+    Then the tool call fails
+"""
+    with _serving(_TwiceSseServer(handler=_EndingSse)) as base:
+        config = f'protocol = "legacy"\ntimeout = 900\n[servers.hostile]\nurl = "{base}/sse"\n'
+        run = run_behave(make_project(tmp_path, config, {"e.feature": feature}), "-f", "plain", timeout=300)
+    assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.failures()
+
+
 class _AcceptingServer(http.server.ThreadingHTTPServer):
     """A Streamable HTTP endpoint, raw, that answers a tools/call POST with 202 Accepted (as
     text/plain "Accepted") and sends the call's answer on its GET stream instead (the HTTP+SSE

@@ -383,12 +383,17 @@ class Inbox:
         return self._send is not None
 
     def put(self, message: bytes) -> None:
+        """Deliver `message` (never blocking the transport); dropped if the stream ended meanwhile."""
+        if self._send is None:
+            return
         parsed = types.jsonrpc_message_adapter.validate_json(message, by_name=False)
-        self._tasks.start_soon(self._send.send, SessionMessage(parsed))  # never blocks the transport
+        self._tasks.start_soon(_deliver, self._send, SessionMessage(parsed))
 
     @contextlib.asynccontextmanager
     async def merged(self, transport: Any) -> AsyncIterator[tuple[Any, Any]]:
-        """`transport` (the SDK's sse_client) with this inbox's messages among what it reads."""
+        """`transport` (the SDK's sse_client) with this inbox's messages among what it reads. When
+        the server's stream ends, so does the merged one (the inbox closes with it): a request
+        waiting then fails at once as "connection closed", as it did before the merge."""
         async with transport as (read, write):
             send, receive = anyio.create_memory_object_stream[Any](0)
 
@@ -396,6 +401,7 @@ class Inbox:
                 async with send:
                     async for message in read:
                         await send.send(message)
+                await self._close()
 
             async with anyio.create_task_group() as tasks, receive:
                 self._send, self._tasks = send.clone(), tasks
@@ -403,8 +409,19 @@ class Inbox:
                 try:
                     yield receive, write
                 finally:
-                    self._send = None
+                    await self._close()
                     tasks.cancel_scope.cancel()
+
+    async def _close(self) -> None:
+        send, self._send = self._send, None
+        if send is not None:
+            await send.aclose()
+
+
+async def _deliver(send: Any, message: Any) -> None:
+    """One inbox message onto the merged stream; gone with it if the stream ended first."""
+    with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+        await send.send(message)
 
 
 async def _head_of(stream: httpx2.AsyncByteStream, limit: int) -> list[bytes]:
