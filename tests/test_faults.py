@@ -2015,11 +2015,21 @@ def test_a_second_answer_over_http_is_evidence_as_over_stdio(tmp_path: Path) -> 
 class _FailingSse(_TwiceSse):
     """The legacy SSE server above, whose tools/call POST fails by the text it is given:
     `forbidden` a 403 with a Bearer challenge, `crash` a 500 in plain text, `invalid` a 400 with
-    a JSON-RPC error (id null) in its body; any other text is answered on the stream."""
+    a JSON-RPC error (id null) in its body, `moved` a 307 to /messages/ on the same origin (which
+    the SDK follows, and where it is answered); any other text is answered on the stream. The
+    POST of every notification gets a 500: nothing waits for those."""
 
     def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
         text = ((request.get("params") or {}).get("arguments") or {}).get("text")
+        if "id" not in request:
+            return _answer(self, 500, b"no notifications here")
+        if text == "moved" and not self.path.startswith("/messages/"):
+            self.send_response(307)
+            self.send_header("Location", "/messages/?session_id=1")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
         if request.get("method") != "tools/call" or text not in ("forbidden", "crash", "invalid"):
             for answer in self._answers(request):
                 self.server.outbox.put(json.dumps({"jsonrpc": "2.0", "id": request["id"], **answer}).encode())
@@ -2061,6 +2071,10 @@ Feature: legacy SSE posts that fail
     Then the tool call succeeds
     When I call the tool "echo" with:
       | text  |
+      | moved |
+    Then the tool call succeeds
+    When I call the tool "echo" with:
+      | text  |
       | crash |
     Then the tool call succeeds
 """
@@ -2071,16 +2085,20 @@ def test_a_request_whose_sse_post_fails_fails_at_once_and_the_session_goes_on(tm
     SDK's sender raise and stop for good: the request waited its whole timeout (900 s here) for
     an answer that could not come, and every later request failed as "connection lost". Now the
     request fails at once with what the server sent (a refusal, the server's own JSON-RPC error,
-    or a protocol violation naming the status), and the session goes on."""
+    or a protocol violation naming the status), and the session goes on; a notification's POST
+    that fails is evidence, and a same-origin 307 is still followed."""
     with _serving(_TwiceSseServer(handler=_FailingSse)) as base:
         config = f'protocol = "legacy"\ntimeout = 900\n[servers.hostile]\nurl = "{base}/sse"\n'
         root = make_project(tmp_path, config, {"f.feature": FAILING_POSTS})
-        run = run_behave(root, "-f", "plain", timeout=300)
+        out = tmp_path / "doc.html"
+        run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain", timeout=300)
     # (one scenario: the raw server serves one session) every step but the last, the crash, passes
-    assert run.counts("steps") == {"passed": 9, "failed": 1, "error": 0, "skipped": 0}, run.failures()
+    assert run.counts("steps") == {"passed": 11, "failed": 1, "error": 0, "skipped": 0}, run.failures()
     said = 'The server "hostile" answered the tools/call request with HTTP 500 (text/plain): not a JSON-RPC answer'
     assert said in run.output and "the database is down" in run.output, run.failures()
     assert "timed out" not in run.output and "connection" not in run.output, run.failures()
+    data = out.with_suffix(".json").read_text()  # the notifications' refused POSTs, as evidence
+    assert "answered the POST of a notifications/initialized notification with HTTP 500" in data, data[-3000:]
 
 
 class _LockedSse(_TwiceSse):

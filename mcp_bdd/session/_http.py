@@ -149,7 +149,12 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                 url = request.url.copy_with(userinfo=b"", query=None)
                 self.on_refused(f"POST {url} failed: {type(exc).__name__}: {exc}", request=carried["method"])
             raise
-        if not self.answers_on_post and request.method == "POST" and response.status_code >= 300:
+        if (
+            not self.answers_on_post
+            and request.method == "POST"
+            and response.status_code >= 300
+            and not redirect_followed(request, response)  # a same-origin 307/308: the SDK follows it
+        ):
             failed = await self._post_failed(request, response)
             if failed is not None:
                 return failed
@@ -286,16 +291,22 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         waited its whole timeout for an answer that could not come on the GET stream, and every
         later one failed as "connection lost". The request's error goes onto the session's read
         stream at once instead (`inbox`), as over Streamable HTTP, and the sender gets a 200 it
-        lets pass. None: not a request's POST, or no inbox to put its error in."""
+        lets pass; so does the POST of a notification or of the client's answer to a server's
+        request, which fails no request, recorded as a transport error. None: no inbox."""
+        if self.inbox is None or not self.inbox.open:
+            return None
         carried = _request_message(request)
         answers = _request_id(carried)
-        if answers is None or self.inbox is None or not self.inbox.open:
-            return None
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         stream = _inflated(response)
         chunks = await _head_of(stream, self.limit if kind == "application/json" else _QUOTE)
         body = b"".join(chunks)
-        if kind == "application/json" and len(body) <= self.limit and _is_error_answer(body):
+        if answers is None:  # a notification, or the client's answer: nothing waits for it
+            what, _ = _what_came(request, response, kind)
+            sent = f"a {carried['method']} notification" if "method" in carried else "the client's answer"
+            said = f". Its body begins: {body[:_SAID].decode('utf-8', 'replace')!r}" if body.strip() else ""
+            self.on_refused(f'The server "{self.server}" answered the POST of {sent} with {what}{said}')
+        elif kind == "application/json" and len(body) <= self.limit and _is_error_answer(body):
             self.inbox.put(_for_request(body, answers))  # the server's own error, for this request
         else:
             self.inbox.put(self._error_for(request, response, body, answers, str(carried["method"]), kind))
@@ -398,9 +409,12 @@ class Inbox:
             send, receive = anyio.create_memory_object_stream[Any](0)
 
             async def pump() -> None:
-                async with send:
-                    async for message in read:
-                        await send.send(message)
+                # the session's reader may stop first (its dispatcher closes `receive` as it ends,
+                # before the transport exits): what the server sends then has no one to go to
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    async with send:
+                        async for message in read:
+                            await send.send(message)
                 await self._close()
 
             async with anyio.create_task_group() as tasks, receive:
