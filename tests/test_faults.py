@@ -1406,11 +1406,19 @@ def test_the_timeline_counts_exactly_keeps_a_bounded_number_and_looks_at_each_on
     assert not full.wait_until(lambda: full.count("notifications/progress") >= 9, 0)
 
 
-def _answer(handler: http.server.BaseHTTPRequestHandler, status: int, body: bytes) -> None:
-    """Answer `status` with an HTML `body`, as a web framework's default does."""
+def _answer(
+    handler: http.server.BaseHTTPRequestHandler,
+    status: int,
+    body: bytes,
+    kind: str = "text/html; charset=utf-8",
+    headers: dict[str, str] | None = None,
+) -> None:
+    """Answer `status` with `body` (HTML, as a web framework's default does, unless `kind` says)."""
     handler.send_response(status)
-    handler.send_header("Content-Type", "text/html; charset=utf-8")
+    handler.send_header("Content-Type", kind)
     handler.send_header("Content-Length", str(len(body)))
+    for name, value in (headers or {}).items():
+        handler.send_header(name, value)
     handler.end_headers()
     handler.wfile.write(body)
 
@@ -2025,11 +2033,7 @@ class _FailingSse(_TwiceSse):
         if "id" not in request:
             return _answer(self, 500, b"no notifications here")
         if text == "moved" and not self.path.startswith("/messages/"):
-            self.send_response(307)
-            self.send_header("Location", "/messages/?session_id=1")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return None
+            return _answer(self, 307, b"", headers={"Location": "/messages/?session_id=1"})
         if request.get("method") != "tools/call" or text not in ("forbidden", "crash", "invalid"):
             for answer in self._answers(request):
                 self.server.outbox.put(json.dumps({"jsonrpc": "2.0", "id": request["id"], **answer}).encode())
@@ -2042,14 +2046,7 @@ class _FailingSse(_TwiceSse):
             "crash": (500, "text/plain", b"Internal Server Error: the database is down", {}),
             "invalid": (400, "application/json", json.dumps(invalid).encode(), {}),
         }[text]  # fmt: skip
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in extra.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-        return None
+        return _answer(self, status, body, kind, extra)
 
 
 FAILING_POSTS = """
@@ -2106,10 +2103,7 @@ class _LockedSse(_TwiceSse):
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.send_response(401)
-        self.send_header("WWW-Authenticate", 'Bearer error="invalid_token"')
-        self.send_header("Content-Length", "0")
-        self.end_headers()
+        _answer(self, 401, b"", headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
 
 
 def test_a_handshake_whose_sse_post_is_refused_fails_at_once(tmp_path: Path) -> None:
@@ -2894,14 +2888,7 @@ class _NoAnswer(_Accepting):
             "slash": (307, "text/plain", b"", {"Location": "/mcp/"}),
             "gone": (404, "text/plain", b"Not Found", {}),
         }[text]
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in extra.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-        return None
+        return _answer(self, status, body, kind, extra)
 
 
 class _Refusing(_Accepting):
@@ -2923,13 +2910,7 @@ class _Refusing(_Accepting):
             'Bearer error="invalid_token"' if locked else 'Bearer error="insufficient_scope", scope="tools:write"'
         )
         body = b"" if locked else b'{"detail": "you don\'t have the scope tools:write"}'
-        self.send_response(401 if locked else 403)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("WWW-Authenticate", challenge)
-        self.end_headers()
-        self.wfile.write(body)
-        return None
+        return _answer(self, 401 if locked else 403, body, "application/json", {"WWW-Authenticate": challenge})
 
 
 _INITIALIZED = {
