@@ -91,7 +91,7 @@ def is_protocol_violation(exc: BaseException) -> bool:
 
 def is_made_up(error: Any) -> bool:
     """A JSON-RPC error (ErrorData) mcp-bdd made up in an answer's place for one it could not use
-    (servers._framing, session._http); not a refusal's (`Refusal.of`), which is the server's answer."""
+    (servers._framing, session._http); not a refusal's (`Refusal.taken`), which is the server's answer."""
     data = getattr(error, "data", None)
     return isinstance(data, dict) and data.get("mcp_bdd") == PROTOCOL_MARK
 
