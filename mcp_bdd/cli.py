@@ -4,9 +4,11 @@ steps, report merge.
 Exit codes are stable, whatever the subcommand:
 
     0  all passed / healthy and unchanged
-    1  scenarios failed / the probed surface changed / check findings at or above --fail-on
+    1  scenarios failed / the probed surface changed / check findings at or above --fail-on /
+       the server refused the request with HTTP 401 or 403 (REFUSED: the credentials, not the URL)
     2  usage or configuration error (a bad flag, an unknown transport, a file that would be overwritten)
     3  a server could not be started or reached
+    5  nothing ran: no feature file, or no scenario matched the paths and tags
   130  interrupted (Ctrl-C / SIGTERM); `run` still writes the partial report
 
 Errors are one clear message on stderr, never a traceback (MCP_BDD_DEBUG=1 shows it).
@@ -38,7 +40,8 @@ __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNREACHABLE", "EX
 _EXIT_CODES = """\
 exit codes:
   0  all passed (probe: healthy and unchanged)
-  1  scenarios failed (probe: the surface changed; check: findings at or above --fail-on)
+  1  scenarios failed (probe: the surface changed; check: findings at or above --fail-on;
+     REFUSED: the server refused the request with HTTP 401 or 403)
   2  usage or configuration error
   3  a server could not be started or reached
   5  nothing ran: no feature file, or no scenario matched the paths and tags
@@ -268,7 +271,7 @@ def _parser() -> argparse.ArgumentParser:
         "  mcp-bdd call shop create_order product_id=PROD-123 quantity=2 --json | jq .structuredContent\n"
         "  mcp-bdd call https://mcp.example.com/mcp search query=shoes --header 'Authorization: Bearer ...'\n"
         "  mcp-bdd call get_current_time timezone=UTC -- mcp-server-time\n\n"
-        "Exit code 1 when the tool call fails (isError or a JSON-RPC error).",
+        "Exit code 1 when the tool call fails (isError or a JSON-RPC error) or is refused (HTTP 401/403).",
     )
     call.add_argument("words", nargs="*", metavar="SERVER TOOL [key=value ...]", help="what to call, with what")
     _connect_options(call, server=False)

@@ -200,6 +200,32 @@ def test_demo_shop_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsy
     assert '"slow": left out with --no-call' in out
 
 
+def test_a_check_that_crashes_fails_the_gate_and_the_others_still_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A project's own check with a bug (here a KeyError after one problem) is a HIGH finding naming
+    the exception and the line, whatever the check's severity; what it found first is kept."""
+    from mcp_bdd.check import Problem, check
+
+    def crashes(ctx: Any) -> Any:
+        yield Problem(title="found before the crash", target="server")
+        _ = ctx.capabilities["no-such-capability"]
+
+    check("quality.project-crashes", severity="low", group="quality", rationale="a project's check")(crashes)
+    try:
+        code, out = _check(monkeypatch, capsys, _project(tmp_path), "shop", "--json", "--fail-on", "high",
+                           "--only", "quality.project-crashes,protocol.identity")  # fmt: skip
+    finally:
+        REGISTRY.pop("quality.project-crashes")
+    data = json.loads(out)
+    assert code == 1 and data["checks"] == ["protocol.identity", "quality.project-crashes"], data
+    found = [(f["severity"], f["title"]) for f in data["findings"]]
+    assert found == [("high", "the check itself crashed with KeyError"), ("low", "found before the crash")], found
+    crash = data["findings"][0]
+    assert "KeyError: 'no-such-capability' at " in crash["details"] and "test_check.py:" in crash["details"]
+    assert "in crashes" in crash["details"] and "fix it there; the other checks ran" in crash["tip"]
+
+
 @pytest.mark.realworld
 @pytest.mark.parametrize("server", ["time", "git", "fetch", "everything", "filesystem", "memory"])
 def test_real_servers_have_no_poisoning_finding(

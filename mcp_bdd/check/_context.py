@@ -7,6 +7,7 @@ against outputSchema, leaks in error texts) judge every call any check made.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,18 +135,15 @@ class CheckContext:
     def callable_tools(self) -> list[dict[str, Any]]:
         return [t for t in self.tools if self.may_call(t)]
 
-    # Every request goes through `_judged`: an outcome is None when the server refused it with
+    # Every request goes through `_asked`: an outcome is None when the server refused it with
     # HTTP 401/403. That is the credentials the check was given, not the server's behaviour: it
     # is noted once per target and never judged (a missing scope is no broken tool), and the
     # Optional makes every check say what it does without an answer.
     def call(
         self, name: str, arguments: dict[str, Any] | None, purpose: str, *, generated: bool = False
     ) -> Outcome | None:
-        target = f"tool {name}"
-        if target in self.refused:
-            return None
         timeout = min(self.options.call_timeout, self.session.timeout) if generated else None
-        outcome = self._judged(target, self.session.call_tool(name, arguments, timeout=timeout))
+        outcome = self._asked(f"tool {name}", lambda: self.session.call_tool(name, arguments, timeout=timeout))
         if outcome is not None:
             self.calls.append(ToolCall(name, dict(arguments or {}), outcome, purpose))
         return outcome
@@ -153,14 +151,22 @@ class CheckContext:
     def request(self, request: Any, target: str | None = None) -> Outcome | None:
         """`target`: what a refusal names in the notes (default: the request's method)."""
         target = target or str(getattr(request, "method", type(request).__name__))
-        if target in self.refused:
-            return None
-        outcome = self._judged(target, self.session.request(request))
+        return self._answered(target, lambda: self.session.request(request))
+
+    def ping(self) -> Outcome | None:
+        return self._answered("ping", self.session.ping)
+
+    def _answered(self, target: str, send: Callable[[], Outcome]) -> Outcome | None:
+        outcome = self._asked(target, send)
         if outcome is not None:
             self.answers.append(outcome)
         return outcome
 
-    def _judged(self, target: str, outcome: Outcome) -> Outcome | None:
+    def _asked(self, target: str, send: Callable[[], Outcome]) -> Outcome | None:
+        """`send()`'s outcome, or None without sending when `target` was refused before."""
+        if target in self.refused:
+            return None
+        outcome = send()
         if outcome.refusal is None:
             return outcome
         self.refused.add(target)
@@ -187,14 +193,6 @@ class CheckContext:
     def set_level(self, level: str) -> Outcome | None:
         request = types.SetLevelRequest(params=types.SetLevelRequestParams(level=level))  # type: ignore[arg-type]
         return self.request(request, "logging/setLevel")
-
-    def ping(self) -> Outcome | None:
-        if "ping" in self.refused:
-            return None
-        outcome = self._judged("ping", self.session.ping())
-        if outcome is not None:
-            self.answers.append(outcome)
-        return outcome
 
 
 def error_text(outcome: Outcome) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,9 @@ from mcp_bdd.errors import McpBddError, UsageError
 from mcp_bdd.session import Session
 
 __all__ = ["CheckReport", "run_checks"]
+
+#: characters of a crashed check's exception message quoted
+_SAID = 500
 
 
 @dataclass
@@ -52,6 +56,49 @@ class CheckReport:
         }
 
 
+def _problems_of(spec: CheckSpec, ctx: CheckContext) -> list[Problem]:
+    """What `spec` found, ending with why it could not finish if it broke: a check that broke is no
+    pass, and the problems it yielded before breaking are kept."""
+    problems: list[Problem] = []
+    try:
+        problems.extend(spec.func(ctx))
+    except UsageError:
+        raise
+    except (McpBddError, AssertionError) as exc:  # the server broke the check itself (timeout, crash)
+        problems.append(
+            Problem(
+                title="the check could not complete: the server failed a request it had to answer",
+                details=str(exc),
+                tip="see the server's stderr; a request that times out or kills the server is a bug in itself.",
+            )
+        )
+    except Exception as exc:  # a bug in the check: the other checks still run
+        problems.append(_crashed(spec, exc))
+    return problems
+
+
+def _crashed(spec: CheckSpec, exc: Exception) -> Problem:
+    """A check that raised what no server failure raises: a bug in the check (a project's own, or
+    a built-in one meeting an answer it did not foresee). HIGH whatever the check's severity: the
+    gate must not pass on a check that checked nothing."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
+    said = str(exc)
+    said = said if len(said) <= _SAID else said[:_SAID] + "..."
+    own = spec.func.__module__.startswith("mcp_bdd.")
+    return Problem(
+        title=f"the check itself crashed with {type(exc).__name__}",
+        details=f"{type(exc).__name__}: {said}{where}",
+        tip=(
+            "a bug in mcp-bdd's check, not a verdict on the server: please report it with this message"
+            if own
+            else f"a bug in the check {spec.id} ({spec.func.__module__}), not a verdict on the server: fix it there"
+        )
+        + "; the other checks ran.",
+        severity=Severity.HIGH,
+    )
+
+
 def run_checks(session: Session, specs: Sequence[CheckSpec], options: CheckOptions | None = None) -> CheckReport:
     """Run `specs` in order against `session`; a check that breaks on the server becomes a finding."""
     import mcp_bdd.check.checks  # noqa: F401 - registers the built-in checks
@@ -63,19 +110,7 @@ def run_checks(session: Session, specs: Sequence[CheckSpec], options: CheckOptio
     findings: list[Finding] = []
     seen: set[tuple[str, str, str]] = set()
     for spec in specs:
-        try:
-            problems = list(spec.func(ctx))
-        except UsageError:
-            raise
-        except (McpBddError, AssertionError) as exc:  # the server broke the check itself (timeout, crash)
-            problems = [
-                Problem(
-                    title="the check could not complete: the server failed a request it had to answer",
-                    details=str(exc),
-                    tip="see the server's stderr; a request that times out or kills the server is a bug in itself.",
-                )
-            ]
-        for problem in problems:
+        for problem in _problems_of(spec, ctx):
             finding = finding_of(spec, problem)
             key = (finding.check, finding.target, finding.title)
             if key not in seen:
