@@ -2024,8 +2024,9 @@ class _FailingSse(_TwiceSse):
     """The legacy SSE server above, whose tools/call POST fails by the text it is given:
     `forbidden` a 403 with a Bearer challenge, `crash` a 500 in plain text, `invalid` a 400 with
     a JSON-RPC error (id null) in its body, `moved` a 307 to /messages/ on the same origin (which
-    the SDK follows, and where it is answered); any other text is answered on the stream. The
-    POST of every notification gets a 500: nothing waits for those."""
+    the SDK follows, and where it is answered), `reset` no answer at all (the connection closes);
+    any other text is answered on the stream. The POST of every notification gets a 500: nothing
+    waits for those."""
 
     def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
@@ -2034,6 +2035,9 @@ class _FailingSse(_TwiceSse):
             return _answer(self, 500, b"no notifications here")
         if text == "moved" and not self.path.startswith("/messages/"):
             return _answer(self, 307, b"", headers={"Location": "/messages/?session_id=1"})
+        if text == "reset":
+            self.close_connection = True  # closed without a status line: the client's read breaks
+            return None
         if request.get("method") != "tools/call" or text not in ("forbidden", "crash", "invalid"):
             for answer in self._answers(request):
                 self.server.outbox.put(json.dumps({"jsonrpc": "2.0", "id": request["id"], **answer}).encode())
@@ -2072,6 +2076,14 @@ Feature: legacy SSE posts that fail
     Then the tool call succeeds
     When I call the tool "echo" with:
       | text  |
+      | reset |
+    Then the tool call fails with an error mentioning "Server disconnected without sending a response"
+    When I call the tool "echo" with:
+      | text  |
+      | again |
+    Then the tool call succeeds
+    When I call the tool "echo" with:
+      | text  |
       | crash |
     Then the tool call succeeds
 """
@@ -2083,19 +2095,35 @@ def test_a_request_whose_sse_post_fails_fails_at_once_and_the_session_goes_on(tm
     an answer that could not come, and every later request failed as "connection lost". Now the
     request fails at once with what the server sent (a refusal, the server's own JSON-RPC error,
     or a protocol violation naming the status), and the session goes on; a notification's POST
-    that fails is evidence, and a same-origin 307 is still followed."""
+    that fails is evidence, and a same-origin 307 is still followed. A POST whose connection
+    closed without an answer stopped the sender the same way; it fails the request at once too,
+    as over Streamable HTTP, naming the exchange that broke."""
     with _serving(_TwiceSseServer(handler=_FailingSse)) as base:
         config = f'protocol = "legacy"\ntimeout = 900\n[servers.hostile]\nurl = "{base}/sse"\n'
         root = make_project(tmp_path, config, {"f.feature": FAILING_POSTS})
         out = tmp_path / "doc.html"
         run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain", timeout=300)
     # (one scenario: the raw server serves one session) every step but the last, the crash, passes
-    assert run.counts("steps") == {"passed": 11, "failed": 1, "error": 0, "skipped": 0}, run.failures()
+    assert run.counts("steps") == {"passed": 15, "failed": 1, "error": 0, "skipped": 0}, run.failures()
     said = 'The server "hostile" answered the tools/call request with HTTP 500 (text/plain): not a JSON-RPC answer'
     assert said in run.output and "the database is down" in run.output, run.failures()
-    assert "timed out" not in run.output and "connection" not in run.output, run.failures()
+    assert "timed out" not in run.output and "connection lost" not in run.output, run.failures()
     data = out.with_suffix(".json").read_text()  # the notifications' refused POSTs, as evidence
     assert "answered the POST of a notifications/initialized notification with HTTP 500" in data, data[-3000:]
+    broke = "the connection closed before an answer came (the HTTP exchange of the tools/call request broke: POST "
+    assert broke in data and "RemoteProtocolError: Server disconnected" in data, data[-3000:]
+    posts = [i["payload"]["status"] for i in _items(json.loads(data), "http") if i["payload"]["method"] == "POST"]
+    assert len(posts) == 10 and 200 not in posts, posts  # the broken POST: no answer, none recorded
+
+
+def _items(report: Any, method: str) -> list[dict[str, Any]]:
+    """Every transcript item of `method` anywhere in a JSON report."""
+    if isinstance(report, list):
+        return [i for v in report for i in _items(v, method)]
+    if not isinstance(report, dict):
+        return []
+    here = [report] if report.get("method") == method and "payload" in report else []
+    return here + [i for v in report.values() for i in _items(v, method)]
 
 
 class _LockedSse(_TwiceSse):

@@ -43,7 +43,7 @@ import re
 import uuid
 import zlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urljoin, urlparse
 
 import anyio
@@ -82,9 +82,11 @@ _SSE = "text/event-stream"
 #: a request's POST refused for its credentials: the server's answer, not a broken one (`Refusal`)
 _REFUSALS = (401, 403)
 #: `response.extensions[SERVER_SENT]`: the status, content type and headers the server sent, where
-#: a response stands in for its answer ({"status": 202, "content_type": "text/plain", "headers": {...}})
+#: a response stands in for its answer ({"status": 202, "content_type": "text/plain", "headers": {...}});
+#: None where it stands in for no answer at all (a POST whose connection broke, `_post_broke`)
 SERVER_SENT = "mcp_bdd.server_sent"
-#: request ids kept of those a server accepted with 202 (to name their late answers)
+#: request ids kept of those a server accepted with 202 (to name their late answers), and refusals
+#: kept for their requests (`_keep`)
 ACCEPTED_KEEP = 4096
 #: two line ends in a row (CRLF, CR or LF each): the end of an SSE event
 _BOUNDARY = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
@@ -92,6 +94,9 @@ _BOUNDARY = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
 _FIRST_ID = re.compile(rb'data: ?\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*' + ID_VALUE)
 #: ... or as the last key of the outermost object
 _LAST_ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE + rb"\s*\}\s*$")
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 class Refused(Protocol):
@@ -145,7 +150,11 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         try:
             response = await self.inner.handle_async_request(request)
         except httpx2.TransportError as exc:
-            if answers is not None:  # the SDK says only "Connection closed": the transcript says why
+            if not self.answers_on_post and request.method == "POST":
+                broke = self._post_broke(request, exc)
+                if broke is not None:
+                    return broke
+            elif answers is not None:  # the SDK says only "Connection closed": the transcript says why
                 url = request.url.copy_with(userinfo=b"", query=None)
                 self.on_refused(f"POST {url} failed: {type(exc).__name__}: {exc}", request=carried["method"])
             raise
@@ -242,11 +251,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         """A request answered with 202 Accepted: an error for it in the answer's place (module doc)."""
         with anyio.CancelScope(shield=True):
             await stream.aclose()  # "Accepted", or nothing: no answer is in it
-        key = answer_key(answers)
-        self.accepted.pop(key, None)
-        self.accepted[key] = method
-        if len(self.accepted) > ACCEPTED_KEEP:
-            del self.accepted[next(iter(self.accepted))]
+        _keep(self.accepted, answer_key(answers), method)
         message = (
             f"answered the {method} request with HTTP 202 Accepted, which acknowledges a notification or a "
             "response: a request's answer must come back on its own POST, as a JSON body or an SSE stream "
@@ -280,7 +285,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         bytes; an HTTP error whose body is a JSON-RPC error is the server's answer, and kept."""
         chunks = await _head_of(stream, self.limit if kind == "application/json" else _QUOTE)
         body = b"".join(chunks)
-        if kind == "application/json" and len(body) <= self.limit and _is_error_answer(body):
+        if self._server_error(kind, body):
             response.stream = _Read(chunks, stream)  # a spec-correct server's error, at any status
             return response
         return _answered_for(response, self._error_for(request, response, body, answers, method, kind))
@@ -306,11 +311,38 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             sent = f"a {carried['method']} notification" if "method" in carried else "the client's answer"
             said = f". Its body begins: {body[:_SAID].decode('utf-8', 'replace')!r}" if body.strip() else ""
             self.on_refused(f'The server "{self.server}" answered the POST of {sent} with {what}{said}')
-        elif kind == "application/json" and len(body) <= self.limit and _is_error_answer(body):
+        elif self._server_error(kind, body):
             self.inbox.put(_for_request(body, answers))  # the server's own error, for this request
         else:
             self.inbox.put(self._error_for(request, response, body, answers, str(carried["method"]), kind))
         return _answered_for(response, b"")
+
+    def _post_broke(self, request: httpx2.Request, exc: httpx2.TransportError) -> httpx2.Response | None:
+        """Legacy SSE: a POST whose connection broke (reset, closed without an answer, refused). The
+        SDK's sender raises and stops for good, as on an HTTP error (`_post_failed`): the request
+        waited its whole timeout, where over Streamable HTTP it fails at once. It fails at once here
+        too, as the SDK fails it there ("Connection closed", the cause recorded for the session to
+        name), and the sender gets a response that stands for nothing the server sent (`SERVER_SENT`
+        None), so a server still running answers the next request. None: no inbox."""
+        if self.inbox is None or not self.inbox.open:
+            return None
+        carried = _request_message(request)
+        answers = _request_id(carried)
+        url = request.url.copy_with(userinfo=b"", query=None)
+        failed = f"{type(exc).__name__}: {exc}"
+        if answers is None:  # a notification, or the client's answer: nothing waits for it
+            sent = f"a {carried['method']} notification" if "method" in carried else "the client's answer"
+            self.on_refused(f'The POST of {sent} to the server "{self.server}" ({url}) failed: {failed}')
+        else:
+            self.on_refused(f"POST {url} failed: {failed}", request=str(carried["method"]))
+            closed = {"code": types.CONNECTION_CLOSED, "message": "Connection closed"}  # as the SDK's own
+            self.inbox.put(json.dumps({"jsonrpc": "2.0", "id": answers, "error": closed}).encode())
+        return httpx2.Response(200, request=request, extensions={SERVER_SENT: None})
+
+    def _server_error(self, kind: str, body: bytes) -> bool:
+        """Whether an HTTP answer that is no JSON-RPC answer by its status is still the server's own
+        JSON-RPC error (a spec-correct server's error, at any status), kept as the answer."""
+        return kind == "application/json" and len(body) <= self.limit and _is_error_answer(body)
 
     def _error_for(
         self, request: httpx2.Request, response: httpx2.Response, body: bytes, answers: Any, method: str, kind: str
@@ -337,9 +369,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         kept for the session (`Refusal.taken`). A server can write the mark into an error of its
         own; it cannot guess the token, so its error is never taken for a refusal."""
         token = uuid.uuid4().hex
-        self.refusals[token] = refusal
-        if len(self.refusals) > ACCEPTED_KEEP:  # taken as each request fails: only a cancelled one stays
-            del self.refusals[next(iter(self.refusals))]
+        _keep(self.refusals, token, refusal)  # taken as each request fails: only a cancelled one stays
         return {"mcp_bdd": REFUSAL_MARK, "token": token}
 
     def _event_refusal(self, request: httpx2.Request, answers: Any) -> Callable[[bytes, bytes | None], bytes | None]:
@@ -764,6 +794,15 @@ def _not_an_answer(status: int, kind: str) -> bool:
     neither JSON nor an SSE stream. 401 and 403 too: mcp-bdd gives the SDK no OAuth flow that
     would answer them (credentials are `headers`), so they stand in as a `Refusal`."""
     return status >= 300 or kind not in ("application/json", _SSE)
+
+
+def _keep(table: dict[_K, _V], key: _K, value: _V) -> None:
+    """Keep `value` under `key` as the newest entry of `table`, dropping the oldest past
+    ACCEPTED_KEEP: what the transport remembers per request is bounded whatever a server does."""
+    table.pop(key, None)
+    table[key] = value
+    if len(table) > ACCEPTED_KEEP:
+        del table[next(iter(table))]
 
 
 def _is_error_answer(body: bytes) -> bool:

@@ -322,7 +322,9 @@ class Session(ClientSide):
         from mcp_bdd.session._http import SERVER_SENT  # loaded with the client (httpx2 only for HTTP servers)
 
         # what the server sent, also where mcp-bdd's transport stands in for its answer (a 202)
-        sent = response.extensions.get(SERVER_SENT) or {}
+        sent = response.extensions.get(SERVER_SENT, {})
+        if sent is None:
+            return  # no answer came (a broken POST over SSE): the transcript's transport error says why
         request, status = response.request, sent.get("status", response.status_code)
         payload: dict[str, Any] = {"method": request.method, "url": str(request.url), "status": status}
         kind = sent["content_type"] if "content_type" in sent else response.headers.get("content-type")
