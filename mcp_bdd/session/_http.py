@@ -307,7 +307,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         chunks = await _head_of(stream, self.limit if kind == "application/json" else _QUOTE)
         body = b"".join(chunks)
         if answers is None:  # a notification, or the client's answer: nothing waits for it
-            what, _ = _what_came(request, response, kind)
+            what, _ = _what_came(request, response, kind, legacy=True)
             sent = f"a {carried['method']} notification" if "method" in carried else "the client's answer"
             said = f". Its body begins: {body[:_SAID].decode('utf-8', 'replace')!r}" if body.strip() else ""
             self.on_refused(f'The server "{self.server}" answered the POST of {sent} with {what}{said}')
@@ -358,7 +358,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             message = f'The server "{self.server}" refused the {method} request: {refusal.said()}'
             error = {"code": types.INVALID_REQUEST, "message": message, "data": self._kept(refusal)}
             return json.dumps({"jsonrpc": "2.0", "id": answers, "error": error}).encode()
-        what, tip = _what_came(request, response, kind)
+        what, tip = _what_came(request, response, kind, legacy=not self.answers_on_post)
         message = f'The server "{self.server}" answered the {method} request with {what}: not a JSON-RPC answer'
         if body.strip():
             message += f". Its body begins: {body[:_SAID].decode('utf-8', 'replace')!r}"
@@ -813,8 +813,9 @@ def _is_error_answer(body: bytes) -> bool:
         return False
 
 
-def _what_came(request: httpx2.Request, response: httpx2.Response, kind: str) -> tuple[str, str]:
-    """(what the server answered, in words; what to do about it)."""
+def _what_came(request: httpx2.Request, response: httpx2.Response, kind: str, *, legacy: bool) -> tuple[str, str]:
+    """(what the server answered, in words; what to do about it). `legacy`: a POST over HTTP+SSE,
+    whose URL the server named in its `endpoint` event (with the session in its query), not `url`."""
     status = response.status_code
     what = f"HTTP {status} ({kind or 'no content type'})"
     if 300 <= status < 400:
@@ -823,13 +824,21 @@ def _what_came(request: httpx2.Request, response: httpx2.Response, kind: str) ->
         except httpx2.InvalidURL:
             location = repr(response.headers.get("location", "")[:200])  # a server's bytes: quoted, not parsed
         return f"HTTP {status}, a redirect to {location}", (
-            "an MCP client does not follow a redirect of its POST: set `url` to the address the server "
+            "the server's `endpoint` event names a POST URL that redirects, and a client follows only a "
+            "same-origin 307 or 308: the server must announce the URL it serves (behind a proxy: mind its "
+            "mount path or root_path)."
+            if legacy
+            else "an MCP client does not follow a redirect of its POST: set `url` to the address the server "
             "redirects to (Streamable HTTP servers usually serve /mcp; mind a trailing slash)."
         )
-    if status == 404 and request.headers.get("mcp-session-id"):
+    if status == 404 and (legacy or request.headers.get("mcp-session-id")):
         return f"{what}, for a session it had opened", (
-            "the server no longer knows the session (its Mcp-Session-Id): it restarted, expired the session, or "
-            "another worker got the request (sticky sessions). A session lasts until the client ends it."
+            "the server no longer knows the session its `endpoint` event named (the session_id in the POST "
+            "URL): it restarted or forgot the session, or another worker got the POST. HTTP+SSE needs sticky "
+            "sessions: each POST must reach the worker that holds the GET stream."
+            if legacy
+            else "the server no longer knows the session (its Mcp-Session-Id): it restarted, expired the session, "
+            "or another worker got the request (sticky sessions). A session lasts until the client ends it."
         )
     if status >= 500:
         return what, "the server failed on the request: read its logs (the first bytes of its answer are quoted)."
