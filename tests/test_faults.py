@@ -3234,3 +3234,43 @@ Feature: progress
     assert '"progressToken": "my-1"' in run.output, run.failures()
     assert "Failed to validate notification: notifications/progress: 1 validation error" in run.output, run.failures()
     assert "Traceback" not in run.output, run.output
+
+
+GATED_FEATURE = """
+Feature: a gateway that refuses listening
+  Scenario: a subscription refused for its scope fails as a refusal
+    Given the MCP server "gated" is running
+    When I subscribe to the resource "shop://catalog"
+
+  Scenario: a refusal that is meant is checked by the step after it
+    Given the MCP server "gated" is running
+    When I subscribe to the resource "shop://catalog"
+    Then the request is refused for insufficient scope
+    And the last HTTP response has status 403
+
+  Scenario: what the token may do still works
+    Given the MCP server "gated" is running
+    When I call the tool "list_products"
+    Then the tool call succeeds
+"""
+
+
+def test_a_refused_listen_stream_is_a_refusal_not_a_missing_feature(tmp_path: Path) -> None:
+    """On 2026-07-28 a resource subscription is a subscriptions/listen stream. A gateway that
+    refused it with 403 insufficient_scope (tests/servers/listen_gate.py, in front of the demo shop)
+    failed the step as an expectation, "the stream did not open", with the tip to use protocol =
+    "legacy"; now it is a refusal with the credentials tip, and a refusal step after it checks it."""
+    gate = json.dumps([sys.executable, str(REPO / "tests" / "servers" / "listen_gate.py"), "${port}"])
+    config = (
+        f'protocol = "2026-07-28"\n[servers.gated]\ncommand = {gate}\ntransport = "streamable-http"\n'
+        f'[servers.gated.http]\ncommand = {gate}\nurl = "http://127.0.0.1:${{port}}/mcp"\n'
+    )
+    root = make_project(tmp_path, config, {"gated.feature": GATED_FEATURE})
+    out = tmp_path / "doc.html"
+    run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain", timeout=300)
+    assert run.counts() == {"passed": 2, "failed": 1, "error": 0, "skipped": 0}, run.failures()
+    assert 'subscriptions/listen to "gated" was refused' in run.output, run.failures()
+    assert "listening needs the scope notifications:listen" in run.output, run.failures()
+    assert "the credentials lack what this request needs" in run.output, run.failures()
+    assert 'protocol = "legacy"' not in run.output, run.failures()
+    assert '"error_kind":"refused"' in out.with_suffix(".json").read_text(), "filed as Access refused"

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import anyio
 
 from mcp_bdd.session._hop import hops
+from mcp_bdd.session._outcome import Refusal
 from mcp_bdd.transcript import Transcript
 
 
@@ -44,6 +45,7 @@ class Session(Protocol):
     timeout: float
     transcript: Transcript
     streams: Any  # the lifetime's task group while the session is open, else None
+    refusals: dict[str, Refusal]  # kept by the HTTP transport for requests refused with 401/403
 
     @property
     def connected(self) -> bool: ...
@@ -58,7 +60,12 @@ CONNECT_ACK_LIMIT = 5.0
 
 
 class ListenFailed(Exception):
-    """A `subscriptions/listen` stream could not be opened (its message says why)."""
+    """A `subscriptions/listen` stream could not be opened (its message says why); `refusal`: the
+    server refused it with HTTP 401/403 (the credentials' scope, not a missing feature)."""
+
+    def __init__(self, message: str, refusal: Refusal | None = None) -> None:
+        super().__init__(message)
+        self.refusal = refusal
 
 
 @dataclass
@@ -121,7 +128,7 @@ async def listen_for_changes(session: Session) -> None:
         return
     _, error = await _open(session, kinds, (), min(session.timeout, CONNECT_ACK_LIMIT))
     if error is not None:
-        listening(session).failure = error
+        listening(session).failure = str(error)
 
 
 def covers(session: Session, kind: str) -> bool:
@@ -140,14 +147,18 @@ def open_stream(
     if session.client is None or not session.connected or session.streams is None:
         raise ListenFailed(f'the session with "{session.name}" is not open')
     limit = ack_limit if ack_limit is not None else session.timeout
-    opened: tuple[Stream, str | None] = hops(session.portal).call(_open, session, tuple(kinds), tuple(uris), limit)
+    opened: tuple[Stream, ListenFailed | None] = hops(session.portal).call(
+        _open, session, tuple(kinds), tuple(uris), limit
+    )
     stream, error = opened
     if error is not None:
-        raise ListenFailed(error)
+        raise error
     return stream
 
 
-async def _open(session: Session, kinds: Sequence[str], uris: Sequence[str], limit: float) -> tuple[Stream, str | None]:
+async def _open(
+    session: Session, kinds: Sequence[str], uris: Sequence[str], limit: float
+) -> tuple[Stream, ListenFailed | None]:
     """Start one stream in the session's task group and wait for its acknowledgment (event loop)."""
     kwargs: dict[str, Any] = {KINDS[k]: True for k in kinds}
     if uris:
@@ -158,7 +169,7 @@ async def _open(session: Session, kinds: Sequence[str], uris: Sequence[str], lim
     honored, error = await session.streams.start(_hold, session, stream, kwargs, limit, request.seq)
     if error is not None:
         session.transcript.record(
-            "error", session.name, "subscriptions/listen", {"message": error}, related=request.seq
+            "error", session.name, "subscriptions/listen", {"message": str(error)}, related=request.seq
         )
         return stream, error
     session.transcript.record(
@@ -199,7 +210,7 @@ async def _hold(
             ended = "the server closed the stream"
         except TimeoutError:
             if not started:
-                task_status.started((None, f"no acknowledgment within {limit:g} s"))
+                task_status.started((None, ListenFailed(f"no acknowledgment within {limit:g} s")))
                 return
             ended = "timed out"
         except SubscriptionLost as exc:
@@ -207,7 +218,9 @@ async def _hold(
         except Exception as exc:  # reported to the step (before the ack) or the transcript
             cause = f"{type(exc).__name__}: {exc}"
             if not started:
-                task_status.started((None, cause))
+                refusal = Refusal.taken(exc, session.refusals)
+                said = f"refused: {refusal.said()}" if refusal is not None else cause
+                task_status.started((None, ListenFailed(said, refusal)))
                 return
             ended = cause
     if ended is not None and not scope.cancel_called:

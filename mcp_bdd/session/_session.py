@@ -31,7 +31,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 
 from mcp_bdd._loop import EXITS, ServerExited, as_exited
@@ -140,7 +140,7 @@ class Session(ClientSide):
         self._stamped_level: str | None = None
         self._http_client: Any = None
         self._accepted: dict[Any, str] = {}  # id (answer_key) -> method of each request answered with 202
-        self._refusals: dict[str, Refusal] = {}  # token -> a request refused with 401/403 (session._http)
+        self.refusals: dict[str, Refusal] = {}  # token -> a request refused with 401/403 (session._http)
         self.problems: list[str] = []  # usage errors raised inside callbacks, surfaced by the next step
         self.surface_dirty = True
         self.lost = False  # the connection closed under a request: the server went away
@@ -251,6 +251,8 @@ class Session(ClientSide):
         with anyio.CancelScope(deadline=anyio.current_time() + self.startup_timeout) as scope:
             try:
                 async with client, anyio.create_task_group() as streams:
+                    if self.protocol in MODERN_PROTOCOL_VERSIONS:
+                        await _discover_pinned(client, self.protocol)
                     scope.deadline = math.inf
                     watch_repeated_answers(client.session, self._on_repeated_answer)
                     self._record_connected(client, started_at)
@@ -301,7 +303,7 @@ class Session(ClientSide):
             sse=sse,
             on_refused=refused,
             accepted=self._accepted,
-            refusals=self._refusals,
+            refusals=self.refusals,
             inbox=inbox,
         )
         hooks = {"response": [self._record_http]}
@@ -655,7 +657,7 @@ class Session(ClientSide):
                     self.server.describe_death()
                 )
             elif (
-                refusal := Refusal.taken(exc, self._refusals)
+                refusal := Refusal.taken(exc, self.refusals)
             ) is not None:  # 401/403: the server's answer, not a JSON-RPC error
                 outcome.refusal = refusal
             elif is_protocol_violation(exc):
@@ -955,6 +957,17 @@ class Session(ClientSide):
             "prompts": self.prompts,
             "listing pages": dict(self.pages),
         }
+
+
+async def _discover_pinned(client: Client, version: str) -> None:
+    """`protocol = "2026-07-28"`: the SDK adopts a pinned version without asking the server, and
+    so with no capabilities at all: every step that reads one ("subscribe to the resource", the
+    connect-time listen stream, the checks) would say the server lacks it. One server/discover at
+    that version gets what the server declares; a server that does not answer it does not speak
+    the version, and says so as a handshake error (`_not_connected`)."""
+    session = client.session
+    raw = await session.send_discover(version)
+    session.adopt(types.DiscoverResult.model_validate(raw))
 
 
 def _said(exc: ServerExited) -> str:

@@ -72,7 +72,7 @@ def _listen_note(session: Session, method: str) -> str | None:
     except ListenFailed as exc:
         return (
             f"protocol {session.protocol_version} delivers list changes only on a subscriptions/listen stream, "
-            f"and none could be opened ({exc})."
+            f"and none could be opened ({exc})." + (f" Tip: {exc.refusal.tip}" if exc.refusal is not None else "")
         )
     if why:
         return f"the listen stream opened at connect time failed ({why}); one was opened by this step."

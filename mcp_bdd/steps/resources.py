@@ -16,7 +16,7 @@ from typing import Any
 
 import mcp_types as types
 
-from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
+from mcp_bdd.errors import ExpectationFailed, RequestRefused, UsageError, did_you_mean, produced_by
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.state import LastResult
 from mcp_bdd.steps._base import current_session, expected_text, keep_result, state, text, then, when
@@ -345,6 +345,15 @@ def step_subscribe(context: Any, uri: str) -> None:
     try:
         stream = open_stream(session, uris=[wanted])
     except ListenFailed as exc:
+        if exc.refusal is not None:  # the credentials' scope, as for resources/subscribe (session.check)
+            if rejection_checked_later(context):
+                return
+            raise RequestRefused(
+                f'subscriptions/listen to "{session.name}" was refused',
+                actual=exc.refusal.said(),
+                exchange=produced_by(session.transcript.items, session.name),
+                tip=exc.refusal.tip,
+            ) from None
         raise ExpectationFailed(
             f'Subscribing to "{wanted}" on "{session.name}" failed: the subscriptions/listen stream did not open',
             actual=str(exc),
