@@ -220,6 +220,16 @@ def test_probe_healthy_changed_and_dead(tmp_path: Path) -> None:
     assert dead.stdout.startswith("UNREACHABLE:") and "Traceback" not in dead.stdout + dead.stderr
 
 
+def test_probe_with_a_pinned_protocol_names_a_server_that_does_not_speak_it(tmp_path: Path) -> None:
+    """`--protocol 2026-07-28` against a server with only the 2025-11-25 handshake (the raw test
+    server answers server/discover -32601): said as what it is, with the setting to change."""
+    raw = Path(__file__).parent / "servers" / "raw_server.py"
+    run = cli(tmp_path, "probe", "--protocol", "2026-07-28", "--", sys.executable, str(raw))
+    assert run.returncode == 3 and run.stdout.startswith("UNREACHABLE:"), run.stdout + run.stderr
+    assert "did not answer server/discover at protocol 2026-07-28 (-32601: Method not found" in run.stdout, run.stdout
+    assert 'set protocol = "auto" (probe, then fall back) or "legacy" for it' in run.stdout, run.stdout
+
+
 def _dead_port() -> int:
     import socket
 

@@ -2065,48 +2065,28 @@ class _FailingSse(_TwiceSse):
         return _answer(self, status, body, kind, extra)
 
 
-FAILING_POSTS = """
-Feature: legacy SSE posts that fail
-  Scenario: each fails at once, and the session goes on
-    Given the MCP server "hostile" is running
-    When I call the tool "echo" with:
-      | text      |
-      | forbidden |
-    Then the tool call fails with an error mentioning "insufficient_scope"
-    And the last HTTP response has status 403
-    When I call the tool "echo" with:
-      | text    |
-      | invalid |
-    Then the request is rejected with error code -32602
-    When I call the tool "echo" with:
-      | text  |
-      | hello |
-    Then the tool call succeeds
-    When I call the tool "echo" with:
-      | text  |
-      | moved |
-    Then the tool call succeeds
-    When I call the tool "echo" with:
-      | text  |
-      | reset |
-    Then the tool call fails with an error mentioning "Server disconnected without sending a response"
-    When I call the tool "echo" with:
-      | text  |
-      | again |
-    Then the tool call succeeds
-    When I call the tool "echo" with:
-      | text |
-      | gone |
-    Then the tool call fails with an error mentioning "Could not find session"
-    When I call the tool "echo" with:
-      | text |
-      | away |
-    Then the tool call fails with an error mentioning "a redirect to http://127.0.0.1"
-    When I call the tool "echo" with:
-      | text  |
-      | crash |
-    Then the tool call succeeds
-"""
+def _echo(text: str, then: str) -> str:
+    """Gherkin: a call of the raw servers' echo tool with `text`, and the step that checks it."""
+    return f'    When I call the tool "echo" with:\n      | text |\n      | {text} |\n    {then}\n'
+
+
+FAILING_POSTS = (
+    "Feature: legacy SSE posts that fail\n"
+    "  Scenario: each fails at once, and the session goes on\n"
+    '    Given the MCP server "hostile" is running\n'
+    + _echo("forbidden", 'Then the tool call fails with an error mentioning "insufficient_scope"')
+    + "    And the last HTTP response has status 403\n"
+    + _echo("invalid", "Then the request is rejected with error code -32602")
+    + _echo("hello", "Then the tool call succeeds")
+    + _echo("moved", "Then the tool call succeeds")
+    + _echo(
+        "reset", 'Then the tool call fails with an error mentioning "Server disconnected without sending a response"'
+    )
+    + _echo("again", "Then the tool call succeeds")
+    + _echo("gone", 'Then the tool call fails with an error mentioning "Could not find session"')
+    + _echo("away", 'Then the tool call fails with an error mentioning "a redirect to http://127.0.0.1"')
+    + _echo("crash", "Then the tool call succeeds")
+)
 
 
 def test_a_request_whose_sse_post_fails_fails_at_once_and_the_session_goes_on(tmp_path: Path) -> None:

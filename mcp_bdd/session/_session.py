@@ -370,6 +370,12 @@ class Session(ClientSide):
             if self.server.started and self.server.returncode == 0:
                 tip = exit_0_tip(self.server.transport)
             return f"closed the connection during the handshake ({cause.code}: {cause.message})", tip
+        if isinstance(cause, MCPError) and self.protocol in MODERN_PROTOCOL_VERSIONS:  # `_discover_pinned`
+            return f"did not answer server/discover at protocol {self.protocol} ({cause.code}: {cause.message})", (
+                f'protocol = "{self.protocol}" pins that version, and a server that speaks it answers '
+                'server/discover; this one may speak only the 2025-11-25 handshake: set protocol = "auto" '
+                '(probe, then fall back) or "legacy" for it.'
+            )
         if isinstance(cause, MCPError):
             return f"answered the handshake with a JSON-RPC error ({cause.code}: {cause.message})", (
                 "the server refused to start the session: read its message and logs; if it does not speak "
