@@ -61,14 +61,6 @@ CALL_ECHO_TWICE = (
       | text  |
       | again |
     Then the tool call succeeds
-    When I call the tool "echo" with:
-      | text |
-      | gone |
-    Then the tool call fails with an error mentioning "Could not find session"
-    When I call the tool "echo" with:
-      | text |
-      | away |
-    Then the tool call fails with an error mentioning "a redirect to http://127.0.0.1"
 """
 )
 
