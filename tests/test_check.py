@@ -203,27 +203,54 @@ def test_demo_shop_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsy
 def test_a_check_that_crashes_fails_the_gate_and_the_others_still_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A project's own check with a bug (here a KeyError after one problem) is a HIGH finding naming
-    the exception and the line, whatever the check's severity; what it found first is kept."""
+    """A project's own check with a bug is a HIGH finding naming the exception and the check's own
+    line (not the standard library's), whatever the check's severity; what it found first is kept.
+    So is one that forgot `yield`, one that yields something else, and a bare `assert` that fails
+    (which used to read as the server failing a request)."""
     from mcp_bdd.check import Problem, check
 
     def crashes(ctx: Any) -> Any:
         yield Problem(title="found before the crash", target="server")
-        _ = ctx.capabilities["no-such-capability"]
+        json.loads("{" + str(len(ctx.tools)))
 
-    check("quality.project-crashes", severity="low", group="quality", rationale="a project's check")(crashes)
+    def forgot_yield(ctx: Any) -> Any:
+        Problem(title="never yielded")
+
+    def yields_text(ctx: Any) -> Any:
+        yield "a problem, as text"
+
+    def asserts(ctx: Any) -> Any:
+        if ctx.tools:  # as `assert not ctx.tools` raises it outside pytest (which rewrites asserts here)
+            raise AssertionError("the check's own assert")
+        yield Problem(title="unreachable")
+
+    checks = {"crashes": crashes, "forgot-yield": forgot_yield, "yields-text": yields_text, "asserts": asserts}
+    for name, func in checks.items():
+        check(f"quality.project-{name}", severity="low", group="quality", rationale="a project's check")(func)
     try:
         code, out = _check(monkeypatch, capsys, _project(tmp_path), "shop", "--json", "--fail-on", "high",
-                           "--only", "quality.project-crashes,protocol.identity")  # fmt: skip
+                           "--only", "quality.project-*,protocol.identity")  # fmt: skip
     finally:
-        REGISTRY.pop("quality.project-crashes")
+        for name in checks:
+            REGISTRY.pop(f"quality.project-{name}")
     data = json.loads(out)
-    assert code == 1 and data["checks"] == ["protocol.identity", "quality.project-crashes"], data
-    found = [(f["severity"], f["title"]) for f in data["findings"]]
-    assert found == [("high", "the check itself crashed with KeyError"), ("low", "found before the crash")], found
-    crash = data["findings"][0]
-    assert "KeyError: 'no-such-capability' at " in crash["details"] and "test_check.py:" in crash["details"]
-    assert "in crashes" in crash["details"] and "fix it there; the other checks ran" in crash["tip"]
+    assert code == 1 and data["checks"][0] == "protocol.identity" and len(data["checks"]) == 5, data
+    found = {(f["check"].removeprefix("quality.project-"), f["severity"], f["title"]) for f in data["findings"]}
+    assert found == {
+        ("crashes", "high", "the check itself crashed with JSONDecodeError"),
+        ("crashes", "low", "found before the crash"),
+        ("forgot-yield", "high", "the check itself is broken"),
+        ("yields-text", "high", "the check itself is broken"),
+        ("asserts", "high", "the check itself crashed with AssertionError"),
+    }, found
+    details = {f["check"].removeprefix("quality.project-"): f["details"] for f in data["findings"] if "details" in f}
+    assert "JSONDecodeError: " in details["crashes"] and "test_check.py:" in details["crashes"], details
+    assert "in crashes" in details["crashes"] and "json/decoder.py" not in details["crashes"], details
+    assert details["forgot-yield"] == "it returned NoneType, not Problems (a `yield` missing?)", details
+    assert details["yields-text"] == "it yielded str, not a Problem", details
+    assert "AssertionError: the check's own assert at " in details["asserts"], details
+    tips = {f["tip"] for f in data["findings"] if f["severity"] == "high"}
+    assert all("fix it there; the other checks ran" in tip for tip in tips), tips
 
 
 @pytest.mark.realworld

@@ -226,8 +226,23 @@ def test_probe_with_a_pinned_protocol_names_a_server_that_does_not_speak_it(tmp_
     raw = Path(__file__).parent / "servers" / "raw_server.py"
     run = cli(tmp_path, "probe", "--protocol", "2026-07-28", "--", sys.executable, str(raw))
     assert run.returncode == 3 and run.stdout.startswith("UNREACHABLE:"), run.stdout + run.stderr
-    assert "did not answer server/discover at protocol 2026-07-28 (-32601: Method not found" in run.stdout, run.stdout
-    assert 'set protocol = "auto" (probe, then fall back) or "legacy" for it' in run.stdout, run.stdout
+    assert "answered server/discover at protocol 2026-07-28 with an error (-32601: Method not found" in run.stdout, (
+        run.stdout
+    )
+    assert 'set protocol = "auto" (probe, then fall back to the handshake) or "legacy"' in run.stdout, run.stdout
+
+
+def test_a_pinned_protocol_waits_for_a_server_slower_than_the_sdks_discover_timeout(tmp_path: Path) -> None:
+    """The SDK gives server/discover a fixed 10 s; a pinned session asks again within startup_timeout.
+    (The server reads nothing for 11 s: the first discover waits in its stdin all that time.)"""
+    slow = (
+        "import runpy, sys, time; time.sleep(11); "
+        "sys.argv = ['mcp_bdd.serve', 'demo.shop:create_server', '--transport', 'stdio']; "
+        "runpy.run_module('mcp_bdd.serve', run_name='__main__')"
+    )
+    run = cli(tmp_path, "probe", "--protocol", "2026-07-28", "--timeout", "120", "--", sys.executable, "-c", slow,
+              timeout=240)  # fmt: skip
+    assert run.returncode == 0 and run.stdout.startswith("healthy: shop"), run.stdout + run.stderr
 
 
 def _dead_port() -> int:

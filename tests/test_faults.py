@@ -2142,6 +2142,28 @@ def test_a_handshake_whose_sse_post_is_refused_fails_at_once(tmp_path: Path) -> 
     assert "the server wants credentials. Give them in `headers`" in run.output, run.output[-3000:]
 
 
+class _ResettingSse(_TwiceSse):
+    """A legacy SSE server that opens its stream to anyone and closes every POST's connection
+    without an answer (a proxy or a worker that dies on it)."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.close_connection = True
+
+
+def test_a_handshake_whose_sse_post_breaks_fails_at_once_naming_the_exchange(tmp_path: Path) -> None:
+    """The initialize POST's connection closed without an answer: the start waited all of
+    startup_timeout (600 s here); then, once such a POST failed at once, it said only "closed the
+    connection during the handshake (-32000: Connection closed)". It names the exchange that broke."""
+    feature = 'Feature: resetting\n  Scenario: connect\n    Given the MCP server "hostile" is running\n'
+    with _serving(_TwiceSseServer(handler=_ResettingSse)) as base:
+        config = f'protocol = "legacy"\nstartup_timeout = 600\n[servers.hostile]\nurl = "{base}/sse"\n'
+        run = run_behave(make_project(tmp_path, config, {"r.feature": feature}), "-f", "plain", timeout=300)
+    assert run.counts()["error"] == 1, run.output[-3000:]
+    said = f"closed the connection during the handshake (the HTTP exchange of the initialize request broke: POST {base}"
+    assert said in run.output and "RemoteProtocolError: Server disconnected" in run.output, run.output[-3000:]
+
+
 class _EndingSse(_TwiceSse):
     """A legacy SSE server whose stream ends (the server going away) when a tools/call asks it to."""
 
@@ -3224,6 +3246,17 @@ Feature: a gateway that refuses listening
     Given the MCP server "gated" is running
     When I call the tool "list_products"
     Then the tool call succeeds
+
+  Scenario: the refused subscription is the request a rejection step judges
+    Given the MCP server "gated" is running
+    When I read the resource "shop://no-such-resource"
+    And I subscribe to the resource "shop://catalog"
+    Then the request is rejected with error code -32602
+
+  Scenario: a change the gateway keeps from coming fails at once, as a refusal
+    Given the MCP server "gated" is running
+    When I call the tool "enable_admin_tools"
+    Then I receive a "tools list changed" notification within 900 seconds
 """
 
 
@@ -3231,7 +3264,10 @@ def test_a_refused_listen_stream_is_a_refusal_not_a_missing_feature(tmp_path: Pa
     """On 2026-07-28 a resource subscription is a subscriptions/listen stream. A gateway that
     refused it with 403 insufficient_scope (tests/servers/listen_gate.py, in front of the demo shop)
     failed the step as an expectation, "the stream did not open", with the tip to use protocol =
-    "legacy"; now it is a refusal with the credentials tip, and a refusal step after it checks it."""
+    "legacy"; now it is a refusal with the credentials tip, a refusal step after it checks it, and
+    it is the last request a rejection step judges (it used to judge the one before). A
+    notification step whose stream is refused fails at once with the refusal, not at the end of
+    its wait."""
     gate = json.dumps([sys.executable, str(REPO / "tests" / "servers" / "listen_gate.py"), "${port}"])
     config = (
         f'protocol = "2026-07-28"\n[servers.gated]\ncommand = {gate}\ntransport = "streamable-http"\n'
@@ -3240,8 +3276,12 @@ def test_a_refused_listen_stream_is_a_refusal_not_a_missing_feature(tmp_path: Pa
     root = make_project(tmp_path, config, {"gated.feature": GATED_FEATURE})
     out = tmp_path / "doc.html"
     run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain", timeout=300)
-    assert run.counts() == {"passed": 2, "failed": 1, "error": 0, "skipped": 0}, run.failures()
+    assert run.counts() == {"passed": 2, "failed": 3, "error": 0, "skipped": 0}, run.failures()
+    # a notification no stream can deliver: the refusal, at once (the step would wait 900 s)
+    assert "the server refused the subscriptions/listen stream that would deliver it" in run.output, run.failures()
     assert 'subscriptions/listen to "gated" was refused' in run.output, run.failures()
+    # the last request is the refused listen, not the read before it
+    assert "The subscriptions/listen request was not rejected with error code -32602" in run.output, run.failures()
     assert "listening needs the scope notifications:listen" in run.output, run.failures()
     assert "the credentials lack what this request needs" in run.output, run.failures()
     assert 'protocol = "legacy"' not in run.output, run.failures()

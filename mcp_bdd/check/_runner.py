@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,10 +61,16 @@ def _problems_of(spec: CheckSpec, ctx: CheckContext) -> list[Problem]:
     pass, and the problems it yielded before breaking are kept."""
     problems: list[Problem] = []
     try:
-        problems.extend(spec.func(ctx))
+        found = spec.func(ctx)
+        if not isinstance(found, Iterable):
+            return [_broken(spec, f"it returned {type(found).__name__}, not Problems (a `yield` missing?)")]
+        for problem in found:
+            if not _is_problem(problem):
+                return [*problems, _broken(spec, f"it yielded {type(problem).__name__}, not a Problem")]
+            problems.append(problem)
     except UsageError:
         raise
-    except (McpBddError, AssertionError) as exc:  # the server broke the check itself (timeout, crash)
+    except McpBddError as exc:  # the server broke the check itself (timeout, crash)
         problems.append(
             Problem(
                 title="the check could not complete: the server failed a request it had to answer",
@@ -72,23 +78,37 @@ def _problems_of(spec: CheckSpec, ctx: CheckContext) -> list[Problem]:
                 tip="see the server's stderr; a request that times out or kills the server is a bug in itself.",
             )
         )
-    except Exception as exc:  # a bug in the check: the other checks still run
-        problems.append(_crashed(spec, exc))
+    except Exception as exc:  # a bug in the check (a bare `assert` too): the other checks still run
+        problems.append(_broken(spec, _raised(spec, exc), type(exc).__name__))
     return problems
 
 
-def _crashed(spec: CheckSpec, exc: Exception) -> Problem:
-    """A check that raised what no server failure raises: a bug in the check (a project's own, or
-    a built-in one meeting an answer it did not foresee). HIGH whatever the check's severity: the
-    gate must not pass on a check that checked nothing."""
+def _is_problem(found: object) -> bool:
+    texts = ("title", "target", "details", "tip")
+    return isinstance(found, Problem) and all(isinstance(getattr(found, name), str) for name in texts)
+
+
+def _raised(spec: CheckSpec, exc: Exception) -> str:
+    """The exception, and where in the check it was raised: the deepest frame in the check's own
+    file (a `json.loads` deep in the standard library is not where the bug is), else the deepest."""
     frames = traceback.extract_tb(exc.__traceback__)
-    where = f" at {frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
+    own = [f for f in frames if f.filename == spec.func.__code__.co_filename]
+    frame = own[-1] if own else frames[-1] if frames else None
     said = str(exc)
     said = said if len(said) <= _SAID else said[:_SAID] + "..."
+    where = f" at {frame.filename}:{frame.lineno} in {frame.name}" if frame is not None else ""
+    return f"{type(exc).__name__}: {said}{where}"
+
+
+def _broken(spec: CheckSpec, details: str, what: str = "") -> Problem:
+    """A check that did what no server failure makes it do (raised, returned or yielded the wrong
+    thing): a bug in the check (a project's own, or a built-in one meeting an answer it did not
+    foresee). HIGH whatever the check's severity: the gate must not pass on a check that checked
+    nothing."""
     own = spec.func.__module__.startswith("mcp_bdd.")
     return Problem(
-        title=f"the check itself crashed with {type(exc).__name__}",
-        details=f"{type(exc).__name__}: {said}{where}",
+        title=f"the check itself crashed with {what}" if what else "the check itself is broken",
+        details=details,
         tip=(
             "a bug in mcp-bdd's check, not a verdict on the server: please report it with this message"
             if own

@@ -833,9 +833,11 @@ def _what_came(request: httpx2.Request, response: httpx2.Response, kind: str, *,
         )
     if status == 404 and (legacy or request.headers.get("mcp-session-id")):
         return f"{what}, for a session it had opened", (
-            "the server no longer knows the session its `endpoint` event named (the session_id in the POST "
-            "URL): it restarted or forgot the session, or another worker got the POST. HTTP+SSE needs sticky "
-            "sessions: each POST must reach the worker that holds the GET stream."
+            "the server does not serve the POST URL its `endpoint` event named. Either it no longer knows that "
+            "session (the session_id in the URL): it restarted or forgot it, or another worker got the POST "
+            "(HTTP+SSE needs sticky sessions: each POST must reach the worker that holds the GET stream); or, "
+            "behind a proxy, the path it announces is not the one the proxy serves (mind its mount path or "
+            "root_path)."
             if legacy
             else "the server no longer knows the session (its Mcp-Session-Id): it restarted, expired the session, "
             "or another worker got the request (sticky sessions). A session lasts until the client ends it."

@@ -339,15 +339,16 @@ class Session(ClientSide):
 
     def _connect_failure(self, cause: BaseException, elapsed: float, since: int) -> str:
         # the SDK says only "Server returned an error response" for an HTTP error: ours says which
-        what, tip = self._http_refusal(since) or self._not_connected(cause)
+        what, tip = self._http_refusal(since) or self._not_connected(cause, since)
         return (
             f'The MCP server "{self.name}" {what} (after {elapsed:.2f} s).\n'
             + self.server.describe_death()
             + f"\n  Tip: {tip}"
         )
 
-    def _not_connected(self, cause: BaseException) -> tuple[str, str]:
-        """(what happened, tip) for a handshake that failed without an HTTP error."""
+    def _not_connected(self, cause: BaseException, since: int) -> tuple[str, str]:
+        """(what happened, tip) for a handshake that failed without an HTTP error (`since`: the
+        transcript entry of this connect)."""
         from mcp_bdd.session._http import EndpointRefused  # httpx2 only for HTTP servers
 
         tip = "check the server's stderr above; run the command by hand to see it start."
@@ -369,13 +370,10 @@ class Session(ClientSide):
         if isinstance(cause, MCPError) and is_connection_closed(cause):
             if self.server.started and self.server.returncode == 0:
                 tip = exit_0_tip(self.server.transport)
-            return f"closed the connection during the handshake ({cause.code}: {cause.message})", tip
+            broken = self._broken_exchange(since)  # over SSE: a handshake POST whose connection broke
+            return f"closed the connection during the handshake ({broken or f'{cause.code}: {cause.message}'})", tip
         if isinstance(cause, MCPError) and self.protocol in MODERN_PROTOCOL_VERSIONS:  # `_discover_pinned`
-            return f"did not answer server/discover at protocol {self.protocol} ({cause.code}: {cause.message})", (
-                f'protocol = "{self.protocol}" pins that version, and a server that speaks it answers '
-                'server/discover; this one may speak only the 2025-11-25 handshake: set protocol = "auto" '
-                '(probe, then fall back) or "legacy" for it.'
-            )
+            return self._not_discovered(cause)
         if isinstance(cause, MCPError):
             return f"answered the handshake with a JSON-RPC error ({cause.code}: {cause.message})", (
                 "the server refused to start the session: read its message and logs; if it does not speak "
@@ -389,6 +387,27 @@ class Session(ClientSide):
                 "Run with -D transport=stdio to see the whole traceback on the server's stderr."
             )
         return f"could not be connected to: {type(cause).__name__}: {str(cause) or type(cause).__name__}", tip
+
+    def _not_discovered(self, cause: MCPError) -> tuple[str, str]:
+        """(what happened, tip) for a pinned protocol's server/discover that got an error."""
+        said = f"({cause.code}: {cause.message})"
+        if cause.code == types.UNSUPPORTED_PROTOCOL_VERSION:
+            data = cause.error.data if isinstance(cause.error.data, dict) else {}
+            supported = data.get("supported")
+            listed = f" (it supports {', '.join(map(str, supported))})" if isinstance(supported, list) else ""
+            return f"does not support protocol {self.protocol}{listed} {said}", (
+                f'protocol = "{self.protocol}" pins that version: set protocol = "auto" to use one the server '
+                "supports, or pin one of them."
+            )
+        tip = (
+            f'protocol = "{self.protocol}" pins that version, and a server that speaks it answers server/discover; '
+            "this one may speak only the 2025-11-25 handshake"
+            if cause.code == types.METHOD_NOT_FOUND
+            else f"read the server's message and logs; if it does not speak protocol {self.protocol}"
+        )
+        return f"answered server/discover at protocol {self.protocol} with an error {said}", (
+            f'{tip}: set protocol = "auto" (probe, then fall back to the handshake) or "legacy" for it.'
+        )
 
     def _http_refusal(self, since: int) -> tuple[str, str] | None:
         """(what happened, tip) when the URL's last answer to a handshake request was an HTTP error,
@@ -970,10 +989,19 @@ async def _discover_pinned(client: Client, version: str) -> None:
     so with no capabilities at all: every step that reads one ("subscribe to the resource", the
     connect-time listen stream, the checks) would say the server lacks it. One server/discover at
     that version gets what the server declares; a server that does not answer it does not speak
-    the version, and says so as a handshake error (`_not_connected`)."""
+    the version, and says so as a handshake error (`_not_discovered`). The SDK gives up on the
+    discover after a fixed 10 s; a server slower to start is asked again, for as long as
+    `startup_timeout` allows (the connect's own deadline ends it)."""
     session = client.session
-    raw = await session.send_discover(version)
-    session.adopt(types.DiscoverResult.model_validate(raw))
+    while True:
+        try:
+            raw = await session.send_discover(version)
+        except MCPError as exc:
+            if exc.code == types.REQUEST_TIMEOUT:
+                continue
+            raise
+        session.adopt(types.DiscoverResult.model_validate(raw))
+        return
 
 
 def _said(exc: ServerExited) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_bdd._lookahead import reads_change_notifications
-from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, size_text
+from mcp_bdd.errors import ExpectationFailed, RequestRefused, UsageError, did_you_mean, size_text
 from mcp_bdd.session import KEEP, KEEP_BYTES, Session, Timeline
 from mcp_bdd.steps._base import at_least, current_session, expected_text, given, state, text, then
 from mcp_bdd.steps.resources import capability
@@ -58,7 +58,8 @@ def _arrived(view: Timeline) -> str:
 
 
 def _listen_note(session: Session, method: str) -> str | None:
-    """On 2026-07-28, make sure a listen stream delivers `method`; say what was missing if not."""
+    """On 2026-07-28, make sure a listen stream delivers `method`; say what was missing if not.
+    Raises ListenFailed when the server refused the stream with HTTP 401/403 (its `refusal`)."""
     if session.is_legacy or method not in _STREAM_KIND:
         return None
     from mcp_bdd.session import ListenFailed, covers, listening, open_stream
@@ -70,9 +71,11 @@ def _listen_note(session: Session, method: str) -> str | None:
     try:
         open_stream(session, kinds=[kind])
     except ListenFailed as exc:
+        if exc.refusal is not None:
+            raise
         return (
             f"protocol {session.protocol_version} delivers list changes only on a subscriptions/listen stream, "
-            f"and none could be opened ({exc})." + (f" Tip: {exc.refusal.tip}" if exc.refusal is not None else "")
+            f"and none could be opened ({exc})."
         )
     if why:
         return f"the listen stream opened at connect time failed ({why}); one was opened by this step."
@@ -99,9 +102,27 @@ def _wait(
 ) -> None:
     if seconds < 0:
         raise UsageError(f"{state(context).location}: a wait cannot be negative (got {seconds:g} s).")
-    note = _listen_note(session, method)
+    from mcp_bdd.session import ListenFailed
+
+    def wanted(m: str, p: dict[str, Any]) -> bool:
+        return m == method and (predicate is None or predicate(p))
+
     view = session.timeline
-    if view.wait_for(lambda m, p: m == method and (predicate is None or predicate(p)), seconds):
+    try:
+        note = _listen_note(session, method)
+    except ListenFailed as exc:  # refused: nothing more can come, only what already did
+        refusal = exc.refusal
+        if refusal is None:
+            raise
+        if view.wait_for(wanted, 0):
+            return
+        raise RequestRefused(
+            f"{title}: the server refused the subscriptions/listen stream that would deliver it",
+            actual=refusal.said(),
+            exchange=session.transcript.tail(5, session.name),
+            tip=refusal.tip,
+        ) from None
+    if view.wait_for(wanted, seconds):
         return
     raise ExpectationFailed(
         title,

@@ -340,19 +340,31 @@ def step_subscribe(context: Any, uri: str) -> None:
             return
         session.check(outcome)
         return
+    _listen_for_updates(context, session, wanted)
+
+
+def _listen_for_updates(context: Any, session: Session, wanted: str) -> None:
+    """2026-07-28: a listen stream for `wanted`, its outcome kept as the last request (for "the
+    request is rejected ..." and the refusal steps after it, as resources/subscribe's is)."""
     from mcp_bdd.session import ListenFailed, open_stream
 
+    st = state(context)
+    params = {"notifications": {"resourceSubscriptions": [wanted]}}
     try:
         stream = open_stream(session, uris=[wanted])
     except ListenFailed as exc:
-        if exc.refusal is not None:  # the credentials' scope, as for resources/subscribe (session.check)
+        refusal = exc.refusal
+        failed = None if refusal is not None else str(exc)
+        st.last_request = Outcome("subscriptions/listen", params, server=session.name, exception=failed)
+        st.last_request.refusal = refusal
+        if refusal is not None:  # the credentials' scope, as for resources/subscribe (session.check)
             if rejection_checked_later(context):
                 return
             raise RequestRefused(
                 f'subscriptions/listen to "{session.name}" was refused',
-                actual=exc.refusal.said(),
+                actual=refusal.said(),
                 exchange=produced_by(session.transcript.items, session.name),
-                tip=exc.refusal.tip,
+                tip=refusal.tip,
             ) from None
         raise ExpectationFailed(
             f'Subscribing to "{wanted}" on "{session.name}" failed: the subscriptions/listen stream did not open',
@@ -361,6 +373,7 @@ def step_subscribe(context: Any, uri: str) -> None:
             tip=f"protocol {session.protocol_version} delivers resource updates only on listen streams; "
             'with protocol = "legacy" the step sends resources/subscribe instead.',
         ) from None
+    st.last_request = Outcome("subscriptions/listen", params, raw={"acknowledged": stream.honored}, server=session.name)
     if not stream.honors_uri(wanted):
         raise ExpectationFailed(
             f'The server "{session.name}" did not accept a subscription to "{wanted}"',
