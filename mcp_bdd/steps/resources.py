@@ -16,7 +16,7 @@ from typing import Any
 
 import mcp_types as types
 
-from mcp_bdd.errors import ExpectationFailed, RequestRefused, UsageError, did_you_mean, produced_by
+from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.state import LastResult
 from mcp_bdd.steps._base import current_session, expected_text, keep_result, state, text, then, when
@@ -350,29 +350,28 @@ def _listen_for_updates(context: Any, session: Session, wanted: str) -> None:
 
     st = state(context)
     params = {"notifications": {"resourceSubscriptions": [wanted]}}
+    failed: ListenFailed | None = None
     try:
         stream = open_stream(session, uris=[wanted])
     except ListenFailed as exc:
-        refusal = exc.refusal
-        failed = None if refusal is not None else str(exc)
-        st.last_request = Outcome("subscriptions/listen", params, server=session.name, exception=failed)
-        st.last_request.refusal = refusal
-        if refusal is not None:  # the credentials' scope, as for resources/subscribe (session.check)
-            if rejection_checked_later(context):
-                return
-            raise RequestRefused(
-                f'subscriptions/listen to "{session.name}" was refused',
-                actual=refusal.said(),
-                exchange=produced_by(session.transcript.items, session.name),
-                tip=refusal.tip,
-            ) from None
+        failed = exc  # said below, outside the except: no "during handling of ..." chain
+    if failed is not None:
+        refusal = failed.refusal
+        outcome = st.last_request = Outcome(
+            "subscriptions/listen", params, server=session.name, exception=None if refusal else str(failed)
+        )
+        outcome.refusal = refusal
+        if refusal is not None:  # the credentials' scope, as for resources/subscribe
+            if not rejection_checked_later(context):
+                session.check(outcome)  # raises RequestRefused
+            return
         raise ExpectationFailed(
             f'Subscribing to "{wanted}" on "{session.name}" failed: the subscriptions/listen stream did not open',
-            actual=str(exc),
+            actual=str(failed),
             exchange=produced_by(session.transcript.items, session.name),
             tip=f"protocol {session.protocol_version} delivers resource updates only on listen streams; "
             'with protocol = "legacy" the step sends resources/subscribe instead.',
-        ) from None
+        )
     st.last_request = Outcome("subscriptions/listen", params, raw={"acknowledged": stream.honored}, server=session.name)
     if not stream.honors_uri(wanted):
         raise ExpectationFailed(
