@@ -1946,6 +1946,7 @@ class _TwiceSseServer(http.server.ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), handler or _TwiceSse)
         self.outbox: queue.Queue[bytes | None] = queue.Queue()
         self.calls = 0
+        self.reset: Any = None  # the id of a request whose POST was closed unanswered (`_FailingSse`)
 
 
 class _TwiceSse(http.server.BaseHTTPRequestHandler):
@@ -2024,7 +2025,8 @@ class _FailingSse(_TwiceSse):
     """The legacy SSE server above, whose tools/call POST fails by the text it is given:
     `forbidden` a 403 with a Bearer challenge, `crash` a 500 in plain text, `invalid` a 400 with
     a JSON-RPC error (id null) in its body, `moved` a 307 to /messages/ on the same origin (which
-    the SDK follows, and where it is answered), `reset` no answer at all (the connection closes),
+    the SDK follows, and where it is answered), `reset` no answer at all (the connection closes;
+    its answer comes on the stream before the next call's, as a server that handled it would send it),
     `gone` a 404 for the session (as a server that restarted says it), `away` a 302 (no client
     follows it with the POST);
     any other text is answered on the stream. The POST of every notification gets a 500: nothing
@@ -2038,8 +2040,13 @@ class _FailingSse(_TwiceSse):
         if text == "moved" and not self.path.startswith("/messages/"):
             return _answer(self, 307, b"", headers={"Location": "/messages/?session_id=1"})
         if text == "reset":
+            self.server.reset = request["id"]
             self.close_connection = True  # closed without a status line: the client's read breaks
             return None
+        if self.server.reset is not None:  # the reset request's answer, late (its POST failed it already)
+            late = {"jsonrpc": "2.0", "id": self.server.reset, "result": {"content": []}}
+            self.server.outbox.put(json.dumps(late).encode())
+            self.server.reset = None
         if request.get("method") != "tools/call" or text not in ("forbidden", "crash", "invalid", "gone", "away"):
             for answer in self._answers(request):
                 self.server.outbox.put(json.dumps({"jsonrpc": "2.0", "id": request["id"], **answer}).encode())
@@ -2104,6 +2111,9 @@ def test_a_request_whose_sse_post_fails_fails_at_once_and_the_session_goes_on(tm
     assert "answered the POST of a notifications/initialized notification with HTTP 500" in data, data[-3000:]
     broke = "the connection closed before an answer came (the HTTP exchange of the tools/call request broke: POST "
     assert broke in data and "RemoteProtocolError: Server disconnected" in data, data[-3000:]
+    # its answer on the stream after that: not "a second answer to one request"
+    late = "an answer on the GET stream to the tools/call request whose POST had failed (the request failed then)"
+    assert late in data and "a second answer to one request" not in data, data[-3000:]
     posts = [i["payload"]["status"] for i in _items(json.loads(data), "http") if i["payload"]["method"] == "POST"]
     assert len(posts) == 12 and 200 not in posts, posts  # the broken POST: no answer, none recorded
     # the tip for the session a legacy server forgot names its endpoint event, not `url` or a header

@@ -20,7 +20,13 @@ path, grandchildren included (the run's lifeline, `_lifeline.py`).
 from __future__ import annotations
 
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
-from mcp_bdd.servers._framing import ID_VALUE, PROTOCOL_MARK, answer_after_202, repeated_answer
+from mcp_bdd.servers._framing import (
+    ID_VALUE,
+    PROTOCOL_MARK,
+    answer_after_202,
+    answer_after_failed_post,
+    repeated_answer,
+)
 from mcp_bdd.servers._process import lifeline, reap_all
 from mcp_bdd.servers._start import discard_prestarted, exit_0_tip, exit_at_start_tip, start_server
 
@@ -33,6 +39,7 @@ __all__ = [
     "RunningServer",
     "StdioServer",
     "answer_after_202",
+    "answer_after_failed_post",
     "discard_prestarted",
     "exit_0_tip",
     "exit_at_start_tip",

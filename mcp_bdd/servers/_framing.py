@@ -79,6 +79,11 @@ _REPEATED_MEANING = (
     "the server answered one request twice (JSON-RPC allows one response per request; mcp-bdd kept "
     "the first): two code paths both reply, e.g. an error handler that answers after the result was sent."
 )
+#: what an answer after a failed POST means (`answer_after_failed_post`)
+_AFTER_FAILED_POST_MEANING = (
+    "the server handled the request, but the answer to its POST broke or was an error on the way "
+    "(a proxy in between, a worker that died)."
+)
 #: what an answer after a 202 means (`answer_after_202`)
 _AFTER_202_MEANING = (
     "the server answers requests the HTTP+SSE transport's way, on its standalone stream; over Streamable "
@@ -299,6 +304,13 @@ def answer_after_202(method: str, answer: bytes) -> str:
     202 Accepted (session/_http): not a second answer, though the request already failed."""
     kind = f"an answer on the GET stream to the {method} request it had answered with 202 Accepted"
     return f"{_quote(kind, answer)}\n  That usually means: {_AFTER_202_MEANING}"
+
+
+def answer_after_failed_post(method: str, answer: bytes) -> str:
+    """The answer a legacy SSE server sent on its GET stream to a request whose POST had failed
+    (an HTTP error, a broken connection: session/_http), which had failed the request already."""
+    kind = f"an answer on the GET stream to the {method} request whose POST had failed (the request failed then)"
+    return f"{_quote(kind, answer)}\n  That usually means: {_AFTER_FAILED_POST_MEANING}"
 
 
 def repeated_answer(answer: bytes) -> str:

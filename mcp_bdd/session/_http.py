@@ -314,7 +314,8 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         elif self._server_error(kind, body):
             self.inbox.put(_for_request(body, answers))  # the server's own error, for this request
         else:
-            self.inbox.put(self._error_for(request, response, body, answers, str(carried["method"]), kind))
+            method = str(carried["method"])
+            self.inbox.fail(answers, method, self._error_for(request, response, body, answers, method, kind))
         return _answered_for(response, b"")
 
     def _post_broke(self, request: httpx2.Request, exc: httpx2.TransportError) -> httpx2.Response | None:
@@ -334,9 +335,10 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             sent = f"a {carried['method']} notification" if "method" in carried else "the client's answer"
             self.on_refused(f'The POST of {sent} to the server "{self.server}" ({url}) failed: {failed}')
         else:
-            self.on_refused(f"POST {url} failed: {failed}", request=str(carried["method"]))
+            method = str(carried["method"])
+            self.on_refused(f"POST {url} failed: {failed}", request=method)
             closed = {"code": types.CONNECTION_CLOSED, "message": "Connection closed"}  # as the SDK's own
-            self.inbox.put(json.dumps({"jsonrpc": "2.0", "id": answers, "error": closed}).encode())
+            self.inbox.fail(answers, method, json.dumps({"jsonrpc": "2.0", "id": answers, "error": closed}).encode())
         return httpx2.Response(200, request=request, extensions={SERVER_SENT: None})
 
     def _server_error(self, kind: str, body: bytes) -> bool:
@@ -412,16 +414,24 @@ def _stand_in(response: httpx2.Response, body: bytes, status: int, extensions: A
 
 class Inbox:
     """Messages for a session's read stream that no server stream carries: over legacy SSE, the
-    error of a request whose POST failed (`BoundedTransport._post_failed`). Open while `merged`
-    runs: it merges them with what the SDK's SSE client reads."""
+    error of a request whose POST failed (`BoundedTransport._post_failed`, `_post_broke`). Open
+    while `merged` runs: it merges them with what the SDK's SSE client reads. `failed`: the id
+    (`answer_key`) and method of each request it failed with an error of mcp-bdd's, so that the
+    server's own answer to it on the GET stream, before or after, is not "answered twice"."""
 
     def __init__(self) -> None:
         self._send: Any = None
         self._tasks: Any = None
+        self.failed: dict[Any, str] = {}
 
     @property
     def open(self) -> bool:
         return self._send is not None
+
+    def fail(self, request_id: Any, method: str, error: bytes) -> None:
+        """Deliver mcp-bdd's `error` for a request whose POST failed, remembering it (`failed`)."""
+        _keep(self.failed, answer_key(request_id), method)
+        self.put(error)
 
     def put(self, message: bytes) -> None:
         """Deliver `message` (never blocking the transport); dropped if the stream ended meanwhile."""

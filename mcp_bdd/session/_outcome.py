@@ -20,6 +20,7 @@ __all__ = [
     "is_connection_closed",
     "is_protocol_violation",
     "result_text",
+    "stands_in",
     "unwrap",
 ]
 
@@ -89,6 +90,16 @@ def is_protocol_violation(exc: BaseException) -> bool:
     return is_made_up(getattr(exc, "error", None))
 
 
+def stands_in(error: Any) -> bool:
+    """A JSON-RPC error (ErrorData) mcp-bdd put in a request's place, not one the server sent: one
+    made up for an unusable answer, a refusal's, or the connection-closed error of a POST that broke
+    (session._http: the same as the SDK's own for a connection that closed)."""
+    data = getattr(error, "data", None)
+    if isinstance(data, dict) and data.get("mcp_bdd") in (PROTOCOL_MARK, REFUSAL_MARK):
+        return True
+    return _is_closed(error)
+
+
 def is_made_up(error: Any) -> bool:
     """A JSON-RPC error (ErrorData) mcp-bdd made up in an answer's place for one it could not use
     (servers._framing, session._http); not a refusal's (`Refusal.taken`), which is the server's answer."""
@@ -107,7 +118,10 @@ def is_connection_closed(exc: BaseException) -> bool:
     """The SDK's own error for a connection that closed under a request (the server went away), not
     an answer from the server: servers use the same code, -32000, for errors of their own
     ("License expired"), so the SDK's fixed message tells the two apart."""
-    error = getattr(exc, "error", None)
+    return _is_closed(getattr(exc, "error", None))
+
+
+def _is_closed(error: Any) -> bool:
     closed = getattr(error, "code", None) == types.CONNECTION_CLOSED
     return closed and getattr(error, "message", None) == "Connection closed"
 

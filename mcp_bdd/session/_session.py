@@ -58,6 +58,7 @@ from mcp_bdd.servers import (
     InMemoryServer,
     RunningServer,
     answer_after_202,
+    answer_after_failed_post,
     exit_0_tip,
     exit_at_start_tip,
     repeated_answer,
@@ -73,6 +74,7 @@ from mcp_bdd.session._outcome import (
     is_made_up,
     is_protocol_violation,
     made_up_tip,
+    stands_in,
     unwrap,
 )
 from mcp_bdd.session._persona import ClientSide, Persona
@@ -140,6 +142,7 @@ class Session(ClientSide):
         self._stamped_level: str | None = None
         self._http_client: Any = None
         self._accepted: dict[Any, str] = {}  # id (answer_key) -> method of each request answered with 202
+        self._inbox: Any = None  # legacy SSE: session._http.Inbox, the errors of requests whose POST failed
         self.refusals: dict[str, Refusal] = {}  # token -> a request refused with 401/403 (session._http)
         self.problems: list[str] = []  # usage errors raised inside callbacks, surfaced by the next step
         self.surface_dirty = True
@@ -289,7 +292,7 @@ class Session(ClientSide):
 
         assert self.server.url is not None
         sse = self.server.transport == "sse"
-        inbox = Inbox() if sse else None  # legacy SSE: a request whose POST failed gets its error there
+        inbox = self._inbox = Inbox() if sse else None  # legacy SSE: a request whose POST failed gets its error there
 
         def refused(message: str, request: str | None = None) -> None:  # one that fails no request, or why one broke
             payload = {"message": message} if request is None else {"message": message, "request": request}
@@ -585,8 +588,16 @@ class Session(ClientSide):
         after the request failed; or the failure after that answer was taken (it came first)."""
         kind = "error" if isinstance(outcome, types.ErrorData) else "result"
         shown = json.dumps({"id": request_id, kind: dump(outcome)}, ensure_ascii=False, default=str).encode()
-        method = self._accepted.pop(answer_key(request_id), None)
-        if method is None:
+        key = answer_key(request_id)
+        method = self._accepted.pop(key, None)
+        failed = self._inbox.failed.pop(key, None) if self._inbox is not None else None
+        if failed is not None:  # legacy SSE: its POST failed, and its answer came on the GET stream too
+            message = (
+                f"{outcome.message}\n  Its answer had come on the GET stream first, and was taken."
+                if stands_in(outcome)
+                else answer_after_failed_post(failed, shown)
+            )
+        elif method is None:
             message = repeated_answer(shown)
         elif is_made_up(outcome):
             message = f"{outcome.message}\n  Its answer had come on the GET stream first, and was taken."
