@@ -2191,15 +2191,10 @@ def test_a_request_pending_when_the_sse_stream_ends_fails_at_once(tmp_path: Path
     """The stream a legacy SSE session reads ends when the server goes away: a request waiting
     on it fails at once ("the connection closed"), not after its timeout (900 s here), with the
     inbox that carries failed POSTs' errors merged into what the session reads."""
-    feature = """
-Feature: ending
-  Scenario: the server goes away mid-call
-    Given the MCP server "hostile" is running
-    When I call the tool "echo" with:
-      | text |
-      | end  |
-    Then the tool call fails
-"""
+    feature = (
+        "Feature: ending\n  Scenario: the server goes away mid-call\n"
+        '    Given the MCP server "hostile" is running\n' + _echo("end", "Then the tool call fails")
+    )
     with _serving(_TwiceSseServer(handler=_EndingSse)) as base:
         config = f'protocol = "legacy"\ntimeout = 900\n[servers.hostile]\nurl = "{base}/sse"\n'
         run = run_behave(make_project(tmp_path, config, {"e.feature": feature}), "-f", "plain", timeout=300)
@@ -3131,14 +3126,9 @@ def test_a_request_answered_with_no_json_rpc_answer_names_what_came_not_a_made_u
             *[("error", -32602), ("garbled", -32000)],
         ]
     )
-    scenarios += """
-  Scenario: slash
-    Given the MCP server "accepting" is running
-    When I call the tool "echo" with:
-      | text  |
-      | slash |
-    Then the tool call succeeds
-"""
+    scenarios += '\n  Scenario: slash\n    Given the MCP server "accepting" is running\n' + _echo(
+        "slash", "Then the tool call succeeds"
+    )
     with _serving(_AcceptingServer(handler=_NoAnswer)) as base:
         root = make_project(tmp_path, _accepting(base), {"n.feature": "Feature: no answer\n" + scenarios})
         run = run_behave(root, "-f", "plain")

@@ -155,20 +155,19 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                 if broke is not None:
                     return broke
             elif answers is not None:  # the SDK says only "Connection closed": the transcript says why
-                url = request.url.copy_with(userinfo=b"", query=None)
-                self.on_refused(f"POST {url} failed: {type(exc).__name__}: {exc}", request=carried["method"])
+                self.on_refused(_post_broke_text(request, exc), request=carried["method"])
             raise
+        stream = _inflated(response)
+        kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if (
             not self.answers_on_post
             and request.method == "POST"
             and response.status_code >= 300
             and not redirect_followed(request, response)  # a same-origin 307/308: the SDK follows it
         ):
-            failed = await self._post_failed(request, response)
+            failed = await self._post_failed(request, response, stream, kind)
             if failed is not None:
                 return failed
-        stream = _inflated(response)
-        kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if answers is not None and response.status_code == 202:
             return await self._answer_accepted(response, stream, answers, str(carried["method"]))
         if (
@@ -194,7 +193,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         """What was refused, where, and what to do: raise the limit, or fix the server.
 
         `what`: "answer" (the body that answers a request), "body" (any other), "event" (one SSE event)."""
-        url = request.url.copy_with(userinfo=b"", query=None)
+        url = _public(request.url)
         amount = f"more than {size_text(limit)}"
         if what == "event":
             said = f'The server "{self.server}" sent an SSE event of {amount} on {request.method} {url}'
@@ -283,14 +282,16 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         request is rejected with error code -32603" accepted. The request gets an error marked as
         a protocol violation instead, naming the status, the content type and the body's first
         bytes; an HTTP error whose body is a JSON-RPC error is the server's answer, and kept."""
-        chunks = await _head_of(stream, self.limit if kind == "application/json" else _QUOTE)
+        chunks = await self._head(stream, kind)
         body = b"".join(chunks)
         if self._server_error(kind, body):
             response.stream = _Read(chunks, stream)  # a spec-correct server's error, at any status
             return response
         return _answered_for(response, self._error_for(request, response, body, answers, method, kind))
 
-    async def _post_failed(self, request: httpx2.Request, response: httpx2.Response) -> httpx2.Response | None:
+    async def _post_failed(
+        self, request: httpx2.Request, response: httpx2.Response, stream: httpx2.AsyncByteStream, kind: str
+    ) -> httpx2.Response | None:
         """Legacy SSE: a request's POST answered with an HTTP error (a 401/403, a 404 for a session
         the server forgot, a 500). The SDK's sender raises on it and stops for good: the request
         waited its whole timeout for an answer that could not come on the GET stream, and every
@@ -302,15 +303,11 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             return None
         carried = _request_message(request)
         answers = _request_id(carried)
-        kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
-        stream = _inflated(response)
-        chunks = await _head_of(stream, self.limit if kind == "application/json" else _QUOTE)
-        body = b"".join(chunks)
+        body = b"".join(await self._head(stream, kind))
         if answers is None:  # a notification, or the client's answer: nothing waits for it
             what, _ = _what_came(request, response, kind, legacy=True)
-            sent = f"a {carried['method']} notification" if "method" in carried else "the client's answer"
             said = f". Its body begins: {body[:_SAID].decode('utf-8', 'replace')!r}" if body.strip() else ""
-            self.on_refused(f'The server "{self.server}" answered the POST of {sent} with {what}{said}')
+            self.on_refused(f'The server "{self.server}" answered the POST of {_posted(carried)} with {what}{said}')
         elif self._server_error(kind, body):
             self.inbox.put(_for_request(body, answers))  # the server's own error, for this request
         else:
@@ -329,17 +326,21 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             return None
         carried = _request_message(request)
         answers = _request_id(carried)
-        url = request.url.copy_with(userinfo=b"", query=None)
-        failed = f"{type(exc).__name__}: {exc}"
         if answers is None:  # a notification, or the client's answer: nothing waits for it
-            sent = f"a {carried['method']} notification" if "method" in carried else "the client's answer"
-            self.on_refused(f'The POST of {sent} to the server "{self.server}" ({url}) failed: {failed}')
+            url = _public(request.url)
+            failed = f"{type(exc).__name__}: {exc}"
+            self.on_refused(f'The POST of {_posted(carried)} to the server "{self.server}" ({url}) failed: {failed}')
         else:
             method = str(carried["method"])
-            self.on_refused(f"POST {url} failed: {failed}", request=method)
+            self.on_refused(_post_broke_text(request, exc), request=method)
             closed = {"code": types.CONNECTION_CLOSED, "message": "Connection closed"}  # as the SDK's own
-            self.inbox.fail(answers, method, json.dumps({"jsonrpc": "2.0", "id": answers, "error": closed}).encode())
+            self.inbox.fail(answers, method, _jsonrpc_error(answers, closed))
         return httpx2.Response(200, request=request, extensions={SERVER_SENT: None})
+
+    async def _head(self, stream: httpx2.AsyncByteStream, kind: str) -> list[bytes]:
+        """The start of a body that is no answer: all of a JSON one up to the limit (it may be the
+        server's own JSON-RPC error, `_server_error`), enough of any other to quote."""
+        return await _head_of(stream, self.limit if kind == "application/json" else _QUOTE)
 
     def _server_error(self, kind: str, body: bytes) -> bool:
         """Whether an HTTP answer that is no JSON-RPC answer by its status is still the server's own
@@ -358,8 +359,9 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                 body[:_QUOTE].decode("utf-8", "replace"),
             )
             message = f'The server "{self.server}" refused the {method} request: {refusal.said()}'
-            error = {"code": types.INVALID_REQUEST, "message": message, "data": self._kept(refusal)}
-            return json.dumps({"jsonrpc": "2.0", "id": answers, "error": error}).encode()
+            return _jsonrpc_error(
+                answers, {"code": types.INVALID_REQUEST, "message": message, "data": self._kept(refusal)}
+            )
         what, tip = _what_came(request, response, kind, legacy=not self.answers_on_post)
         message = f'The server "{self.server}" answered the {method} request with {what}: not a JSON-RPC answer'
         if body.strip():
@@ -830,7 +832,7 @@ def _what_came(request: httpx2.Request, response: httpx2.Response, kind: str, *,
     what = f"HTTP {status} ({kind or 'no content type'})"
     if 300 <= status < 400:
         try:
-            location = str(request.url.join(response.headers.get("location", "")).copy_with(userinfo=b"", query=None))
+            location = str(_public(request.url.join(response.headers.get("location", ""))))
         except httpx2.InvalidURL:
             location = repr(response.headers.get("location", "")[:200])  # a server's bytes: quoted, not parsed
         return f"HTTP {status}, a redirect to {location}", (
@@ -865,6 +867,21 @@ def _what_came(request: httpx2.Request, response: httpx2.Response, kind: str, *,
     )
 
 
+def _public(url: httpx2.URL) -> httpx2.URL:
+    """`url` as it may be shown: without its credentials or query (either may carry a token)."""
+    return url.copy_with(userinfo=b"", query=None)
+
+
+def _post_broke_text(request: httpx2.Request, exc: httpx2.TransportError) -> str:
+    """What the transcript says of a request's POST whose connection broke (`Session._gone` reads it)."""
+    return f"POST {_public(request.url)} failed: {type(exc).__name__}: {exc}"
+
+
+def _posted(carried: dict[str, Any]) -> str:
+    """What a POST that no request waits for carried: a notification, or the client's answer."""
+    return f"a {carried['method']} notification" if "method" in carried else "the client's answer"
+
+
 def _request_id(message: dict[str, Any]) -> Any:
     """The id of a JSON-RPC request (`_request_message`), or None (a notification, a GET, a DELETE)."""
     request_id = message.get("id")
@@ -890,7 +907,11 @@ def _error(
     data: dict[str, Any] = {"mcp_bdd": PROTOCOL_MARK, "first_bytes": head.decode("utf-8", "replace")}
     if tip:
         data["tip"] = tip
-    error = {"code": code, "message": message, "data": data}
+    return _jsonrpc_error(request_id, {"code": code, "message": message, "data": data})
+
+
+def _jsonrpc_error(request_id: Any, error: dict[str, Any]) -> bytes:
+    """A JSON-RPC error message for `request_id`, as bytes on the wire."""
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
 
 

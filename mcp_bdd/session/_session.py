@@ -71,7 +71,6 @@ from mcp_bdd.session._outcome import (
     Refusal,
     dump,
     is_connection_closed,
-    is_made_up,
     is_protocol_violation,
     made_up_tip,
     stands_in,
@@ -589,20 +588,16 @@ class Session(ClientSide):
         kind = "error" if isinstance(outcome, types.ErrorData) else "result"
         shown = json.dumps({"id": request_id, kind: dump(outcome)}, ensure_ascii=False, default=str).encode()
         key = answer_key(request_id)
-        method = self._accepted.pop(key, None)
-        failed = self._inbox.failed.pop(key, None) if self._inbox is not None else None
-        if failed is not None:  # legacy SSE: its POST failed, and its answer came on the GET stream too
-            message = (
-                f"{outcome.message}\n  Its answer had come on the GET stream first, and was taken."
-                if stands_in(outcome)
-                else answer_after_failed_post(failed, shown)
-            )
-        elif method is None:
+        accepted = self._accepted.pop(key, None)  # answered with 202
+        failed = self._inbox.failed.pop(key, None) if self._inbox is not None else None  # SSE: its POST failed
+        if accepted is None and failed is None:
             message = repeated_answer(shown)
-        elif is_made_up(outcome):
+        elif stands_in(outcome):  # mcp-bdd's error for it came second
             message = f"{outcome.message}\n  Its answer had come on the GET stream first, and was taken."
+        elif failed is not None:
+            message = answer_after_failed_post(failed, shown)
         else:
-            message = answer_after_202(method, shown)
+            message = answer_after_202(str(accepted), shown)
         self.transcript.record("error", self.name, "transport", {"message": message})
 
     # -- requests ----------------------------------------------------------------------------------

@@ -358,9 +358,12 @@ def _listen_for_updates(context: Any, session: Session, wanted: str) -> None:
     if failed is not None:
         refusal = failed.refusal
         outcome = st.last_request = Outcome(
-            "subscriptions/listen", params, server=session.name, exception=None if refusal else str(failed)
+            "subscriptions/listen",
+            params,
+            server=session.name,
+            exception=None if refusal else str(failed),
+            refusal=refusal,
         )
-        outcome.refusal = refusal
         if refusal is not None:  # the credentials' scope, as for resources/subscribe
             if not rejection_checked_later(context):
                 session.check(outcome)  # raises RequestRefused
