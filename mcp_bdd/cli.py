@@ -202,8 +202,10 @@ def _parser() -> argparse.ArgumentParser:
         "the compliance, quality and security gate: needs nothing but the server",
         "Connect and run the built-in checks (docs/check.md): protocol, schemas, LLM-facing quality,\n"
         "tool poisoning, and calls generated from each tool's inputSchema (read-only tools only unless\n"
-        "--allow-writes). Findings are grouped by severity, each with the call that showed it and a tip.\n\n"
+        "--allow-writes), and a project's own with --checks. Findings are grouped by severity, each with\n"
+        "the call that showed it and a tip.\n\n"
         "  mcp-bdd check shop\n"
+        "  mcp-bdd check shop --checks features/steps/shop_checks.py\n"
         "  mcp-bdd check https://mcp.example.com/mcp --sarif check.sarif\n"
         "  mcp-bdd check --only poisoning -- npx @modelcontextprotocol/server-memory\n\n"
         "Exit code: 1 when a finding is at or above --fail-on.",
@@ -242,6 +244,13 @@ def _parser() -> argparse.ArgumentParser:
         help="a generated tool call slower than this counts as hung (default 5)",
     )
     check.add_argument("--contract", type=Path, metavar="FILE", help="also compare the surface with this contract")
+    check.add_argument(
+        "--checks",
+        action="append",
+        default=[],
+        metavar="MODULE|FILE",
+        help="also run a project's own @check functions: a module importable from here, or a .py file",
+    )
     check.add_argument("--list", action="store_true", help="list the checks and exit")
 
     contract = add(
@@ -411,8 +420,9 @@ def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.Argum
     if command == "check":
         from mcp_bdd.check._command import CheckCommand, list_checks, run_check_command
 
+        checks = [c for v in args.checks for c in v.split(",") if c]
         if args.list:
-            return list_checks()
+            return list_checks(checks=checks)
         return run_check_command(
             CheckCommand(
                 target=list(args.target),
@@ -432,6 +442,7 @@ def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.Argum
                 min_description=args.min_description,
                 call_timeout=args.call_timeout,
                 contract=args.contract,
+                checks=checks,
             )
         )
     if command == "contract":

@@ -253,6 +253,86 @@ def test_a_check_that_crashes_fails_the_gate_and_the_others_still_run(
     assert all("fix it there; the other checks ran" in tip for tip in tips), tips
 
 
+PROJECT_CHECKS = """\
+from mcp_bdd.check import Problem, check
+
+@check("quality.{name}", severity="{severity}", group="quality", rationale="{rationale}")
+def {name}(ctx):
+    for tool in ctx.tools:
+        if tool["name"].startswith("{prefix}"):
+            yield Problem(title="{title}", target=f"tool {{tool['name']}}", tip="rename it.")
+"""
+
+
+def _project_checks(root: Path, path: str, **values: str) -> None:
+    file = root / path
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(PROJECT_CHECKS.format(**values))
+
+
+def test_the_command_runs_a_projects_own_checks_with_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--checks` imports a project's checks (a steps file, a module from the project root): they
+    run beside the built-in ones, are selected by `--only`, listed by `--list` with their module,
+    and described in SARIF. Before, the command imported no project code: its gate ran without them."""
+    project = _project(tmp_path)
+    _project_checks(project, "features/steps/shop_checks.py", name="shop_orders", severity="high",
+                    rationale="Order tools are internal.", prefix="create_order", title="an order tool is exposed")  # fmt: skip
+    _project_checks(project, "shop_more_checks.py", name="shop_list", severity="low",
+                    rationale="Listings are paged.", prefix="list_", title="a listing tool")  # fmt: skip
+    sources = ("--checks", "features/steps/shop_checks.py", "--checks", "shop_more_checks")
+    try:
+        code, out = _check(monkeypatch, capsys, project, "shop", "--json", "--only", "quality.shop_*,protocol.identity",
+                           "--sarif", str(tmp_path / "check.sarif"), *sources)  # fmt: skip
+        listed_code, listed = _check(monkeypatch, capsys, project, "--list", "--checks", "shop_more_checks")
+    finally:
+        REGISTRY.pop("quality.shop_orders", None)
+        REGISTRY.pop("quality.shop_list", None)
+    data = json.loads(out)
+    assert code == 1 and sorted(data["checks"]) == ["protocol.identity", "quality.shop_list", "quality.shop_orders"]
+    found = {(f["check"], f["severity"], f["target"]) for f in data["findings"]}
+    assert ("quality.shop_orders", "high", "tool create_order") in found, found
+    assert any(check == "quality.shop_list" and severity == "low" for check, severity, _ in found), found
+    rules = json.loads((tmp_path / "check.sarif").read_text())["runs"][0]["tool"]["driver"]["rules"]
+    assert "Order tools are internal." in json.dumps(rules), rules
+    assert listed_code == 0 and "quality.shop_list" in listed and "Listings are paged. (shop_more_checks)" in listed
+
+
+@pytest.mark.parametrize(
+    ("source", "content", "said"),
+    [
+        ("missing_checks", None, 'there is no module "missing_checks" under '),
+        ("features/missing.py", None, "there is no file "),
+        (
+            "raising_checks",
+            "import os\nos.environ['SHOP_CHECKS_UNSET']\n",
+            "importing it raised KeyError: 'SHOP_CHECKS_UNSET' (raising_checks.py:2, in <module>)",
+        ),
+        ("empty_checks.py", '"""No check here."""\n', "importing it registered no check"),
+        (
+            "clashing_checks",
+            "from mcp_bdd.check import check\n@check('protocol.identity', severity='low', "
+            "group='quality', rationale='x')\ndef f(ctx):\n    yield from ()\n",
+            '@check("protocol.identity") is registered twice',
+        ),
+    ],
+)
+def test_checks_that_cannot_be_loaded_are_a_usage_error(
+    source: str, content: str | None, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """A gate that silently left a project's checks out would pass on nothing: exit 2, naming the source."""
+    project = _project(tmp_path)
+    if content is not None:
+        (project / (source if source.endswith(".py") else f"{source}.py")).write_text(content)
+    monkeypatch.chdir(project)
+    code = main(["check", "shop", "--checks", source])
+    err = capsys.readouterr().err
+    assert code == 2 and f"--checks {source}: {said}" in err, err
+    assert "Tip: " in err or "registered twice" in said, err
+
+
 @pytest.mark.realworld
 @pytest.mark.parametrize("server", ["time", "git", "fetch", "everything", "filesystem", "memory"])
 def test_real_servers_have_no_poisoning_finding(

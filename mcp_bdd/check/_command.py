@@ -52,6 +52,7 @@ class CheckCommand:
     min_description: int = 20
     call_timeout: float = 5.0
     contract: Path | None = None
+    checks: list[str] = field(default_factory=list)  # a project's own checks: modules or files (`--checks`)
 
 
 class _Collect(logging.Handler):
@@ -95,6 +96,7 @@ def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
     if not options.as_json:
         out = for_terminal(out)  # the report quotes the server's names, descriptions and errors
     fail_on = Severity.parse(options.fail_on)
+    _load_project_checks(options.checks)
     specs = select(options.only, options.skip)
     writes = options.allow_writes
     check_options = CheckOptions(
@@ -203,11 +205,20 @@ def _token_tip(config: Any, name: str) -> str:
     )
 
 
-def list_checks(out: TextIO | None = None) -> int:
-    """`mcp-bdd check --list`: every registered check with its group, severity and rationale."""
+def _load_project_checks(sources: list[str]) -> None:
+    if sources:
+        from mcp_bdd.check._project import load_checks
+
+        load_checks(sources, Path.cwd())
+
+
+def list_checks(out: TextIO | None = None, checks: list[str] | None = None) -> int:
+    """`mcp-bdd check --list`: every registered check with its group, severity and rationale (a
+    project's own, from `--checks`, say where they come from)."""
     import mcp_bdd.check.checks  # noqa: F401 - registers the built-in checks
     from mcp_bdd.check._registry import GROUPS, REGISTRY
 
+    _load_project_checks(checks or [])
     out = out or sys.stdout
     for group, what in GROUPS.items():
         specs = [s for s in REGISTRY.values() if s.group == group]
@@ -215,7 +226,8 @@ def list_checks(out: TextIO | None = None) -> int:
             continue
         print(f"{group}: {what}", file=out)
         for spec in specs:
-            print(f"  {spec.id:<34} {spec.severity.label:<7} {spec.rationale}", file=out)
+            source = "" if spec.func.__module__.startswith("mcp_bdd.") else f" ({spec.func.__module__})"
+            print(f"  {spec.id:<34} {spec.severity.label:<7} {spec.rationale}{source}", file=out)
         if group == "contract":
             print(f"  {'contract.matches':<34} {'varies':<7} with --contract FILE: the surface against the file",
                   file=out)  # fmt: skip
