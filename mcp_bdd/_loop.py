@@ -10,8 +10,11 @@ ends only the server's process, and the step says so.
 Here, every task of the run's loop runs its coroutine inside `_contained`, which turns both into
 `ServerExited`, an ordinary exception: the in-process server's task group ends with it, its
 session is lost like a process that exited, the step says what exited and where, and the run goes
-on. Only in the loop's thread: signals reach the main thread (Ctrl-C and SIGTERM stop behave
-there, as before), so in the loop nothing but users' code raises these.
+on. So does any other BaseException a user's code raises (`class Abort(BaseException)`): asyncio
+keeps it in the task, the step waiting on it re-raised it in behave's thread, and behave, which
+catches only Exception, ended the run without a word. Only in the loop's thread: signals reach
+the main thread (Ctrl-C and SIGTERM stop behave there, as before), so in the loop nothing but
+users' code raises these.
 
 Not covered: code a step runs through the portal itself (`ctx.portal.call`, a fake's setup):
 anyio's portal hands what it raised, SystemExit included, to the calling thread before any task
@@ -26,7 +29,7 @@ import inspect
 from collections.abc import Awaitable, Coroutine
 from typing import Any
 
-__all__ = ["EXITS", "ServerExited", "as_exited", "contain_exits"]
+__all__ = ["ServerExited", "as_exited", "contain_exits", "is_exit"]
 
 
 class ServerExited(Exception):
@@ -41,27 +44,48 @@ class ServerExited(Exception):
 
     @property
     def code(self) -> int:
-        """The exit status a process would have had (`sys.exit("message")` is 1; Ctrl-C 130)."""
-        if not isinstance(self.exit, SystemExit):
+        """The exit status a process would have had (`sys.exit("message")` is 1; Ctrl-C 130; an
+        uncaught exception 1)."""
+        if isinstance(self.exit, KeyboardInterrupt):
             return 130
+        if not isinstance(self.exit, SystemExit):
+            return 1
         code = self.exit.code
         return 0 if code is None else code if isinstance(code, int) else 1
 
 
-#: What ends a process, and what `_contained` made of it: in a request's own task (the SDK calls an
-#: in-process server's handler directly from the client's request) it is still the first two.
-EXITS = (SystemExit, KeyboardInterrupt, ServerExited)
+def is_exit(exc: BaseException) -> bool:
+    """What would end a process that let it out, and what `_contained` made of it (in a request's
+    own task, as the SDK calls an in-process server's handler directly from the client's request,
+    it is still what the code raised): SystemExit, KeyboardInterrupt, any other BaseException
+    that is no Exception, GeneratorExit raised while a task runs. Not the loop's own control
+    flow: cancellation, a coroutine being closed (GeneratorExit thrown into it from outside any
+    task), and exception groups (whoever unwraps one looks at its members)."""
+    if isinstance(exc, ServerExited):
+        return True
+    if isinstance(exc, GeneratorExit):
+        return _in_a_task()
+    return not isinstance(exc, Exception | asyncio.CancelledError | BaseExceptionGroup)
+
+
+def _in_a_task() -> bool:
+    try:
+        return asyncio.current_task() is not None
+    except RuntimeError:  # no loop runs in this thread
+        return False
 
 
 def as_exited(exc: BaseException) -> ServerExited:
-    """One of `EXITS` as a `ServerExited`."""
+    """An exit (`is_exit`) as a `ServerExited`."""
     return exc if isinstance(exc, ServerExited) else ServerExited(exc).with_traceback(exc.__traceback__)
 
 
 async def _contained(coro: Awaitable[Any]) -> Any:
     try:
         return await coro
-    except (SystemExit, KeyboardInterrupt) as exc:
+    except BaseException as exc:
+        if isinstance(exc, ServerExited) or not is_exit(exc):
+            raise
         raise as_exited(exc) from exc  # its traceback, so `errors.raised` names the user's line
 
 

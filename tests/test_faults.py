@@ -2793,6 +2793,26 @@ async def no_database(server):
 
 def with_a_lifespan():
     return MCPServer("lifespan", lifespan=no_database)
+
+
+class Abort(BaseException):
+    \"\"\"A BaseException of a server's own (not an Exception: asyncio keeps it in the task).\"\"\"
+
+
+def with_base_exceptions():
+    server = MCPServer("base")
+
+    @server.tool()
+    async def abort() -> str:
+        \"\"\"An async tool that raises a BaseException of its own.\"\"\"
+        raise Abort("giving up")
+
+    @server.tool()
+    async def generator_exit() -> str:
+        \"\"\"An async tool that raises GeneratorExit.\"\"\"
+        raise GeneratorExit
+
+    return server
 """
 
 EXITS_FEATURE = """
@@ -2817,6 +2837,16 @@ Feature: in-process servers that exit
   Scenario: the lifespan exits
     Given the MCP server "lifespan" is running
 
+  Scenario: a tool raises a BaseException of its own
+    Given the MCP server "base" is running
+    When I call the tool "abort"
+    Then the tool call succeeds
+
+  Scenario: a tool raises GeneratorExit
+    Given the MCP server "base" is running
+    When I call the tool "generator_exit"
+    Then the tool call fails
+
   Scenario: a fresh server for the next scenario
     Given the MCP server "app" is running
     When I call the tool "ok"
@@ -2829,11 +2859,15 @@ def test_an_in_process_server_that_exits_ends_itself_not_the_run(tmp_path: Path)
     (status 2, no summary, no report, not a word: behave's capture swallowed the message), since
     asyncio lets SystemExit out of the run's event loop. Now the server ends as a process would
     (its session is lost: later requests fail), the step says what exited and where, and the next
-    scenario gets a fresh server."""
+    scenario gets a fresh server. So for any other BaseException that is no Exception (a class of
+    the server's own, GeneratorExit): it went from the task to behave's thread, and behave (which
+    catches Exception) ended the run without a summary, a report or a word."""
     config = """
         transport = "in-memory"
         [servers.app]
         app = "exiting_app:create_server"
+        [servers.base]
+        app = "exiting_app:with_base_exceptions"
         [servers.factory]
         app = "exiting_app:needs_a_key"
         [servers.lifespan]
@@ -2842,8 +2876,9 @@ def test_an_in_process_server_that_exits_ends_itself_not_the_run(tmp_path: Path)
     root = make_project(tmp_path, config, {"exits.feature": EXITS_FEATURE})
     (root / "exiting_app.py").write_text(EXITING_APP)
     run = run_behave(root)
-    assert run.counts() == {"passed": 1, "failed": 2, "error": 2, "skipped": 0}, run.failures()
+    assert run.counts() == {"passed": 2, "failed": 3, "error": 2, "skipped": 0}, run.failures()
     out = run.stdout
+    assert "Exit code: 1: its code raised Abort (exiting_app.py:59, in abort)" in out, out
     # the call that exited "fails" (its connection is gone, as over stdio); the next request finds it gone
     assert "the server had exited (during an earlier request): nothing answers" in out, run.failures()
     assert "Exit code: 2: its code called sys.exit(2) (exiting_app.py:18, in leave)" in out, out

@@ -34,7 +34,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 
-from mcp_bdd._loop import EXITS, ServerExited, as_exited
+from mcp_bdd._loop import ServerExited, as_exited, is_exit
 from mcp_bdd._sdk import (
     absorb_tool_listing,
     answer_key,
@@ -381,7 +381,7 @@ class Session(ClientSide):
                 "the server refused to start the session: read its message and logs; if it does not speak "
                 'this protocol version, set protocol = "legacy" (2025-11-25) or "2026-07-28" for it.'
             )
-        if isinstance(cause, EXITS):  # its lifespan or a handler of the handshake called sys.exit()
+        if is_exit(cause):  # its lifespan or a handler of the handshake called sys.exit()
             return f"exited as it started: {_said(as_exited(cause))}", exit_at_start_tip(self.name)
         if self.server.transport == "in-memory":
             return f"raised {raised(cause)} while starting", (
@@ -704,7 +704,9 @@ class Session(ClientSide):
             outcome.exception = f"the server's {method} result does not fit the MCP schema: {exc}"
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
             outcome.exception = f"the connection to the server was lost ({type(exc).__name__})"
-        except EXITS as exc:  # an in-process server's handler runs in this very task (or its worker thread)
+        except BaseException as exc:  # an in-process server's handler runs in this very task (or its worker thread)
+            if not is_exit(exc):
+                raise
             outcome.exception = self._exited(as_exited(exc))
         outcome.elapsed_ms = (time.monotonic() - started) * 1000
         if outcome.raw is not None:
