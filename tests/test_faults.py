@@ -2896,6 +2896,53 @@ def test_an_in_process_server_that_exits_ends_itself_not_the_run(tmp_path: Path)
     assert "Traceback" not in run.output, run.output
 
 
+WANDERING_APP = """
+import os
+
+from mcp.server.mcpserver import MCPServer
+
+
+def create_server():
+    server = MCPServer("wanderer")
+
+    @server.tool()
+    def wander() -> str:
+        \"\"\"Changes the process's working directory, as careless in-process code may.\"\"\"
+        os.chdir(os.environ["WANDER_TO"])
+        return "moved"
+
+    return server
+"""
+
+
+def test_an_in_process_server_that_changes_directory_does_not_move_the_reports(tmp_path: Path) -> None:
+    """The reports' relative paths were resolved when they were written, at the end of the run: an
+    in-process tool's `os.chdir` sent the living documentation, its JSON, JUnit and the history to
+    wherever that tool went (`/reports/` for a `chdir("/")`). They go where the run started."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    feature = """
+Feature: wander
+  Scenario: a tool moves the working directory
+    Given the MCP server "app" is running
+    When I call the tool "wander"
+    Then the tool call succeeds
+"""
+    config = f'transport = "in-memory"\n[servers.app]\napp = "wandering_app:create_server"\nenv = {{ WANDER_TO = "{elsewhere}" }}\n'
+    root = make_project(tmp_path / "project", config, {"w.feature": feature})
+    (root / "wandering_app.py").write_text(WANDERING_APP)
+    env = {**behave_env(), "WANDER_TO": str(elsewhere)}  # the tool runs in behave's own process
+    argv = [sys.executable, "-m", "behave", "--no-color", "-f", "plain", "-f", "mcp_bdd.report:LivingDocFormatter", "-D",
+            "mcp_bdd.report=reports/doc.html", "-f", "mcp_bdd.report:JUnitFormatter", "-o", "reports/junit.xml",
+            "-D", "mcp_bdd.history=reports/history", "features/"]  # fmt: skip
+    run = run_captured(argv, cwd=root, env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    written = sorted(str(p.relative_to(root)) for p in (root / "reports").rglob("*") if p.is_file())
+    assert {"reports/doc.html", "reports/doc.json", "reports/junit.xml"} <= set(written), written
+    assert any(p.startswith("reports/history/") for p in written), written
+    assert not any(elsewhere.rglob("*")), sorted(elsewhere.rglob("*"))
+
+
 @pytest.mark.parametrize("transport", ["in-memory", "stdio"])
 def test_a_server_that_exits_at_import_fails_its_start(transport: str, tmp_path: Path) -> None:
     """A module that exits at import (a check of its settings at the top) ended behave with status 1

@@ -34,10 +34,12 @@ used as given.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -140,6 +142,7 @@ class _CollectingFormatter(Formatter):  # type: ignore[misc]
             limit = PAYLOAD_LIMIT
         self.collector = RunCollector(label=label, title=title, payload_limit=limit)
         self.configured_report, self.links = _project_settings(self.userdata)
+        self.cwd = Path.cwd()  # where the run started: see `_in_the_run_directory`
 
     # -- behave's formatter interface (see collector.py for the order of calls) --------------------
     def uri(self, uri: Any) -> None:
@@ -185,7 +188,8 @@ class _CollectingFormatter(Formatter):  # type: ignore[misc]
 
     def close(self) -> None:
         try:
-            self.write(self._finish())
+            with _in_the_run_directory(self.cwd):
+                self.write(self._finish())
         except OSError as exc:  # a bad path: say which, and let the other formatters still write theirs
             print(
                 f"mcp-bdd: {type(self).__name__} could not write its file: {exc}.\n"
@@ -235,6 +239,28 @@ class _CollectingFormatter(Formatter):  # type: ignore[misc]
 
     def write(self, run: Run) -> None:
         raise NotImplementedError
+
+
+@contextlib.contextmanager
+def _in_the_run_directory(cwd: Path) -> Iterator[None]:
+    """Write the files from where the run started. Why: their paths (`-o`, `-D mcp_bdd.report=`,
+    the history folder) are relative to it, and they are written at the end of the run, when an
+    in-process server's code may have changed the working directory (`os.chdir` in a tool sent
+    the living documentation to `/reports/`). A directory that is gone is left as it is."""
+    try:
+        back: Path | None = Path.cwd()
+    except OSError:  # where that code went is gone
+        back = None
+    if back == cwd or not cwd.is_dir():
+        yield
+        return
+    os.chdir(cwd)
+    try:
+        yield
+    finally:
+        if back is not None:
+            with contextlib.suppress(OSError):
+                os.chdir(back)
 
 
 def history_settings(userdata: dict[str, str]) -> tuple[Path | None, int]:
