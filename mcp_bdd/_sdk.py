@@ -39,6 +39,7 @@ __all__ = [
     "redirect_followed",
     "restamp_log_level",
     "run_input_required",
+    "unsupported_version",
     "watch_repeated_answers",
 ]
 
@@ -164,3 +165,15 @@ def redirect_followed(request: Any, response: Any) -> bool:
     if target.userinfo and target.userinfo != request.url.userinfo:
         return False
     return bool(_within_origin(request.url, target))
+
+
+#: how the SDK's `ClientSession.initialize` refuses a protocolVersion the client did not offer: a
+#: bare RuntimeError is its only signal, so its words are read here, in the one module an SDK
+#: upgrade touches (a test of a server that answers 1999-01-01 notices when they change)
+_UNSUPPORTED = "Unsupported protocol version from the server: "
+
+
+def unsupported_version(exc: BaseException) -> str | None:
+    """The protocolVersion a server answered `initialize` with that the SDK refused, or None."""
+    said = str(exc)
+    return said[len(_UNSUPPORTED) :] if isinstance(exc, RuntimeError) and said.startswith(_UNSUPPORTED) else None

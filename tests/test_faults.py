@@ -874,8 +874,10 @@ def test_a_pretty_printed_answer_is_parsed_once_when_it_closes(monkeypatch: pyte
         # deeper than the SDK's parser takes (~200), not than Python's json module (~1000)
         ("deep", ("--deep", "400"), "a response nested too deep to parse"),
         ("lone", (), "JSON the SDK's parser rejects"),
+        # valid JSON, but Python reads no integer of more than 4,300 digits: it was taken for a banner
+        ("huge_number", (), "a number too long for JSON readers"),
     ],
-    ids=["5000-deep", "400-deep", "lone-surrogate"],
+    ids=["5000-deep", "400-deep", "lone-surrogate", "5000-digit-number"],
 )
 def test_an_unparseable_response_fails_its_request_at_once(
     tool: str, flags: tuple[str, ...], said: str, tmp_path: Path
@@ -896,6 +898,40 @@ Feature: deep
     assert said in run.output, run.failures()
     assert "banners" not in run.output, run.failures()
     assert "timed out" not in run.output and "no answer within" not in run.output, run.output[-3000:]
+
+
+@pytest.mark.parametrize(
+    ("flags", "said", "tip"),
+    [
+        (("--bom",), "a byte order mark (U+FEFF) before the JSON", "write plain UTF-8"),
+        (
+            ("--answer-version", "1999-01-01"),
+            "answered initialize with protocolVersion '1999-01-01', a version the client did not offer",
+            "never one of its own making",
+        ),
+        (
+            ("--bad-capabilities",),
+            "answered the handshake with a result that does not fit the MCP schema",
+            "fix the shape of the server's initialize result",
+        ),
+    ],
+    ids=["byte-order-mark", "unoffered-version", "capabilities-a-string"],
+)
+def test_a_handshake_answer_that_breaks_the_protocol_is_named_at_once(
+    flags: tuple[str, ...], said: str, tip: str, tmp_path: Path
+) -> None:
+    """A handshake answer written with a byte order mark waited out startup_timeout and was blamed
+    on logs or banners; one with a protocol version the client never offered, or capabilities of
+    the wrong type, was a failed *start* (the SDK's RuntimeError or pydantic's dump) with the tip to
+    read an empty stderr. Each is now a protocol violation, named at once, with what to fix."""
+    root = make_project(tmp_path, hostile(*flags, extra="startup_timeout = 600\n"), {"c.feature": CALL_ECHO})
+    started = time.monotonic()
+    run = run_behave(root, timeout=300)
+    assert run.counts()["error"] == 1, run.output[-3000:]
+    assert 'ProtocolViolation: The MCP server "hostile" ' in run.output and said in run.output, run.failures()
+    assert tip in run.output, run.failures()
+    assert "banners" not in run.output and "stderr above" not in run.output, run.failures()
+    assert time.monotonic() - started < 120, "the start waited instead of failing at once"
 
 
 DEAF = """

@@ -94,6 +94,8 @@ _TOO_DEEP = "a response nested too deep to parse"
 _STRICTER = "JSON the SDK's parser rejects"
 _UNFIT = "a response that does not fit the JSON-RPC schema"
 _BATCH = "a JSON-RPC batch (an array)"
+_BOM = "a byte order mark (U+FEFF) before the JSON"
+_LONG_NUMBER = "a number too long for JSON readers"
 _UNREADABLE = (types.PARSE_ERROR, types.INVALID_REQUEST)  # a server's errors for a message it could not read
 
 
@@ -409,6 +411,16 @@ def _meaning(kinds: Counter[str]) -> str:
             "the server answered with a message shaped like a JSON-RPC response whose result or error is not "
             "what MCP defines (see what the SDK said above): fix the shape the server returns."
         )
+    if kinds[_BOM]:
+        return (
+            "the server writes a UTF-8 byte order mark before its JSON (a console or an encoder set to "
+            '"UTF-8 with BOM", e.g. utf-8-sig or PowerShell): JSON readers refuse it; write plain UTF-8.'
+        )
+    if kinds[_LONG_NUMBER]:
+        return (
+            "the server answered with an integer of thousands of digits: Python refuses to read more than "
+            "4300 (sys.get_int_max_str_digits) and JavaScript rounds anything past 2**53; send it as a string."
+        )
     if kinds[_BATCH]:
         return (
             "the server answers with JSON-RPC batches (arrays of messages): MCP removed batching in "
@@ -488,20 +500,46 @@ def _bad_line(
         data = json.loads(text)
     except RecursionError:
         return _unusable(line, evidence, _TOO_DEEP, _id_in(line), waiting)
-    except ValueError:
+    except json.JSONDecodeError:
+        if text.startswith("\ufeff"):
+            return _after_a_bom(line, text, evidence, waiting)
         return [_maybe_pretty(line, evidence, waiting)]
+    except ValueError as exc:  # JSON all the same: an integer past sys.get_int_max_str_digits()
+        return _unusable(line, evidence, _LONG_NUMBER, _id_in(line), waiting, f"Python said: {exc}")
     if _response_shaped(data):
-        request_id = data.get("id")
-        taken = None if waiting is None else waiting.take(request_id)
-        if waiting is not None and taken is None:  # surely a response, and no one's
-            return _stray(line, evidence, waiting, request_id, data.get("error"))
-        if taken == "repeated":
-            return _second_answer(line, evidence)
-        kind, why = _why_refused(refused, data)
-        return _unusable(line, evidence, kind, request_id, None, why)
+        return _refused_response(line, evidence, waiting, data, *_why_refused(refused, data))
     if isinstance(data, list) and any(_response_shaped(item) for item in data):
         return _batch(line, evidence, waiting, data)
     return [ValueError(evidence.note("JSON that is not a JSON-RPC message", line))]
+
+
+def _refused_response(
+    line: bytes, evidence: StdoutEvidence, waiting: Waiting | None, data: dict[str, Any], kind: str, why: str = ""
+) -> list[SessionMessage | Exception]:
+    """A line that is surely a response, which the SDK could not read (`kind`, `why`): it fails the
+    request it answers at once; one that answers no request is a stray."""
+    request_id = data.get("id")
+    taken = None if waiting is None else waiting.take(request_id)
+    if waiting is not None and taken is None:
+        return _stray(line, evidence, waiting, request_id, data.get("error"))
+    if taken == "repeated":
+        return _second_answer(line, evidence)
+    return _unusable(line, evidence, kind, request_id, None, why)
+
+
+def _after_a_bom(
+    line: bytes, text: str, evidence: StdoutEvidence, waiting: Waiting | None
+) -> list[SessionMessage | Exception]:
+    """A line that starts with a byte order mark, which JSON forbids (RFC 8259) and JSON-RPC readers
+    refuse: a response after it fails its request at once, named, instead of waiting out the timeout
+    as a line that is no JSON at all."""
+    try:
+        data = json.loads(text[1:])
+    except (ValueError, RecursionError):
+        return [_maybe_pretty(line, evidence, waiting)]
+    if _response_shaped(data):
+        return _refused_response(line, evidence, waiting, data, _BOM)
+    return [ValueError(evidence.note(_BOM, line))]
 
 
 def _response_shaped(data: Any) -> bool:

@@ -40,6 +40,7 @@ from mcp_bdd._sdk import (
     answer_key,
     restamp_log_level,
     run_input_required,
+    unsupported_version,
     watch_repeated_answers,
 )
 from mcp_bdd.errors import (
@@ -210,7 +211,7 @@ class Session(ClientSide):
             self.server.stop()
             self._close_http_client()
             bad_output = self.server.evidence is not None and self.server.evidence.bad_lines > 0
-            error = ProtocolViolation if is_protocol_violation(cause) or bad_output else ServerStartError
+            error = ProtocolViolation if _broke_the_handshake(cause) or bad_output else ServerStartError
             raise error(message) from None
         self._cm = future
         try:
@@ -354,10 +355,26 @@ class Session(ClientSide):
         from mcp_bdd.session._http import EndpointRefused  # httpx2 only for HTTP servers
 
         tip = "check the server's stderr above; run the command by hand to see it start."
-        if not self.server.started:
+        if self.server.transport == "in-memory":
+            tip = (
+                "the app's factory or lifespan did not finish starting (does it wait for something that never "
+                "comes?): fix it there; -D transport=stdio runs it as a process, with its stderr."
+            )
+        elif not self.server.started:
             tip = "is the server running at that URL? Check `url` and `headers` in your configuration."
         if isinstance(cause, MCPError) and is_protocol_violation(cause):
-            return f"broke the protocol during the handshake ({cause.message})", made_up_tip(cause.error) or tip
+            return f"broke the protocol during the handshake ({cause.message})", made_up_tip(cause.error) or (
+                "fix what the server sends in answer to the handshake (quoted above)."
+            )
+        if (version := unsupported_version(cause)) is not None:
+            return f"answered initialize with protocolVersion {version!r}, a version the client did not offer", (
+                f"a server answers with the version the client asked for ({', '.join(HANDSHAKE_PROTOCOL_VERSIONS)} "
+                "are the ones this client speaks) or another one it supports, never one of its own making."
+            )
+        if isinstance(cause, ValidationError):
+            return f"answered the handshake with a result that does not fit the MCP schema: {cause}", (
+                "fix the shape of the server's initialize result (serverInfo, capabilities: each an object)."
+            )
         if isinstance(cause, EndpointRefused):
             return cause.what, cause.tip
         if isinstance(cause, Stalled):
@@ -1010,6 +1027,13 @@ async def _discover_pinned(client: Client, version: str) -> None:
             raise
         session.adopt(types.DiscoverResult.model_validate(raw))
         return
+
+
+def _broke_the_handshake(cause: BaseException) -> bool:
+    """Whether a failed connect is the server's answer breaking the protocol (not a server that
+    could not start): an answer mcp-bdd could not use, one that does not fit the schema, or a
+    protocol version the client never offered."""
+    return is_protocol_violation(cause) or isinstance(cause, ValidationError) or unsupported_version(cause) is not None
 
 
 def _said(exc: ServerExited) -> str:

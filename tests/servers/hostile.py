@@ -29,12 +29,16 @@ would, and it starts in milliseconds. Flags (combinable):
     --twice         answer every tools/call twice: its result, then an error for the same id
     --deep N        the `deep` tool's structuredContent is nested N levels
     --stderr-mb N   write N MB on stderr when the `spam` tool is called
+    --bom           write a UTF-8 byte order mark before its first message (an encoder set to utf-8-sig)
+    --answer-version V  answer `initialize` with protocolVersion V (one the client never offered)
+    --bad-capabilities  answer `initialize` with capabilities whose `tools` is a string
     --loose-schema  list a `loose` tool whose inputSchema properties are `true` (valid JSON Schema:
                     anything), `false`, and `{"type": 42}` (not valid); it echoes its arguments
 
 Tools: `echo` (text), `big` (`mb` megabytes of text), `deep`, `secret` (the value of $API_TOKEN
 in the result's text and as a key of its structured content, in a log notification and on stderr), `spam`, `die` (exit code 3 mid-call),
-`ansi` (terminal escape sequences that clear the screen and fake a green summary), `flood`
+`huge_number` (structuredContent holds an integer of 5,000 digits: valid JSON that Python will not
+read), `ansi` (terminal escape sequences that clear the screen and fake a green summary), `flood`
 (`n` log notifications, each `size` characters longer, then the result), `deaf` (answers, then closes its stdin and keeps running;
 with `unread`, once the next request is in the pipe, which the close discards), `stop_reading` (answers, then reads
 its stdin no more, yet keeps it open), `blind` (closes its stdout and keeps
@@ -78,6 +82,7 @@ TOOLS = [
         ("mumble", {}),
         ("hang", {}),
         ("stop_reading", {}),
+        ("huge_number", {}),
     ]
 ]
 
@@ -103,6 +108,9 @@ def main() -> int:
     parser.add_argument("--deep", type=int, default=5000)
     parser.add_argument("--stderr-mb", type=int, default=0)
     parser.add_argument("--loose-schema", action="store_true")
+    parser.add_argument("--bom", action="store_true")
+    parser.add_argument("--answer-version", default="2025-11-25")
+    parser.add_argument("--bad-capabilities", action="store_true")
     parser.add_argument("--holder", action="store_true")
     parser.add_argument("--detached", action="store_true")
     parser.add_argument("--die-at-start", action="store_true")
@@ -138,9 +146,11 @@ def main() -> int:
         out.write(b"Welcome to the hostile server v1!\n\xff\xfe not utf-8\n")
         out.flush()
 
+    bom = [b"\xef\xbb\xbf"] if args.bom else []
+
     def send(message: dict[str, Any]) -> None:
         text = json.dumps(message, indent=2 if args.pretty else None)
-        out.write(text.encode() + (b"" if args.no_newline else b"\n"))
+        out.write((bom.pop() if bom else b"") + text.encode() + (b"" if args.no_newline else b"\n"))
         out.flush()
 
     for raw in sys.stdin.buffer:
@@ -155,6 +165,12 @@ def main() -> int:
             out.flush()
             continue
         if request["method"] == "tools/call" and name == "hang":  # no answer, and nothing said
+            continue
+        if request["method"] == "tools/call" and name == "huge_number":  # json.dumps would refuse the int too
+            digits = "9" * 5000
+            result = f'{{"content":[{{"type":"text","text":"n"}}],"structuredContent":{{"n":{digits}}}}}'
+            out.write(f'{{"jsonrpc":"2.0","id":{json.dumps(request["id"])},"result":{result}}}\n'.encode())
+            out.flush()
             continue
         if request["method"] == "tools/call" and name == "blind":
             os.close(1)  # no more answers, yet it keeps running
@@ -223,8 +239,8 @@ def answer(request: dict[str, Any], args: argparse.Namespace, send: Any) -> dict
             mark += " " + os.environ.get("API_TOKEN", "")
         return {
             "result": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"tools": {}, "logging": {}},
+                "protocolVersion": args.answer_version,
+                "capabilities": {"tools": "yes"} if args.bad_capabilities else {"tools": {}, "logging": {}},
                 "serverInfo": {"name": f"hostile{mark}", "version": f"1.0.0{mark}"},
             }
         }
