@@ -19,6 +19,7 @@ from behave_project import REPO, Run, make_project, run_behave, run_captured
 
 from mcp_bdd.errors import UsageError
 from mcp_bdd.fakes import FakeAuthServer
+from mcp_bdd.secrets import MASK, mask
 from mcp_bdd.transcript import Transcript
 
 
@@ -68,6 +69,8 @@ def test_a_registered_client_gets_a_signed_token_that_verifies(auth: FakeAuthSer
         },
     )
     assert answer.status_code == 200, answer.text
+    # the secret it was given is a credential: masked wherever the evidence goes (it was not)
+    assert mask(f"registered: {creds}").count(MASK) == 1 and creds["client_secret"] not in mask(str(creds))
     body = answer.json()
     assert body["token_type"] == "Bearer" and body["expires_in"] == 3600
     claims = _verify(auth, client, body["access_token"], audience="https://mcp.example.com/mcp")

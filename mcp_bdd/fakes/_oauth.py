@@ -212,6 +212,7 @@ class FakeAuthServer:
     def register(self, metadata: Mapping[str, Any]) -> dict[str, Any]:
         """RFC 7591 dynamic client registration: a new client id and secret."""
         client = _Client("client-" + uuid.uuid4().hex[:12], secrets.token_urlsafe(24), dict(metadata))
+        remember(client.client_secret)  # a credential, as the tokens it buys: masked in every output from now on
         with self._lock:
             self.clients[client.client_id] = client
         self._transcript.record(
