@@ -393,12 +393,22 @@ def after_scenario(context: Any, scenario: Any) -> None:
     _after_hooks_begin(context)  # when behave's runner let no wrapper mark it (a no-op when one did)
     problems = context.mcp_runtime.end_scenario(state)
     _say_notices(context.mcp_runtime)
+    _report_teardown(problems, f"{scenario.location}", state.transcript)
     _attach_transcript(context, state, TEARDOWN_MIME)
     if generation() != state.secrets_at_start:
         mask_again(context, mask)  # behave's json; mcp-bdd's own reports do the same themselves
-    if problems and os.environ.get("MCP_BDD_DEBUG"):
-        print("mcp-bdd teardown: " + "; ".join(problems), file=sys.stderr)
     context.mcp = None
+
+
+def _report_teardown(problems: list[str], where: str, transcript: Any = None) -> None:
+    """What went wrong while stopping servers and fakes (a cleanup that raised, a session that did
+    not close): said on the real stderr, where behave's capture cannot hide it, and kept in the
+    scenario's teardown evidence. It fails nothing: the scenario's verdict was made by its steps,
+    and every other cleanup still ran. (It used to be printed only under MCP_BDD_DEBUG.)"""
+    for problem in problems:
+        if transcript is not None:
+            transcript.record("error", "mcp-bdd", "teardown", {"message": problem})
+        print(f"{WARNING_PREFIX}teardown of {where}: {printable(problem)}", file=sys.__stderr__ or sys.stderr)
 
 
 def _say_notices(runtime: Any) -> None:
@@ -411,7 +421,7 @@ def _say_notices(runtime: Any) -> None:
 def after_feature(context: Any, feature: Any) -> None:
     runtime = getattr(context, "mcp_runtime", None)
     if runtime is not None:
-        runtime.close_scope("feature")
+        _report_teardown(runtime.close_scope("feature"), f"the feature {feature.location}")
         _say_notices(runtime)
 
 
@@ -525,7 +535,7 @@ def _close_run(context: Any, runtime: Any) -> None:
     runtime_portal = getattr(runtime, "portal", None)
     try:
         if runtime is not None:
-            runtime.close()
+            _report_teardown(runtime.close(), "the run")
             _say_notices(runtime)
             context.mcp_runtime = None
     finally:

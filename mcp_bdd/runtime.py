@@ -86,13 +86,15 @@ class Runtime:
         """Teardown in order: sessions (each stops its server), then fakes (a server may still talk to
         one while closing), then the scenario's directory. Never raises; returns the problems."""
         problems: list[str] = []
-        for session in list(state.sessions.values()):
-            if not self.is_long_lived(session):
-                problems += self._close(session)
-        state.sessions.clear()
-        problems += state.fakes.close()
-        if not state.keeps_files and state.tmpdir.exists():  # else removed with the run's directory
-            shutil.rmtree(state.tmpdir, ignore_errors=True)
+        try:
+            for session in list(state.sessions.values()):
+                if not self.is_long_lived(session):
+                    problems += self._close(session)
+        finally:  # a Ctrl-C that cut a stop short still lets the fakes stop (a process each may have started)
+            state.sessions.clear()
+            problems += state.fakes.close()
+            if not state.keeps_files and state.tmpdir.exists():  # else removed with the run's directory
+                shutil.rmtree(state.tmpdir, ignore_errors=True)
         return problems
 
     def _close(self, session: Session) -> list[str]:

@@ -399,6 +399,28 @@ def test_teardown_problems_are_reported_not_raised(fakes: Fakes) -> None:
     ]
 
 
+def test_an_interrupted_cleanup_lets_the_others_run_then_stops_the_run(fakes: Fakes) -> None:
+    """Ctrl-C or SIGTERM in one slow cleanup (a `docker stop`) skipped every other fake's, and the
+    processes they had started outlived the run. Now the others still run, then the run stops."""
+    events: list[str] = []
+
+    @fake("first")
+    def first(ctx: FakeContext) -> Iterator[Queue]:
+        yield Queue("a")
+        events.append("first down")
+
+    @fake("slow")
+    def slow(ctx: FakeContext) -> Iterator[Queue]:
+        yield Queue("b")
+        raise KeyboardInterrupt  # as Ctrl-C lands in its cleanup
+
+    for name in ("first", "slow"):
+        fakes.get(name)
+    with pytest.raises(KeyboardInterrupt):
+        fakes.close()
+    assert events == ["first down"]
+
+
 def test_user_fake_setup_error_names_the_fake(fakes: Fakes) -> None:
     @fake("broken")
     def broken(ctx: FakeContext) -> Iterator[Queue]:

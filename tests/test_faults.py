@@ -2932,6 +2932,79 @@ def test_an_in_process_server_that_exits_ends_itself_not_the_run(tmp_path: Path)
     assert "Traceback" not in run.output, run.output
 
 
+TEARDOWN_APP = """
+from contextlib import asynccontextmanager
+
+from mcp.server.mcpserver import MCPServer
+
+
+@asynccontextmanager
+async def lifespan(server):
+    yield {}
+    raise RuntimeError("could not flush the audit log")
+
+
+def create_server():
+    server = MCPServer("teardown", lifespan=lifespan)
+
+    @server.tool()
+    def ok() -> str:
+        \"\"\"Answers.\"\"\"
+        return "fine"
+
+    return server
+"""
+
+TEARDOWN_FAKES = """
+from mcp_bdd.fakes import fake
+
+
+@fake("fragile")
+def fragile(ctx):
+    yield {"url": "queue://fragile"}
+    raise RuntimeError("broker gone")
+
+
+@fake("greedy")
+def greedy(ctx):
+    yield {"url": "queue://a"}
+    yield {"url": "queue://b"}
+"""
+
+
+def test_a_failing_teardown_is_reported_not_only_under_debug(tmp_path: Path) -> None:
+    """A fake whose cleanup raised, one that yielded twice, and a server whose lifespan's teardown
+    raised were said only with MCP_BDD_DEBUG=1, to a stream behave captures: a run with leaking
+    cleanups read as clean (docs/fakes.md promised "a failing cleanup is reported"). Each is now a
+    warning on stderr naming the scenario, and in the report's teardown evidence; the scenario's
+    verdict stays its steps' own, and every other cleanup still ran."""
+    feature = """
+Feature: teardown
+  Scenario: cleanups that fail
+    Given the MCP server "app" is running
+    When I call the tool "ok"
+    Then the tool call succeeds
+"""
+    config = (
+        'transport = "in-memory"\n[servers.app]\napp = "teardown_app:create_server"\n'
+        'env = { QUEUE = "${fake.fragile.url}", OTHER = "${fake.greedy.url}" }\n'
+    )
+    root = make_project(tmp_path, config, {"t.feature": feature})
+    (root / "teardown_app.py").write_text(TEARDOWN_APP)
+    (root / "steps" / "fakes.py").write_text(TEARDOWN_FAKES)
+    run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", "report.html")
+    assert run.returncode == 0 and run.counts()["passed"] == 1, run.output[-3000:]
+    said = [line for line in run.stderr.splitlines() if "teardown of features/t.feature:3" in line]
+    assert len(said) == 3, run.stderr
+    assert (
+        'closing the session with "app": RuntimeError: could not flush the audit log (teardown_app.py:10' in (said[0])
+    ), said
+    assert 'fake "greedy" ("greedy" fake): UsageError: The fake "greedy" yielded more than once' in said[1], said
+    assert 'fake "fragile" ("fragile" fake): RuntimeError: broker gone' in said[2], said
+    report = (root / "report.json").read_text()
+    assert "broker gone" in report and "could not flush the audit log" in report and "yielded more than once" in report
+
+
 WANDERING_APP = """
 import os
 

@@ -602,6 +602,7 @@ def teardown(entries: Iterable[_Entry]) -> list[str]:
     feature/run-scoped servers.
     """
     problems: list[str] = []
+    interrupted: BaseException | None = None
     for entry in reversed(list(entries)):
         if entry.teardown is None:
             continue
@@ -609,6 +610,11 @@ def teardown(entries: Iterable[_Entry]) -> list[str]:
             entry.teardown()
         except Exception as exc:  # teardown must go on; the problem is reported
             problems.append(f'fake "{entry.name}" ({_label(entry.kind)}): {type(exc).__name__}: {exc}')
+        except BaseException as exc:  # Ctrl-C or SIGTERM in one slow cleanup: the others still run
+            interrupted = interrupted or exc  # (each may stop a process of its own), then the run stops
+            problems.append(f'fake "{entry.name}" ({_label(entry.kind)}): its cleanup was interrupted')
+    if interrupted is not None:
+        raise interrupted
     return problems
 
 

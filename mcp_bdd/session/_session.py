@@ -379,8 +379,9 @@ class Session(ClientSide):
             return cause.what, cause.tip
         if isinstance(cause, Stalled):
             return f"could not be connected: {cause} (it is blocked)", (
-                "an in-process server's tool that blocks holds the run's event loop (see the failure before "
-                "this one): run that server over stdio, or make its tools await instead of blocking."
+                "an in-process server's tool, or its lifespan's teardown, that blocks holds the run's event loop "
+                "(see the failure or the teardown warning before this one): run that server over stdio, or make "
+                "its code await instead of blocking."
             )
         if isinstance(cause, TimeoutError):
             if self.server.stdout_evidence():  # an answer written wrong never arrives as one
@@ -519,22 +520,39 @@ class Session(ClientSide):
         problems: list[str] = []
         if self._cm is not None:
             future, self._cm = self._cm, None
+            limit = 2 if self.hops.stalled else 15  # a stalled loop may never end it
             try:
                 # wake the lifetime task without waiting for the wake-up itself: one hop, then one wait
                 self.hops.soon(self._close_soon)
-                future.result(timeout=2 if self.hops.stalled else 15)  # a stalled loop may never end it
+                future.result(timeout=limit)
+            except TimeoutError:
+                problems.append(self._did_not_close(limit))
             except BaseException as exc:
                 cause = unwrap(exc)
                 if isinstance(cause, KeyboardInterrupt):
                     raise  # Ctrl-C while closing: the run stops; the servers are reaped at its end
                 if not isinstance(cause, asyncio.CancelledError | concurrent.futures.CancelledError):
-                    problems.append(f"closing the session with {self.name}: {type(cause).__name__}: {cause}")
+                    problems.append(f'closing the session with "{self.name}": {raised(cause)}')
         self._close_http_client()
         self.server.stop()
         slow = self.server.slow_stop()
         if slow is not None:  # the teardown's evidence: why this scenario took seconds longer
             self.transcript.record("info", self.name, "slow stop", {"message": slow})
         return problems
+
+    def _did_not_close(self, limit: float) -> str:
+        """Why a close gave up waiting: the session's task did not end (for an in-process server, its
+        lifespan's teardown or a task it started never returned, and may hold the run's loop)."""
+        where = (
+            "its lifespan's teardown (or a task it started) did not return: one that blocks (time.sleep, a "
+            "synchronous client) holds the run's event loop, and the next scenario's server cannot start"
+            if self.server.transport == "in-memory"
+            else "the run's event loop is busy or blocked"
+        )
+        return (
+            f'the session with "{self.name}" did not close within {limit:g} s: {where}. Tip: make the teardown '
+            "await with a time limit (anyio.fail_after), or run the server over stdio, where its process is stopped."
+        )
 
     async def _close_soon(self) -> None:
         self._closing.set()
