@@ -193,3 +193,48 @@ def test_stdio_and_in_memory_are_not_applicable(
         f"auth: not applicable: the server runs over {transport} (OAuth protects HTTP transports only)."
         in (data["notes"])
     )
+
+
+def test_a_metadata_document_that_trickles_is_given_up_on(tmp_path: Path) -> None:
+    """A server that sends a metadata document's body a byte at a time never trips the client's
+    timeout (it bounds each read); `mcp-bdd check` and the protected-resource-metadata step waited
+    with no limit. Each location now has `within` seconds to answer whole."""
+    import http.server
+    import threading
+
+    import httpx2
+
+    from mcp_bdd.check._discovery import fetch_json
+
+    done = threading.Event()
+
+    class Trickle(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"resource": "')
+            for _ in range(600):  # a minute at most: on the old code the test fails instead of hanging
+                if done.wait(0.1):
+                    return
+                try:
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                except OSError:  # the client gave up: what it must do
+                    return
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/.well-known/oauth-protected-resource"
+        with httpx2.Client(timeout=5, trust_env=False) as client:
+            fetch = fetch_json(client, [url], within=1.0)
+    finally:
+        done.set()
+        server.shutdown()
+        server.server_close()
+    assert fetch.document is None
+    assert fetch.attempts == [(url, 200, "its body did not come whole within 1 s")], fetch.attempts

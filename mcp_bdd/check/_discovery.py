@@ -9,6 +9,7 @@ judge the same answers, so the rules live here and nowhere else.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,6 +27,8 @@ __all__ = [
 
 #: Largest metadata document read (a server may send anything).
 MAX_BODY = 256 * 1024
+#: seconds a metadata document may take to arrive whole (a document is a few hundred bytes)
+WITHIN = 10.0
 _PARAM = re.compile(r'(\w+)="([^"]*)"')
 _PRM = "/.well-known/oauth-protected-resource"
 
@@ -98,10 +101,14 @@ class MetadataFetch:
         return "\n".join(lines)
 
 
-def fetch_json(client: Any, locations: list[str], headers: dict[str, str] | None = None) -> MetadataFetch:
+def fetch_json(
+    client: Any, locations: list[str], headers: dict[str, str] | None = None, *, within: float = WITHIN
+) -> MetadataFetch:
     """GET each location in turn (an `httpx2.Client`) until one answers 200 with a JSON object.
 
-    Bodies are read up to `MAX_BODY`; a location that cannot be reached is an attempt, not an error.
+    Bodies are read up to `MAX_BODY`, each within `within` seconds: the client's timeout bounds
+    each read, not the body, and a server that trickles a byte every second would be read for
+    days. A location that cannot be reached, or answers too slowly, is an attempt, not an error.
     """
     import json
 
@@ -109,6 +116,7 @@ def fetch_json(client: Any, locations: list[str], headers: dict[str, str] | None
 
     fetch = MetadataFetch()
     for location in dict.fromkeys(locations):
+        deadline = time.monotonic() + within
         try:
             with client.stream("GET", location, headers=headers) as answer:
                 status = answer.status_code
@@ -116,13 +124,16 @@ def fetch_json(client: Any, locations: list[str], headers: dict[str, str] | None
                 if status == 200:
                     for chunk in answer.iter_bytes():
                         body += chunk
-                        if len(body) > MAX_BODY:
+                        if len(body) > MAX_BODY or time.monotonic() > deadline:
                             break
         except httpx2.HTTPError as exc:
             fetch.attempts.append((location, None, f"{type(exc).__name__}: {exc}"[:300]))
             continue
         if status != 200:
             fetch.attempts.append((location, status, ""))
+            continue
+        if len(body) <= MAX_BODY and time.monotonic() > deadline:
+            fetch.attempts.append((location, status, f"its body did not come whole within {within:g} s"))
             continue
         if len(body) > MAX_BODY:
             fetch.attempts.append((location, status, f"larger than {MAX_BODY // 1024} KiB"))
