@@ -172,7 +172,7 @@ class Outcome:
 
     @property
     def is_error_result(self) -> bool:
-        return self.raw is not None and bool(self.raw.get("isError"))
+        return self.raw is not None and self.raw.get("isError") is True
 
     def describe(self, stdout: bool = True) -> str:
         """What actually happened, for failure messages; with what the server wrote on stdout

@@ -707,6 +707,7 @@ class Session(ClientSide):
                     outcome.raw = await self._drive_input_required(
                         request, outcome.raw, on_progress if progress else None
                     )
+                _strictly_fits(method, outcome.raw)
             if cancel_after is not None and scope.cancelled_caught:
                 outcome.cancelled = True
         except TimeoutError:
@@ -734,7 +735,8 @@ class Session(ClientSide):
                 )
             else:
                 outcome.error = exc.error
-        except ValidationError as exc:
+        except (ValidationError, _Unfit) as exc:
+            outcome.raw = None
             outcome.protocol_violation = True  # an answer came, but not one the protocol allows
             outcome.exception = f"the server's {method} result does not fit the MCP schema: {exc}"
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
@@ -1045,6 +1047,20 @@ async def _discover_pinned(client: Client, version: str) -> None:
             raise
         session.adopt(types.DiscoverResult.model_validate(raw))
         return
+
+
+class _Unfit(ValueError):
+    """A result the SDK's (lax) validation let through that the schema does not allow."""
+
+
+def _strictly_fits(method: str, raw: Any) -> None:
+    """What the SDK's validation coerces, checked as the schema says: a tools/call result's
+    `isError` is a boolean. The SDK reads `"isError": "false"` as False, while mcp-bdd's steps read
+    it as set, so "Then the tool call returns an error result" passed on it; a strict client
+    rejects the answer. Raises `_Unfit`."""
+    if method == "tools/call" and isinstance(raw, dict) and not isinstance(raw.get("isError", False), bool):
+        flag = raw["isError"]
+        raise _Unfit(f"isError is {json.dumps(flag, default=str)[:80]} ({type(flag).__name__}), not true or false")
 
 
 def _broke_the_handshake(cause: BaseException) -> bool:

@@ -37,7 +37,7 @@ would, and it starts in milliseconds. Flags (combinable):
 
 Tools: `echo` (text), `big` (`mb` megabytes of text), `deep`, `secret` (the value of $API_TOKEN
 in the result's text and as a key of its structured content, in a log notification and on stderr), `spam`, `die` (exit code 3 mid-call),
-`huge_number` (structuredContent holds an integer of 5,000 digits: valid JSON that Python will not
+`stringly` (a result whose isError is the string "false"), `huge_number` (structuredContent holds an integer of 5,000 digits: valid JSON that Python will not
 read), `ansi` (terminal escape sequences that clear the screen and fake a green summary), `flood`
 (`n` log notifications, each `size` characters longer, then the result), `deaf` (answers, then closes its stdin and keeps running;
 with `unread`, once the next request is in the pipe, which the close discards), `stop_reading` (answers, then reads
@@ -83,6 +83,7 @@ TOOLS = [
         ("hang", {}),
         ("stop_reading", {}),
         ("huge_number", {}),
+        ("stringly", {}),
     ]
 ]
 
@@ -282,6 +283,8 @@ def answer(request: dict[str, Any], args: argparse.Namespace, send: Any) -> dict
 def call(name: str, arguments: dict[str, Any], args: argparse.Namespace, send: Any) -> dict[str, Any]:
     if name == "big":
         return {"content": [{"type": "text", "text": "x" * int(float(arguments.get("mb", 1)) * 1024 * 1024)}]}
+    if name == "stringly":
+        return {"content": [{"type": "text", "text": "fine?"}], "isError": "false"}
     if name == "deep":
         value: Any = "bottom"
         for _ in range(args.deep):
