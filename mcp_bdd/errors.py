@@ -35,6 +35,7 @@ import os
 import re
 import sysconfig
 import traceback
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +79,7 @@ __all__ = [
     "raised_at",
     "sentence",
     "size_text",
+    "some_of",
     "split_lines",
     "tail",
     "terminal_json",
@@ -257,7 +259,19 @@ def did_you_mean(name: str, choices: Iterable[str], what: str = "name") -> str:
     if len(options) > 40:
         listing += f", … ({len(options)} in all)"
     hint = f'Did you mean "{close[0]}"? ' if close else ""
+    if close and unicodedata.normalize("NFC", close[0]) == unicodedata.normalize("NFC", name):
+        # "café" typed one way, served the other: the hint would read as the very name given
+        hint = (
+            f'"{close[0]}" looks the same, but its letters are other Unicode code points: {name!a} here, '
+            f"{close[0]!a} on the server (composed and decomposed accents). Copy the server's spelling. "
+        )
     return f"{hint}Available {what}s: {listing}"
+
+
+def some_of(items: Sequence[str], limit: int = 20) -> str:
+    """A list for a message, bounded: a server with 20,000 tools made one line of 270,000 characters."""
+    shown = ", ".join(repr(item) for item in items[:limit])
+    return f"[{shown}, … and {len(items) - limit} more]" if len(items) > limit else f"[{shown}]"
 
 
 class McpBddError(Exception):

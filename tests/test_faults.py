@@ -2850,6 +2850,13 @@ def with_base_exceptions():
         \"\"\"An async tool that raises GeneratorExit.\"\"\"
         raise GeneratorExit
 
+    @server.tool()
+    async def cancelled() -> str:
+        \"\"\"An async tool that lets a CancelledError of its own escape.\"\"\"
+        import asyncio
+
+        raise asyncio.CancelledError
+
     return server
 """
 
@@ -2885,6 +2892,11 @@ Feature: in-process servers that exit
     When I call the tool "generator_exit"
     Then the tool call fails
 
+  Scenario: a tool raises CancelledError
+    Given the MCP server "base" is running
+    When I call the tool "cancelled"
+    Then the tool call succeeds
+
   Scenario: a fresh server for the next scenario
     Given the MCP server "app" is running
     When I call the tool "ok"
@@ -2914,7 +2926,9 @@ def test_an_in_process_server_that_exits_ends_itself_not_the_run(tmp_path: Path)
     root = make_project(tmp_path, config, {"exits.feature": EXITS_FEATURE})
     (root / "exiting_app.py").write_text(EXITING_APP)
     run = run_behave(root)
-    assert run.counts() == {"passed": 2, "failed": 3, "error": 2, "skipped": 0}, run.failures()
+    assert run.counts() == {"passed": 2, "failed": 4, "error": 2, "skipped": 0}, run.failures()
+    # a CancelledError no one asked for was a Python traceback through the hop
+    assert "the server's code raised CancelledError while no one had cancelled the request" in run.stdout, run.stdout
     out = run.stdout
     assert "Exit code: 1: its code raised Abort (exiting_app.py:59, in abort)" in out, out
     # the call that exited "fails" (its connection is gone, as over stdio); the next request finds it gone

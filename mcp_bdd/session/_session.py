@@ -741,6 +741,15 @@ class Session(ClientSide):
             outcome.exception = f"the server's {method} result does not fit the MCP schema: {exc}"
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
             outcome.exception = f"the connection to the server was lost ({type(exc).__name__})"
+        except asyncio.CancelledError:
+            if _cancelled_from_outside():
+                raise
+            # no one cancelled this request: an in-process handler raised it (a task of its own that was
+            # cancelled, whose CancelledError it let through) and it ended the call with no answer
+            outcome.exception = (
+                "the server's code raised CancelledError while no one had cancelled the request: it let a "
+                "cancellation of its own (a task it started, a cancel scope) escape its handler, and no answer came"
+            )
         except BaseException as exc:  # an in-process server's handler runs in this very task (or its worker thread)
             if not is_exit(exc):
                 raise
@@ -1047,6 +1056,13 @@ async def _discover_pinned(client: Client, version: str) -> None:
             raise
         session.adopt(types.DiscoverResult.model_validate(raw))
         return
+
+
+def _cancelled_from_outside() -> bool:
+    """Whether the running task was asked to stop (by a timeout's scope, Ctrl-C's cancel, the end of
+    its session): a CancelledError it meets otherwise came out of the code it called."""
+    task = asyncio.current_task()
+    return task is None or task.cancelling() > 0
 
 
 class _Unfit(ValueError):

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
+from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by, some_of
 from mcp_bdd.session import Outcome, Session, schema_types
 from mcp_bdd.steps._base import (
     argument_table,
@@ -74,11 +74,16 @@ def step_tools_are(context: Any) -> None:
     expected = set(column(context))
     actual = set(_names(session))
     if expected != actual:
+        missing, unexpected = sorted(expected - actual), sorted(actual - expected)
         raise ExpectationFailed(
             "The tool list differs",
             expected=sorted(expected),
             actual=sorted(actual),
-            details=f"  Missing: {sorted(expected - actual)}\n  Unexpected: {sorted(actual - expected)}",
+            details="\n".join(
+                f"  {label}: {some_of(names)}"
+                for label, names in (("Missing", missing), ("Unexpected", unexpected))
+                if names
+            ),
         )
 
 
