@@ -231,8 +231,15 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                     break
                 chunks.append(chunk)
             else:
-                response.stream = _Read(chunks, stream)
-                return response
+                why = _not_a_response(b"".join(chunks))
+                if why is None:
+                    response.stream = _Read(chunks, stream)
+                    return response
+                method = _request_message(request).get("method", request.method)
+                message = (
+                    f'The server "{self.server}" answered the {method} request with JSON that is no JSON-RPC '
+                    f"answer: {why}"
+                )
         except httpx2.DecodingError as exc:
             message = f"The server {self.server!r} answered {request.method} {request.url} with {exc}"
         except BaseException:
@@ -897,6 +904,28 @@ def _request_message(request: httpx2.Request) -> dict[str, Any]:
     except (httpx2.RequestNotRead, ValueError):
         return {}
     return message if isinstance(message, dict) and "method" in message else {}
+
+
+def _not_a_response(body: bytes) -> str | None:
+    """Why a JSON answer to a request is not one the SDK can read, or None. The SDK would make up a
+    -32700 "Failed to parse JSON response" for it, which reads as the server's own error (and
+    "Then the request is rejected with error code -32700" passed on an empty body)."""
+    try:
+        types.jsonrpc_message_adapter.validate_json(body, by_name=False)
+        return None
+    except ValueError as refused:
+        said = str(refused).splitlines()[0][:200]
+    if not body.strip():
+        return "the body is empty"
+    try:
+        data = json.loads(body)
+    except RecursionError:
+        return "it is nested too deep to parse"
+    except ValueError:
+        return "it is not JSON"
+    if isinstance(data, list):
+        return "it is a JSON-RPC batch (an array): MCP answers each request with one message"
+    return f"it does not fit the JSON-RPC schema (the SDK said: {said})"
 
 
 def _error(
