@@ -5,7 +5,8 @@ Exit codes are stable, whatever the subcommand:
 
     0  all passed / healthy and unchanged
     1  scenarios failed / the probed surface changed / check findings at or above --fail-on /
-       the server refused the request with HTTP 401 or 403 (REFUSED: the credentials, not the URL)
+       the server refused the request with HTTP 401 or 403 (REFUSED: the credentials, not the URL) /
+       `call`: the tool answered an error, or the call timed out once connected (TIMEOUT)
     2  usage or configuration error (a bad flag, an unknown transport, a file that would be overwritten)
     3  a server could not be started or reached
     5  nothing ran: no feature file, or no scenario matched the paths and tags
@@ -41,7 +42,7 @@ _EXIT_CODES = """\
 exit codes:
   0  all passed (probe: healthy and unchanged)
   1  scenarios failed (probe: the surface changed; check: findings at or above --fail-on;
-     REFUSED: the server refused the request with HTTP 401 or 403)
+     REFUSED: the server refused the request with HTTP 401 or 403; call: an error, or TIMEOUT)
   2  usage or configuration error
   3  a server could not be started or reached
   5  nothing ran: no feature file, or no scenario matched the paths and tags

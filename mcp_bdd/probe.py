@@ -281,6 +281,12 @@ class Unanswered:
     def refused(cls) -> Unanswered:
         return cls("REFUSED", EXIT_FAILED)
 
+    @classmethod
+    def timed_out(cls) -> Unanswered:
+        """A request of a session that was open got no answer in time (`call`): the server was
+        reached, the request failed (exit 1), not UNREACHABLE (3)."""
+        return cls("TIMEOUT", EXIT_FAILED)
+
     @property
     def status(self) -> str:
         """The `status` of a --json output."""

@@ -215,7 +215,9 @@ def call(options: ShellOptions, tool: str, pairs: Sequence[str], out: TextIO | N
 
     if outcome.refusal is not None:
         return _say(options, name, Unanswered.refused(), outcome.describe(), out, outcome.refusal.tip)
-    if outcome.timed_out or (outcome.raw is None and outcome.error is None):
+    if outcome.timed_out:
+        return _say(options, name, Unanswered.timed_out(), outcome.describe(), out)
+    if outcome.raw is None and outcome.error is None:
         return _say(options, name, Unanswered.of(None), outcome.describe(), out)
     failed = outcome.error is not None or outcome.is_error_result
     if options.as_json:

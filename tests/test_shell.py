@@ -222,3 +222,15 @@ def test_names_that_look_secret_are_shown_whole_and_secrets_still_masked(
     assert '"inputSchema.properties.api_key.description": https://vault.example/keys' in out, out + err
     assert '"create_api_key": not annotated readOnlyHint: true' in out
     assert "tok-4f9a" not in out + err
+
+
+def test_a_call_that_times_out_once_connected_says_timeout_and_exits_1(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The server answered the handshake and the listing; only the call got no answer in time. It
+    said UNREACHABLE and exited 3 ("could not be started or reached"), which sends a user to check
+    a URL that works."""
+    hostile = [sys.executable, str(REPO / "tests" / "servers" / "hostile.py")]
+    code, _, err = _run(capsys, "call", "hang", "--timeout", "2", "--", *hostile)
+    assert code == EXIT_FAILED, err
+    assert err.startswith("TIMEOUT: ") and "tools/call timed out after 2" in err and "UNREACHABLE" not in err, err
