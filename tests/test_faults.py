@@ -3021,6 +3021,36 @@ Feature: teardown
     assert "broker gone" in report and "could not flush the audit log" in report and "yielded more than once" in report
 
 
+SLOW_FACTORY = """
+import time
+
+from mcp.server.mcpserver import MCPServer
+
+
+def create_server():
+    time.sleep(2)  # a connection made at start, to something that does not answer
+    return MCPServer("slow")
+"""
+
+
+def test_an_in_process_factory_slower_than_startup_timeout_fails_its_start(tmp_path: Path) -> None:
+    """A factory that blocked (30 s, with startup_timeout = 3) made the server step wait it out and
+    then *pass*: in-process nothing can interrupt it, and nothing held it to startup_timeout. It
+    still cannot be interrupted, but the start fails, saying so and what to do."""
+    feature = """
+Feature: slow
+  Scenario: a factory that blocks
+    Given the MCP server "app" is running
+"""
+    config = 'transport = "in-memory"\nstartup_timeout = 1\n[servers.app]\napp = "slow_factory:create_server"\n'
+    root = make_project(tmp_path, config, {"s.feature": feature})
+    (root / "slow_factory.py").write_text(SLOW_FACTORY)
+    run = run_behave(root)
+    assert run.counts() == {"passed": 0, "failed": 0, "error": 1, "skipped": 0}, run.failures()
+    assert 'The factory of app = "slow_factory:create_server" took 2.' in run.stdout, run.stdout
+    assert "past startup_timeout = 1 s" in run.stdout and "-D transport=stdio" in run.stdout, run.stdout
+
+
 WANDERING_APP = """
 import os
 

@@ -82,7 +82,10 @@ def start_server(
     if isinstance(cfg, AppServer) and transport == "in-memory":
         _working_dir(name, cfg, config, transport, interpolate, {"port": "0"})  # as the stdio leg would
         env = _env(cfg, 0, interpolate)
-        return InMemoryServer(name, _in_memory(name, cfg, config.root, env, inject), f"app {cfg.app} (in-memory)")
+        limit = float(config.setting(name, "startup_timeout"))
+        return InMemoryServer(
+            name, _in_memory(name, cfg, config.root, env, inject, limit), f"app {cfg.app} (in-memory)"
+        )
     if transport == "stdio":
         return _launch(name, cfg, config, transport, 0, interpolate, logdir)
     return _launch_http(name, cfg, config, transport, interpolate, logdir)
@@ -172,7 +175,12 @@ def _launch(
 
 
 def _in_memory(
-    name: str, cfg: AppServer, root: str, env: dict[str, str], inject: Callable[[Callable[..., Any]], dict[str, Any]]
+    name: str,
+    cfg: AppServer,
+    root: str,
+    env: dict[str, str],
+    inject: Callable[[Callable[..., Any]], dict[str, Any]],
+    startup_timeout: float,
 ) -> Any:
     with _no_exit(name, cfg.app, "importing it"):
         obj = load_app(cfg.app, root)
@@ -183,6 +191,7 @@ def _in_memory(
             f'app = "{cfg.app}" is neither an MCP server object nor a factory returning one (it is a {describe(obj)}).'
         )
     kwargs = inject(obj)  # a fake that cannot be made fails as itself, not as the factory
+    started = time.monotonic()
     with _patched_environ(env), _no_exit(name, cfg.app, "its factory"):
         try:
             obj = obj(**kwargs)
@@ -192,6 +201,14 @@ def _in_memory(
                 "  Tip: fix the factory where named (it runs in the test process, with the server's env); "
                 "run with -D transport=stdio to see the whole traceback on the server's stderr."
             ) from exc
+    took = time.monotonic() - started
+    if took > startup_timeout:  # in-process, nothing can interrupt it: it is not let pass as a start either
+        raise ServerStartError(
+            f'The factory of app = "{cfg.app}" took {took:.1f} s, past startup_timeout = {startup_timeout:g} s '
+            "(in-process, mcp-bdd cannot interrupt it, so the step waited).\n  Tip: make the factory return at "
+            "once (connect in the lifespan, with a time limit), or run the server over stdio (-D "
+            "transport=stdio), where a start past startup_timeout is stopped."
+        )
     if inspect.isawaitable(obj):
         raise ServerStartError(f'app = "{cfg.app}": the factory must be synchronous.')
     if not is_server(obj):
