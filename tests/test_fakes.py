@@ -16,7 +16,7 @@ import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 import mcp_bdd.fakes as fakes_module
-from mcp_bdd.errors import UsageError
+from mcp_bdd.errors import ServerStartError, UsageError
 from mcp_bdd.fakes import FakeContext, FakeDatabase, FakeHttpService, Fakes, FakeWorkspace, fake
 from mcp_bdd.transcript import Transcript
 
@@ -427,9 +427,13 @@ def test_user_fake_setup_error_names_the_fake(fakes: Fakes) -> None:
         raise ConnectionError("no broker")
         yield Queue("never")  # pragma: no cover
 
-    with pytest.raises(ConnectionError) as info:
+    with pytest.raises(ServerStartError) as info:
         fakes.get("broken")
-    assert 'while setting up the fake "broken"' in "".join(info.value.__notes__)
+    # its own words and line, not a traceback through mcp-bdd (the server's start printed ~30 frames)
+    said = str(info.value)
+    assert 'The fake "broken" (' in said and "could not be set up: it raised ConnectionError: no broker" in said
+    assert "test_fakes.py:" in said and "in broken)" in said, said
+    assert isinstance(info.value.__cause__, ConnectionError)
     assert "broken" not in fakes.active
 
 

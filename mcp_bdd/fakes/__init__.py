@@ -41,7 +41,7 @@ from typing import Any, Protocol, TypeVar
 
 from anyio.from_thread import BlockingPortal
 
-from mcp_bdd.errors import FakeReplaced, McpBddError, UsageError, did_you_mean
+from mcp_bdd.errors import FakeReplaced, McpBddError, ServerStartError, UsageError, did_you_mean, raised
 from mcp_bdd.fakes._database import FakeDatabase, TableStore
 from mcp_bdd.fakes._http import METHODS, FakeHttpService, ReceivedRequest, Stub
 from mcp_bdd.fakes._oauth import FakeAuthServer, IssuedToken
@@ -631,10 +631,16 @@ def _make(kind: FakeKind, ctx: FakeContext) -> _Entry:
             raise UsageError(
                 f'The fake "{name}" ({factory.__qualname__}) returned without yielding its object.'
             ) from None
+    except McpBddError:
+        raise  # says what and where already
     except Exception as exc:
-        if not kind.builtin:
-            exc.add_note(f'(while setting up the fake "{name}" with {factory.__qualname__})')
-        raise
+        if kind.builtin:
+            raise
+        # a user's fake: its own words and line, not a traceback through mcp-bdd's internals
+        raise ServerStartError(
+            f'The fake "{name}" ({factory.__qualname__}) could not be set up: it raised {raised(exc)}.\n'
+            "  Tip: fix the fake where named (its setup runs before the server that uses it starts)."
+        ) from exc
     return _Entry(name, kind.name, obj, _finisher(name, result), kind.attrs)
 
 
