@@ -151,7 +151,9 @@ def _tell(on_repeated: Callable[[Any, Any], None], request_id: Any, outcome: Any
 
 def redirect_followed(request: Any, response: Any) -> bool:
     """Whether the SDK's HTTP transports follow this answer to `request` (httpx2 objects): a 307 or
-    308 that stays on the endpoint's origin (a trailing-slash redirect) is no answer of its own."""
+    308 that stays on the endpoint's origin (a trailing-slash redirect) is no answer of its own.
+    One back to the very URL asked is a loop: followed until the client's redirect budget runs out,
+    it became a made-up -32600 that "rejected with error code -32600" took for the server's."""
     import httpx2
     from mcp.shared._httpx_utils import _within_origin
 
@@ -163,6 +165,8 @@ def redirect_followed(request: Any, response: Any) -> bool:
     except httpx2.InvalidURL:
         return False
     if target.userinfo and target.userinfo != request.url.userinfo:
+        return False
+    if target == request.url:
         return False
     return bool(_within_origin(request.url, target))
 

@@ -3157,7 +3157,7 @@ class _NoAnswer(_Accepting):
     status), `moved` a 307 redirect to another origin, `gone` a 404 for the session, `garbled` a
     status line that is not HTTP, `slash` a 307 to /mcp/ on the same origin (a trailing-slash
     redirect, which the SDK follows), where it answers; and as `application/json`, `empty` no body,
-    `batch` the answer in an array, `null` a null result."""
+    `batch` the answer in an array, `null` a null result; `loop` a 307 back to the same URL."""
 
     def _call(self, request_id: Any, text: str) -> None:
         answer = {"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}]}}
@@ -3175,6 +3175,7 @@ class _NoAnswer(_Accepting):
             "moved": (307, "text/plain", b"", {"Location": "http://127.0.0.2:9/mcp"}),
             "slash": (307, "text/plain", b"", {"Location": "/mcp/"}),
             "gone": (404, "text/plain", b"Not Found", {}),
+            "loop": (307, "text/plain", b"", {"Location": self.path}),
             "empty": (200, "application/json", b"", {}),
             "batch": (200, "application/json", json.dumps([answer]).encode(), {}),
             "null": (200, "application/json", json.dumps({**answer, "result": None}).encode(), {}),
@@ -3363,7 +3364,7 @@ def test_a_request_answered_with_no_json_rpc_answer_names_what_came_not_a_made_u
     Then the request is rejected with error code {code}
 """
         for text, code in [
-            *[("html", -32600), ("crash", -32603), ("moved", -32600), ("gone", -32600)],  # the SDK's made-up codes
+            *[("html", -32600), ("crash", -32603), ("moved", -32600), ("gone", -32600), ("loop", -32600)],
             *[("empty", -32700), ("batch", -32700), ("null", -32700)],  # "Failed to parse JSON response"
             *[("error", -32602), ("garbled", -32000)],
         ]
@@ -3374,9 +3375,10 @@ def test_a_request_answered_with_no_json_rpc_answer_names_what_came_not_a_made_u
     with _serving(_AcceptingServer(handler=_NoAnswer)) as base:
         root = make_project(tmp_path, _accepting(base), {"n.feature": "Feature: no answer\n" + scenarios})
         run = run_behave(root, "-f", "plain")
-    assert run.counts() == {"passed": 2, "failed": 8, "error": 0, "skipped": 0}, run.failures()
+    assert run.counts() == {"passed": 2, "failed": 9, "error": 0, "skipped": 0}, run.failures()
     out = run.output
     said = 'The server "accepting" answered the tools/call request with '
+    assert said + "HTTP 307, a redirect back to the URL it was sent to (http://" in out, run.failures()
     assert said + "JSON that is no JSON-RPC answer: the body is empty" in out, run.failures()
     assert said + "JSON that is no JSON-RPC answer: it is a JSON-RPC batch (an array)" in out, run.failures()
     assert said + "JSON that is no JSON-RPC answer: it does not fit the JSON-RPC schema" in out, run.failures()

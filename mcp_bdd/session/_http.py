@@ -839,9 +839,14 @@ def _what_came(request: httpx2.Request, response: httpx2.Response, kind: str, *,
     what = f"HTTP {status} ({kind or 'no content type'})"
     if 300 <= status < 400:
         try:
-            location = str(_public(request.url.join(response.headers.get("location", ""))))
+            target = request.url.join(response.headers.get("location", ""))
+            location = str(_public(target))
         except httpx2.InvalidURL:
-            location = repr(response.headers.get("location", "")[:200])  # a server's bytes: quoted, not parsed
+            target, location = None, repr(response.headers.get("location", "")[:200])  # quoted, not parsed
+        if target == request.url:
+            return f"HTTP {status}, a redirect back to the URL it was sent to ({location}), a loop", (
+                "the server (or a proxy before it) redirects its endpoint to itself: fix that routing rule."
+            )
         return f"HTTP {status}, a redirect to {location}", (
             "the server's `endpoint` event names a POST URL that redirects, and a client follows only a "
             "same-origin 307 or 308: the server must announce the URL it serves (behind a proxy: mind its "
