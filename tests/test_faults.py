@@ -2059,6 +2059,40 @@ def test_a_second_answer_over_http_is_evidence_as_over_stdio(tmp_path: Path) -> 
     assert "JSON-RPC allows one response per request" in data, data[-4000:]
 
 
+class _GarbledSse(_TwiceSse):
+    """The legacy SSE server that answers a call of the text "garbled" on its stream with a message
+    cut short (not JSON, its id readable), and every other request as it should."""
+
+    def _answers(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+        self.server.calls = 1  # no second answers: this server's fault is another
+        return super()._answers(request)
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        if ((request.get("params") or {}).get("arguments") or {}).get("text") == "garbled":
+            self.server.outbox.put(b'{"jsonrpc": "2.0", "id": %d, "result": {"content": [' % request["id"])
+            return _answer(self, 202, b"Accepted")
+        for answer in self._answers(request):
+            self.server.outbox.put(json.dumps({"jsonrpc": "2.0", "id": request["id"], **answer}).encode())
+        return _answer(self, 202, b"Accepted")
+
+
+def test_an_sse_answer_that_is_no_json_rpc_message_fails_its_request_at_once(tmp_path: Path) -> None:
+    """Over legacy SSE the SDK dropped a message event it could not parse (a log line at most): the
+    request waited out its whole timeout and was called slow. It now fails at once as a protocol
+    violation saying what came."""
+    feature = "\nFeature: garbled" + call_scenario("one call", "echo", "text", "garbled")
+    web = _TwiceSseServer(_GarbledSse)
+    started = time.monotonic()
+    with _serving(web) as base:
+        config = f'protocol = "legacy"\ntimeout = 900\n[servers.hostile]\nurl = "{base}/sse"\n'
+        run = run_behave(make_project(tmp_path, config, {"g.feature": feature}), timeout=300)
+    assert run.counts() == {"passed": 0, "failed": 1, "error": 0, "skipped": 0}, run.failures()
+    said = 'The server "hostile" sent an SSE message event that is no JSON-RPC message: it is not JSON'
+    assert said in run.output and "timed out" not in run.output, run.failures()
+    assert time.monotonic() - started < 120, "the request waited instead of failing at once"
+
+
 class _FailingSse(_TwiceSse):
     """The legacy SSE server above, whose tools/call POST fails by the text it is given:
     `forbidden` a 403 with a Bearer challenge, `crash` a 500 in plain text, `invalid` a 400 with
@@ -3157,7 +3191,8 @@ class _NoAnswer(_Accepting):
     status), `moved` a 307 redirect to another origin, `gone` a 404 for the session, `garbled` a
     status line that is not HTTP, `slash` a 307 to /mcp/ on the same origin (a trailing-slash
     redirect, which the SDK follows), where it answers; and as `application/json`, `empty` no body,
-    `batch` the answer in an array, `null` a null result; `loop` a 307 back to the same URL."""
+    `batch` the answer in an array, `null` a null result; `loop` a 307 back to the same URL; and
+    `event` an event stream whose one message is not JSON."""
 
     def _call(self, request_id: Any, text: str) -> None:
         answer = {"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}]}}
@@ -3176,6 +3211,7 @@ class _NoAnswer(_Accepting):
             "slash": (307, "text/plain", b"", {"Location": "/mcp/"}),
             "gone": (404, "text/plain", b"Not Found", {}),
             "loop": (307, "text/plain", b"", {"Location": self.path}),
+            "event": (200, "text/event-stream", b"event: message\ndata: {not json\n\n", {}),
             "empty": (200, "application/json", b"", {}),
             "batch": (200, "application/json", json.dumps([answer]).encode(), {}),
             "null": (200, "application/json", json.dumps({**answer, "result": None}).encode(), {}),
@@ -3366,6 +3402,7 @@ def test_a_request_answered_with_no_json_rpc_answer_names_what_came_not_a_made_u
         for text, code in [
             *[("html", -32600), ("crash", -32603), ("moved", -32600), ("gone", -32600), ("loop", -32600)],
             *[("empty", -32700), ("batch", -32700), ("null", -32700)],  # "Failed to parse JSON response"
+            ("event", -32700),  # "Failed to parse SSE message"
             *[("error", -32602), ("garbled", -32000)],
         ]
     )
@@ -3375,14 +3412,15 @@ def test_a_request_answered_with_no_json_rpc_answer_names_what_came_not_a_made_u
     with _serving(_AcceptingServer(handler=_NoAnswer)) as base:
         root = make_project(tmp_path, _accepting(base), {"n.feature": "Feature: no answer\n" + scenarios})
         run = run_behave(root, "-f", "plain")
-    assert run.counts() == {"passed": 2, "failed": 9, "error": 0, "skipped": 0}, run.failures()
+    assert run.counts() == {"passed": 2, "failed": 10, "error": 0, "skipped": 0}, run.failures()
     out = run.output
     said = 'The server "accepting" answered the tools/call request with '
     assert said + "HTTP 307, a redirect back to the URL it was sent to (http://" in out, run.failures()
     assert said + "JSON that is no JSON-RPC answer: the body is empty" in out, run.failures()
     assert said + "JSON that is no JSON-RPC answer: it is a JSON-RPC batch (an array)" in out, run.failures()
     assert said + "JSON that is no JSON-RPC answer: it does not fit the JSON-RPC schema" in out, run.failures()
-    assert "Failed to parse JSON response" not in out, out
+    assert "Failed to parse JSON response" not in out and "Failed to parse SSE message" not in out, out
+    assert 'The server "accepting" sent an SSE message event that is no JSON-RPC message: it is not JSON' in out
     assert said + "HTTP 200 (text/html): not a JSON-RPC answer" in out, run.failures()
     assert "this URL serves something else (a web page?)" in out, out
     assert said + "HTTP 500 (text/plain): not a JSON-RPC answer. Its body begins: 'Internal Server Error: the " in out

@@ -93,6 +93,7 @@ _BOUNDARY = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
 #: the id of a JSON-RPC message as one of its first keys (no object or array opened before it) ...
 _FIRST_ID = re.compile(rb'data: ?\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*' + ID_VALUE)
 #: ... or as the last key of the outermost object
+_AN_ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE)  # in a JSON-RPC message's data (its start)
 _LAST_ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE + rb"\s*\}\s*$")
 
 _K = TypeVar("_K")
@@ -177,7 +178,9 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         ):
             return await self._no_answer(request, response, stream, answers, str(carried["method"]), kind)
         if kind == _SSE:
-            events = _Events(stream, self.event_limit, self._event_refusal(request, answers))
+            events = _Events(
+                stream, self.event_limit, self._event_refusal(request, answers), self._unusable_event(answers)
+            )
             legacy_get = not self.answers_on_post and request.method == "GET"
             response.stream = _Endpoint(events, request.url, self.server) if legacy_get else events
         elif answers is not None and kind == "application/json":
@@ -382,6 +385,32 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         token = uuid.uuid4().hex
         _keep(self.refusals, token, refusal)  # taken as each request fails: only a cancelled one stays
         return {"mcp_bdd": REFUSAL_MARK, "token": token}
+
+    def _unusable_event(self, answers: Any) -> Callable[[bytes], bytes | None]:
+        """`unusable(event)` for an SSE stream: the error event that replaces a whole `message` event
+        the SDK cannot read, for the request it answers (`answers`, the POST's own request; else the
+        id in it), or None. The SDK made up a -32700 "Failed to parse SSE message" for it on a POST's
+        stream (taken for the server's error), and on legacy SSE's stream dropped it: the request
+        waited out its timeout."""
+
+        def unusable(event: bytes) -> bytes | None:
+            data = _event_data(event)
+            if data is None:
+                return None
+            why = _not_a_message(data)
+            if why is None:
+                return None
+            request_id = answers
+            if request_id is None and b'"method"' not in data[:_QUOTE]:
+                found = _AN_ID.search(data[:_QUOTE])
+                request_id = json.loads(found.group(1)) if found else None
+            message = f'The server "{self.server}" sent an SSE message event that is no JSON-RPC message: {why}'
+            if request_id is None:
+                self.on_refused(message)
+                return None
+            return b"event: message\ndata: " + _error(request_id, message, data[:_QUOTE]) + b"\n\n"
+
+        return unusable
 
     def _event_refusal(self, request: httpx2.Request, answers: Any) -> Callable[[bytes, bytes | None], bytes | None]:
         """`refuse(head, tail)` for an SSE stream: the error event that replaces an event past the
@@ -668,11 +697,16 @@ class _Events(httpx2.AsyncByteStream):
     """
 
     def __init__(
-        self, inner: httpx2.AsyncByteStream, limit: int, refuse: Callable[[bytes, bytes | None], bytes | None]
+        self,
+        inner: httpx2.AsyncByteStream,
+        limit: int,
+        refuse: Callable[[bytes, bytes | None], bytes | None],
+        unusable: Callable[[bytes], bytes | None] = lambda event: None,
     ) -> None:
         self.inner = inner
         self.limit = limit
         self.refuse = refuse
+        self.unusable = unusable  # the error event that replaces a whole event the SDK cannot read, or None
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         held: list[bytes] = []  # the event in progress, not passed on yet
@@ -711,7 +745,8 @@ class _Events(httpx2.AsyncByteStream):
                 held.append(piece)
                 size += len(piece)
                 if complete:
-                    ready.append(b"".join(held))
+                    event = b"".join(held)
+                    ready.append(self.unusable(event) or event)
                     held, size = [], 0
             edge = chunk[-3:]
             if ready:
@@ -909,6 +944,30 @@ def _request_message(request: httpx2.Request) -> dict[str, Any]:
     except (httpx2.RequestNotRead, ValueError):
         return {}
     return message if isinstance(message, dict) and "method" in message else {}
+
+
+def _event_data(event: bytes) -> bytes | None:
+    """The data of one whole SSE event if it is a `message` event with data (what the SDK parses as
+    JSON-RPC), else None (an `endpoint` event, a keep-alive, a priming event with only an id)."""
+    kind, data = b"message", []
+    for line in re.split(rb"\r\n|\r|\n", event):
+        field, _, value = line.partition(b":")
+        value = value[1:] if value.startswith(b" ") else value
+        if field == b"event":
+            kind = value
+        elif field == b"data":
+            data.append(value)
+    joined = b"\n".join(data)
+    return joined if joined and kind == b"message" else None  # the SDK skips an empty one (a priming event)
+
+
+def _not_a_message(data: bytes) -> str | None:
+    """Why an SSE message event's data is no JSON-RPC message the SDK can read, or None."""
+    try:
+        types.jsonrpc_message_adapter.validate_json(data, by_name=False)
+        return None
+    except ValueError:
+        return _not_a_response(data)
 
 
 def _not_a_response(body: bytes) -> str | None:
