@@ -157,6 +157,23 @@ def test_request_body_and_stub_recorded(fakes: Fakes, client: httpx2.Client) -> 
     assert request.status == 201
 
 
+def test_a_huge_request_body_is_kept_bounded(
+    fakes: Fakes, client: httpx2.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 400 MB upload from the server under test took 2 GB of behave's memory, 900 MB of it kept
+    for the scenario. The fake keeps the first `BODY_KEPT` bytes of a body and counts the rest."""
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("mcp_bdd.fakes._http"), "BODY_KEPT", 1024 * 1024)  # a test's size
+    service = fakes.http("uploads")
+    service.stub("POST", "/files", status=201)
+    client.post(service.url + "/files", content=b"x" * (3 * 1024 * 1024 + 5))
+    (request,) = service.requests
+    assert request.body.startswith("x" * 1000) and len(request.body) < 1024 * 1024 + 200
+    assert request.body.endswith("… (3145733 bytes in all; the fake keeps the first 1 MiB)"), request.body[-80:]
+    assert request.status == 201
+
+
 def test_query_stubs_are_more_specific(fakes: Fakes, client: httpx2.Client) -> None:
     service = fakes.http("catalog")
     service.stub("GET", "/search", body="any")
