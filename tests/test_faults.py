@@ -2093,6 +2093,43 @@ def test_an_sse_answer_that_is_no_json_rpc_message_fails_its_request_at_once(tmp
     assert time.monotonic() - started < 120, "the request waited instead of failing at once"
 
 
+class _TwoEndpointsSse(_TwiceSse):
+    """The legacy SSE server that sends a second `endpoint` event, on another origin, at once
+    after its first (and later, a third on its own origin), then serves as it should."""
+
+    def do_GET(self) -> None:
+        _open_sse_stream(self)
+        self.wfile.write(b"event: endpoint\ndata: http://127.0.0.2:9/messages\n\n")
+        self.wfile.flush()
+        first = True
+        while (message := self.server.outbox.get(timeout=120)) is not None:
+            extra = b"event: endpoint\ndata: /elsewhere\n\n" if first else b""
+            first = False
+            self.wfile.write(extra + b"event: message\ndata: " + message + b"\n\n")
+            self.wfile.flush()
+
+    def _answers(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+        self.server.calls = 1  # no second answers: this server's fault is another
+        return super()._answers(request)
+
+
+def test_a_second_endpoint_event_is_ignored_and_said(tmp_path: Path) -> None:
+    """A second `endpoint` event crashed the SDK's SSE reader with a Python traceback ("called
+    'started' twice", or "Endpoint origin does not match"), and the session was blamed on the
+    server going away ("is the server running at that URL?"). The first endpoint stands; each
+    later one is recorded and ignored."""
+    web = _TwiceSseServer(_TwoEndpointsSse)
+    with _serving(web) as base:
+        config = f'protocol = "legacy"\n[servers.hostile]\nurl = "{base}/sse"\n'
+        root = make_project(tmp_path, config, {"e.feature": CALL_ECHO_TWICE})
+        out = tmp_path / "doc.html"
+        run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
+    assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.failures()
+    assert "Traceback" not in run.output and "started' twice" not in run.output, run.output[-3000:]
+    data = out.with_suffix(".json").read_text()
+    assert "the server sent a second `endpoint` event on its SSE stream" in data, data[-3000:]
+
+
 class _FailingSse(_TwiceSse):
     """The legacy SSE server above, whose tools/call POST fails by the text it is given:
     `forbidden` a 403 with a Bearer challenge, `crash` a 500 in plain text, `invalid` a 400 with

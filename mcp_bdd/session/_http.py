@@ -182,7 +182,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                 stream, self.event_limit, self._event_refusal(request, answers), self._unusable_event(answers)
             )
             legacy_get = not self.answers_on_post and request.method == "GET"
-            response.stream = _Endpoint(events, request.url, self.server) if legacy_get else events
+            response.stream = _Endpoint(events, request.url, self.server, self.on_refused) if legacy_get else events
         elif answers is not None and kind == "application/json":
             return await self._read_answer(request, response, stream, answers)
         else:
@@ -781,10 +781,13 @@ class _Endpoint(httpx2.AsyncByteStream):
     without calling task_status.started()". An EndpointRefused says what the server sent.
     Relies on `_Events`, which passes on whole events."""
 
-    def __init__(self, inner: httpx2.AsyncByteStream, url: httpx2.URL, server: str) -> None:
+    def __init__(
+        self, inner: httpx2.AsyncByteStream, url: httpx2.URL, server: str, said: Callable[[str], None]
+    ) -> None:
         self.inner = inner
         self.url = url
         self.server = server
+        self.said = said  # records what the stream did wrong, without ending it
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         seen = False
@@ -794,7 +797,17 @@ class _Endpoint(httpx2.AsyncByteStream):
                 if endpoint is not None:
                     self._check(endpoint)
                     seen = True
-            yield chunk
+                    chunk = _first_endpoint_only(chunk)
+            elif _endpoint_in(chunk) is not None:
+                # the SDK takes one endpoint a stream: a second one crashed its reader ("called
+                # 'started' twice") and the session with it, blamed on the server going away
+                self.said(
+                    f"the server sent a second `endpoint` event on its SSE stream at {self.url} "
+                    f"({_endpoint_in(chunk)!r:.200}); a stream has one endpoint, the first: this one was ignored"
+                )
+                chunk = b"".join(e for e in _events_of(chunk) if _endpoint_in(e) is None)
+            if chunk:
+                yield chunk
         if not seen:
             raise EndpointRefused(
                 self.server,
@@ -829,6 +842,27 @@ class _Endpoint(httpx2.AsyncByteStream):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+def _events_of(chunk: bytes) -> list[bytes]:
+    """Whole SSE events, each with its blank line (what `_Events` passes on, one or several)."""
+    events, start = [], 0
+    for match in _BOUNDARY.finditer(chunk):
+        events.append(chunk[start : match.end()])
+        start = match.end()
+    return [*events, chunk[start:]] if start < len(chunk) else events
+
+
+def _first_endpoint_only(chunk: bytes) -> bytes:
+    """`chunk` without the endpoint events that follow its first."""
+    kept, seen = [], False
+    for event in _events_of(chunk):
+        if _endpoint_in(event) is not None:
+            if seen:
+                continue
+            seen = True
+        kept.append(event)
+    return b"".join(kept)
 
 
 def _endpoint_in(chunk: bytes) -> str | None:
