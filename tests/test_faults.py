@@ -2408,6 +2408,42 @@ def _accepting(base: str) -> str:
     return f'protocol = "legacy"\n[servers.accepting]\nurl = "{base}/mcp"\n'
 
 
+class _Reconnecting(_Accepting):
+    """A Streamable HTTP endpoint whose GET stream asks to be reopened after 1 ms, and ends at once."""
+
+    def do_GET(self) -> None:
+        self.server.calls += 1  # GETs, here: this server takes no tool call
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        self.wfile.write(b"id: 1\nretry: 1\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+
+def test_a_stream_that_asks_to_reconnect_at_once_is_not_reopened_in_a_busy_loop(tmp_path: Path) -> None:
+    """`retry: 1` on a GET stream that ends at once: the SDK reopened it 1,700 times in 5 s at full
+    CPU, and the scenario passed without a word. mcp-bdd lets it wait at least `MIN_RETRY_MS`, and
+    the evidence says why. (The bound asserted: hundreds of GETs before, a handful now.)"""
+    from mcp_bdd.session._http import MIN_RETRY_MS
+
+    feature = """
+Feature: reconnect
+  Scenario: a stream that ends at once
+    Given the MCP server "accepting" is running
+    Then I receive a "tools list changed" notification within 2 seconds
+"""
+    web = _AcceptingServer(handler=_Reconnecting)
+    with _serving(web) as base:
+        root = make_project(tmp_path, _accepting(base), {"r.feature": feature})
+        out = tmp_path / "doc.html"
+        run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
+    assert run.counts() == {"passed": 0, "failed": 1, "error": 0, "skipped": 0}, run.failures()  # nothing came
+    assert 1 <= web.calls <= 30, web.calls
+    said = f"the server asked to reconnect its SSE stream after 1 ms; mcp-bdd waits {MIN_RETRY_MS} ms"
+    assert said in out.with_suffix(".json").read_text()
+
+
 def test_a_request_answered_with_202_says_so_and_its_later_answer_is_named(tmp_path: Path) -> None:
     """A Streamable HTTP server that answers a request's POST with 202 Accepted and sends the answer
     on its GET stream (ported from HTTP+SSE). The SDK made up "JSON-RPC error -32600: server

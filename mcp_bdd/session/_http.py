@@ -93,6 +93,9 @@ _BOUNDARY = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
 #: the id of a JSON-RPC message as one of its first keys (no object or array opened before it) ...
 _FIRST_ID = re.compile(rb'data: ?\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*' + ID_VALUE)
 #: ... or as the last key of the outermost object
+#: an SSE event's `retry:` field (milliseconds), and the least mcp-bdd lets the SDK wait before reconnecting
+_RETRY = re.compile(rb"(?m)^retry: ?(\d{1,9})\r?$")
+MIN_RETRY_MS = 250
 _AN_ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE)  # in a JSON-RPC message's data (its start)
 _LAST_ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE + rb"\s*\}\s*$")
 
@@ -394,6 +397,14 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         waited out its timeout."""
 
         def unusable(event: bytes) -> bytes | None:
+            retry = _RETRY.search(event)
+            if retry is not None and int(retry.group(1)) < MIN_RETRY_MS:
+                # `retry: 1` and a stream that ends: the SDK reconnected 1,700 times in 5 s, at full CPU
+                self.on_refused(
+                    f"the server asked to reconnect its SSE stream after {int(retry.group(1))} ms; mcp-bdd "
+                    f"waits {MIN_RETRY_MS} ms (a stream that ends at once would otherwise be reopened in a busy loop)"
+                )
+                return event[: retry.start(1)] + str(MIN_RETRY_MS).encode() + event[retry.end(1) :]
             data = _event_data(event)
             if data is None:
                 return None
