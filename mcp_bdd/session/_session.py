@@ -386,6 +386,14 @@ class Session(ClientSide):
         if isinstance(cause, TimeoutError):
             if self.server.stdout_evidence():  # an answer written wrong never arrives as one
                 tip = "fix what the server writes on stdout (quoted above); raise startup_timeout only if it is slow."
+            if self.server.transport == "sse" and self._no_endpoint_came(since):
+                return (
+                    f"opened its SSE stream but sent no `endpoint` event (the URL to POST requests to) within "
+                    f"startup_timeout = {self.startup_timeout:g} s"
+                ), (
+                    "a legacy SSE MCP server sends `event: endpoint` first: is this URL an MCP endpoint, and of "
+                    'the legacy kind (a streamable HTTP server is configured with transport = "streamable-http")?'
+                )
             return f"did not complete the MCP handshake within startup_timeout = {self.startup_timeout:g} s", tip
         if isinstance(cause, MCPError) and is_connection_closed(cause):
             if self.server.started and self.server.returncode == 0:
@@ -785,6 +793,17 @@ class Session(ClientSide):
         if server.url is None:
             return "the server closed its stdout but is still running: it can no longer answer"
         return "the server closed the HTTP connection but is still running"
+
+    def _no_endpoint_came(self, since: int) -> bool:
+        """Whether, since transcript entry `since`, a GET was answered with an event stream and no
+        POST followed: the stream never said where to send the handshake."""
+        http = [i.payload for i in self.transcript.items if i.seq > since and i.method == "http"]
+        return not any(p.get("method") == "POST" for p in http) and any(
+            p.get("method") == "GET"
+            and p.get("status") == 200
+            and str(p.get("content_type", "")).startswith("text/event-stream")
+            for p in http
+        )
 
     def _broken_exchange(self, since: int) -> str | None:
         """Why an HTTP server's connection closed under a request while it runs: what the transport
