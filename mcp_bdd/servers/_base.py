@@ -97,7 +97,9 @@ class RunningServer:
 
     def describe_death(self) -> str:
         """Command, exit code, what it wrote instead of JSON-RPC, stderr tail: what a failure needs."""
-        parts = [f"  Server:    {self.name} over {self.transport}", f"  Started:   {self.display}"]
+        # a URL is connected to, never started: "Started: ... (already running)" of a server that was down misled
+        where = "  URL:       " if self.process is None and self.url is not None else "  Started:   "
+        parts = [f"  Server:    {self.name} over {self.transport}", where + self.display]
         parts += self._how_it_ended()
         evidence = self.stdout_evidence()
         if evidence:  # not an empty line for a server that wrote nothing wrong
@@ -185,6 +187,6 @@ class HttpServer(RunningServer):
 
 class RemoteServer(RunningServer):
     def __init__(self, name: str, transport: str, url: str, headers: dict[str, str]) -> None:
-        super().__init__(name, transport, f"{url} (already running)")
+        super().__init__(name, transport, f"{url} (not started by mcp-bdd)")
         self.url = url
         self.headers = headers
