@@ -227,3 +227,56 @@ def test_a_url_whose_port_is_not_a_number_fails_the_start_and_stops_the_server(t
     finally:
         reap_all()
     assert 'The server "shop" has no usable port in its url http://127.0.0.1:eighty/mcp' in str(failure.value)
+
+
+ELSEWHERE = """
+import socket
+import sys
+import time
+
+port, where = int(sys.argv[1]), sys.argv[2]
+sock = socket.socket(socket.AF_INET6 if where == "ipv6" else socket.AF_INET)
+sock.bind(("::1", port) if where == "ipv6" else ("127.0.0.1", 0))  # the port given, on ::1; or a port of its own
+sock.listen()
+time.sleep(600)
+"""
+
+
+def _ipv6_loopback() -> bool:
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET6) as sock:
+        sock.bind(("::1", 0))
+        return True
+    return False
+
+
+@pytest.mark.parametrize("where", ["own-port", "ipv6"])
+def test_a_server_that_listens_elsewhere_is_told_where(where: str, tmp_path: Path) -> None:
+    """An HTTP command server that chose its own port, or bound the given port on ::1 only, failed
+    after startup_timeout with "did not accept connections on port N" and `Exit code: -15` (mcp-bdd's
+    own SIGTERM, read as a crash). The failure says where it listens instead and what to change,
+    and that it was running."""
+    if where == "ipv6" and not _ipv6_loopback():
+        pytest.skip("no IPv6 loopback on this machine")
+    script = tmp_path / "elsewhere.py"
+    script.write_text(ELSEWHERE)
+    argv = [sys.executable, str(script), "${port}", where]
+    server = {"command": argv, "http": {"command": argv, "url": "http://127.0.0.1:${port}/mcp"}, "startup_timeout": 2}
+    config = load_config(tmp_path, data={"servers": {"w": server}}, source="test")
+    with pytest.raises(ServerStartError) as info:
+        start_server(
+            "w",
+            config.server_named("w"),
+            config,
+            "streamable-http",
+            interpolate=lambda text, extra: text.replace("${port}", str(extra.get("port", ""))),
+            inject=lambda factory: {},
+            logdir=tmp_path / "logs",
+        )
+    reap_all()
+    said = str(info.value)
+    assert "did not accept connections on port" in said and "Running:   yes" in said, said
+    assert "Exit code" not in said, said
+    if where == "ipv6":
+        assert "It listens on [::1]:" in said and "bind 127.0.0.1 (or 0.0.0.0)" in said, said
+    else:
+        assert "It listens on 127.0.0.1:" in said and "the server chose its own port" in said, said

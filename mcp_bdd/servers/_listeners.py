@@ -82,6 +82,18 @@ def stranger_on(port: int, server_pid: int) -> str | None:
     return None
 
 
+def listening_instead(server_pid: int) -> list[str]:
+    """The TCP addresses the server's process and its descendants listen on ("127.0.0.1:8001",
+    "[::1]:8000"): where a server that never answered on the port it was given went instead."""
+    try:
+        tree = {server_pid, *(p.pid for p in psutil.Process(server_pid).children(recursive=True))}
+        conns = psutil.net_connections(kind="inet")
+    except (psutil.Error, OSError):
+        return []
+    found = {(c.laddr.ip, c.laddr.port) for c in conns if c.status == psutil.CONN_LISTEN and c.laddr and c.pid in tree}
+    return [f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}" for ip, port in sorted(found)]
+
+
 def _spawned_elsewhere(pid: int) -> bool:
     try:
         spawner = psutil.Process(pid).environ().get(SPAWNED_BY)

@@ -29,7 +29,7 @@ from mcp_bdd.config import AppServer, CommandServer, Config, ServerConfig, UrlSe
 from mcp_bdd.errors import ServerStartError, TransportNotServed, raised, raised_at
 from mcp_bdd.secrets import mask_mapping, remember_environment, remember_mapping
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
-from mcp_bdd.servers._listeners import listens, stranger_on
+from mcp_bdd.servers._listeners import listening_instead, listens, stranger_on
 from mcp_bdd.servers._process import (
     SERVER_MARK,
     ChildProcess,
@@ -511,14 +511,32 @@ def _wait_for_port(server: HttpServer, port: int, timeout: float) -> str | None:
             server.stop()
             return holder
         if time.monotonic() >= deadline:
+            elsewhere = listening_instead(server.process.server_pid)
+            said = server.describe_death()  # before the stop: it ran; an exit code now would be our SIGTERM
             server.stop()
             raise ServerStartError(
                 f'The server "{server.name}" did not accept connections on port {port} within '
-                f"startup_timeout = {timeout:g} s.\n"
-                + server.describe_death()
-                + "\n  Tip: raise `startup_timeout`, or check that the server listens on the ${port} it is given."
+                f"startup_timeout = {timeout:g} s.\n" + said + _not_on_the_port_tip(port, elsewhere)
             )
         wait_exit(pid, 0.02)  # wakes at once if it dies, else a short pause between probes
+
+
+def _not_on_the_port_tip(port: int, elsewhere: list[str]) -> str:
+    """What to do about a server that never answered on `port`, by where it listens instead."""
+    if not elsewhere:
+        return (
+            "\n  Tip: raise `startup_timeout` if it is slow to start, or check that it listens on the ${port} it "
+            "is given."
+        )
+    said = f"\n  It listens on {', '.join(elsewhere)} instead."
+    if any(address.endswith(f":{port}") for address in elsewhere):  # the port, on an address not reached
+        return said + (
+            " mcp-bdd connects to 127.0.0.1.\n  Tip: bind 127.0.0.1 (or 0.0.0.0), not only an IPv6 or another address."
+        )
+    return said + (
+        "\n  Tip: the server chose its own port: pass it the ${port} mcp-bdd gives, in its command "
+        '(e.g. "--port", "${port}") or its env (PORT = "${port}").'
+    )
 
 
 def _accepts(port: int) -> bool:
