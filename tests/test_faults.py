@@ -2048,6 +2048,17 @@ def _serving(web: _TwiceSseServer | _AcceptingServer) -> Iterator[str]:
         thread.join()
 
 
+def _run_over_sse(tmp_path: Path, web: _TwiceSseServer, feature: str) -> tuple[Run, str]:
+    """`feature` against the legacy SSE server `web` (as the server "hostile"): behave's run, and
+    the report's run model as JSON text."""
+    with _serving(web) as base:
+        config = f'protocol = "legacy"\n[servers.hostile]\nurl = "{base}/sse"\n'
+        root = make_project(tmp_path, config, {"s.feature": feature})
+        out = tmp_path / "doc.html"
+        run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
+    return run, out.with_suffix(".json").read_text()
+
+
 def test_a_second_answer_over_http_is_evidence_as_over_stdio(tmp_path: Path) -> None:
     """Over stdio a second answer to one request is quoted as evidence (the test above); over
     HTTP and SSE the SDK dropped it at debug level, like a late answer, and the run showed no
@@ -2055,15 +2066,9 @@ def test_a_second_answer_over_http_is_evidence_as_over_stdio(tmp_path: Path) -> 
     the same words. The second call's answer comes after the duplicate on the one SSE stream, so
     the duplicate is in the transcript by the time that call returns."""
     web = _TwiceSseServer()
-    feature = CALL_ECHO_TWICE
-    with _serving(web) as base:
-        config = f'protocol = "legacy"\n[servers.hostile]\nurl = "{base}/sse"\n'
-        root = make_project(tmp_path, config, {"s.feature": feature})
-        out = tmp_path / "doc.html"
-        run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
+    run, data = _run_over_sse(tmp_path, web, CALL_ECHO_TWICE)
     assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.failures()
     assert web.calls == 2, run.output[-3000:]
-    data = out.with_suffix(".json").read_text()
     assert "a second answer to one request: " in data and "second thoughts" in data, data[-4000:]
     assert "JSON-RPC allows one response per request" in data, data[-4000:]
 
@@ -2127,15 +2132,9 @@ def test_a_second_endpoint_event_is_ignored_and_said(tmp_path: Path) -> None:
     'started' twice", or "Endpoint origin does not match"), and the session was blamed on the
     server going away ("is the server running at that URL?"). The first endpoint stands; each
     later one is recorded and ignored."""
-    web = _TwiceSseServer(_TwoEndpointsSse)
-    with _serving(web) as base:
-        config = f'protocol = "legacy"\n[servers.hostile]\nurl = "{base}/sse"\n'
-        root = make_project(tmp_path, config, {"e.feature": CALL_ECHO_TWICE})
-        out = tmp_path / "doc.html"
-        run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", str(out), "-f", "plain")
+    run, data = _run_over_sse(tmp_path, _TwiceSseServer(_TwoEndpointsSse), CALL_ECHO_TWICE)
     assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.failures()
     assert "Traceback" not in run.output and "started' twice" not in run.output, run.output[-3000:]
-    data = out.with_suffix(".json").read_text()
     assert "the server sent a second `endpoint` event on its SSE stream" in data, data[-3000:]
 
 
@@ -3020,6 +3019,15 @@ Feature: in-process servers that exit
 """
 
 
+def _run_app(tmp_path: Path, config: str, features: dict[str, str], files: dict[str, str], *args: str) -> Run:
+    """behave on a project in `tmp_path` with `files` of its own beside the configuration (the app
+    modules its servers name, a steps module at "steps/...")."""
+    root = make_project(tmp_path, config, features)
+    for name, text in files.items():
+        (root / name).write_text(text)
+    return run_behave(root, *args)
+
+
 def test_an_in_process_server_that_exits_ends_itself_not_the_run(tmp_path: Path) -> None:
     """`sys.exit()` in an in-process server's tool, factory or lifespan ended behave on the spot
     (status 2, no summary, no report, not a word: behave's capture swallowed the message), since
@@ -3039,9 +3047,7 @@ def test_an_in_process_server_that_exits_ends_itself_not_the_run(tmp_path: Path)
         [servers.lifespan]
         app = "exiting_app:with_a_lifespan"
     """
-    root = make_project(tmp_path, config, {"exits.feature": EXITS_FEATURE})
-    (root / "exiting_app.py").write_text(EXITING_APP)
-    run = run_behave(root)
+    run = _run_app(tmp_path, config, {"exits.feature": EXITS_FEATURE}, {"exiting_app.py": EXITING_APP})
     assert run.counts() == {"passed": 2, "failed": 4, "error": 2, "skipped": 0}, run.failures()
     # a CancelledError no one asked for was a Python traceback through the hop
     assert "the server's code raised CancelledError while no one had cancelled the request" in run.stdout, run.stdout
@@ -3121,10 +3127,11 @@ Feature: teardown
         'transport = "in-memory"\n[servers.app]\napp = "teardown_app:create_server"\n'
         'env = { QUEUE = "${fake.fragile.url}", OTHER = "${fake.greedy.url}" }\n'
     )
-    root = make_project(tmp_path, config, {"t.feature": feature})
-    (root / "teardown_app.py").write_text(TEARDOWN_APP)
-    (root / "steps" / "fakes.py").write_text(TEARDOWN_FAKES)
-    run = run_behave(root, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", "report.html")
+    files = {"teardown_app.py": TEARDOWN_APP, "steps/fakes.py": TEARDOWN_FAKES}
+    run = _run_app(
+        tmp_path, config, {"t.feature": feature}, files, "-f", "mcp_bdd.report:LivingDocFormatter", "-o", "report.html"
+    )
+    root = tmp_path
     assert run.returncode == 0 and run.counts()["passed"] == 1, run.output[-3000:]
     said = [line for line in run.stderr.splitlines() if "teardown of features/t.feature:3" in line]
     assert len(said) == 3, run.stderr
@@ -3159,9 +3166,7 @@ Feature: slow
     Given the MCP server "app" is running
 """
     config = 'transport = "in-memory"\nstartup_timeout = 1\n[servers.app]\napp = "slow_factory:create_server"\n'
-    root = make_project(tmp_path, config, {"s.feature": feature})
-    (root / "slow_factory.py").write_text(SLOW_FACTORY)
-    run = run_behave(root)
+    run = _run_app(tmp_path, config, {"s.feature": feature}, {"slow_factory.py": SLOW_FACTORY})
     assert run.counts() == {"passed": 0, "failed": 0, "error": 1, "skipped": 0}, run.failures()
     assert 'The factory of app = "slow_factory:create_server" took 2.' in run.stdout, run.stdout
     assert "past startup_timeout = 1 s" in run.stdout and "-D transport=stdio" in run.stdout, run.stdout

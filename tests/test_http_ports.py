@@ -261,17 +261,8 @@ def test_a_server_that_listens_elsewhere_is_told_where(where: str, tmp_path: Pat
     script.write_text(ELSEWHERE)
     argv = [sys.executable, str(script), "${port}", where]
     server = {"command": argv, "http": {"command": argv, "url": "http://127.0.0.1:${port}/mcp"}, "startup_timeout": 2}
-    config = load_config(tmp_path, data={"servers": {"w": server}}, source="test")
     with pytest.raises(ServerStartError) as info:
-        start_server(
-            "w",
-            config.server_named("w"),
-            config,
-            "streamable-http",
-            interpolate=lambda text, extra: text.replace("${port}", str(extra.get("port", ""))),
-            inject=lambda factory: {},
-            logdir=tmp_path / "logs",
-        )
+        _start_shop(tmp_path, server)
     reap_all()
     said = str(info.value)
     assert "did not accept connections on port" in said and "Running:   yes" in said, said
