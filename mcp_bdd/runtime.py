@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_bdd._loop import contain_exits
-from mcp_bdd.config import Config, normalize_transport
+from mcp_bdd.config import Config, UrlServer, normalize_transport
 from mcp_bdd.errors import TransportNotServed, UsageError
 from mcp_bdd.fakes import close_shared, teardown
 from mcp_bdd.servers import discard_prestarted, lifeline, start_server
@@ -167,6 +167,13 @@ class Runtime:
             scope = "scenario"  # a scenario-specific environment cannot be shared
         persona: Persona = state.persona
         client_headers: dict[str, str] = dict(getattr(state, "client_headers", None) or {})
+        if client_headers and transport in ("stdio", "in-memory") and not isinstance(cfg, UrlServer):
+            # the token would be dropped without a word, and the scenario pass on what it never tested
+            raise UsageError(
+                f'{state.location}: the client holds an access token for the server "{name}" (Given the client is '
+                f"authorized ...), but that server runs over {transport}, where no HTTP header carries it.\n  Tip: "
+                f'authorization is tested over HTTP: give the server transport = "streamable-http" (or "sse").'
+            )
         if not persona.empty() or client_headers:
             scope = "scenario"  # the client's capabilities (and credentials) are the scenario's own
         key = (name, transport, protocol, scope)

@@ -183,3 +183,20 @@ def test_failures_say_what_the_server_answered(tmp_path: Path) -> None:
     assert "The server did not answer 401 Unauthorized" in out and "-> 200" in out, out[-4000:]
     assert "The request was not refused for insufficient scope" in out, out[-4000:]
     assert "the client's token is set before the server step" in out, out[-4000:]
+
+
+def test_a_token_for_a_server_without_http_is_a_usage_error(tmp_path: Path) -> None:
+    """ "Given the client is authorized ..." before a server that runs over stdio or in-memory: the
+    token went nowhere (no HTTP header carries it) and the scenario passed on what it never tested.
+    It is a usage error naming the server and its transport, with the tip to test it over HTTP."""
+    config = CONFIG + f'\n[servers.local]\napp = "demo.shop:create_server"\ncwd = "{REPO}"\ntransport = "in-memory"\n'
+    feature = """
+        Feature: a token with nowhere to go
+          Scenario: authorized, over no HTTP
+            Given the client is authorized with the scopes "orders:read"
+            Given the MCP server "local" is running
+    """
+    run = run_behave(make_project(tmp_path, config, {"t.feature": feature}))
+    assert run.counts() == {"passed": 0, "failed": 0, "error": 1, "skipped": 0}, run.output[-3000:]
+    said = 'the client holds an access token for the server "local" (Given the client is authorized ...), but that'
+    assert said in run.stdout and 'give the server transport = "streamable-http"' in run.stdout, run.stdout
