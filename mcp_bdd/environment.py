@@ -351,10 +351,26 @@ def after_step(context: Any, step: Any) -> None:
         _attach(context, SERVER_MIME, dumps_masked(surface).encode())
     status = getattr(step.status, "name", str(step.status))
     if status in ("failed", "error"):
+        _mask_exception(step)
         for session in sessions:
             tail = session.server.stderr_tail(30)
             if tail:
                 _attach(context, STDERR_MIME, json.dumps({"server": session.name, "text": tail}).encode())
+
+
+def _mask_exception(step: Any) -> None:
+    """A failed step's exception as its reporters show it (behave's JUnit `message`, its JSON), with
+    secrets masked and control characters escaped: behave takes its str() as is, while mcp-bdd's
+    own errors mask themselves and the traceback is masked by `_TracebackShim`. A user step's
+    KeyError quoting a token went into junit.xml whole. The stand-in keeps the type's name."""
+    exc = getattr(step, "exception", None)
+    if exc is None or isinstance(exc, McpBddError):
+        return
+    said = str(exc)
+    shown = printable(said)
+    if shown != said:
+        stand_in = type(type(exc).__name__, (AssertionError if isinstance(exc, AssertionError) else Exception,), {})
+        step.exception = stand_in(shown).with_traceback(exc.__traceback__)
 
 
 def _closest_phrases(text: str, context: Any = None) -> str:

@@ -419,6 +419,47 @@ Feature: leaky
     assert "the server prints ****" in run.output, run.output[-3000:]
 
 
+def test_a_step_exception_quoting_a_secret_is_masked_in_junit(tmp_path: Path) -> None:
+    """behave writes a failed step's exception into JUnit's `message` attribute as its str(): a
+    project's own step whose KeyError or RuntimeError quoted a token (a fake's setup error did)
+    put it into junit.xml whole, where the console and the traceback showed ****."""
+    token = "stp-s3cret-7f6e5d4c"
+    feature = """
+Feature: leaky step
+  Scenario: a step of the project's own fails quoting the token
+    Given the MCP server "leaky" is running
+    When my own step fails with the token
+"""
+    steps = (
+        "import os\nfrom behave import when\n\n@when('my own step fails with the token')\n"
+        "def fail(context):\n    raise RuntimeError('could not reach the broker with ' + os.environ['LEAKY_TOKEN'])\n"
+    )
+    config = f'[servers.leaky]\napp = "leaky:create"\nenv = {{ API_TOKEN = "{token}" }}\n'
+    root = make_project(tmp_path, config, {"l.feature": feature})
+    (root / "leaky.py").write_text(LEAKY_APP)
+    (root / "steps" / "own.py").write_text(steps)
+    run = run_captured(
+        [
+            sys.executable,
+            "-m",
+            "behave",
+            "--no-color",
+            "features/",
+            "-f",
+            "plain",
+            "--junit",
+            "--junit-directory",
+            "junit",
+        ],
+        cwd=root,
+        env={**behave_env(), "LEAKY_TOKEN": token},
+    )
+    assert "1 scenario passed" not in run.stdout and "0 scenarios passed" in run.stdout, run.stdout[-3000:]
+    junit = "".join(path.read_text() for path in (root / "junit").glob("*.xml"))
+    assert 'message="could not reach the broker with ****"' in junit and 'type="RuntimeError"' in junit, junit
+    assert token not in junit and token not in run.stdout + run.stderr, junit
+
+
 CONFIG_REPR_APP = """
 import dataclasses
 
