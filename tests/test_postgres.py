@@ -156,12 +156,17 @@ def test_unknown_table_column_and_bad_value_name_what_exists(tmp_path: Path) -> 
 
 
 def test_migrate_command_runs_once_with_the_url_in_its_environment(tmp_path: Path) -> None:
+    """The command runs once, for the template. A helper it leaves in the background holding its
+    output (`cmd &`) made the scenario wait for that helper to end (its output was a pipe); it is
+    stopped with the command now."""
     (tmp_path / "migrate.py").write_text(
-        "import os, psycopg\n"
+        "import os, subprocess, psycopg\n"
         "with psycopg.connect(os.environ['DATABASE_URL']) as c:\n"
         "    c.execute('CREATE TABLE notes (id serial PRIMARY KEY, body text, seen boolean)')\n"
         "with open('migrations.log', 'a') as log:\n"
         "    log.write(os.environ['PGDATABASE'] + '\\n')\n"
+        "helper = subprocess.Popen(['sleep', '600'])  # inherits the command's stdout\n"
+        "open('helper.pid', 'w').write(str(helper.pid))\n"
     )
     import sys
 
@@ -181,6 +186,8 @@ def test_migrate_command_runs_once_with_the_url_in_its_environment(tmp_path: Pat
     run = run_behave(root)
     assert run.counts()["passed"] == 3, run.output[-4000:]
     assert (tmp_path / "migrations.log").read_text().splitlines() == ["mcp_bdd_template_1"]
+    helper = int((tmp_path / "helper.pid").read_text())
+    assert not psutil.pid_exists(helper) or psutil.Process(helper).status() == psutil.STATUS_ZOMBIE, helper
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["INT", "TERM", "KILL"])

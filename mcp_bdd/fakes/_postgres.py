@@ -27,6 +27,7 @@ import queue
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 import warnings
@@ -39,6 +40,9 @@ from mcp_bdd._net import free_port
 from mcp_bdd.errors import ServerStartError, UsageError, did_you_mean, split_lines, tail
 from mcp_bdd.fakes._database import check_headings, check_identifier, no_column
 from mcp_bdd.transcript import Transcript
+
+#: seconds a migrations command may take (it runs once a run, for the template database)
+MIGRATE_TIMEOUT = 300
 
 __all__ = ["FakePostgres", "PostgresCluster"]
 
@@ -266,27 +270,43 @@ class PostgresCluster:
             "PGUSER": self.user,
             "PGDATABASE": dbname,
         }
-        try:
-            run = subprocess.run(
-                command,
-                capture_output=True,
-                text=True,
-                check=False,
-                cwd=cwd,
-                env=env,
-                timeout=300,
-                preexec_fn=die_with_parent,  # a killed run takes it along (what it starts: its own affair)
+        # its output to a file, not a pipe: a helper it leaves in the background (`cmd &`) holds a pipe
+        # open, and the scenario waited for that helper to end (20 s for a `sleep 20 &`)
+        with tempfile.TemporaryFile() as out:
+            try:
+                proc = subprocess.Popen(
+                    command,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    cwd=cwd,
+                    env=env,
+                    start_new_session=True,  # its group, so what it leaves behind is stopped with it
+                    preexec_fn=die_with_parent,  # a killed run takes it along
+                )
+            except FileNotFoundError:
+                raise UsageError(
+                    f"The migrations command {command} was not found (run in {cwd}). "
+                    'Tip: migrate is an argv list, e.g. migrate = ["alembic", "upgrade", "head"].'
+                ) from None
+            try:
+                code = proc.wait(timeout=MIGRATE_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                code = None
+            finally:
+                signal_group(proc.pid, signal.SIGKILL)  # what it left running, or all of it past the limit
+                proc.wait()
+            out.seek(0)
+            output = out.read().decode("utf-8", "replace").strip().splitlines()[-15:]
+        shown = "\n".join("    " + line for line in output)
+        if code is None:
+            raise UsageError(
+                f"The migrations command {command} did not finish within {MIGRATE_TIMEOUT} s on the fake PostgreSQL "
+                f"database (DATABASE_URL={url}); it was stopped. Its last output:\n{shown}"
             )
-        except FileNotFoundError:
+        if code != 0:
             raise UsageError(
-                f"The migrations command {command} was not found (run in {cwd}). "
-                'Tip: migrate is an argv list, e.g. migrate = ["alembic", "upgrade", "head"].'
-            ) from None
-        if run.returncode != 0:
-            output = (run.stderr or run.stdout).strip().splitlines()[-15:]
-            raise UsageError(
-                f"The migrations command {command} exited {run.returncode} on the fake PostgreSQL database "
-                f"(DATABASE_URL={url}):\n" + "\n".join("    " + line for line in output)
+                f"The migrations command {command} exited {code} on the fake PostgreSQL database "
+                f"(DATABASE_URL={url}):\n{shown}"
             )
 
     def create(self, template: str) -> str:
