@@ -157,6 +157,11 @@ _SERVER_REFS = (
 )
 
 
+def _servers_named(steps: tuple[Any, ...]) -> frozenset[str]:
+    """The server names `steps` give (`the MCP server "x"`, `on "x"`)."""
+    return frozenset(m.group(1) for step in steps for pattern in _SERVER_REFS for m in pattern.finditer(step.name))
+
+
 def unknown_server_references(features: list[Any], config: Any, run_config: Any = None) -> list[str]:
     """Server names the features use that the configuration lacks, found before anything runs.
 
@@ -253,6 +258,7 @@ def before_scenario(context: Any, scenario: Any) -> None:
     # asked when a session opens (most scenarios never read a change notification: see _lookahead),
     # maybe by several servers: answered once
     state.reads_changes = functools.cache(functools.partial(may_read_changes, steps, _step_registry(context)))
+    state.servers_named = functools.cache(functools.partial(_servers_named, steps))  # asked only with a token
 
 
 def before_step(context: Any, step: Any) -> None:
@@ -369,8 +375,19 @@ def _mask_exception(step: Any) -> None:
     said = str(exc)
     shown = printable(said)
     if shown != said:
-        stand_in = type(type(exc).__name__, (AssertionError if isinstance(exc, AssertionError) else Exception,), {})
-        step.exception = stand_in(shown).with_traceback(exc.__traceback__)
+        step.exception = _stand_in(exc, shown)
+
+
+def _stand_in(exc: BaseException, shown: str) -> BaseException:
+    """An exception of a subclass of `exc`'s type (its name, and what `isinstance` tells: the
+    failure's category) whose str() is `shown`; built without its __init__, whose arguments vary."""
+    try:
+        cls: type[BaseException] = type(type(exc).__name__, (type(exc),), {"__str__": lambda self: shown})
+        stand_in = cls.__new__(cls)  # its own __new__ (OSError's refuses BaseException's)
+    except TypeError:  # a type that cannot be subclassed
+        stand_in = Exception(shown)
+    stand_in.args = (shown,)
+    return stand_in.with_traceback(exc.__traceback__)
 
 
 def _closest_phrases(text: str, context: Any = None) -> str:

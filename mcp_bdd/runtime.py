@@ -167,11 +167,18 @@ class Runtime:
             scope = "scenario"  # a scenario-specific environment cannot be shared
         persona: Persona = state.persona
         client_headers: dict[str, str] = dict(getattr(state, "client_headers", None) or {})
-        if client_headers and transport in ("stdio", "in-memory") and not isinstance(cfg, UrlServer):
+        named = state.servers_named() if getattr(state, "servers_named", None) is not None else frozenset()
+        if (
+            client_headers
+            and transport in ("stdio", "in-memory")
+            and not isinstance(cfg, UrlServer)
+            and not named - {name}  # no other server of the scenario would carry it
+        ):
             # the token would be dropped without a word, and the scenario pass on what it never tested
             raise UsageError(
-                f'{state.location}: the client holds an access token for the server "{name}" (Given the client is '
-                f"authorized ...), but that server runs over {transport}, where no HTTP header carries it.\n  Tip: "
+                f"{state.location}: the client holds an access token (Given the client is authorized ...), but the "
+                f'server "{name}", the only one this scenario names, runs over {transport}, where no HTTP header '
+                "carries it.\n  Tip: "
                 f'authorization is tested over HTTP: give the server transport = "streamable-http" (or "sse").'
             )
         if not persona.empty() or client_headers:

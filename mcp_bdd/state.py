@@ -64,6 +64,8 @@ class ScenarioState:
     #: whether a step of this scenario may read change notifications (the hooks look ahead, see
     #: _lookahead); None, outside behave (probe, scaffold): assume so
     reads_changes: Callable[[], bool] | None = None
+    #: the server names this scenario's steps give (the hooks read them: `environment`); None: not known
+    servers_named: Callable[[], frozenset[str]] | None = None
     #: secrets.generation() when the scenario began: more remembered since -> mask its evidence again
     secrets_at_start: int = field(default_factory=generation)
 

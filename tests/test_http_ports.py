@@ -270,4 +270,5 @@ def test_a_server_that_listens_elsewhere_is_told_where(where: str, tmp_path: Pat
     if where == "ipv6":
         assert "It listens on [::1]:" in said and "bind 127.0.0.1 (or 0.0.0.0)" in said, said
     else:
-        assert "It listens on 127.0.0.1:" in said and "the server chose its own port" in said, said
+        assert "It listens on 127.0.0.1:" in said and "if it chose its own port, pass it the ${port}" in said, said
+    assert "raise `startup_timeout`" in said, said

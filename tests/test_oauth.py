@@ -198,5 +198,5 @@ def test_a_token_for_a_server_without_http_is_a_usage_error(tmp_path: Path) -> N
     """
     run = run_behave(make_project(tmp_path, config, {"t.feature": feature}))
     assert run.counts() == {"passed": 0, "failed": 0, "error": 1, "skipped": 0}, run.output[-3000:]
-    said = 'the client holds an access token for the server "local" (Given the client is authorized ...), but that'
+    said = 'the client holds an access token (Given the client is authorized ...), but the server "local", the only'
     assert said in run.stdout and 'give the server transport = "streamable-http"' in run.stdout, run.stdout

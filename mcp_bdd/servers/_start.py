@@ -521,21 +521,20 @@ def _wait_for_port(server: HttpServer, port: int, timeout: float) -> str | None:
         wait_exit(pid, 0.02)  # wakes at once if it dies, else a short pause between probes
 
 
+_SLOW = "raise `startup_timeout` if it is slow to start"
+
+
 def _not_on_the_port_tip(port: int, elsewhere: list[str]) -> str:
-    """What to do about a server that never answered on `port`, by where it listens instead."""
-    if not elsewhere:
-        return (
-            "\n  Tip: raise `startup_timeout` if it is slow to start, or check that it listens on the ${port} it "
-            "is given."
-        )
-    said = f"\n  It listens on {', '.join(elsewhere)} instead."
+    """What to do about a server that never answered on `port`, by where it listens now."""
+    reached = {f"127.0.0.1:{port}", f"0.0.0.0:{port}", f"[::]:{port}", f"[::ffff:127.0.0.1]:{port}"}
+    if not elsewhere or reached & set(elsewhere):  # nowhere yet, or on the port now: it was late
+        return f"\n  Tip: {_SLOW}, or check that it listens on the ${{port}} it is given."
+    said = f"\n  It listens on {', '.join(elsewhere)}, not on 127.0.0.1:{port}."
     if any(address.endswith(f":{port}") for address in elsewhere):  # the port, on an address not reached
-        return said + (
-            " mcp-bdd connects to 127.0.0.1.\n  Tip: bind 127.0.0.1 (or 0.0.0.0), not only an IPv6 or another address."
-        )
+        return said + f"\n  Tip: bind 127.0.0.1 (or 0.0.0.0), not only another address; or {_SLOW}."
     return said + (
-        "\n  Tip: the server chose its own port: pass it the ${port} mcp-bdd gives, in its command "
-        '(e.g. "--port", "${port}") or its env (PORT = "${port}").'
+        "\n  Tip: if it chose its own port, pass it the ${port} mcp-bdd gives, in its command "
+        f'(e.g. "--port", "${{port}}") or its env (PORT = "${{port}}"); if it is still starting, {_SLOW}.'
     )
 
 

@@ -93,10 +93,10 @@ _BOUNDARY = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
 #: the id of a JSON-RPC message as one of its first keys (no object or array opened before it) ...
 _FIRST_ID = re.compile(rb'data: ?\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*' + ID_VALUE)
 #: ... or as the last key of the outermost object
-#: an SSE event's `retry:` field (milliseconds), and the least mcp-bdd lets the SDK wait before reconnecting
-_RETRY = re.compile(rb"(?m)^retry: ?(\d{1,9})\r?$")
+#: an SSE event's `retry:` field (milliseconds; its line ends in CR, LF or both), and the least
+#: mcp-bdd lets the SDK wait before reconnecting
+_RETRY = re.compile(rb"(?:^|[\r\n])retry: ?(\d+)(?=[\r\n]|$)")
 MIN_RETRY_MS = 250
-_AN_ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE)  # in a JSON-RPC message's data (its start)
 _LAST_ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE + rb"\s*\}\s*$")
 
 _K = TypeVar("_K")
@@ -185,7 +185,9 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                 stream, self.event_limit, self._event_refusal(request, answers), self._unusable_event(answers)
             )
             legacy_get = not self.answers_on_post and request.method == "GET"
-            response.stream = _Endpoint(events, request.url, self.server, self.on_refused) if legacy_get else events
+            response.stream = (
+                _Endpoint(events, request.url, self.server, self.on_refused, self.inbox) if legacy_get else events
+            )
         elif answers is not None and kind == "application/json":
             return await self._read_answer(request, response, stream, answers)
         else:
@@ -396,29 +398,29 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         stream (taken for the server's error), and on legacy SSE's stream dropped it: the request
         waited out its timeout."""
 
+        said_retry = False
+
         def unusable(event: bytes) -> bytes | None:
+            nonlocal said_retry
             retry = _RETRY.search(event)
             if retry is not None and int(retry.group(1)) < MIN_RETRY_MS:
                 # `retry: 1` and a stream that ends: the SDK reconnected 1,700 times in 5 s, at full CPU
-                self.on_refused(
-                    f"the server asked to reconnect its SSE stream after {int(retry.group(1))} ms; mcp-bdd "
-                    f"waits {MIN_RETRY_MS} ms (a stream that ends at once would otherwise be reopened in a busy loop)"
-                )
-                return event[: retry.start(1)] + str(MIN_RETRY_MS).encode() + event[retry.end(1) :]
+                if not said_retry:  # once a stream: a server may prime every event with it
+                    said_retry = True
+                    self.on_refused(
+                        f"the server asked to reconnect its SSE stream after {int(retry.group(1))} ms; mcp-bdd "
+                        f"waits {MIN_RETRY_MS} ms (a stream that ends at once would be reopened in a busy loop)"
+                    )
+                event = event[: retry.start(1)] + str(MIN_RETRY_MS).encode() + event[retry.end(1) :]
             data = _event_data(event)
-            if data is None:
-                return None
-            why = _not_a_message(data)
-            if why is None:
-                return None
-            request_id = answers
-            if request_id is None and b'"method"' not in data[:_QUOTE]:
-                found = _AN_ID.search(data[:_QUOTE])
-                request_id = json.loads(found.group(1)) if found else None
+            why = None if data is None else _not_a_message(data)
+            if data is None or why is None:
+                return event if retry is not None else None
+            request_id = answers if answers is not None or b'"method"' in data[:_QUOTE] else _id_of(event)
             message = f'The server "{self.server}" sent an SSE message event that is no JSON-RPC message: {why}'
             if request_id is None:
                 self.on_refused(message)
-                return None
+                return event if retry is not None else None
             return b"event: message\ndata: " + _error(request_id, message, data[:_QUOTE]) + b"\n\n"
 
         return unusable
@@ -439,8 +441,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                 )
             request_id = answers
             if request_id is None and b'"method"' not in head:  # a request or a notification answers nothing
-                found = _FIRST_ID.search(head) if tail is None else _LAST_ID.search(tail)
-                request_id = json.loads(found.group(1)) if found else None
+                request_id = _id_of(head) if tail is None else _id_of(tail, last=True)
             if request_id is None:
                 if tail is None:
                     self.on_refused(message)
@@ -472,6 +473,9 @@ class Inbox:
         self._send: Any = None
         self._tasks: Any = None
         self.failed: dict[Any, str] = {}
+        #: the `endpoint` event's data once it came (`_Endpoint`): a handshake that then timed out
+        #: waited for its answer, not for the endpoint
+        self.endpoint: str | None = None
 
     @property
     def open(self) -> bool:
@@ -793,12 +797,18 @@ class _Endpoint(httpx2.AsyncByteStream):
     Relies on `_Events`, which passes on whole events."""
 
     def __init__(
-        self, inner: httpx2.AsyncByteStream, url: httpx2.URL, server: str, said: Callable[[str], None]
+        self,
+        inner: httpx2.AsyncByteStream,
+        url: httpx2.URL,
+        server: str,
+        said: Callable[[str], None],
+        inbox: Inbox | None = None,
     ) -> None:
         self.inner = inner
         self.url = url
         self.server = server
         self.said = said  # records what the stream did wrong, without ending it
+        self.inbox = inbox  # told the endpoint once it came
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         seen = False
@@ -808,6 +818,8 @@ class _Endpoint(httpx2.AsyncByteStream):
                 if endpoint is not None:
                     self._check(endpoint)
                     seen = True
+                    if self.inbox is not None:
+                        self.inbox.endpoint = endpoint
                     chunk = _first_endpoint_only(chunk)
             elif _endpoint_in(chunk) is not None:
                 # the SDK takes one endpoint a stream: a second one crashed its reader ("called
@@ -879,8 +891,11 @@ def _first_endpoint_only(chunk: bytes) -> bytes:
 def _endpoint_in(chunk: bytes) -> str | None:
     """The data of the first `endpoint` event in `chunk` (whole SSE events, or the start of one
     too large to keep), or None."""
+    if b"endpoint" not in chunk:
+        return None  # most chunks, once the stream runs: not parsed
     for event in _BOUNDARY.split(chunk):
-        lines = event.decode("utf-8", "replace").splitlines()
+        # split on SSE's own line ends only: str.splitlines() also splits on U+2028 inside JSON text
+        lines = [line.decode("utf-8", "replace") for line in re.split(rb"\r\n|\r|\n", event)]
         fields = [line.partition(":")[::2] for line in lines if line and not line.startswith(":")]
         if any(name == "event" and value.strip() == "endpoint" for name, value in fields):
             return "\n".join(value.removeprefix(" ") for name, value in fields if name == "data")
@@ -989,6 +1004,19 @@ def _request_message(request: httpx2.Request) -> dict[str, Any]:
     except (httpx2.RequestNotRead, ValueError):
         return {}
     return message if isinstance(message, dict) and "method" in message else {}
+
+
+def _id_of(event: bytes, *, last: bool = False) -> Any:
+    """The id of a JSON-RPC response in an SSE event that cannot be parsed whole: the top-level one,
+    written first (or, `last`, closing the message), never one inside its result; None when none
+    is there, or it is not valid JSON (`0123`)."""
+    found = (_LAST_ID if last else _FIRST_ID).search(event)
+    if found is None:
+        return None
+    try:
+        return json.loads(found.group(1))
+    except ValueError:
+        return None
 
 
 def _event_data(event: bytes) -> bytes | None:

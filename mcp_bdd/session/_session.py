@@ -371,7 +371,7 @@ class Session(ClientSide):
                 f"a server answers with the version the client asked for ({', '.join(HANDSHAKE_PROTOCOL_VERSIONS)} "
                 "are the ones this client speaks) or another one it supports, never one of its own making."
             )
-        if isinstance(cause, ValidationError):
+        if _unfit_handshake(cause):
             return f"answered the handshake with a result that does not fit the MCP schema: {cause}", (
                 "fix the shape of the server's initialize result (serverInfo, capabilities: each an object)."
             )
@@ -386,7 +386,7 @@ class Session(ClientSide):
         if isinstance(cause, TimeoutError):
             if self.server.stdout_evidence():  # an answer written wrong never arrives as one
                 tip = "fix what the server writes on stdout (quoted above); raise startup_timeout only if it is slow."
-            if self.server.transport == "sse" and self._no_endpoint_came(since):
+            if self.server.transport == "sse" and self._no_endpoint_came():
                 return (
                     f"opened its SSE stream but sent no `endpoint` event (the URL to POST requests to) within "
                     f"startup_timeout = {self.startup_timeout:g} s"
@@ -534,7 +534,10 @@ class Session(ClientSide):
                 self.hops.soon(self._close_soon)
                 future.result(timeout=limit)
             except TimeoutError:
-                problems.append(self._did_not_close(limit))
+                if not future.done():  # else the lifetime's own TimeoutError (a teardown's fail_after): below
+                    problems.append(self._did_not_close(limit))
+                else:
+                    problems.append(f'closing the session with "{self.name}": {raised(unwrap(future.exception()))}')
             except BaseException as exc:
                 cause = unwrap(exc)
                 if isinstance(cause, KeyboardInterrupt):
@@ -551,15 +554,16 @@ class Session(ClientSide):
     def _did_not_close(self, limit: float) -> str:
         """Why a close gave up waiting: the session's task did not end (for an in-process server, its
         lifespan's teardown or a task it started never returned, and may hold the run's loop)."""
-        where = (
-            "its lifespan's teardown (or a task it started) did not return: one that blocks (time.sleep, a "
-            "synchronous client) holds the run's event loop, and the next scenario's server cannot start"
-            if self.server.transport == "in-memory"
-            else "the run's event loop is busy or blocked"
-        )
+        if self.server.transport == "in-memory":
+            return (
+                f'the session with "{self.name}" did not close within {limit:g} s: its lifespan\'s teardown (or a '
+                "task it started) did not return; one that blocks (time.sleep, a synchronous client) holds the run's "
+                "event loop, and the next scenario's server cannot start. Tip: make the teardown await with a time "
+                "limit (anyio.fail_after), or run the server over stdio, where its process is stopped."
+            )
         return (
-            f'the session with "{self.name}" did not close within {limit:g} s: {where}. Tip: make the teardown '
-            "await with a time limit (anyio.fail_after), or run the server over stdio, where its process is stopped."
+            f'the session with "{self.name}" did not close within {limit:g} s: the run\'s event loop is busy or '
+            "blocked (an in-process server or a fake that does not await); its server was stopped all the same."
         )
 
     async def _close_soon(self) -> None:
@@ -794,15 +798,15 @@ class Session(ClientSide):
             return "the server closed its stdout but is still running: it can no longer answer"
         return "the server closed the HTTP connection but is still running"
 
-    def _no_endpoint_came(self, since: int) -> bool:
-        """Whether, since transcript entry `since`, a GET was answered with an event stream and no
-        POST followed: the stream never said where to send the handshake."""
-        http = [i.payload for i in self.transcript.items if i.seq > since and i.method == "http"]
-        return not any(p.get("method") == "POST" for p in http) and any(
-            p.get("method") == "GET"
-            and p.get("status") == 200
-            and str(p.get("content_type", "")).startswith("text/event-stream")
-            for p in http
+    def _no_endpoint_came(self) -> bool:
+        """Whether a legacy SSE stream opened and never said where to send the handshake."""
+        return (
+            self._inbox is not None
+            and self._inbox.endpoint is None
+            and any(
+                i.method == "http" and i.payload.get("method") == "GET" and i.payload.get("status") == 200
+                for i in self.transcript.items
+            )
         )
 
     def _broken_exchange(self, since: int) -> str | None:
@@ -1102,7 +1106,13 @@ def _broke_the_handshake(cause: BaseException) -> bool:
     """Whether a failed connect is the server's answer breaking the protocol (not a server that
     could not start): an answer mcp-bdd could not use, one that does not fit the schema, or a
     protocol version the client never offered."""
-    return is_protocol_violation(cause) or isinstance(cause, ValidationError) or unsupported_version(cause) is not None
+    return is_protocol_violation(cause) or _unfit_handshake(cause) or unsupported_version(cause) is not None
+
+
+def _unfit_handshake(cause: BaseException) -> bool:
+    """The SDK's own validation of the server's handshake answer failed; not a ValidationError of
+    the server's code (an in-process lifespan's settings that lack a variable: its start failed)."""
+    return isinstance(cause, ValidationError) and cause.title in ("InitializeResult", "DiscoverResult")
 
 
 def _said(exc: ServerExited) -> str:
