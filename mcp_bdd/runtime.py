@@ -26,6 +26,12 @@ from mcp_bdd.session import Persona, Session
 __all__ = ["Runtime"]
 
 
+def _others_named(state: Any, name: str) -> frozenset[str]:
+    """The servers other than `name` that the scenario's steps name (none known outside behave)."""
+    named = getattr(state, "servers_named", None)
+    return (named() if named is not None else frozenset()) - {name}
+
+
 @dataclass
 class _LongLived:
     session: Session
@@ -167,12 +173,11 @@ class Runtime:
             scope = "scenario"  # a scenario-specific environment cannot be shared
         persona: Persona = state.persona
         client_headers: dict[str, str] = dict(getattr(state, "client_headers", None) or {})
-        named = state.servers_named() if getattr(state, "servers_named", None) is not None else frozenset()
         if (
             client_headers
             and transport in ("stdio", "in-memory")
             and not isinstance(cfg, UrlServer)
-            and not named - {name}  # no other server of the scenario would carry it
+            and not _others_named(state, name)  # no other server of the scenario would carry it
         ):
             # the token would be dropped without a word, and the scenario pass on what it never tested
             raise UsageError(
