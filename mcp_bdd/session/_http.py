@@ -93,11 +93,11 @@ _BOUNDARY = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
 #: the id of a JSON-RPC message as one of its first keys (no object or array opened before it) ...
 _FIRST_ID = re.compile(rb'data: ?\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*' + ID_VALUE)
 #: ... or as the last key of the outermost object
+_LAST_ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE + rb"\s*\}\s*$")
 #: an SSE event's `retry:` field (milliseconds; its line ends in CR, LF or both), and the least
 #: mcp-bdd lets the SDK wait before reconnecting
 _RETRY = re.compile(rb"(?:^|[\r\n])retry: ?(\d+)(?=[\r\n]|$)")
 MIN_RETRY_MS = 250
-_LAST_ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE + rb"\s*\}\s*$")
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
