@@ -30,6 +30,7 @@ import re
 import threading
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 __all__ = [
     "MASK",
@@ -155,10 +156,24 @@ def _forms(value: str) -> set[str]:
     # and escaped twice: a failure's sentence writes as JSON an actual that quotes the text as a
     # repr (`but it was "text: 'a\\\\b'"`), where a backslash or a quote of the value is doubled again
     forms = {value} | once | {twice for form in once for twice in _escaped(form)}
+    forms |= _url_encoded(value)
     lines = [line.strip() for line in value.splitlines()]
     if len(lines) > 1:
         forms |= {line for line in lines if len(line) >= MIN_LINE_LENGTH}
     return forms
+
+
+def _url_encoded(value: str) -> set[str]:
+    """`value` as a URL writes it: a token in a query string (`?api_key=a%2Fb%2Bc`), a form body
+    (`quote_plus`: a space as `+`), an OAuth redirect. Base64 tokens hold `/`, `+` and `=`, which
+    a URL encodes, and the plain value then never matched: the token leaked from every logged URL.
+    Both hex cases: `quote` writes `%2F`, some servers log `%2f`. Only forms that differ."""
+    encoded = {quote(value, safe=""), quote(value, safe="/"), quote_plus(value)}
+    encoded |= {_LOWER_HEX.sub(lambda m: m[0].lower(), form) for form in encoded}
+    return encoded - {value}
+
+
+_LOWER_HEX = re.compile(r"%[0-9A-F]{2}")
 
 
 def _escaped(value: str) -> set[str]:

@@ -320,3 +320,22 @@ def test_dumps_masked_is_json_dumps_of_mask_data_whichever_way_it_takes(value: o
 def test_dumps_masked_of_data_with_nothing_to_mask_is_its_json() -> None:
     value = {"tools": [{"name": "add", "inputSchema": {"properties": {"api_key": {"type": "string"}}}}]}
     assert secrets.dumps_masked(value) == json.dumps(value)
+
+
+
+@pytest.mark.parametrize(
+    "logged",
+    [
+        "GET /cb?token=ab%2Fcd%2Bef%20gh%3D%3D HTTP/1.1",  # quote(safe="")
+        "GET /cb?token=ab%2fcd%2bef%20gh%3d%3d HTTP/1.1",  # the same in lower-case hex
+        "POST /cb token=ab%2Fcd%2Bef+gh%3D%3D HTTP/1.1",  # a form body: quote_plus
+        "GET /cb/ab/cd%2Bef%20gh%3D%3D HTTP/1.1",  # a path segment: quote (safe="/")
+    ],
+)
+def test_a_value_is_masked_as_a_url_encodes_it(logged: str) -> None:
+    """A base64 token holds `/`, `+` and `=`: in a logged URL or a form body it is percent-encoded,
+    and the plain value never matched there."""
+    remember("ab/cd+ef gh==")
+    masked = mask(logged)
+    assert "cd" not in masked and MASK in masked, masked
+    assert "cd" not in secrets.dumps_masked({"line": logged})
