@@ -917,10 +917,12 @@ def test_a_pretty_printed_answer_is_parsed_once_when_it_closes(monkeypatch: pyte
         ("lone", (), "JSON the SDK's parser rejects"),
         # valid JSON, but Python reads no integer of more than 4,300 digits: it was taken for a banner
         ("huge_number", (), "a number too long for JSON readers"),
+        # Python's json.dumps writes NaN and Infinity, which no JSON reader outside Python takes
+        ("nan", (), "NaN or Infinity, which JSON does not have"),
         # the SDK's lax validation reads the string as False; the steps read it as set
         ("stringly", (), 'isError is "false" (str), not true or false'),
     ],
-    ids=["5000-deep", "400-deep", "lone-surrogate", "5000-digit-number", "isError-a-string"],
+    ids=["5000-deep", "400-deep", "lone-surrogate", "5000-digit-number", "NaN", "isError-a-string"],
 )
 def test_an_unparseable_response_fails_its_request_at_once(
     tool: str, flags: tuple[str, ...], said: str, tmp_path: Path

@@ -322,7 +322,6 @@ def test_dumps_masked_of_data_with_nothing_to_mask_is_its_json() -> None:
     assert secrets.dumps_masked(value) == json.dumps(value)
 
 
-
 @pytest.mark.parametrize(
     "logged",
     [

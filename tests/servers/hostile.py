@@ -38,7 +38,7 @@ would, and it starts in milliseconds. Flags (combinable):
 Tools: `echo` (text), `big` (`mb` megabytes of text), `deep`, `secret` (the value of $API_TOKEN
 in the result's text and as a key of its structured content, in a log notification and on stderr), `spam`, `die` (exit code 3 mid-call),
 `stringly` (a result whose isError is the string "false"), `huge_number` (structuredContent holds an integer of 5,000 digits: valid JSON that Python will not
-read), `ansi` (terminal escape sequences that clear the screen and fake a green summary), `flood`
+read), `nan` (structuredContent holds NaN and Infinity, as Python's json.dumps writes them), `ansi` (terminal escape sequences that clear the screen and fake a green summary), `flood`
 (`n` log notifications, each `size` characters longer, then the result), `deaf` (answers, then closes its stdin and keeps running;
 with `unread`, once the next request is in the pipe, which the close discards), `stop_reading` (answers, then reads
 its stdin no more, yet keeps it open), `blind` (closes its stdout and keeps
@@ -83,6 +83,7 @@ TOOLS = [
         ("hang", {}),
         ("stop_reading", {}),
         ("huge_number", {}),
+        ("nan", {}),
         ("stringly", {}),
     ]
 ]
@@ -171,6 +172,14 @@ def main() -> int:
             digits = "9" * 5000
             result = f'{{"content":[{{"type":"text","text":"n"}}],"structuredContent":{{"n":{digits}}}}}'
             out.write(f'{{"jsonrpc":"2.0","id":{json.dumps(request["id"])},"result":{result}}}\n'.encode())
+            out.flush()
+            continue
+        if request["method"] == "tools/call" and name == "nan":  # json.dumps writes NaN unless allow_nan=False
+            nan = {
+                "content": [{"type": "text", "text": "NaN"}],
+                "structuredContent": {"ratio": float("nan"), "max": float("inf")},
+            }
+            out.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": nan}).encode() + b"\n")
             out.flush()
             continue
         if request["method"] == "tools/call" and name == "blind":
