@@ -81,10 +81,16 @@ def as_exited(exc: BaseException) -> ServerExited:
 
 
 async def _contained(coro: Awaitable[Any]) -> Any:
+    own = asyncio.current_task()
     try:
         return await coro
     except BaseException as exc:
         if isinstance(exc, ServerExited) or not is_exit(exc):
+            raise
+        if isinstance(exc, GeneratorExit) and asyncio.current_task() is not own:
+            # thrown in by close(): a pending task whose coroutine the garbage collector closed
+            # while another task ran. Converting it raised ServerExited out of close(), which
+            # Python reports as an unraisable exception on stderr.
             raise
         raise as_exited(exc) from exc  # its traceback, so `errors.raised` names the user's line
 
