@@ -90,6 +90,8 @@ SERVER_SENT = "mcp_bdd.server_sent"
 ACCEPTED_KEEP = 4096
 #: two line ends in a row (CRLF, CR or LF each): the end of an SSE event
 _BOUNDARY = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
+#: one line end (CRLF, CR or LF): where an SSE event's fields part
+_LINE_END = re.compile(rb"\r\n|\r|\n")
 #: the id of a JSON-RPC message as one of its first keys (no object or array opened before it) ...
 _FIRST_ID = re.compile(rb'data: ?\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*' + ID_VALUE)
 #: ... or as the last key of the outermost object
@@ -894,12 +896,22 @@ def _endpoint_in(chunk: bytes) -> str | None:
     if b"endpoint" not in chunk:
         return None  # most chunks, once the stream runs: not parsed
     for event in _BOUNDARY.split(chunk):
-        # split on SSE's own line ends only: str.splitlines() also splits on U+2028 inside JSON text
-        lines = [line.decode("utf-8", "replace") for line in re.split(rb"\r\n|\r|\n", event)]
-        fields = [line.partition(":")[::2] for line in lines if line and not line.startswith(":")]
-        if any(name == "event" and value.strip() == "endpoint" for name, value in fields):
-            return "\n".join(value.removeprefix(" ") for name, value in fields if name == "data")
+        fields = _fields(event)
+        if any(name == b"event" and value.decode("utf-8", "replace").strip() == "endpoint" for name, value in fields):
+            return b"\n".join(value for name, value in fields if name == b"data").decode("utf-8", "replace")
     return None
+
+
+def _fields(event: bytes) -> list[tuple[bytes, bytes]]:
+    """An SSE event's fields as (name, value), as SSE parsers read them: one space after the colon
+    is not the value's; blank lines and comments (a line that starts with a colon) are no fields.
+    Split on SSE's own line ends only: str.splitlines() also splits on U+2028 inside JSON text."""
+    fields = []
+    for line in _LINE_END.split(event):
+        if line and not line.startswith(b":"):
+            name, _, value = line.partition(b":")
+            fields.append((name, value[1:] if value.startswith(b" ") else value))
+    return fields
 
 
 def _not_an_answer(status: int, kind: str) -> bool:
@@ -1023,12 +1035,10 @@ def _event_data(event: bytes) -> bytes | None:
     """The data of one whole SSE event if it is a `message` event with data (what the SDK parses as
     JSON-RPC), else None (an `endpoint` event, a keep-alive, a priming event with only an id)."""
     kind, data = b"message", []
-    for line in re.split(rb"\r\n|\r|\n", event):
-        field, _, value = line.partition(b":")
-        value = value[1:] if value.startswith(b" ") else value
-        if field == b"event":
+    for name, value in _fields(event):
+        if name == b"event":
             kind = value
-        elif field == b"data":
+        elif name == b"data":
             data.append(value)
     joined = b"\n".join(data)
     return joined if joined and kind == b"message" else None  # the SDK skips an empty one (a priming event)
