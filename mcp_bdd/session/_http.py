@@ -822,15 +822,15 @@ class _Endpoint(httpx2.AsyncByteStream):
                     seen = True
                     if self.inbox is not None:
                         self.inbox.endpoint = endpoint
-                    chunk = _first_endpoint_only(chunk)
-            elif _endpoint_in(chunk) is not None:
+                    chunk = _drop_endpoints(chunk, keep=1)
+            elif (again := _endpoint_in(chunk)) is not None:
                 # the SDK takes one endpoint a stream: a second one crashed its reader ("called
                 # 'started' twice") and the session with it, blamed on the server going away
                 self.said(
                     f"the server sent a second `endpoint` event on its SSE stream at {self.url} "
-                    f"({_endpoint_in(chunk)!r:.200}); a stream has one endpoint, the first: this one was ignored"
+                    f"({again!r:.200}); a stream has one endpoint, the first: this one was ignored"
                 )
-                chunk = b"".join(e for e in _events_of(chunk) if _endpoint_in(e) is None)
+                chunk = _drop_endpoints(chunk)
             if chunk:
                 yield chunk
         if not seen:
@@ -878,14 +878,14 @@ def _events_of(chunk: bytes) -> list[bytes]:
     return [*events, chunk[start:]] if start < len(chunk) else events
 
 
-def _first_endpoint_only(chunk: bytes) -> bytes:
-    """`chunk` without the endpoint events that follow its first."""
-    kept, seen = [], False
+def _drop_endpoints(chunk: bytes, keep: int = 0) -> bytes:
+    """`chunk` without its endpoint events but the first `keep` (the stream's one endpoint)."""
+    kept = []
     for event in _events_of(chunk):
         if _endpoint_in(event) is not None:
-            if seen:
+            if keep == 0:
                 continue
-            seen = True
+            keep -= 1
         kept.append(event)
     return b"".join(kept)
 
