@@ -184,7 +184,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             return await self._no_answer(request, response, stream, answers, str(carried["method"]), kind)
         if kind == _SSE:
             events = _Events(
-                stream, self.event_limit, self._event_refusal(request, answers), self._unusable_event(answers)
+                stream, self.event_limit, self._event_refusal(request, answers), self._event_screen(answers)
             )
             legacy_get = not self.answers_on_post and request.method == "GET"
             response.stream = (
@@ -393,16 +393,17 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         _keep(self.refusals, token, refusal)  # taken as each request fails: only a cancelled one stays
         return {"mcp_bdd": REFUSAL_MARK, "token": token}
 
-    def _unusable_event(self, answers: Any) -> Callable[[bytes], bytes | None]:
-        """`unusable(event)` for an SSE stream: the error event that replaces a whole `message` event
-        the SDK cannot read, for the request it answers (`answers`, the POST's own request; else the
-        id in it), or None. The SDK made up a -32700 "Failed to parse SSE message" for it on a POST's
-        stream (taken for the server's error), and on legacy SSE's stream dropped it: the request
-        waited out its timeout."""
+    def _event_screen(self, answers: Any) -> Callable[[bytes], bytes | None]:
+        """`screen(event)` for an SSE stream, the screen every whole event passes: what to pass on in
+        its place, or None for the event as it is. A `retry:` below MIN_RETRY_MS is raised to it. A
+        `message` event the SDK cannot read becomes an error event for the request it answers
+        (`answers`, the POST's own request; else the id in it): the SDK made up a -32700 "Failed to
+        parse SSE message" for it on a POST's stream (taken for the server's error), and on legacy
+        SSE's stream dropped it, and the request waited out its timeout."""
 
         said_retry = False
 
-        def unusable(event: bytes) -> bytes | None:
+        def screen(event: bytes) -> bytes | None:
             nonlocal said_retry
             retry = _RETRY.search(event)
             if retry is not None and int(retry.group(1)) < MIN_RETRY_MS:
@@ -425,7 +426,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                 return event if retry is not None else None
             return b"event: message\ndata: " + _error(request_id, message, data[:_QUOTE]) + b"\n\n"
 
-        return unusable
+        return screen
 
     def _event_refusal(self, request: httpx2.Request, answers: Any) -> Callable[[bytes, bytes | None], bytes | None]:
         """`refuse(head, tail)` for an SSE stream: the error event that replaces an event past the
@@ -718,12 +719,12 @@ class _Events(httpx2.AsyncByteStream):
         inner: httpx2.AsyncByteStream,
         limit: int,
         refuse: Callable[[bytes, bytes | None], bytes | None],
-        unusable: Callable[[bytes], bytes | None] = lambda event: None,
+        screen: Callable[[bytes], bytes | None] = lambda event: None,
     ) -> None:
         self.inner = inner
         self.limit = limit
         self.refuse = refuse
-        self.unusable = unusable  # the error event that replaces a whole event the SDK cannot read, or None
+        self.screen = screen  # what replaces a whole event (`BoundedTransport._event_screen`), or None
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         held: list[bytes] = []  # the event in progress, not passed on yet
@@ -763,7 +764,7 @@ class _Events(httpx2.AsyncByteStream):
                 size += len(piece)
                 if complete:
                     event = b"".join(held)
-                    ready.append(self.unusable(event) or event)
+                    ready.append(self.screen(event) or event)
                     held, size = [], 0
             edge = chunk[-3:]
             if ready:
