@@ -3187,6 +3187,36 @@ Feature: teardown
     assert "broker gone" in report and "could not flush the audit log" in report and "yielded more than once" in report
 
 
+def test_a_teardown_that_times_out_is_said_as_its_failure_not_as_a_session_that_did_not_close() -> None:
+    """A lifespan whose teardown ends in a TimeoutError of its own (an anyio.fail_after in it) is a
+    failing teardown, said as any other; only a session whose task is still running when the wait
+    ends "did not close"."""
+    from contextlib import asynccontextmanager
+
+    import anyio
+    from anyio.from_thread import start_blocking_portal
+    from mcp.server.mcpserver import MCPServer
+
+    from mcp_bdd.servers import InMemoryServer
+    from mcp_bdd.session import Session
+    from mcp_bdd.transcript import Transcript
+
+    @asynccontextmanager
+    async def lifespan(server: MCPServer) -> Any:
+        yield {}
+        with anyio.fail_after(0.01):
+            await anyio.sleep(5)
+
+    server = InMemoryServer("app", MCPServer("app", lifespan=lifespan), "app")
+    with start_blocking_portal() as portal:
+        session = Session(
+            "app", server, portal=portal, transcript=Transcript(), timeout=5, startup_timeout=5, protocol="auto"
+        )
+        session.open()
+        problems = session.close()
+    assert len(problems) == 1 and problems[0].startswith('closing the session with "app": TimeoutError'), problems
+
+
 SLOW_FACTORY = """
 import time
 

@@ -532,12 +532,12 @@ class Session(ClientSide):
             try:
                 # wake the lifetime task without waiting for the wake-up itself: one hop, then one wait
                 self.hops.soon(self._close_soon)
-                future.result(timeout=limit)
-            except TimeoutError:
-                if not future.done():  # else the lifetime's own TimeoutError (a teardown's fail_after): below
+                # waited for, not `result(timeout=)`: its TimeoutError could be the wait's or the
+                # lifetime's own (a teardown's fail_after), which is said like any other failure below
+                if concurrent.futures.wait([future], timeout=limit).not_done:
                     problems.append(self._did_not_close(limit))
                 else:
-                    problems.append(f'closing the session with "{self.name}": {raised(unwrap(future.exception()))}')
+                    future.result()
             except BaseException as exc:
                 cause = unwrap(exc)
                 if isinstance(cause, KeyboardInterrupt):
