@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.client._input_required import run_input_required_driver
@@ -30,13 +30,16 @@ from mcp.client._transport import TransportStreams
 from mcp.client.session import ClientRequestContext
 from mcp.shared.dispatcher import coerce_request_id
 
+if TYPE_CHECKING:
+    import httpx2
+
 __all__ = [
     "ClientRequestContext",
     "TransportStreams",
     "absorb_tool_listing",
     "answer_key",
     "intercept_input_requests",
-    "redirect_followed",
+    "redirect_target",
     "restamp_log_level",
     "run_input_required",
     "unsupported_version",
@@ -149,26 +152,25 @@ def _tell(on_repeated: Callable[[Any, Any], None], request_id: Any, outcome: Any
         logging.getLogger(__name__).exception("recording a second answer to request %r failed", request_id)
 
 
-def redirect_followed(request: Any, response: Any) -> bool:
-    """Whether the SDK's HTTP transports follow this answer to `request` (httpx2 objects): a 307 or
-    308 that stays on the endpoint's origin (a trailing-slash redirect) is no answer of its own.
-    One back to the very URL asked is a loop: followed until the client's redirect budget runs out,
-    it became a made-up -32600 that "rejected with error code -32600" took for the server's."""
+def redirect_target(request: httpx2.Request, response: httpx2.Response) -> httpx2.URL | None:
+    """Where the SDK's HTTP transports follow this answer to `request`, or None: a 307 or 308 that
+    stays on the endpoint's origin (a trailing-slash redirect) is no answer of its own. They follow
+    such redirects one after another, up to the client's `max_redirects`, round a loop too, and then
+    make up a -32600 that "rejected with error code -32600" took for the server's: mcp-bdd stops a
+    loop itself (session/_http)."""
     import httpx2
     from mcp.shared._httpx_utils import _within_origin
 
     location = response.headers.get("location")
     if response.status_code not in (307, 308) or not location:
-        return False
+        return None
     try:
         target = request.url.join(location)
     except httpx2.InvalidURL:
-        return False
+        return None
     if target.userinfo and target.userinfo != request.url.userinfo:
-        return False
-    if target == request.url:
-        return False
-    return bool(_within_origin(request.url, target))
+        return None
+    return target if _within_origin(request.url, target) else None
 
 
 #: how the SDK's `ClientSession.initialize` refuses a protocolVersion the client did not offer: a

@@ -3591,6 +3591,62 @@ def test_a_request_answered_with_no_json_rpc_answer_names_what_came_not_a_made_u
     assert "Server returned an error response" not in out and "Unexpected content type" not in out, out
 
 
+class _Looping(_Accepting):
+    """A Streamable HTTP endpoint that redirects each tools/call POST (307, on its own origin) by
+    the text it is given: `pingpong` round a loop of two hops, /mcp -> /mcp/ -> /mcp (one rule that
+    adds a trailing slash, another that takes it away); `onwards` on and on, /mcp -> /mcp/1 ->
+    /mcp/2 -> ..., never to the same URL twice; `detour` once, /mcp -> /mcp/, which answers with a
+    web page. `calls` counts the POSTs."""
+
+    def _call(self, request_id: Any, text: str) -> None:
+        self.server.calls += 1
+        if text == "detour" and self.path == "/mcp/":
+            return _answer(self, 200, b"<html>the shop</html>")
+        if text in ("pingpong", "detour"):
+            location = "/mcp/" if self.path == "/mcp" else "/mcp"
+        else:
+            location = f"/mcp/{int(self.path.removeprefix('/mcp').lstrip('/') or 0) + 1}"
+        return _answer(self, 307, b"", "text/plain", {"Location": location})
+
+
+def test_a_redirect_loop_of_any_length_is_a_protocol_violation_naming_its_route(tmp_path: Path) -> None:
+    """A request's POST redirected round a loop of more than one hop (/mcp -> /mcp/ -> /mcp), or on
+    and on, was followed until the client's redirect budget ran out (21 POSTs), and the SDK then
+    made up a -32600 ("Redirect to ... not followed"): "Then the request is rejected with error code
+    -32600" passed on a broken server. As a redirect back to the very URL asked already did, it
+    fails as a protocol violation naming the route (its first URLs) with a tip; a loop is stopped
+    before its first URL is asked again. What answers a request after a redirect is its answer too:
+    a web page there was the SDK's made-up -32600 ("Unexpected content type") as well."""
+    scenarios = "".join(
+        f"""
+  Scenario: {text}
+    Given the MCP server "accepting" is running
+    When I call the tool "echo" with:
+      | text   |
+      | {text} |
+    Then the request is rejected with error code -32600
+"""
+        for text in ("pingpong", "onwards", "detour")
+    )
+    web = _AcceptingServer(handler=_Looping)
+    with _serving(web) as base:
+        root = make_project(tmp_path, _accepting(base), {"l.feature": "Feature: loops\n" + scenarios})
+        run = run_behave(root, "-f", "plain")
+    assert run.counts() == {"passed": 0, "failed": 3, "error": 0, "skipped": 0}, run.failures()
+    out = run.output
+    assert "answered the tools/call request with HTTP 200 (text/html): not a JSON-RPC answer" in out, out
+    said = 'The server "accepting" answered the tools/call request with HTTP 307, '
+    route = f"{base}/mcp -> {base}/mcp/ -> {base}/mcp"
+    assert said + f"a redirect back to a URL it was sent to before, a loop: {route}: not a JSON-RPC" in out, out
+    route = " -> ".join(f"{base}/mcp/{n}" for n in range(1, 4))
+    assert said + f"a redirect after 20 in a row, as many as the client follows: {base}/mcp -> {route} -> " in out
+    assert f"-> ... 17 more -> {base}/mcp/21: not a JSON-RPC answer" in out, out
+    assert "Tip: the server (or a proxy before it) redirects its endpoint round a loop" in out, out
+    assert "Tip: the server (or a proxy before it) redirects its endpoint on and on" in out, out
+    assert "Redirect to" not in out and "Unexpected content type" not in out, out  # the SDK's made-up errors
+    assert web.calls == 2 + 21 + 2, web.calls  # the loop's /mcp is not asked twice; the budget is the client's
+
+
 @pytest.mark.parametrize(
     ("line", "said"),
     [

@@ -27,6 +27,10 @@ response a session's HTTP client gets passes through `BoundedTransport` instead:
 - So with every other answer to a request's POST that is no JSON-RPC answer, for which the SDK
   made up an error code of its own (`_no_answer`); and a POST whose response cannot be parsed is
   recorded with its cause, since the SDK says only "Connection closed".
+- A same-origin 307 or 308 (a trailing-slash redirect) is left to the SDK to follow, but not round
+  a loop: one back to a URL the request was sent to already, or past the client's `max_redirects`
+  (where the SDK gave up and made up a -32600 of its own), stands as the request's answer, a
+  protocol violation naming the route (`_loop`).
 
 Memory stays about the limit: what is held of one message, plus one read. The limit counts
 what a message holds, not what crossed the wire: a gzip or deflate body is inflated here, one
@@ -42,7 +46,7 @@ import json
 import re
 import uuid
 import zlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urljoin, urlparse
 
@@ -51,7 +55,7 @@ import httpx2
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-from mcp_bdd._sdk import answer_key, redirect_followed
+from mcp_bdd._sdk import answer_key, redirect_target
 from mcp_bdd.config import Config
 from mcp_bdd.errors import ProtocolViolation, ServerStartError, size_text
 from mcp_bdd.servers import ID_VALUE, PROTOCOL_MARK
@@ -100,6 +104,11 @@ _LAST_ID = re.compile(rb'"id"\s*:\s*' + ID_VALUE + rb"\s*\}\s*$")
 #: mcp-bdd lets the SDK wait before reconnecting
 _RETRY = re.compile(rb"(?:^|[\r\n])retry: ?(\d+)(?=[\r\n]|$)")
 MIN_RETRY_MS = 250
+#: `request.extensions[_ROUTE]`: the URLs a POST was sent to before this one, redirect by redirect
+#: (httpx2 hands a request's extensions on to the request that follows its redirect), to tell a loop
+_ROUTE = "mcp_bdd.route"
+_ROUTE_SHOWN = 4  # URLs named of a route, before its last
+_MAX_REDIRECTS = 20  # httpx2's default `max_redirects`, for a transport not built by `client_factory`
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
@@ -126,6 +135,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
     `accepted` gets the id (`answer_key`) and method of every request the server answered with 202;
     `refusals` each request's POST refused with 401/403, by the token its stand-in error carries;
     `inbox` (legacy SSE) the errors of requests whose POST failed, for the session's read stream.
+    `max_redirects`: the client's, as many redirects in a row as the SDK follows.
     """
 
     def __init__(
@@ -139,9 +149,11 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         accepted: dict[Any, str] | None = None,
         refusals: dict[str, Refusal] | None = None,
         inbox: Inbox | None = None,
+        max_redirects: int = _MAX_REDIRECTS,
     ) -> None:
         self.inner = inner
         self.inbox = inbox
+        self.max_redirects = max_redirects
         self.accepted = accepted if accepted is not None else {}
         self.refusals = refusals if refusals is not None else {}
         self.server = server
@@ -165,22 +177,14 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             raise
         stream = _inflated(response)
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
-        if (
-            not self.answers_on_post
-            and request.method == "POST"
-            and response.status_code >= 300
-            and not redirect_followed(request, response)  # a same-origin 307/308: the SDK follows it
-        ):
+        followed = request.method == "POST" and self._followed(request, response)
+        if not self.answers_on_post and request.method == "POST" and response.status_code >= 300 and not followed:
             failed = await self._post_failed(request, response, stream, kind)
             if failed is not None:
                 return failed
         if answers is not None and response.status_code == 202:
             return await self._answer_accepted(response, stream, answers, str(carried["method"]))
-        if (
-            answers is not None
-            and _not_an_answer(response.status_code, kind)
-            and not redirect_followed(request, response)
-        ):
+        if answers is not None and _not_an_answer(response.status_code, kind) and not followed:
             return await self._no_answer(request, response, stream, answers, str(carried["method"]), kind)
         if kind == _SSE:
             events = _Events(
@@ -220,6 +224,14 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             "all. If a message that large is expected, raise max_message_bytes in [tool.mcp-bdd] (or -D "
             f"max_message_bytes=N); otherwise the server never ends its {'event' if what == 'event' else 'answer'}."
         )
+
+    def _followed(self, request: httpx2.Request, response: httpx2.Response) -> bool:
+        """Whether the SDK follows this answer to a POST (`redirect_target`) and it leads on, not
+        round a loop (`_loop`); the request that follows then carries the route so far (`_ROUTE`)."""
+        if redirect_target(request, response) is None or _loop(request, response, self.max_redirects) is not None:
+            return False
+        request.extensions[_ROUTE] = _route(request)
+        return True
 
     def _refuse(self, request: httpx2.Request, what: str) -> str:
         message = self.message(request, what, self.limit)
@@ -322,7 +334,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         answers = _request_id(carried)
         body = b"".join(await self._head(stream, kind))
         if answers is None:  # a notification, or the client's answer: nothing waits for it
-            what, _ = _what_came(request, response, kind, legacy=True)
+            what, _ = _what_came(request, response, kind, legacy=True, budget=self.max_redirects)
             said = f". Its body begins: {body[:_SAID].decode('utf-8', 'replace')!r}" if body.strip() else ""
             self.on_refused(f'The server "{self.server}" answered the POST of {_posted(carried)} with {what}{said}')
         elif self._server_error(kind, body):
@@ -379,7 +391,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             return _jsonrpc_error(
                 answers, {"code": types.INVALID_REQUEST, "message": message, "data": self._kept(refusal)}
             )
-        what, tip = _what_came(request, response, kind, legacy=not self.answers_on_post)
+        what, tip = _what_came(request, response, kind, legacy=not self.answers_on_post, budget=self.max_redirects)
         message = f'The server "{self.server}" answered the {method} request with {what}: not a JSON-RPC answer'
         if body.strip():
             message += f". Its body begins: {body[:_SAID].decode('utf-8', 'replace')!r}"
@@ -589,7 +601,7 @@ def client_factory(
     remote server behind a proxy must stay reachable.
     """
 
-    def wrap(inner: httpx2.AsyncBaseTransport) -> httpx2.AsyncBaseTransport:
+    def wrap(inner: httpx2.AsyncBaseTransport, max_redirects: int) -> httpx2.AsyncBaseTransport:
         return BoundedTransport(
             inner,
             server=server,
@@ -599,6 +611,7 @@ def client_factory(
             accepted=accepted,
             refusals=refusals,
             inbox=inbox,
+            max_redirects=max_redirects,
         )
 
     def make(
@@ -608,8 +621,10 @@ def client_factory(
         event_hooks: dict[str, list[Callable[..., Any]]] | None = None,
     ) -> httpx2.AsyncClient:
         client = httpx2.AsyncClient(headers=headers, timeout=timeout or _TIMEOUT, auth=auth, event_hooks=event_hooks)
-        client._transport = wrap(client._transport)
-        client._mounts = {pattern: None if t is None else wrap(t) for pattern, t in client._mounts.items()}
+        client._transport = wrap(client._transport, client.max_redirects)
+        client._mounts = {
+            pattern: None if t is None else wrap(t, client.max_redirects) for pattern, t in client._mounts.items()
+        }
         return client
 
     return make
@@ -940,21 +955,22 @@ def _is_error_answer(body: bytes) -> bool:
         return False
 
 
-def _what_came(request: httpx2.Request, response: httpx2.Response, kind: str, *, legacy: bool) -> tuple[str, str]:
+def _what_came(
+    request: httpx2.Request, response: httpx2.Response, kind: str, *, legacy: bool, budget: int
+) -> tuple[str, str]:
     """(what the server answered, in words; what to do about it). `legacy`: a POST over HTTP+SSE,
-    whose URL the server named in its `endpoint` event (with the session in its query), not `url`."""
+    whose URL the server named in its `endpoint` event (with the session in its query), not `url`.
+    `budget`: the client's `max_redirects` (`_loop`)."""
     status = response.status_code
     what = f"HTTP {status} ({kind or 'no content type'})"
     if 300 <= status < 400:
+        loop = _loop(request, response, budget)
+        if loop is not None:
+            return loop
         try:
-            target = request.url.join(response.headers.get("location", ""))
-            location = str(_public(target))
+            location = str(_public(request.url.join(response.headers.get("location", ""))))
         except httpx2.InvalidURL:
-            target, location = None, repr(response.headers.get("location", "")[:200])  # quoted, not parsed
-        if target == request.url:
-            return f"HTTP {status}, a redirect back to the URL it was sent to ({location}), a loop", (
-                "the server (or a proxy before it) redirects its endpoint to itself: fix that routing rule."
-            )
+            location = repr(response.headers.get("location", "")[:200])  # quoted, not parsed
         return f"HTTP {status}, a redirect to {location}", (
             "the server's `endpoint` event names a POST URL that redirects, and a client follows only a "
             "same-origin 307 or 308: the server must announce the URL it serves (behind a proxy: mind its "
@@ -987,6 +1003,51 @@ def _what_came(request: httpx2.Request, response: httpx2.Response, kind: str, *,
     )
 
 
+def _loop(request: httpx2.Request, response: httpx2.Response, budget: int) -> tuple[str, str] | None:
+    """(what the server answered, in words; what to do about it) when `response` redirects a POST
+    round a loop, else None. A loop goes back to a URL the request was sent to already (`_route`:
+    the SDK would send it there again, and the same redirects would follow), or on past `budget` redirects
+    in a row, where the SDK stops following and makes up a -32600 of its own ("Redirect to ... not
+    followed"), which "rejected with error code -32600" took for the server's error."""
+    if not 300 <= response.status_code < 400:
+        return None
+    try:
+        target = request.url.join(response.headers.get("location", ""))
+    except httpx2.InvalidURL:
+        return None
+    route, status = _route(request), response.status_code
+    if target in route and len(route) == 1:
+        return f"HTTP {status}, a redirect back to the URL it was sent to ({_public(target)}), a loop", (
+            "the server (or a proxy before it) redirects its endpoint to itself: fix that routing rule."
+        )
+    if target in route:
+        return f"HTTP {status}, a redirect back to a URL it was sent to before, a loop: {_shown(route, target)}", (
+            "the server (or a proxy before it) redirects its endpoint round a loop (often one rule adds a "
+            "trailing slash and another takes it away): fix those routing rules."
+        )
+    if len(route) > budget and redirect_target(request, response) is not None:
+        what = f"a redirect after {len(route) - 1} in a row, as many as the client follows"
+        return f"HTTP {status}, {what}: {_shown(route, target)}", (
+            "the server (or a proxy before it) redirects its endpoint on and on without answering: fix that "
+            "routing rule."
+        )
+    return None
+
+
+def _route(request: httpx2.Request) -> tuple[httpx2.URL, ...]:
+    """The URLs a POST was sent to, redirect by redirect, this one last (`_ROUTE`)."""
+    return (*request.extensions.get(_ROUTE, ()), request.url)
+
+
+def _shown(route: Sequence[httpx2.URL], target: httpx2.URL) -> str:
+    """A redirect route and where it leads, as it may be shown: its first URLs and its last, each
+    without credentials or query (`_public`) and cut short; never a long route whole."""
+    urls = [str(_public(url))[:_QUOTE] for url in (*route, target)]
+    if len(urls) > _ROUTE_SHOWN + 1:
+        urls[_ROUTE_SHOWN:-1] = [f"... {len(urls) - _ROUTE_SHOWN - 1} more"]
+    return " -> ".join(urls)
+
+
 def _public(url: httpx2.URL) -> httpx2.URL:
     """`url` as it may be shown: without its credentials or query (either may carry a token)."""
     return url.copy_with(userinfo=b"", query=None)
@@ -1013,7 +1074,10 @@ def _request_message(request: httpx2.Request) -> dict[str, Any]:
     if request.method != "POST":
         return {}
     try:
-        message = json.loads(request.content)
+        # a POST that follows a redirect carries its first's body as a stream, unread: read here
+        # when that is bytes in memory (the SDK's JSON), which the transport below reads again
+        content = request.read() if isinstance(request.stream, httpx2.ByteStream) else request.content
+        message = json.loads(content)
     except (httpx2.RequestNotRead, ValueError):
         return {}
     return message if isinstance(message, dict) and "method" in message else {}
