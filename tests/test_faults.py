@@ -3351,8 +3351,9 @@ class _NoAnswer(_Accepting):
     status), `moved` a 307 redirect to another origin, `gone` a 404 for the session, `garbled` a
     status line that is not HTTP, `slash` a 307 to /mcp/ on the same origin (a trailing-slash
     redirect, which the SDK follows), where it answers; and as `application/json`, `empty` no body,
-    `batch` the answer in an array, `null` a null result; `loop` a 307 back to the same URL; and
-    `event` an event stream whose one message is not JSON."""
+    `batch` the answer in an array, `null` a null result, `nan` a result holding NaN; `loop` a 307
+    back to the same URL; and as an event stream, `event` one message that is not JSON, `nanevent`
+    one answer holding Infinity (what Python's json.dumps writes for float("nan") and float("inf"))."""
 
     def _call(self, request_id: Any, text: str) -> None:
         answer = {"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}]}}
@@ -3375,8 +3376,22 @@ class _NoAnswer(_Accepting):
             "empty": (200, "application/json", b"", {}),
             "batch": (200, "application/json", json.dumps([answer]).encode(), {}),
             "null": (200, "application/json", json.dumps({**answer, "result": None}).encode(), {}),
+            "nan": (
+                200,
+                "application/json",
+                json.dumps({**answer, "result": {**_RESULT, "x": float("nan")}}).encode(),
+                {},
+            ),
+            "nanevent": (200, "text/event-stream", _event({**answer, "result": {**_RESULT, "x": float("inf")}}), {}),
         }[text]
         return _answer(self, status, body, kind, extra)
+
+
+_RESULT = {"content": [{"type": "text", "text": "n"}]}
+
+
+def _event(message: dict[str, Any]) -> bytes:
+    return b"event: message\ndata: " + json.dumps(message).encode() + b"\n\n"
 
 
 class _Refusing(_Accepting):
@@ -3566,15 +3581,19 @@ def test_a_request_answered_with_no_json_rpc_answer_names_what_came_not_a_made_u
             *[("error", -32602), ("garbled", -32000)],
         ]
     )
-    scenarios += '\n  Scenario: slash\n    Given the MCP server "accepting" is running\n' + _echo(
-        "slash", "Then the tool call succeeds"
-    )
+    for text in ("slash", "nan", "nanevent"):  # a good answer, two that Python's json reads and JSON has not
+        scenarios += f'\n  Scenario: {text}\n    Given the MCP server "accepting" is running\n' + _echo(
+            text, "Then the tool call succeeds"
+        )
     with _serving(_AcceptingServer(handler=_NoAnswer)) as base:
         root = make_project(tmp_path, _accepting(base), {"n.feature": "Feature: no answer\n" + scenarios})
         run = run_behave(root, "-f", "plain")
-    assert run.counts() == {"passed": 2, "failed": 10, "error": 0, "skipped": 0}, run.failures()
+    assert run.counts() == {"passed": 2, "failed": 12, "error": 0, "skipped": 0}, run.failures()
     out = run.output
     said = 'The server "accepting" answered the tools/call request with '
+    assert said + "JSON that is no JSON-RPC answer: it holds NaN or Infinity, which JSON does not have" in out
+    sse = 'The server "accepting" sent an SSE message event that is no JSON-RPC message: it holds NaN or Infinity'
+    assert sse in out, run.failures()
     assert said + "HTTP 307, a redirect back to the URL it was sent to (http://" in out, run.failures()
     assert said + "JSON that is no JSON-RPC answer: the body is empty" in out, run.failures()
     assert said + "JSON that is no JSON-RPC answer: it is a JSON-RPC batch (an array)" in out, run.failures()

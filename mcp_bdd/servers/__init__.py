@@ -22,9 +22,11 @@ from __future__ import annotations
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
 from mcp_bdd.servers._framing import (
     ID_VALUE,
+    NON_JSON_NUMBER,
     PROTOCOL_MARK,
     answer_after_202,
     answer_after_failed_post,
+    holds_non_json_number,
     repeated_answer,
 )
 from mcp_bdd.servers._process import lifeline, reap_all
@@ -32,6 +34,7 @@ from mcp_bdd.servers._start import discard_prestarted, exit_0_tip, exit_at_start
 
 __all__ = [
     "ID_VALUE",
+    "NON_JSON_NUMBER",
     "PROTOCOL_MARK",
     "HttpServer",
     "InMemoryServer",
@@ -43,6 +46,7 @@ __all__ = [
     "discard_prestarted",
     "exit_0_tip",
     "exit_at_start_tip",
+    "holds_non_json_number",
     "lifeline",
     "reap_all",
     "repeated_answer",

@@ -96,7 +96,7 @@ _UNFIT = "a response that does not fit the JSON-RPC schema"
 _BATCH = "a JSON-RPC batch (an array)"
 _BOM = "a byte order mark (U+FEFF) before the JSON"
 _LONG_NUMBER = "a number too long for JSON readers"
-_NOT_A_NUMBER = "NaN or Infinity, which JSON does not have"
+NON_JSON_NUMBER = "NaN or Infinity, which JSON does not have"
 _UNREADABLE = (types.PARSE_ERROR, types.INVALID_REQUEST)  # a server's errors for a message it could not read
 
 
@@ -422,7 +422,7 @@ def _meaning(kinds: Counter[str]) -> str:
             "the server answered with an integer of thousands of digits: Python refuses to read more than "
             "4300 (sys.get_int_max_str_digits) and JavaScript rounds anything past 2**53; send it as a string."
         )
-    if kinds[_NOT_A_NUMBER]:
+    if kinds[NON_JSON_NUMBER]:
         return (
             "the server wrote NaN or Infinity as a number: JSON has neither, and most clients refuse the whole "
             "message. Python's json.dumps writes them unless allow_nan=False: send null, or the value as a string."
@@ -479,15 +479,15 @@ def decode_line(
     if taken and isinstance(answer, types.JSONRPCError) and _has_result(line):
         evidence.note(_UNFIT, line)  # the SDK reads it as an error: JSON-RPC allows one or the other
         return [_protocol_error(answer.id, _unusable_message(_UNFIT, line, "it has both a result and an error"), line)]
-    if taken and _holds_non_json_number(line):
-        evidence.note(_NOT_A_NUMBER, line)
-        return [_protocol_error(answer.id, _unusable_message(_NOT_A_NUMBER, line), line)]
+    if taken and holds_non_json_number(line):
+        evidence.note(NON_JSON_NUMBER, line)
+        return [_protocol_error(answer.id, _unusable_message(NON_JSON_NUMBER, line), line)]
     if taken:
         return [message]
     return _stray(line, evidence, waiting, answer.id, answer.error if isinstance(answer, types.JSONRPCError) else None)
 
 
-def _holds_non_json_number(line: bytes) -> bool:
+def holds_non_json_number(line: bytes) -> bool:
     """Whether a response holds a bare NaN, Infinity or -Infinity. Python's json and the SDK read them
     (float('nan')), but they are no JSON (RFC 8259): a JavaScript client's JSON.parse throws on the
     answer, and a float NaN equals nothing, so a step comparing it can only fail, and confusingly.

@@ -58,7 +58,7 @@ from mcp.shared.message import SessionMessage
 from mcp_bdd._sdk import answer_key, redirect_target
 from mcp_bdd.config import Config
 from mcp_bdd.errors import ProtocolViolation, ServerStartError, size_text
-from mcp_bdd.servers import ID_VALUE, PROTOCOL_MARK
+from mcp_bdd.servers import ID_VALUE, NON_JSON_NUMBER, PROTOCOL_MARK, holds_non_json_number
 from mcp_bdd.session._outcome import REFUSAL_MARK, Refusal
 
 __all__ = [
@@ -1112,10 +1112,12 @@ def _event_data(event: bytes) -> bytes | None:
 def _not_a_message(data: bytes) -> str | None:
     """Why an SSE message event's data is no JSON-RPC message the SDK can read, or None."""
     try:
-        types.jsonrpc_message_adapter.validate_json(data, by_name=False)
-        return None
+        message = types.jsonrpc_message_adapter.validate_json(data, by_name=False)
     except ValueError:
         return _not_a_response(data)
+    if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+        return _no_json_number(data)
+    return None  # a request or notification: as over stdio, only an answer fails on NaN
 
 
 def _not_a_response(body: bytes) -> str | None:
@@ -1124,7 +1126,7 @@ def _not_a_response(body: bytes) -> str | None:
     "Then the request is rejected with error code -32700" passed on an empty body)."""
     try:
         types.jsonrpc_message_adapter.validate_json(body, by_name=False)
-        return None
+        return _no_json_number(body)
     except ValueError as refused:
         said = str(refused).splitlines()[0][:200]
     if not body.strip():
@@ -1138,6 +1140,16 @@ def _not_a_response(body: bytes) -> str | None:
     if isinstance(data, list):
         return "it is a JSON-RPC batch (an array): MCP answers each request with one message"
     return f"it does not fit the JSON-RPC schema (the SDK said: {said})"
+
+
+def _no_json_number(answer: bytes) -> str | None:
+    """Why an answer the SDK reads is no JSON all the same (`holds_non_json_number`), or None."""
+    if holds_non_json_number(answer):
+        return (
+            f"it holds {NON_JSON_NUMBER} (Python's json.dumps writes them unless allow_nan=False): send null, "
+            "or the value as a string"
+        )
+    return None
 
 
 def _error(
