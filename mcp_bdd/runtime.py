@@ -81,7 +81,13 @@ class Runtime:
             portal=self.portal,
             runtime=self,
             transcript=transcript,
-            fakes=Fakes(portal=self.portal, transcript=transcript, tmpdir=tmpdir, declared=self.config.fakes),
+            fakes=Fakes(
+                portal=self.portal,
+                transcript=transcript,
+                tmpdir=tmpdir,
+                declared=self.config.fakes,
+                limit=self.config.startup_timeout,
+            ),
             tmpdir=tmpdir,
             persona=Persona(),
         )

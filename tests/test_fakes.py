@@ -595,3 +595,64 @@ def test_inject_rejects_required_non_fakes(fakes: Fakes) -> None:
     def plain() -> None: ...
 
     assert fakes.inject(plain) == {}
+
+
+@pytest.mark.timeout(120, method="thread")  # pytest-timeout's default method holds SIGALRM, the limit's signal
+def test_a_user_fakes_cleanup_past_its_limit_is_reported_and_the_others_still_run(
+    portal: BlockingPortal, transcript: Transcript, tmp_path: Path
+) -> None:
+    """A cleanup that never returns gets the limit its setup got (startup_timeout): a problem said,
+    the other fakes still cleaned up; and SIGALRM, used for the limit, is given back as it was."""
+    import signal
+
+    assert threading.current_thread() is threading.main_thread()  # where the limit can be armed
+    events: list[str] = []
+    reader, writer = socket.socketpair()
+
+    @fake("first")
+    def first(ctx: FakeContext) -> Iterator[Queue]:
+        yield Queue("a")
+        events.append("first down")
+
+    @fake("sticky")
+    def sticky(ctx: FakeContext) -> Iterator[Queue]:
+        yield Queue("b")
+        reader.recv(1)  # a process that never says it stopped
+
+    limited = Fakes(portal=portal, transcript=transcript, tmpdir=tmp_path, limit=0.5)
+    for name in ("first", "sticky"):
+        limited.get(name)
+    try:
+        problems = limited.close()
+    finally:
+        reader.close()
+        writer.close()
+    assert len(problems) == 1 and problems[0].startswith('fake "sticky" ("sticky" fake): its cleanup did not finish'), (
+        problems
+    )
+    assert "within 0.5 s (it was at " in problems[0] and "test_fakes.py:" in problems[0], problems
+    assert events == ["first down"]
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+
+@pytest.mark.timeout(120, method="thread")
+def test_a_project_that_uses_sigalrm_keeps_it_and_its_fakes_get_no_limit(
+    portal: BlockingPortal, transcript: Transcript, tmp_path: Path
+) -> None:
+    import signal
+
+    rang: list[int] = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: rang.append(signum))
+    try:
+
+        @fake("slowish")
+        def slowish(ctx: FakeContext) -> Iterator[Queue]:
+            time.sleep(0.3)  # past the limit below, which is not armed
+            yield Queue("c")
+
+        limited = Fakes(portal=portal, transcript=transcript, tmpdir=tmp_path, limit=0.05)
+        assert isinstance(limited.get("slowish"), Queue)
+        assert limited.close() == []
+        assert signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL and not rang
+    finally:
+        signal.signal(signal.SIGALRM, previous)

@@ -3187,6 +3187,74 @@ Feature: teardown
     assert "broker gone" in report and "could not flush the audit log" in report and "yielded more than once" in report
 
 
+STALLING_FAKES = """
+import socket
+import time
+from pathlib import Path
+
+from mcp_bdd.fakes import fake
+
+
+@fake("stuck")
+def stuck(ctx):
+    a, b = socket.socketpair()
+    try:
+        while True:
+            try:
+                b.recv(1)  # a broker that never answers
+            except Exception:
+                continue  # a retry loop of its own, which must not swallow the limit
+    finally:
+        a.close()
+        b.close()
+        Path("stuck-cleaned-up").write_text("yes")
+    yield {"url": "queue://never"}
+
+
+@fake("sticky")
+def sticky(ctx):
+    yield {"url": "queue://sticky"}
+    time.sleep(600)  # a cleanup that waits on a process that never stops
+"""
+
+
+def test_a_user_fake_that_blocks_in_setup_or_cleanup_does_not_hang_the_run(tmp_path: Path) -> None:
+    """A `@fake` whose setup waited on a broker that never answered, or whose cleanup waited on a
+    process that never stopped, hung the whole behave run without a word. Its setup and its cleanup
+    now each get startup_timeout: a stalled setup is the scenario's start failure, naming the fake
+    and the line it waited at (its own `finally` still runs); a stalled cleanup is a teardown warning,
+    and the run goes on."""
+    feature = """
+Feature: stalling fakes
+  Scenario: a setup that never ends
+    Given the MCP server "a" is running
+
+  Scenario: a cleanup that never ends
+    Given the MCP server "b" is running
+    When I call the tool "ok"
+    Then the tool call succeeds
+"""
+    config = (
+        'transport = "in-memory"\nstartup_timeout = 4\n'
+        '[servers.a]\napp = "teardown_app:create_server"\nenv = { QUEUE = "${fake.stuck.url}" }\n'
+        '[servers.b]\napp = "teardown_app:create_server"\nenv = { QUEUE = "${fake.sticky.url}" }\n'
+    )
+    files = {"teardown_app.py": TEARDOWN_APP, "steps/fakes.py": STALLING_FAKES}
+    started = time.monotonic()
+    run = _run_app(tmp_path, config, {"s.feature": feature}, files)
+    assert run.counts() == {"passed": 1, "failed": 0, "error": 1, "skipped": 0}, run.output[-3000:]
+    said = 'The fake "stuck" (stuck) could not be set up: its setup did not finish within 4 s (it was at '
+    lines = STALLING_FAKES.split("\n")
+    recv, sleep = (next(i + 1 for i, line in enumerate(lines) if text in line) for text in ("recv(1)", "sleep(600)"))
+    assert said in run.output and f"fakes.py:{recv}, in stuck)" in run.output, run.output[-3000:]
+    assert "raise startup_timeout if a setup that long is expected" in run.output, run.output[-3000:]
+    assert (tmp_path / "stuck-cleaned-up").read_text() == "yes"
+    warned = [line for line in run.stderr.splitlines() if 'fake "sticky"' in line]
+    assert warned and "its cleanup did not finish within 4 s (it was at " in warned[0], run.stderr
+    assert f"fakes.py:{sleep}, in sticky)" in warned[0], warned
+    assert time.monotonic() - started < 200, "the run waited on a fake far past its limit"
+
+
 def test_a_teardown_that_times_out_is_said_as_its_failure_not_as_a_session_that_did_not_close() -> None:
     """A lifespan whose teardown ends in a TimeoutError of its own (an anyio.fail_after in it) is a
     failing teardown, said as any other; only a session whose task is still running when the wait

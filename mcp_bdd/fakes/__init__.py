@@ -43,6 +43,7 @@ from anyio.from_thread import BlockingPortal
 
 from mcp_bdd.errors import FakeReplaced, McpBddError, ServerStartError, UsageError, did_you_mean, raised
 from mcp_bdd.fakes._database import FakeDatabase, TableStore
+from mcp_bdd.fakes._deadline import Stalled, within
 from mcp_bdd.fakes._http import METHODS, FakeHttpService, ReceivedRequest, Stub
 from mcp_bdd.fakes._oauth import FakeAuthServer, IssuedToken
 from mcp_bdd.fakes._postgres import FakePostgres, PostgresCluster
@@ -333,8 +334,10 @@ class Fakes:
         tmpdir: Path,
         declared: Mapping[str, str | _Declared] | None = None,
         run_dir: Path | None = None,
+        limit: float | None = None,
     ) -> None:
         self._portal = portal
+        self._limit = limit  # seconds for a user fake's setup, and again for its cleanup (`_deadline`)
         self._transcript = transcript
         self._tmpdir = tmpdir
         self._run_dir = run_dir or tmpdir.parent
@@ -471,7 +474,7 @@ class Fakes:
             root=Path(spec.root) if spec is not None else Path.cwd(),
             run_dir=self._run_dir,
         )
-        entry = _make(found, ctx)
+        entry = _make(found, ctx, None if found.builtin else self._limit)
         self._entries[name] = entry
         self._transcript.record("info", name, f"fake {_label(kind)} started", {"kind": kind})
         return entry
@@ -610,6 +613,8 @@ def teardown(entries: Iterable[_Entry]) -> list[str]:
             entry.teardown()
         except Exception as exc:  # teardown must go on; the problem is reported
             problems.append(f'fake "{entry.name}" ({_label(entry.kind)}): {type(exc).__name__}: {exc}')
+        except Stalled as exc:  # a user fake's cleanup past its limit (`_deadline`): reported the same way
+            problems.append(f'fake "{entry.name}" ({_label(entry.kind)}): its cleanup {exc}')
         except BaseException as exc:  # Ctrl-C or SIGTERM in one slow cleanup: the others still run
             interrupted = interrupted or exc  # (each may stop a process of its own), then the run stops
             problems.append(f'fake "{entry.name}" ({_label(entry.kind)}): its cleanup was interrupted')
@@ -618,36 +623,43 @@ def teardown(entries: Iterable[_Entry]) -> list[str]:
     return problems
 
 
-def _make(kind: FakeKind, ctx: FakeContext) -> _Entry:
-    """Run a kind's factory: a generator (setup, `yield obj`, cleanup) or a function returning obj."""
+def _make(kind: FakeKind, ctx: FakeContext, limit: float | None = None) -> _Entry:
+    """Run a kind's factory: a generator (setup, `yield obj`, cleanup) or a function returning obj.
+    `limit`: the seconds its setup may take, and its cleanup again (a user fake's: `_deadline`)."""
     factory, name = kind.factory, ctx.name
+    where = f'The fake "{name}" ({factory.__qualname__})'
     try:
-        result = factory(ctx)
-        if not inspect.isgenerator(result):
-            return _Entry(name, kind.name, result, None, kind.attrs)
-        try:
-            obj = next(result)
-        except StopIteration:
-            raise UsageError(
-                f'The fake "{name}" ({factory.__qualname__}) returned without yielding its object.'
-            ) from None
+        with within(limit):
+            result = factory(ctx)
+            obj = next(result) if inspect.isgenerator(result) else result
+    except StopIteration:
+        raise UsageError(f"{where} returned without yielding its object.") from None
     except McpBddError:
         raise  # says what and where already
+    except Stalled as exc:
+        raise ServerStartError(
+            f"{where} could not be set up: its setup {exc}.\n"
+            f"  Tip: a fake's setup gets startup_timeout ({exc.seconds:g} s). Give what it waits for a "
+            "deadline of its own, or raise startup_timeout if a setup that long is expected."
+        ) from None
     except Exception as exc:
         if kind.builtin:
             raise
         # a user's fake: its own words and line, not a traceback through mcp-bdd's internals
         raise ServerStartError(
-            f'The fake "{name}" ({factory.__qualname__}) could not be set up: it raised {raised(exc)}.\n'
+            f"{where} could not be set up: it raised {raised(exc)}.\n"
             "  Tip: fix the fake where named (its setup runs before the server that uses it starts)."
         ) from exc
-    return _Entry(name, kind.name, obj, _finisher(name, result), kind.attrs)
+    if not inspect.isgenerator(result):
+        return _Entry(name, kind.name, result, None, kind.attrs)
+    return _Entry(name, kind.name, obj, _finisher(name, result, limit), kind.attrs)
 
 
-def _finisher(name: str, gen: Generator[Any, Any, Any]) -> Callable[[], None]:
+def _finisher(name: str, gen: Generator[Any, Any, Any], limit: float | None) -> Callable[[], None]:
     def finish() -> None:
         try:
-            next(gen)
+            with within(limit):
+                next(gen)
         except StopIteration:
             return
         gen.close()
