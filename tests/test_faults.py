@@ -3625,15 +3625,10 @@ def test_check_and_call_say_a_refusal_is_the_credentials_not_a_broken_tool(
     ], findings
 
 
-def test_a_request_answered_with_no_json_rpc_answer_names_what_came_not_a_made_up_code(tmp_path: Path) -> None:
-    """For a request's POST answered with an HTTP error, a redirect or a web page, the SDK made up
-    a JSON-RPC error of its own (-32603 "Server returned an error response", -32600 "Unexpected
-    content type"), shown as the server's, and "the request is rejected with error code -32600"
-    passed for a code the server never sent. Now the request fails as a protocol violation naming
-    the status, the content type and the body's start; a JSON-RPC error at an HTTP error status
-    is still the server's answer. A response that cannot be parsed at all was "the server closed
-    its stdout"; it now names the HTTP exchange that broke."""
-    scenarios = "".join(
+def _rejected(calls: list[tuple[str, int]]) -> str:
+    """Gherkin: a scenario per (text, code): the raw server's echo called with `text`, and the step
+    that a request rejected with `code` passes (on a made-up code, before the fixes these test)."""
+    return "".join(
         f"""
   Scenario: {text}
     Given the MCP server "accepting" is running
@@ -3642,7 +3637,20 @@ def test_a_request_answered_with_no_json_rpc_answer_names_what_came_not_a_made_u
       | {text} |
     Then the request is rejected with error code {code}
 """
-        for text, code in [
+        for text, code in calls
+    )
+
+
+def test_a_request_answered_with_no_json_rpc_answer_names_what_came_not_a_made_up_code(tmp_path: Path) -> None:
+    """For a request's POST answered with an HTTP error, a redirect or a web page, the SDK made up
+    a JSON-RPC error of its own (-32603 "Server returned an error response", -32600 "Unexpected
+    content type"), shown as the server's, and "the request is rejected with error code -32600"
+    passed for a code the server never sent. Now the request fails as a protocol violation naming
+    the status, the content type and the body's start; a JSON-RPC error at an HTTP error status
+    is still the server's answer. A response that cannot be parsed at all was "the server closed
+    its stdout"; it now names the HTTP exchange that broke."""
+    scenarios = _rejected(
+        [
             *[("html", -32600), ("crash", -32603), ("moved", -32600), ("gone", -32600), ("loop", -32600)],
             *[("empty", -32700), ("batch", -32700), ("null", -32700)],  # "Failed to parse JSON response"
             ("event", -32700),  # "Failed to parse SSE message"
@@ -3704,17 +3712,7 @@ def test_a_redirect_loop_of_any_length_is_a_protocol_violation_naming_its_route(
     fails as a protocol violation naming the route (its first URLs) with a tip; a loop is stopped
     before its first URL is asked again. What answers a request after a redirect is its answer too:
     a web page there was the SDK's made-up -32600 ("Unexpected content type") as well."""
-    scenarios = "".join(
-        f"""
-  Scenario: {text}
-    Given the MCP server "accepting" is running
-    When I call the tool "echo" with:
-      | text   |
-      | {text} |
-    Then the request is rejected with error code -32600
-"""
-        for text in ("pingpong", "onwards", "detour")
-    )
+    scenarios = _rejected([(text, -32600) for text in ("pingpong", "onwards", "detour")])
     web = _AcceptingServer(handler=_Looping)
     with _serving(web) as base:
         root = make_project(tmp_path, _accepting(base), {"l.feature": "Feature: loops\n" + scenarios})
