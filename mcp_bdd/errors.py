@@ -84,6 +84,7 @@ __all__ = [
     "tail",
     "terminal_json",
     "unwrap",
+    "users_place",
 ]
 
 #: How a run's warnings begin on stderr (`mcp-bdd run` finds its workers' warnings by it)
@@ -219,12 +220,19 @@ def raised(exc: BaseException) -> str:
 def raised_at(exc: BaseException) -> str:
     """Where a user's code raised `exc`: ` (shop.py:41, in lifespan)`, or "" when unknown."""
     frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
-    # Python's own and installed packages' code is where an error surfaces (`os.environ[...]`
-    # raises in os), not where it is made
+    place = users_place(frames)
+    return f" ({place})" if place else ""
+
+
+def users_place(frames: Sequence[traceback.FrameSummary]) -> str:
+    """The innermost of `frames` (outermost first, as a traceback or a stack lists them) that is a
+    user's code, as `shop.py:41, in lifespan`; "" when there are none. Python's own and installed
+    packages' code is where an error surfaces (`os.environ[...]` raises in os), or where code waits
+    (a client library's `recv`), not where it is made."""
     paths = sysconfig.get_paths()
     library = ("<", *(paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")))
     own = [f for f in frames if not f.filename.startswith(library)] or frames
-    return f" ({own[-1].filename.rsplit('/', 1)[-1]}:{own[-1].lineno}, in {own[-1].name})" if own else ""
+    return f"{own[-1].filename.rsplit('/', 1)[-1]}:{own[-1].lineno}, in {own[-1].name}" if own else ""
 
 
 def pretty(value: Any, limit: int = 2000) -> str:

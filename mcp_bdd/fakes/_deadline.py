@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import signal
 import threading
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+
+from mcp_bdd.errors import users_place
 
 __all__ = ["Stalled", "within"]
 
@@ -65,7 +68,6 @@ def _may_arm() -> bool:
 
 
 def _where(frame: FrameType | None) -> str:
-    """`file:line, in function` of the frame the timer interrupted."""
-    if frame is None:
-        return "an unknown line"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}, in {frame.f_code.co_name}"
+    """`file:line, in function` of the user's code the timer interrupted (its innermost frame that
+    is not a library's: a fake waiting in a client library's `recv` is named at its own call)."""
+    return (users_place(traceback.extract_stack(frame)) if frame is not None else "") or "an unknown line"
