@@ -23,6 +23,7 @@ from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, Runn
 from mcp_bdd.servers._framing import (
     ID_VALUE,
     NON_JSON_NUMBER,
+    NON_JSON_NUMBER_FIX,
     PROTOCOL_MARK,
     answer_after_202,
     answer_after_failed_post,
@@ -35,6 +36,7 @@ from mcp_bdd.servers._start import discard_prestarted, exit_0_tip, exit_at_start
 __all__ = [
     "ID_VALUE",
     "NON_JSON_NUMBER",
+    "NON_JSON_NUMBER_FIX",
     "PROTOCOL_MARK",
     "HttpServer",
     "InMemoryServer",

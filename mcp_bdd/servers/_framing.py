@@ -97,6 +97,8 @@ _BATCH = "a JSON-RPC batch (an array)"
 _BOM = "a byte order mark (U+FEFF) before the JSON"
 _LONG_NUMBER = "a number too long for JSON readers"
 NON_JSON_NUMBER = "NaN or Infinity, which JSON does not have"
+#: how a server comes to write them, and what to send instead (over stdio and over HTTP alike)
+NON_JSON_NUMBER_FIX = "Python's json.dumps writes them unless allow_nan=False: send null, or the value as a string"
 _UNREADABLE = (types.PARSE_ERROR, types.INVALID_REQUEST)  # a server's errors for a message it could not read
 
 
@@ -425,7 +427,7 @@ def _meaning(kinds: Counter[str]) -> str:
     if kinds[NON_JSON_NUMBER]:
         return (
             "the server wrote NaN or Infinity as a number: JSON has neither, and most clients refuse the whole "
-            "message. Python's json.dumps writes them unless allow_nan=False: send null, or the value as a string."
+            f"message. {NON_JSON_NUMBER_FIX}."
         )
     if kinds[_BATCH]:
         return (

@@ -58,7 +58,7 @@ from mcp.shared.message import SessionMessage
 from mcp_bdd._sdk import answer_key, redirect_target
 from mcp_bdd.config import Config
 from mcp_bdd.errors import ProtocolViolation, ServerStartError, size_text
-from mcp_bdd.servers import ID_VALUE, NON_JSON_NUMBER, PROTOCOL_MARK, holds_non_json_number
+from mcp_bdd.servers import ID_VALUE, NON_JSON_NUMBER, NON_JSON_NUMBER_FIX, PROTOCOL_MARK, holds_non_json_number
 from mcp_bdd.session._outcome import REFUSAL_MARK, Refusal
 
 __all__ = [
@@ -1144,12 +1144,7 @@ def _not_a_response(body: bytes) -> str | None:
 
 def _no_json_number(answer: bytes) -> str | None:
     """Why an answer the SDK reads is no JSON all the same (`holds_non_json_number`), or None."""
-    if holds_non_json_number(answer):
-        return (
-            f"it holds {NON_JSON_NUMBER} (Python's json.dumps writes them unless allow_nan=False): send null, "
-            "or the value as a string"
-        )
-    return None
+    return f"it holds {NON_JSON_NUMBER} ({NON_JSON_NUMBER_FIX})" if holds_non_json_number(answer) else None
 
 
 def _error(
