@@ -631,7 +631,8 @@ def _make(kind: FakeKind, ctx: FakeContext, limit: float | None = None) -> _Entr
     try:
         with within(limit):
             result = factory(ctx)
-            obj = next(result) if inspect.isgenerator(result) else result
+            gen = result if inspect.isgenerator(result) else None  # else a plain function's object
+            obj = next(gen) if gen is not None else result
     except StopIteration:
         raise UsageError(f"{where} returned without yielding its object.") from None
     except McpBddError:
@@ -650,9 +651,7 @@ def _make(kind: FakeKind, ctx: FakeContext, limit: float | None = None) -> _Entr
             f"{where} could not be set up: it raised {raised(exc)}.\n"
             "  Tip: fix the fake where named (its setup runs before the server that uses it starts)."
         ) from exc
-    if not inspect.isgenerator(result):
-        return _Entry(name, kind.name, result, None, kind.attrs)
-    return _Entry(name, kind.name, obj, _finisher(name, result, limit), kind.attrs)
+    return _Entry(name, kind.name, obj, None if gen is None else _finisher(name, gen, limit), kind.attrs)
 
 
 def _finisher(name: str, gen: Generator[Any, Any, Any], limit: float | None) -> Callable[[], None]:
