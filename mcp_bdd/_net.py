@@ -1,4 +1,5 @@
-"""Loopback ports for what mcp-bdd starts (HTTP servers, the PostgreSQL fake): one way to pick one.
+"""Loopback ports for what mcp-bdd starts (HTTP servers, the PostgreSQL fake): one way to pick one,
+and one way to ask whether something listens on one.
 
 The port is picked by the OS and released before its user binds it, so whoever binds next may be
 handed the same one. That is why a server's port is picked after the fakes its launch names have
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import socket
 
-__all__ = ["free_port"]
+__all__ = ["accepts", "free_port"]
 
 
 def free_port() -> int:
@@ -17,3 +18,13 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def accepts(port: int) -> bool:
+    """Whether something accepts TCP connections on 127.0.0.1:`port` now (a server's readiness, a
+    fake's process's)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False

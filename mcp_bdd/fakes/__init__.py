@@ -30,11 +30,13 @@ stops it.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import inspect
+import os
 import re
 import threading
 import typing
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -47,6 +49,7 @@ from mcp_bdd.fakes._deadline import Stalled, within
 from mcp_bdd.fakes._http import METHODS, FakeHttpService, ReceivedRequest, Stub
 from mcp_bdd.fakes._oauth import FakeAuthServer, IssuedToken
 from mcp_bdd.fakes._postgres import FakePostgres, PostgresCluster
+from mcp_bdd.fakes._process import FakeProcess, SlowStop, start, stop_all
 from mcp_bdd.fakes._workspace import FakeWorkspace
 from mcp_bdd.transcript import Transcript
 
@@ -59,6 +62,7 @@ __all__ = [
     "FakeHttpService",
     "FakeKind",
     "FakePostgres",
+    "FakeProcess",
     "FakeWorkspace",
     "Fakes",
     "IssuedToken",
@@ -104,6 +108,24 @@ class FakeContext:
     root: Path = field(default_factory=Path.cwd)
     #: the run's temp dir (outlives the scenario): where run-wide resources keep their files
     run_dir: Path | None = None
+    #: what `start_process` started, stopped when the fake ends (after its own cleanup)
+    _processes: list[FakeProcess] = field(default_factory=list, repr=False, compare=False)
+
+    def start_process(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> FakeProcess:
+        """Start a process the fake needs (a service binary, a stub in another language), owned by
+        mcp-bdd as a server is: stopped right after the fake's cleanup, whatever that did (SIGTERM
+        to its process group, SIGKILL 2 s later, then whatever it started), and with the run even
+        on `kill -9` of behave. Its stdout and stderr go to a log in `tmpdir`; `env` is added to
+        the inherited environment; `cwd` defaults to `tmpdir`. See `FakeProcess.wait_for_port`."""
+        process = start(self.name, argv, directory=self.tmpdir, transcript=self.transcript, env=env, cwd=cwd)
+        self._processes.append(process)
+        return process
 
     def record(self, method: str, payload: Any = None) -> None:
         """Show traffic of this fake in the scenario's transcript (and so in the report)."""
@@ -611,6 +633,8 @@ def teardown(entries: Iterable[_Entry]) -> list[str]:
             continue
         try:
             entry.teardown()
+        except SlowStop as exc:  # a process it started ignored SIGTERM: said, not raised
+            problems.append(f'fake "{entry.name}" ({_label(entry.kind)}): {exc}')
         except Exception as exc:  # teardown must go on; the problem is reported
             problems.append(f'fake "{entry.name}" ({_label(entry.kind)}): {type(exc).__name__}: {exc}')
         except Stalled as exc:  # a user fake's cleanup past its limit (`_deadline`): reported the same way
@@ -629,10 +653,14 @@ def _make(kind: FakeKind, ctx: FakeContext, limit: float | None = None) -> _Entr
     factory, name = kind.factory, ctx.name
     where = f'The fake "{name}" ({factory.__qualname__})'
     try:
-        with within(limit):
-            result = factory(ctx)
-            gen = result if inspect.isgenerator(result) else None  # else a plain function's object
-            obj = next(gen) if gen is not None else result
+        try:
+            with within(limit):
+                result = factory(ctx)
+                gen = result if inspect.isgenerator(result) else None  # else a plain function's object
+                obj = next(gen) if gen is not None else result
+        except BaseException:
+            _stop_quietly(ctx)  # what the setup started before it failed has no cleanup to stop it
+            raise
     except StopIteration:
         raise UsageError(f"{where} returned without yielding its object.") from None
     except McpBddError:
@@ -651,7 +679,32 @@ def _make(kind: FakeKind, ctx: FakeContext, limit: float | None = None) -> _Entr
             f"{where} could not be set up: it raised {raised(exc)}.\n"
             "  Tip: fix the fake where named (its setup runs before the server that uses it starts)."
         ) from exc
-    return _Entry(name, kind.name, obj, None if gen is None else _finisher(name, gen, limit), kind.attrs)
+    return _Entry(
+        name, kind.name, obj, _with_processes(None if gen is None else _finisher(name, gen, limit), ctx), kind.attrs
+    )
+
+
+def _with_processes(finish: Callable[[], None] | None, ctx: FakeContext) -> Callable[[], None]:
+    """The fake's own cleanup, then the processes it started (`start_process`: in its setup, or
+    later by its object) stopped, whatever the cleanup did."""
+
+    def teardown() -> None:
+        try:
+            if finish is not None:
+                finish()
+        except BaseException:
+            _stop_quietly(ctx)  # the cleanup's own failure is the news; a slow stop would hide it
+            raise
+        if ctx._processes:
+            stop_all(ctx._processes, ctx.transcript)
+
+    return teardown
+
+
+def _stop_quietly(ctx: FakeContext) -> None:
+    if ctx._processes:
+        with contextlib.suppress(SlowStop):
+            stop_all(ctx._processes, ctx.transcript)
 
 
 def _finisher(name: str, gen: Generator[Any, Any, Any], limit: float | None) -> Callable[[], None]:

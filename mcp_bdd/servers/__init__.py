@@ -30,7 +30,7 @@ from mcp_bdd.servers._framing import (
     holds_non_json_number,
     repeated_answer,
 )
-from mcp_bdd.servers._process import lifeline, reap_all
+from mcp_bdd.servers._process import ChildProcess, lifeline, reap_all, spawn, stop_together, wait_exit
 from mcp_bdd.servers._start import discard_prestarted, exit_0_tip, exit_at_start_tip, start_server
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "NON_JSON_NUMBER",
     "NON_JSON_NUMBER_FIX",
     "PROTOCOL_MARK",
+    "ChildProcess",
     "HttpServer",
     "InMemoryServer",
     "RemoteServer",
@@ -52,5 +53,8 @@ __all__ = [
     "lifeline",
     "reap_all",
     "repeated_answer",
+    "spawn",
     "start_server",
+    "stop_together",
+    "wait_exit",
 ]

@@ -60,6 +60,7 @@ __all__ = [
     "reap_all",
     "spawn",
     "stop_together",
+    "wait_exit",
 ]
 
 #: the environment variable that marks one server's processes, its helpers' included

@@ -13,7 +13,6 @@ import contextlib
 import functools
 import inspect
 import os
-import socket
 import sys
 import threading
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp_bdd._net import free_port
+from mcp_bdd._net import accepts, free_port
 from mcp_bdd.apps import as_server, describe, is_server, load_app
 from mcp_bdd.config import AppServer, CommandServer, Config, ServerConfig, UrlServer
 from mcp_bdd.errors import ServerStartError, TransportNotServed, raised, raised_at
@@ -495,7 +494,7 @@ def _wait_for_port(server: HttpServer, port: int, timeout: float) -> str | None:
     deadline = time.monotonic() + timeout
     while True:
         if server.process.returncode is not None:
-            holder = stranger_on(port, pid) if _accepts(port) else None
+            holder = stranger_on(port, pid) if accepts(port) else None
             server.stop()
             if holder is not None:
                 return holder  # it could not bind: someone else had the port
@@ -504,7 +503,7 @@ def _wait_for_port(server: HttpServer, port: int, timeout: float) -> str | None:
                 + server.describe_death()
                 + _exited_tip(server.process.returncode)
             )
-        if _accepts(port):
+        if accepts(port):
             holder = None if listens(server.process.server_pid, port) else stranger_on(port, pid)
             if holder is None:
                 return None
@@ -536,11 +535,3 @@ def _not_on_the_port_tip(port: int, elsewhere: list[str]) -> str:
         "\n  Tip: if it chose its own port, pass it the ${port} mcp-bdd gives, in its command "
         f'(e.g. "--port", "${{port}}") or its env (PORT = "${{port}}"); if it is still starting, {_SLOW}.'
     )
-
-
-def _accepts(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
