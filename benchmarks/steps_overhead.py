@@ -173,6 +173,41 @@ def portal_baseline(n: int) -> float:
         loop.close()
 
 
+def wake_costs(n: int = 1000, gap: float = 0.0015) -> tuple[float, float]:
+    """(median round trip of a bare hop back to back, the same after `gap` s of work in the step
+    thread), seconds. Between a scenario's hops the step thread works for a millisecond or two
+    while the loop's thread sleeps; on a VM an idle vCPU then takes longer to wake, so a hop
+    costs more there than back to back: that difference is the machine's, not the code's."""
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+    thread = threading.Thread(target=loop.run_until_complete, args=(stop.wait(),), daemon=True)
+    thread.start()
+
+    async def nothing() -> None:
+        pass
+
+    def busy(seconds: float) -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    try:
+        out = []
+        for pause in (0.0, gap):
+            times = []
+            for _ in range(n):
+                busy(pause)
+                t0 = time.perf_counter()
+                asyncio.run_coroutine_threadsafe(nothing(), loop).result()
+                times.append(time.perf_counter() - t0)
+            out.append(statistics.median(times))
+        return out[0], out[1]
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join()
+        loop.close()
+
+
 def step_thread_loop_baseline(n: int) -> float:
     """The same steps with the event loop run by the step thread itself, only while a step waits
     (`run_until_complete` on the step's future): no thread switch at all. What a redesign that
@@ -374,6 +409,12 @@ def main() -> None:
         f"(2026-07-28): {ms['contract']:+.2f} more\n"
         f"  tool-call step {ms['bdd_call']:.3f} vs raw call_tool {ms['raw_call']:.3f}: {ms['step']:+.3f} "
         f"(target <= +0.3)"
+    )
+    back_to_back, after_work = wake_costs()
+    print(
+        f"  a bare hop round trip: {back_to_back * 1e6:.0f} us back to back, {after_work * 1e6:.0f} us after 1.5 ms "
+        "of work in the step thread\n"
+        "    (as between a scenario's steps: the loop's idle CPU wakes slower; the machine's share)"
     )
     n = args.stdio_scenarios
     raw_scen, raw_call = anyio.run(raw, n, "stdio")
