@@ -13,12 +13,14 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
 
 import psutil
-from behave_project import make_project, printed, run_behave, start_behave
+import pytest
+from behave_project import Run, behave_env, make_project, printed, run_behave, run_captured, start_behave
 
 #: a TCP service on the port it is given; it ignores SIGTERM when told to; exits with 3 when told to
 SERVICE = """
@@ -26,7 +28,15 @@ import os, signal, socket, sys, time
 port, mode = int(sys.argv[1]), sys.argv[2]
 if mode == "fail":
     print("service: the configuration file is missing; token", os.environ.get("SERVICE_TOKEN"), flush=True)
+    print("service: deploy token", os.environ.get("CI_DEPLOY_TOKEN"), flush=True)
     sys.exit(3)
+if mode == "late":  # never binds: still starting when another process holds its port
+    time.sleep(600)
+if mode == "daemon":  # puts itself in the background: the parent returns at once
+    if os.fork():
+        os._exit(0)
+    os.setsid()
+    time.sleep(0.2)
 if mode == "stubborn":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 s = socket.socket()
@@ -46,7 +56,6 @@ from behave import then
 
 from mcp_bdd.fakes import fake
 
-SERVICE = Path(__file__).resolve().parent.parent / "service.py"
 MARK = Path(__file__).resolve().parent.parent.joinpath("mark.txt").read_text().strip()
 
 
@@ -58,7 +67,8 @@ def _port():
 
 def _service(ctx, mode):
     port = _port()
-    process = ctx.start_process([sys.executable, str(SERVICE), str(port), mode, MARK], env={"SERVICE_TOKEN": "tok-s3cr3t-77"})
+    # a relative path, read from the configuration's folder as a server's command is
+    process = ctx.start_process([sys.executable, "service.py", str(port), mode, MARK], env={"SERVICE_TOKEN": "tok-s3cr3t-77"})
     process.wait_for_port(port)
     return port, process
 
@@ -89,6 +99,26 @@ def gone(context):
 
     pid = int(Path("svc.pid").read_text())
     assert not psutil.pid_exists(pid), f"the first scenario's service (pid {pid}) still runs"
+
+
+@fake("daemon")
+def daemon(ctx):
+    port, _ = _service(ctx, "daemon")
+    yield {"url": f"http://127.0.0.1:{port}"}
+
+
+@fake("taken")
+def taken(ctx):
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    try:
+        process = ctx.start_process([sys.executable, "service.py", str(port), "late", MARK])
+        process.wait_for_port(port)
+    finally:
+        holder.close()
+    yield {"url": f"http://127.0.0.1:{port}"}
 
 
 @fake("wrong")
@@ -123,7 +153,7 @@ def create_server():
 def _project(tmp_path: Path, feature: str) -> tuple[Path, str]:
     mark = f"fake-process-{uuid.uuid4().hex}"
     config = 'transport = "in-memory"\nstartup_timeout = 20\n'
-    for name in ("svc", "stubborn", "broken", "wrong"):
+    for name in ("svc", "stubborn", "broken", "daemon", "taken", "wrong"):
         config += f'[servers.{name}]\napp = "fake_app:create_server"\nenv = {{ SERVICE = "${{fake.{name}.url}}" }}\n'
     root = make_project(tmp_path, config, {"p.feature": feature})
     (root / "service.py").write_text(SERVICE)
@@ -186,9 +216,11 @@ def _evidence(report: Path) -> str:
 
 
 def test_a_fake_s_process_that_never_listens_fails_the_start_with_its_own_words(tmp_path: Path) -> None:
-    """`wait_for_port` on a process that exits first quotes what it printed and its exit code, names
-    the fake; nothing is left running. A command given as one string is a usage error that says
-    how to write it."""
+    """`wait_for_port` on a process that exits first quotes its exit code and what it printed
+    (the secrets it was given or inherited masked), names the fake and the line that waited; one
+    that put itself in the background is told to run in the foreground; another process on the
+    port is named. Nothing is left running. A command given as one string is a usage error that
+    says how to write it."""
     root, mark = _project(
         tmp_path,
         """
@@ -196,17 +228,34 @@ def test_a_fake_s_process_that_never_listens_fails_the_start_with_its_own_words(
           Scenario: a service that exits at once
             Given the MCP server "broken" is running
 
+          Scenario: a service that daemonizes
+            Given the MCP server "daemon" is running
+
+          Scenario: a port another process holds
+            Given the MCP server "taken" is running
+
           Scenario: a command as one string
             Given the MCP server "wrong" is running
         """,
     )
-    run = run_behave(root)
-    assert run.counts() == {"passed": 0, "failed": 0, "error": 2, "skipped": 0}, run.failures()
+    deploy = "ghp_abcdefghijklmnop123456"
+    proc = run_captured(
+        [sys.executable, "-m", "behave", "--no-color", "features/"],
+        cwd=root,
+        env={**behave_env(), "CI_DEPLOY_TOKEN": deploy},
+    )
+    run = Run(proc.returncode, proc.stdout, proc.stderr)
+    assert run.counts() == {"passed": 0, "failed": 0, "error": 4, "skipped": 0}, run.failures()
     said = run.output
-    assert 'of the fake "broken" exited with code 3 before it accepted connections on port' in said, said[-3000:]
-    assert "service: the configuration file is missing; token ****" in said, said[-3000:]
-    assert "tok-s3cr3t-77" not in said  # given under a secret-looking name: masked where quoted
-    assert "start_process takes the command as a list of strings" in said, said[-3000:]
+    assert 'of the fake "broken" exited with code 3 before it accepted connections on port' in said, said[-4000:]
+    assert "(wait_for_port at fakes.py:" in said and ", in _service)" in said, said[-4000:]
+    assert "service: the configuration file is missing; token ****" in said, said[-4000:]
+    assert "service: deploy token ****" in said, said[-4000:]
+    assert "tok-s3cr3t-77" not in said and deploy not in said  # given, or inherited, under a secret-looking name
+    assert 'of the fake "daemon" exited with code 0 before it accepted' in said, said[-4000:]
+    assert "as a program that puts itself in the background does" in said, said[-4000:]
+    assert 'of the fake "taken" does not listen on port' in said and "another process does (pid" in said, said[-4000:]
+    assert "start_process takes the command as a list of strings" in said, said[-4000:]
     assert not _marked(mark)
 
 
@@ -238,6 +287,7 @@ def test_a_fake_s_process_dies_with_a_killed_run(tmp_path: Path) -> None:
 def test_the_fake_process_api_outside_behave(tmp_path: Path) -> None:
     """`FakeContext.start_process` on its own: the log, the output tail, the pid, an explicit stop."""
     from mcp_bdd.fakes import FakeContext
+    from mcp_bdd.fakes._process import SlowStop, stop_all
     from mcp_bdd.transcript import Transcript
 
     (tmp_path / "service.py").write_text(SERVICE)
@@ -255,5 +305,70 @@ def test_the_fake_process_api_outside_behave(tmp_path: Path) -> None:
         assert process.returncode is not None and not psutil.pid_exists(process.pid)
         methods = [item.method for item in transcript.items]
         assert methods == ["process started"], methods
+        stubborn = ctx.start_process([sys.executable, str(tmp_path / "service.py"), str(port), "stubborn"])
+        stubborn.wait_for_port(port, timeout=60)
+        stubborn.stop()  # killed after 2 s; a step that stops it does not fail for that
+        assert stubborn.returncode is not None
+        with pytest.raises(SlowStop, match="did not exit within 2 s of SIGTERM") as slow:
+            stop_all(ctx._processes, transcript)  # the fake's end: said there, once
+        assert str(slow.value).count("did not exit") == 1 and not ctx._processes
     finally:
         process.stop()  # a second stop is a no-op
+
+
+@pytest.mark.timeout(120, method="thread")  # pytest-timeout's signal method would hold SIGALRM
+def test_the_default_wait_follows_the_fake_s_own_limit_only() -> None:
+    """`wait_for_port`'s default is the fake's setup limit less half a second; a project's own
+    SIGALRM timer (a watchdog) is no fake's limit: the default stays 30 s."""
+    from mcp_bdd.fakes._deadline import within
+    from mcp_bdd.fakes._process import DEFAULT_WAIT, _wait_limit
+
+    assert _wait_limit(None) == DEFAULT_WAIT and _wait_limit(7) == 7
+    with within(10):
+        assert 9.0 < _wait_limit(None) <= 9.5
+    previous = signal.signal(signal.SIGALRM, lambda *_: None)
+    signal.setitimer(signal.ITIMER_REAL, 3600)
+    try:
+        assert _wait_limit(None) == DEFAULT_WAIT
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.timeout(120, method="thread")
+def test_a_limit_that_expires_while_a_process_is_spawned_waits_until_it_is_recorded() -> None:
+    """The setup's limit fired inside `spawn` and the process, never recorded as the fake's, ran
+    until the end of the run. A held block lets it through only once the block is left."""
+    from mcp_bdd.fakes._deadline import Stalled, held, within
+
+    finished = []
+    with pytest.raises(Stalled), within(0.05):
+        with held():
+            time.sleep(0.3)  # the timer fires here: held until the block is left
+            finished.append("recorded")
+        finished.append("after")  # never reached
+    assert finished == ["recorded"]
+
+
+def test_a_fake_s_process_is_started_from_behave_s_thread_only(tmp_path: Path) -> None:
+    """A process mcp-bdd owns dies with the thread that starts it: a worker thread's would die early."""
+    from mcp_bdd.errors import UsageError
+    from mcp_bdd.fakes import FakeContext
+    from mcp_bdd.transcript import Transcript
+
+    ctx = FakeContext(name="svc", tmpdir=tmp_path / "svc", portal=None, transcript=Transcript())  # type: ignore[arg-type]
+    raised: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            ctx.start_process([sys.executable, "-c", "pass"])
+        except BaseException as exc:
+            raised.append(exc)
+
+    worker = threading.Thread(target=start, name="worker")
+    worker.start()
+    worker.join()
+    assert len(raised) == 1 and isinstance(raised[0], UsageError), raised
+    assert 'start_process was called from the thread "worker"' in str(raised[0]) and "Tip: start it from" in str(
+        raised[0]
+    )

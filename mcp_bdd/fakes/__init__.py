@@ -113,7 +113,7 @@ class FakeContext:
 
     def start_process(
         self,
-        argv: Sequence[str],
+        argv: Sequence[str | os.PathLike[str]],
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
@@ -121,11 +121,20 @@ class FakeContext:
         """Start a process the fake needs (a service binary, a stub in another language), owned by
         mcp-bdd as a server is: stopped right after the fake's cleanup, whatever that did (SIGTERM
         to its process group, SIGKILL 2 s later, then whatever it started), and with the run even
-        on `kill -9` of behave. Its stdout and stderr go to a log in `tmpdir`; `env` is added to
-        the inherited environment; `cwd` defaults to `tmpdir`. See `FakeProcess.wait_for_port`."""
-        process = start(self.name, argv, directory=self.tmpdir, transcript=self.transcript, env=env, cwd=cwd)
-        self._processes.append(process)
-        return process
+        on `kill -9` of behave. `argv` is the command (no shell); `env` is added to the inherited
+        environment; `cwd`, as a server's, is read from the configuration's folder (the default).
+        Its stdout and stderr go to a log in `tmpdir`. Call it from behave's thread (the fake's
+        setup, or a step). See `FakeProcess.wait_for_port`."""
+        return start(
+            self.name,
+            argv,
+            directory=self.tmpdir,
+            root=self.root,
+            transcript=self.transcript,
+            processes=self._processes,
+            env=env,
+            cwd=cwd,
+        )
 
     def record(self, method: str, payload: Any = None) -> None:
         """Show traffic of this fake in the scenario's transcript (and so in the report)."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +27,15 @@ from types import FrameType
 
 from mcp_bdd.errors import users_place
 
-__all__ = ["Stalled", "within"]
+__all__ = ["Stalled", "held", "remaining", "within"]
+
+
+class _Timer:
+    """The limit now running (one at most: only the main thread arms one), for `remaining` and `held`."""
+
+    until: float | None = None  # time.monotonic() when it fires
+    holding = 0  # `held` blocks entered and not left
+    pending: Stalled | None = None  # fired inside one: raised when it is left
 
 
 class Stalled(BaseException):
@@ -48,9 +57,14 @@ def within(seconds: float | None) -> Iterator[None]:
 
     def expired(_signum: int, frame: FrameType | None) -> None:
         if armed:  # else the body finished as the timer fired: it is not stalled
-            raise Stalled(seconds, _where(frame))
+            stalled = Stalled(seconds, _where(frame))
+            if _Timer.holding:
+                _Timer.pending = stalled  # raised when the held block is left
+                return
+            raise stalled
 
     previous = signal.signal(signal.SIGALRM, expired)
+    _Timer.until = time.monotonic() + seconds
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
@@ -58,6 +72,32 @@ def within(seconds: float | None) -> Iterator[None]:
         armed = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        _Timer.until, _Timer.pending = None, None
+
+
+def remaining() -> float | None:
+    """Seconds left of the limit running in this thread (None: none runs here; a project's own
+    SIGALRM timer is not one)."""
+    if _Timer.until is None or threading.current_thread() is not threading.main_thread():
+        return None
+    return max(0.0, _Timer.until - time.monotonic())
+
+
+@contextmanager
+def held() -> Iterator[None]:
+    """A block the limit must not cut in two (a process spawned and recorded as the fake's, so
+    that its stop is never lost): a limit that expires inside is raised as the block is left."""
+    _Timer.holding += 1
+    try:
+        yield
+    except BaseException:
+        _Timer.pending = None  # the block's own failure is the news
+        raise
+    finally:
+        _Timer.holding -= 1
+    if not _Timer.holding and _Timer.pending is not None:
+        stalled, _Timer.pending = _Timer.pending, None
+        raise stalled
 
 
 def _may_arm() -> bool:

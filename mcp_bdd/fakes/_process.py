@@ -13,19 +13,19 @@ descendants) right after the fake's own cleanup, whatever that cleanup did.
 
 from __future__ import annotations
 
-import functools
 import os
 import shlex
-import signal
 import threading
 import time
+import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcp_bdd._net import accepts
-from mcp_bdd.errors import ServerStartError, UsageError, tail
-from mcp_bdd.secrets import remember_mapping
+from mcp_bdd.errors import ServerStartError, UsageError, tail, users_place
+from mcp_bdd.fakes._deadline import held, remaining
+from mcp_bdd.secrets import remember_environment, remember_mapping
 from mcp_bdd.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -37,6 +37,13 @@ __all__ = ["FakeProcess", "SlowStop", "start", "stop_all"]
 DEFAULT_WAIT = 30.0
 #: what `wait_for_port` leaves of the setup's limit, so the port's message is the one said
 _MARGIN = 0.5
+#: how long a program that ended may take to be reaped by its keeper, for its exit code
+_REAPED = 2.0
+_BACKGROUND = (
+    "it exited with code 0, as a program that puts itself in the background does (a daemonizing flag: "
+    "`--daemonize yes`, `-d`, `--fork`; `&`, `nohup`). mcp-bdd owns the process it starts and stops what "
+    "that process leaves behind: run the program in the foreground (a wrapper script should `exec` it)."
+)
 
 
 class SlowStop(Exception):
@@ -49,12 +56,14 @@ class FakeProcess:
     `pid` is the program's own pid; `log` the file its stdout and stderr go to, in the fake's
     directory (removed with the scenario's); `output()` its last lines, secrets masked."""
 
-    def __init__(self, fake: str, argv: Sequence[str], process: ChildProcess, log: Path) -> None:
+    def __init__(self, fake: str, argv: Sequence[str], process: ChildProcess, log: Path, cwd: str) -> None:
         self.fake = fake
         self.argv = list(argv)
         self.command = shlex.join(self.argv)
         self.log = log
+        self.cwd = cwd
         self._process = process
+        self._slow_said = False
 
     @property
     def pid(self) -> int:
@@ -70,30 +79,60 @@ class FakeProcess:
         return tail(self.log, lines)
 
     def wait_for_port(self, port: int, timeout: float | None = None) -> None:
-        """Return once something accepts connections on 127.0.0.1:`port`; raise ServerStartError,
-        with the process's last output, if it exits first or `timeout` seconds pass (default: the
-        fake's setup limit, less half a second, so this says why; else 30 s)."""
+        """Return once this process (or one it started) accepts connections on 127.0.0.1:`port`.
+        Raise ServerStartError, with its exit code and last output, if it exits first, if another
+        process holds the port, or if `timeout` seconds pass (default: the fake's setup limit less
+        half a second, so that this is what is said; 30 s outside a setup)."""
+        from mcp_bdd.servers import listens, stranger_on, wait_exit
+
         limit = _wait_limit(timeout)
         deadline = time.monotonic() + limit
-        while not accepts(port):
-            if self.returncode is not None:
-                raise ServerStartError(
-                    f"{self._who()} exited with code {self.returncode} before it accepted connections on port {port}."
-                    f"{self._said()}\n  Tip: run the command by hand to see it fail."
-                )
+        where = users_place(traceback.extract_stack()[:-1])
+        while True:
+            if self._process.exited():
+                raise ServerStartError(self._ended_before(port, where))
+            if accepts(port):
+                holder = None if listens(self.pid, port) else stranger_on(port, self._process.pid)
+                if holder is not None:
+                    raise ServerStartError(
+                        f"{self._who()} does not listen on port {port} (wait_for_port at {where}): another "
+                        f"process does ({holder}).{self._said()}\n  Tip: pick the port just before you start "
+                        "the process and pass it that port; never a fixed one."
+                    )
+                if not self._process.exited():  # one that answered as it went to the background is gone
+                    return
+                continue
             if time.monotonic() >= deadline:
                 raise ServerStartError(
-                    f"{self._who()} did not accept connections on 127.0.0.1:{port} within {limit:g} s.{self._said()}"
-                    f"\n  Tip: check that it listens on 127.0.0.1 and on the port you passed it; if it is just "
-                    "slow to start, give wait_for_port a longer timeout (and raise startup_timeout)."
+                    f"{self._who()} did not accept connections on 127.0.0.1:{port} within {limit:.1f} s "
+                    f"(wait_for_port at {where}).{self._said()}\n  Tip: check that it listens on 127.0.0.1 "
+                    "and on the port you passed it; if it is just slow to start, give wait_for_port a longer "
+                    "timeout (and raise startup_timeout)."
                 )
-            _pause(self._process.pid)
+            wait_exit(self._process.pid, 0.02)  # wakes at once if it ends, else a short pause between probes
 
     def stop(self) -> None:
-        """Stop it now (it is stopped when its fake ends anyway); raises SlowStop if it had to be killed."""
+        """Stop it now (else it is stopped when its fake ends); idempotent. One that had to be
+        killed is said in the fake's teardown."""
         self._process.stop()
-        if self._process.slow_stop is not None:
-            raise SlowStop(f"{self._who()} {self._process.slow_stop}")
+
+    def _slow(self) -> str | None:
+        """Once: how its stop went, if it had to be killed."""
+        if self._process.slow_stop is None or self._slow_said:
+            return None
+        self._slow_said = True
+        return f"{self._who()} {self._process.slow_stop}"
+
+    def _ended_before(self, port: int, where: str) -> str:
+        from mcp_bdd.servers import wait_exit
+
+        wait_exit(self._process.pid, _REAPED)  # its keeper ends just after it, with its exit code
+        code = self.returncode
+        tip = _BACKGROUND if code == 0 else f"run the command by hand in {self.cwd} to see it fail."
+        return (
+            f"{self._who()} exited with code {code} before it accepted connections on port {port} "
+            f"(wait_for_port at {where}).{self._said()}\n  Tip: {tip}"
+        )
 
     def _who(self) -> str:
         return f'The process `{self.command}` (pid {self.pid}) of the fake "{self.fake}"'
@@ -109,66 +148,85 @@ class FakeProcess:
 
 def start(
     fake: str,
-    argv: Sequence[str],
+    argv: Sequence[str | os.PathLike[str]],
     *,
     directory: Path,
+    root: Path,
     transcript: Transcript,
+    processes: list[FakeProcess],
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
 ) -> FakeProcess:
-    """Spawn `argv` for the fake `fake` as a server is spawned (see the module doc)."""
-    if isinstance(argv, str | bytes) or not argv or not all(isinstance(arg, str) for arg in argv):
+    """Spawn `argv` for the fake `fake` as a server is spawned (see the module doc), and add it to
+    `processes` (the fake's, stopped with it) before the setup's limit may interrupt."""
+    args = _argv(fake, argv)
+    where = Path(root, cwd) if cwd is not None else root  # as a server's: relative to the configuration's folder
+    if not where.is_dir():
         raise UsageError(
-            f'The fake "{fake}": start_process takes the command as a list of strings, e.g. '
-            f'["redis-server", "--port", str(port)] (got {argv!r}).'
+            f'The fake "{fake}": the cwd of `{shlex.join(args)}` does not exist: {where}.\n  Tip: give start_process '
+            "an existing directory (a relative one is read from the folder of the mcp-bdd configuration)."
+        )
+    if threading.current_thread() is not threading.main_thread():
+        raise UsageError(
+            f'The fake "{fake}": start_process was called from the thread "{threading.current_thread().name}". '
+            "A process mcp-bdd owns dies with the thread that starts it (that is how it dies with a killed "
+            "run), and this thread may end before the run does.\n  Tip: start it from behave's thread: the "
+            "fake's setup, or a step."
         )
     from mcp_bdd.servers import spawn  # late: importing the fakes must not import the servers (and mcp)
 
     own = {str(k): str(v) for k, v in (env or {}).items()}
     remember_mapping(own)  # a secret-named value given to the process is masked wherever it is quoted
-    log = _log_path(directory, argv[0])
-    try:
-        process = spawn(
-            list(argv),
-            env={**os.environ, **own},
-            cwd=str(cwd or directory),
-            stderr_path=log,
-            describe=shlex.join(argv),
-            stdio=False,
-        )
-    except OSError as exc:
-        raise ServerStartError(
-            f'The fake "{fake}" could not start `{shlex.join(argv)}`: {exc.strerror or exc}.\n'
-            "  Tip: is the program installed and on PATH (or give its full path)?"
-        ) from None
-    started = FakeProcess(fake, argv, process, log)
+    remember_environment(os.environ)  # and so is one it inherits (CI's tokens), as a server's are
+    log = _log_path(directory, args[0])
+    with held():  # spawned and recorded as the fake's, or neither: its stop must not be lost
+        try:
+            process = spawn(
+                args, env={**os.environ, **own}, cwd=str(where), stderr_path=log, describe=shlex.join(args), stdio=False
+            )
+        except OSError as exc:
+            raise ServerStartError(
+                f'The fake "{fake}" could not start `{shlex.join(args)}` (in {where}): {exc.strerror or exc}.\n'
+                "  Tip: is the program installed and on PATH? A relative path is read from that folder."
+            ) from None
+        started = FakeProcess(fake, args, process, log, str(where))
+        processes.append(started)
     transcript.record("fake", fake, "process started", {"command": started.command, "pid": started.pid})
     return started
 
 
 def stop_all(processes: list[FakeProcess], transcript: Transcript) -> None:
-    """Stop a fake's processes (together: each may wait out its grace period), newest first in the
-    record; raise SlowStop naming those that had to be killed."""
+    """Stop a fake's processes (together: each may wait out its grace period); raise SlowStop
+    naming those that had to be killed."""
     from mcp_bdd.servers import stop_together
 
-    slow: list[str] = []
-    lock = threading.Lock()
-
-    def stop(process: FakeProcess) -> None:
-        try:
-            process.stop()
-        except SlowStop as exc:
-            with lock:
-                slow.append(str(exc))
-
-    stop_together([functools.partial(stop, process) for process in reversed(processes)])
+    stop_together([process.stop for process in reversed(processes)])
     for process in reversed(processes):
         transcript.record(
             "fake", process.fake, "process stopped", {"pid": process.pid, "exit code": process.returncode}
         )
+    slow = [said for said in (process._slow() for process in processes) if said is not None]
     processes.clear()
     if slow:
         raise SlowStop("; ".join(slow) + ". Tip: make it exit on SIGTERM, or it slows every scenario by seconds.")
+
+
+def _argv(fake: str, argv: object) -> list[str]:
+    if isinstance(argv, Sequence) and not isinstance(argv, str | bytes) and argv:
+        try:
+            return [os.fspath(arg) if isinstance(arg, os.PathLike) else _text(arg) for arg in argv]
+        except TypeError:
+            pass
+    raise UsageError(
+        f'The fake "{fake}": start_process takes the command as a list of strings, e.g. '
+        f'["redis-server", "--port", str(port)] (got {argv!r}).'
+    )
+
+
+def _text(arg: object) -> str:
+    if not isinstance(arg, str):
+        raise TypeError(arg)
+    return arg
 
 
 def _log_path(directory: Path, program: str) -> Path:
@@ -185,20 +243,5 @@ def _log_path(directory: Path, program: str) -> Path:
 def _wait_limit(timeout: float | None) -> float:
     if timeout is not None:
         return timeout
-    left = _alarm_left()
+    left = remaining()
     return max(0.1, left - _MARGIN) if left is not None else DEFAULT_WAIT
-
-
-def _alarm_left() -> float | None:
-    """Seconds before the fake's setup limit fires (fakes/_deadline: an ITIMER_REAL timer in the
-    main thread), or None when none runs."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "getitimer"):
-        return None
-    left = signal.getitimer(signal.ITIMER_REAL)[0]
-    return left if left > 0 else None
-
-
-def _pause(pid: int) -> None:
-    from mcp_bdd.servers import wait_exit
-
-    wait_exit(pid, 0.02)  # wakes at once if it dies, else a short pause between probes
