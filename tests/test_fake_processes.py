@@ -121,6 +121,33 @@ def taken(ctx):
     yield {"url": f"http://127.0.0.1:{port}"}
 
 
+class _Broker:
+    def __init__(self, ctx, directory):
+        self.port = _port()
+        self.process = ctx.start_process([sys.executable, "service.py", str(self.port), "serve", MARK])
+        self.process.wait_for_port(self.port)
+
+    def close(self):
+        pass  # the process is mcp-bdd's to stop, when the run ends
+
+
+@fake("broker")
+def broker(ctx):
+    shared = ctx.shared("broker", lambda directory: _Broker(ctx, directory))  # one for the whole run
+    yield {"url": f"http://127.0.0.1:{shared.port}", "pid": shared.process.pid}
+
+
+@then('the broker is the one of the first scenario')
+def same_broker(context):
+    import psutil
+
+    pid = int(context.mcp.fakes.get("broker")["pid"])
+    first = Path("broker.pid")
+    if not first.exists():
+        first.write_text(str(pid))
+    assert pid == int(first.read_text()) and psutil.pid_exists(pid), "the run-wide broker was restarted"
+
+
 @fake("wrong")
 def wrong(ctx):
     ctx.start_process("redis-server --port 1")
@@ -153,7 +180,7 @@ def create_server():
 def _project(tmp_path: Path, feature: str) -> tuple[Path, str]:
     mark = f"fake-process-{uuid.uuid4().hex}"
     config = 'transport = "in-memory"\nstartup_timeout = 20\n'
-    for name in ("svc", "stubborn", "broken", "daemon", "taken", "wrong"):
+    for name in ("svc", "stubborn", "broken", "daemon", "taken", "broker", "wrong"):
         config += f'[servers.{name}]\napp = "fake_app:create_server"\nenv = {{ SERVICE = "${{fake.{name}.url}}" }}\n'
     root = make_project(tmp_path, config, {"p.feature": feature})
     (root / "service.py").write_text(SERVICE)
@@ -213,6 +240,27 @@ def _evidence(report: Path) -> str:
                 for embedding in step.get("embeddings", []):
                     texts.append(base64.b64decode(embedding["data"]).decode("utf-8", "replace"))
     return "\n".join(texts)
+
+
+def test_a_process_a_shared_resource_starts_lives_as_long_as_the_run(tmp_path: Path) -> None:
+    """`ctx.shared(key, start)` is one resource for the whole run (a broker, many queues): the
+    process its `start` starts serves every scenario, and stops when the run ends."""
+    root, mark = _project(
+        tmp_path,
+        """
+        Feature: a broker for the run
+          Scenario: the first
+            Given the MCP server "broker" is running
+            Then the broker is the one of the first scenario
+
+          Scenario: the second
+            Given the MCP server "broker" is running
+            Then the broker is the one of the first scenario
+        """,
+    )
+    run = run_behave(root)
+    assert run.counts() == {"passed": 2, "failed": 0, "error": 0, "skipped": 0}, run.failures()
+    assert not _marked(mark), [p.info["cmdline"] for p in _marked(mark)]
 
 
 def test_a_fake_s_process_that_never_listens_fails_the_start_with_its_own_words(tmp_path: Path) -> None:

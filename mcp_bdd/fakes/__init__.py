@@ -92,6 +92,9 @@ class _Closable(Protocol):
 _C = TypeVar("_C", bound=_Closable)
 _SHARED: dict[str, _Closable] = {}
 _SHARED_LOCK = threading.Lock()
+#: processes started while a run-wide resource starts (`FakeContext.shared`): they live as long as it
+_RUN_PROCESSES: list[FakeProcess] = []
+_STARTING_SHARED = threading.local()
 
 
 @dataclass(frozen=True)
@@ -125,13 +128,14 @@ class FakeContext:
         environment; `cwd`, as a server's, is read from the configuration's folder (the default).
         Its stdout and stderr go to a log in `tmpdir`. Call it from behave's thread (the fake's
         setup, or a step). See `FakeProcess.wait_for_port`."""
+        run_wide = getattr(_STARTING_SHARED, "active", False)  # for `shared`: stopped when the run ends
         return start(
             self.name,
             argv,
             directory=self.tmpdir,
             root=self.root,
             transcript=self.transcript,
-            processes=self._processes,
+            processes=_RUN_PROCESSES if run_wide else self._processes,
             env=env,
             cwd=cwd,
         )
@@ -144,14 +148,25 @@ class FakeContext:
         """A resource shared by every scenario of the run (one database server, many databases).
 
         Started by `start(directory)` on first use, in a directory of the run's temp dir; stopped
-        by `close_shared()` when the run ends (and at interpreter exit, as a last resort).
+        by `close_shared()` when the run ends (and at interpreter exit, as a last resort), and with
+        it the processes `start` started with `start_process`.
         """
         with _SHARED_LOCK:
             found = _SHARED.get(key)
             if found is None:
                 directory = (self.run_dir or self.tmpdir.parent) / f"shared-{key}"
                 directory.mkdir(parents=True, exist_ok=True)
-                found = start(directory)
+                before = len(_RUN_PROCESSES)
+                _STARTING_SHARED.active = True
+                try:
+                    found = start(directory)
+                except BaseException:
+                    with contextlib.suppress(SlowStop):  # a resource that failed keeps no process
+                        stop_all(_RUN_PROCESSES[before:], self.transcript)
+                    del _RUN_PROCESSES[before:]
+                    raise
+                finally:
+                    _STARTING_SHARED.active = False
                 _SHARED[key] = found
         typed: _C = found  # type: ignore[assignment]
         return typed
@@ -168,6 +183,10 @@ def close_shared() -> list[str]:
             resource.close()
         except Exception as exc:  # the others must still stop
             problems.append(f"shared fake resource {key!r}: {type(exc).__name__}: {exc}")
+    try:
+        stop_all(_RUN_PROCESSES, None)  # after the resources: a close may still talk to its process
+    except SlowStop as exc:
+        problems.append(f"shared fake resources: {exc}")
     return problems
 
 

@@ -195,16 +195,19 @@ def start(
     return started
 
 
-def stop_all(processes: list[FakeProcess], transcript: Transcript) -> None:
-    """Stop a fake's processes (together: each may wait out its grace period); raise SlowStop
-    naming those that had to be killed."""
+def stop_all(processes: list[FakeProcess], transcript: Transcript | None) -> None:
+    """Stop a fake's processes (together: each may wait out its grace period), recorded in
+    `transcript` (None at the end of the run: no scenario's); raise SlowStop naming those that
+    had to be killed."""
+    if not processes:
+        return
     from mcp_bdd.servers import stop_together
 
     stop_together([process.stop for process in reversed(processes)])
-    for process in reversed(processes):
-        transcript.record(
-            "fake", process.fake, "process stopped", {"pid": process.pid, "exit code": process.returncode}
-        )
+    if transcript is not None:
+        for process in reversed(processes):
+            said = {"pid": process.pid, "exit code": process.returncode}
+            transcript.record("fake", process.fake, "process stopped", said)
     slow = [said for said in (process._slow() for process in processes) if said is not None]
     processes.clear()
     if slow:
