@@ -7,6 +7,12 @@ process with fresh state, speaking real JSON-RPC bytes over real pipes (stdio) o
 (HTTP/SSE) — for a few milliseconds. The factory runs in the child, after the scenario's
 environment (fakes, ${port}) is applied, exactly as in a cold start.
 
+The zygote imports the app with behave's environment, not the server's `env` (which may differ
+per scenario): a module that needs a setting from it at import (`os.environ["API_KEY"]`, a
+`sys.exit` when it is missing) fails here. That is no failure of the app: the imports done before
+it are paid for, and each child imports the project's modules again with its own environment,
+where a module that cannot be imported fails that server's start as a cold start would.
+
 Protocol (over a socketpair; requests are 4-byte length-prefixed JSON, fds travel with
 SCM_RIGHTS; answers are JSON lines):
     → {"op": "spawn", "env": {...}, "transport": "stdio", "port": 0} + fds [stdin, stdout, stderr]
@@ -46,8 +52,12 @@ def run_zygote(spec: str, control_fd: int) -> int:
     from mcp.server.mcpserver import MCPServer  # noqa: F401
 
     from mcp_bdd.apps import load_app, warm_up
+    from mcp_bdd.errors import raised
 
-    load_app(spec, os.getcwd())
+    try:
+        load_app(spec, os.getcwd())
+    except (Exception, SystemExit) as exc:  # see the module doc: each server imports it again, with its env
+        print(f"mcp_bdd zygote: importing {spec} here failed: {raised(exc)}", file=sys.stderr, flush=True)
     with contextlib.suppress(Exception):  # only an optimisation: a child imports what is missing
         warm_up()
     adopt_orphans()  # see the module doc: what a crashed server orphans comes here, not to init

@@ -2951,7 +2951,7 @@ from contextlib import asynccontextmanager
 from mcp.server.mcpserver import MCPServer
 
 if os.environ.get("EXIT_AT_IMPORT"):
-    sys.exit(1)
+    os._exit(1) if os.environ["EXIT_AT_IMPORT"] == "hard" else sys.exit(1)
 
 
 def create_server():
@@ -3360,11 +3360,14 @@ Feature: wander
     assert not any(elsewhere.rglob("*")), sorted(elsewhere.rglob("*"))
 
 
-@pytest.mark.parametrize("transport", ["in-memory", "stdio"])
-def test_a_server_that_exits_at_import_fails_its_start(transport: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("transport", "how"), [("in-memory", "1"), ("stdio", "1"), ("stdio", "hard")])
+def test_a_server_that_exits_at_import_fails_its_start(transport: str, how: str, tmp_path: Path) -> None:
     """A module that exits at import (a check of its settings at the top) ended behave with status 1
     in-process, without a word; over stdio the pre-imported process said "failed
-    (ConnectionResetError); exit code None" (its exit status was read before it existed)."""
+    (ConnectionResetError); exit code None" (its exit status was read before it existed). A
+    `sys.exit` there no longer ends the pre-imported process (the server's `env` may be what the
+    module misses): the forked server exits as it imports the module again, and says where; an
+    `os._exit` still ends it."""
     feature = """
 Feature: import
   Scenario: the module exits
@@ -3373,17 +3376,76 @@ Feature: import
     config = f'transport = "{transport}"\n[servers.app]\napp = "exiting_app:create_server"\n'
     root = make_project(tmp_path, config, {"i.feature": feature})
     (root / "exiting_app.py").write_text(EXITING_APP)
-    env = {**behave_env(), "EXIT_AT_IMPORT": "1"}
+    env = {**behave_env(), "EXIT_AT_IMPORT": how}
     run = run_captured([sys.executable, "-m", "behave", "--no-color", "features/"], cwd=root, env=env)
     assert run.returncode == 1, run.stdout + run.stderr
     expected = {
-        "in-memory": 'The in-process server "app" (app = "exiting_app:create_server") exited as it started: importing '
-        "it called sys.exit() with status 1 (exiting_app.py:9, in <module>)",
-        "stdio": "The pre-imported server process for exiting_app:create_server exited with status 1 before it "
-        "could start a server",
-    }[transport]
+        ("in-memory", "1"): 'The in-process server "app" (app = "exiting_app:create_server") exited as it started: '
+        "importing it called sys.exit() with status 1 (exiting_app.py:9, in <module>)",
+        ("stdio", "1"): "SystemExit: 1 (exiting_app.py:9, in <module>)",
+        ("stdio", "hard"): "The pre-imported server process for exiting_app:create_server exited with status 1 before "
+        "it could start a server",
+    }[transport, how]
     assert expected in run.stdout, run.stdout + run.stderr
     assert "0 scenarios passed, 0 failed, 1 error" in run.stdout, run.stdout
+
+
+CONFIGURED_AT_IMPORT_APP = """
+import os
+import sys
+
+from mcp.server.mcpserver import MCPServer
+
+if os.environ.get("CHECK") == "exit" and not os.environ.get("API_KEY"):
+    sys.exit("API_KEY is not set")
+API_KEY = os.environ["API_KEY"]
+
+
+def create_server():
+    server = MCPServer("configured")
+
+    @server.tool()
+    def key() -> str:
+        return API_KEY
+
+    return server
+"""
+
+
+@pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
+@pytest.mark.parametrize("check", ["exit", "key"])
+def test_a_module_that_needs_the_servers_env_at_import_starts_from_the_pool(
+    check: str, transport: str, tmp_path: Path
+) -> None:
+    """A module that reads a setting the server's `env` gives it at import (`os.environ["API_KEY"]`,
+    or `sys.exit("API_KEY is not set")`) failed every scenario with the pool, the default: the
+    pre-imported process imports the app with behave's environment, without the server's `env`,
+    and its failure was "exited with status 1 before it could start a server: the app probably
+    cannot be imported". With pool = false it passed. Each forked server imports the module again
+    with its own environment: the pre-imported process's failure is no reason to fail it."""
+    feature = """
+Feature: configured at import
+  Scenario: one
+    Given the MCP server "app" is running
+    When I call the tool "key"
+    Then the result text is "k-1"
+
+  Scenario: two
+    Given the MCP server "app" is running
+    When I call the tool "key"
+    Then the result text is "k-1"
+"""
+    config = (
+        f'transport = "{transport}"\n[servers.app]\napp = "configured_app:create_server"\n'
+        f'env = {{ API_KEY = "k-1", CHECK = "{check}" }}\n'
+    )
+    root = make_project(tmp_path, config, {"c.feature": feature})
+    (root / "configured_app.py").write_text(CONFIGURED_AT_IMPORT_APP)
+    env = {**behave_env(), "CHECK": check}  # the pre-imported process sees it too: it exits there
+    env.pop("API_KEY", None)
+    done = run_captured([sys.executable, "-m", "behave", "--no-color", "features/"], cwd=root, env=env)
+    run = Run(done.returncode, done.stdout, done.stderr)
+    assert run.counts() == {"passed": 2, "failed": 0, "error": 0, "skipped": 0}, run.failures()
 
 
 def test_a_tool_whose_schema_names_no_type_is_called_with_text_and_described_plainly(tmp_path: Path) -> None:
