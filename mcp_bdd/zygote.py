@@ -11,7 +11,9 @@ The zygote imports the app with behave's environment, not the server's `env` (wh
 per scenario): a module that needs a setting from it at import (`os.environ["API_KEY"]`, a
 `sys.exit` when it is missing) fails here. That is no failure of the app: the imports done before
 it are paid for, and each child imports the project's modules again with its own environment,
-where a module that cannot be imported fails that server's start as a cold start would.
+where a module that cannot be imported fails that server's start as a cold start would. What
+that import takes that only one process can hold (a listening socket on a fixed port, a file
+lock) the zygote lets go of (`_let_go`): each child takes its own, one server at a time.
 
 Protocol (over a socketpair; requests are 4-byte length-prefixed JSON, fds travel with
 SCM_RIGHTS; answers are JSON lines):
@@ -36,6 +38,7 @@ import json
 import os
 import signal
 import socket
+import stat
 import sys
 from typing import Any
 
@@ -54,10 +57,12 @@ def run_zygote(spec: str, control_fd: int) -> int:
     from mcp_bdd.apps import load_app, warm_up
     from mcp_bdd.errors import raised
 
+    opened = _open_fds()
     try:
         load_app(spec, os.getcwd())
     except (Exception, SystemExit) as exc:  # see the module doc: each server imports it again, with its env
         print(f"mcp_bdd zygote: importing {spec} here failed: {raised(exc)}", file=sys.stderr, flush=True)
+    _let_go({fd for fd, what in _open_fds().items() if opened.get(fd) != what})
     with contextlib.suppress(Exception):  # only an optimisation: a child imports what is missing
         warm_up()
     adopt_orphans()  # see the module doc: what a crashed server orphans comes here, not to init
@@ -129,6 +134,68 @@ def run_zygote(spec: str, control_fd: int) -> int:
         _kill_orphans(own)
         reap()
     return 0
+
+
+def _open_fds() -> dict[int, tuple[int, int]]:
+    """Each open fd and what it is open on: a number the import closed and reused is something new."""
+    try:
+        listed = [int(fd) for fd in os.listdir("/proc/self/fd")]
+    except OSError:  # no /proc: nothing is let go of
+        return {}
+    fds = {}
+    for fd in listed:
+        with contextlib.suppress(OSError):  # the listing's own, closed by now
+            st = os.fstat(fd)
+            fds[fd] = (st.st_dev, st.st_ino)
+    return fds
+
+
+def _let_go(fds: set[int]) -> None:
+    """Let go of what the app's import took that only one process at a time can hold: a listening
+    socket (a fixed port) and a file lock. Why: each forked server imports the project's modules
+    again and takes its own, as a cold start does; held here for the whole run, every one of them
+    failed ("Address already in use"), or waited for the lock until its start timed out.
+
+    The fd is not closed but replaced (the old object would close whatever reused the number): a
+    lock's by /dev/null; a socket's by one listening on a port no one knows, so that a thread the
+    import started to serve it (a metrics endpoint) waits there instead of spinning on an fd that
+    is always ready, once the old socket's shutdown has woken it."""
+    locked = _locked_files()
+    for fd in sorted(fds):
+        with contextlib.suppress(OSError):
+            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                with socket.socket(fileno=os.dup(fd)) as held:
+                    if not held.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
+                        continue
+                    with socket.create_server(("127.0.0.1", 0)) as stand_in:
+                        os.dup2(stand_in.fileno(), fd)
+                    held.shutdown(socket.SHUT_RDWR)  # wakes what waits on it, which then lets go of it
+                what = "a listening socket"
+            elif os.fstat(fd).st_ino in locked:
+                with open(os.devnull, "rb") as null:
+                    os.dup2(null.fileno(), fd)
+                what = "a file lock"
+            else:
+                continue
+            print(f"mcp_bdd zygote: let go of {what} its import of the app took", file=sys.stderr, flush=True)
+
+
+def _locked_files() -> set[int]:
+    """The inode of each file this process holds a lock on (flock, POSIX or OFD). Not the device:
+    an overlay file system's stat names another than the lock's."""
+    files: set[int] = set()
+    try:
+        with open("/proc/locks") as listed:
+            lines = listed.read().splitlines()
+    except OSError:
+        return files
+    for line in lines:  # "1: FLOCK  ADVISORY  WRITE 1234 fe:00:2155822 0 EOF"; a waiter's has "->"
+        fields = line.split()
+        if len(fields) < 6 or fields[1] == "->" or fields[4] not in (str(os.getpid()), "-1"):
+            continue
+        with contextlib.suppress(ValueError):
+            files.add(int(fields[5].rsplit(":", 1)[1]))
+    return files
 
 
 def _kill_orphans(keep: set[int]) -> None:

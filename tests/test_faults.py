@@ -3448,6 +3448,68 @@ Feature: configured at import
     assert run.counts() == {"passed": 2, "failed": 0, "error": 0, "skipped": 0}, run.failures()
 
 
+ONE_AT_A_TIME_APP = """
+import fcntl
+import http.server
+import socket
+import threading
+
+from mcp.server.mcpserver import MCPServer
+
+if "{hold}" == "port":  # a fixed port, bound at import (a callback listener)
+    LISTENER = socket.socket()
+    LISTENER.bind(("127.0.0.1", {port}))
+    LISTENER.listen()
+elif "{hold}" == "served":  # and served by a thread (a metrics endpoint)
+    METRICS = http.server.ThreadingHTTPServer(("127.0.0.1", {port}), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=METRICS.serve_forever, daemon=True).start()
+else:  # one copy at a time, by a lock file taken at import (and waited for)
+    LOCK = open("app.lock", "w")
+    fcntl.flock(LOCK, fcntl.LOCK_EX)
+
+
+def create_server():
+    server = MCPServer("holder")
+
+    @server.tool()
+    def ping() -> str:
+        return "pong"
+
+    return server
+"""
+
+
+@pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
+@pytest.mark.parametrize("hold", ["port", "served", "lock"])
+def test_what_a_module_takes_at_import_is_not_held_by_the_pool(hold: str, transport: str, tmp_path: Path) -> None:
+    """A module that binds a fixed port or takes a lock file at import runs one server at a time:
+    cold (pool = false) each scenario's server took it and its stop gave it back. With the pool,
+    the pre-imported process took it as it imported the app and kept it for the whole run, so
+    every forked server, which imports the module again, failed: "Address already in use", or
+    (the lock) a silent wait until startup_timeout, "Its stderr was empty", scenario after
+    scenario. The pre-imported process lets go of both once it has imported the app (and a thread
+    of its own that served the port waits on a stand-in, not on the port)."""
+    from mcp_bdd._net import free_port
+
+    feature = """
+Feature: one at a time
+  Scenario: one
+    Given the MCP server "app" is running
+    When I call the tool "ping"
+    Then the tool call succeeds
+
+  Scenario: two
+    Given the MCP server "app" is running
+    When I call the tool "ping"
+    Then the tool call succeeds
+"""
+    config = f'transport = "{transport}"\n[servers.app]\napp = "one_at_a_time:create_server"\n'
+    root = make_project(tmp_path, config, {"h.feature": feature})
+    (root / "one_at_a_time.py").write_text(ONE_AT_A_TIME_APP.format(hold=hold, port=free_port()))
+    run = run_behave(root)
+    assert run.counts() == {"passed": 2, "failed": 0, "error": 0, "skipped": 0}, run.failures()
+
+
 def test_a_tool_whose_schema_names_no_type_is_called_with_text_and_described_plainly(tmp_path: Path) -> None:
     """Properties whose schema is `true` (valid JSON Schema), `false` or `{"type": 42}` crashed the
     call step and "argument ... is of type" with an AttributeError / TypeError traceback from
