@@ -33,6 +33,7 @@ started, as soon as a server's exit is reaped (by then the kernel has moved its 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -40,6 +41,7 @@ import signal
 import socket
 import stat
 import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from mcp_bdd._lifelines import adopt_orphans, descendants, kill_all, server_lifelines, signal_group
@@ -59,7 +61,8 @@ def run_zygote(spec: str, control_fd: int) -> int:
 
     opened = _open_fds()
     try:
-        load_app(spec, os.getcwd())
+        with _project_exit_handlers_dropped():
+            load_app(spec, os.getcwd())
     except (Exception, SystemExit) as exc:  # see the module doc: each server imports it again, with its env
         print(f"mcp_bdd zygote: importing {spec} here failed: {raised(exc)}", file=sys.stderr, flush=True)
     _let_go({fd for fd, what in _open_fds().items() if opened.get(fd) != what})
@@ -263,9 +266,48 @@ def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.sock
             traceback.print_exception(exc, file=sys.stderr)
             print(f"mcp_bdd zygote child: {raised(exc)}", file=sys.stderr, flush=True)
     finally:
+        _run_exit_handlers()
         with contextlib.suppress(Exception):
             sys.stdout.flush()
         os._exit(code)
+
+
+@contextlib.contextmanager
+def _project_exit_handlers_dropped() -> Iterator[None]:
+    """While the zygote imports the app: an `atexit` handler the project's own code registers is
+    dropped. Why: that import is the zygote's, not a server's; each forked server imports the
+    project's modules again and registers its own, which it runs as it ends (`_run_exit_handlers`),
+    as a cold-started server does. Kept, the app's handler ran once, in the zygote, at the end of
+    the run and without any server's env, and no server ran its own: an app that saves its data
+    (or its coverage) at exit lost it. A library's handlers stay: a forked server keeps them."""
+    register = atexit.register
+
+    def project_aware(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[..., Any]:
+        if _is_project_code(func):
+            return func  # what atexit.register returns, so that it still works as a decorator
+        return register(func, *args, **kwargs)
+
+    atexit.register = project_aware  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        atexit.register = register
+
+
+def _is_project_code(func: Callable[..., Any]) -> bool:
+    target = getattr(func, "func", func)  # a functools.partial's function
+    module = sys.modules.get(getattr(target, "__module__", None) or "")
+    return module is not None and _is_project_module(module.__name__, module)
+
+
+def _run_exit_handlers() -> None:
+    """What a cold-started server's interpreter runs as it ends, before `os._exit` skips it: the
+    `atexit` handlers (the server's own, its libraries'). Never raises; a handler that hangs is
+    the server's stop's to end, as it is for a cold-started one."""
+    run = getattr(atexit, "_run_exitfuncs", None)  # CPython's; elsewhere a forked server runs none
+    if run is not None:
+        with contextlib.suppress(BaseException):
+            run()
 
 
 def _forget_project_modules() -> None:
@@ -275,8 +317,12 @@ def _forget_project_modules() -> None:
     reads configuration at import time must see this scenario's environment, exactly as in a
     cold start. Third-party packages (site-packages) and mcp_bdd itself stay imported.
     """
-    root = os.getcwd() + os.sep
     for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None) or ""
-        if path.startswith(root) and "site-packages" not in path and not name.startswith("mcp_bdd"):
+        if _is_project_module(name, module):
             del sys.modules[name]
+
+
+def _is_project_module(name: str, module: Any) -> bool:
+    """One of the project's own modules (under the working directory), not a package's nor mcp_bdd."""
+    path = getattr(module, "__file__", None) or ""
+    return path.startswith(os.getcwd() + os.sep) and "site-packages" not in path and not name.startswith("mcp_bdd")

@@ -3997,3 +3997,54 @@ def test_a_refused_listen_stream_is_a_refusal_not_a_missing_feature(tmp_path: Pa
     assert "the credentials lack what this request needs" in run.output, run.failures()
     assert 'protocol = "legacy"' not in run.output, run.failures()
     assert '"error_kind":"refused"' in out.with_suffix(".json").read_text(), "filed as Access refused"
+
+
+EXIT_HANDLER_APP = """
+import atexit
+import os
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+
+
+@atexit.register
+def save():  # what an app that keeps its data (or its coverage) does as it ends
+    with Path("saved.txt").open("a") as out:
+        out.write(os.environ.get("RUN_NAME", "no server env") + "\\n")
+
+
+def create_server():
+    server = MCPServer("saver")
+
+    @server.tool()
+    def ping() -> str:
+        return "pong"
+
+    return server
+"""
+
+
+@pytest.mark.parametrize("pool", ["true", "false"])
+def test_a_server_s_exit_handlers_run_as_it_ends_from_the_pool_as_cold(pool: str, tmp_path: Path) -> None:
+    """A forked server ends with os._exit, so its `atexit` handlers never ran; the app's handler ran
+    once instead, in the pre-imported process, at the end of the run and without the server's env.
+    An app that saves its data (or coverage) at exit lost it. Each server now runs its own, with
+    its env, as a cold-started one does."""
+    feature = """
+Feature: saved at exit
+  Scenario: one
+    Given the MCP server "app" is running
+    When I call the tool "ping"
+    Then the result text is "pong"
+
+  Scenario: two
+    Given the MCP server "app" is running
+    When I call the tool "ping"
+    Then the result text is "pong"
+"""
+    config = 'transport = "stdio"\n[servers.app]\napp = "saving_app:create_server"\nenv = { RUN_NAME = "server" }\n'
+    root = make_project(tmp_path, config, {"s.feature": feature})
+    (root / "saving_app.py").write_text(EXIT_HANDLER_APP)
+    run = run_behave(root, "-D", f"pool={pool}")
+    assert run.counts() == {"passed": 2, "failed": 0, "error": 0, "skipped": 0}, run.failures()
+    assert (root / "saved.txt").read_text().splitlines() == ["server", "server"], run.output[-2000:]
