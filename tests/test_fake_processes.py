@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import signal
 import socket
 import sys
@@ -347,6 +348,8 @@ def test_the_fake_process_api_outside_behave(tmp_path: Path) -> None:
     process = ctx.start_process([sys.executable, str(tmp_path / "service.py"), str(port), "serve"])
     try:
         process.wait_for_port(port, timeout=60)
+        assert process.wait_for_output("listen", timeout=60) == "service: listening"
+        assert process.wait_for_output(re.compile(r"listen\w+"), timeout=60) == "service: listening"
         assert process.returncode is None and psutil.Process(process.pid).is_running()
         assert "service: listening" in process.output() and process.log.parent == tmp_path / "svc"
         process.stop()
@@ -420,3 +423,27 @@ def test_a_fake_s_process_is_started_from_behave_s_thread_only(tmp_path: Path) -
     assert 'start_process was called from the thread "worker"' in str(raised[0]) and "Tip: start it from" in str(
         raised[0]
     )
+
+
+def test_wait_for_output_says_why_it_gave_up(tmp_path: Path) -> None:
+    """A process that exits before it writes the text, and one that never writes it: each said
+    with its exit code or the time waited, its last output, and where the fake waited."""
+    from mcp_bdd.errors import ServerStartError
+    from mcp_bdd.fakes import FakeContext
+    from mcp_bdd.transcript import Transcript
+
+    (tmp_path / "service.py").write_text(SERVICE)
+    ctx = FakeContext(name="svc", tmpdir=tmp_path / "svc", portal=None, transcript=Transcript())  # type: ignore[arg-type]
+    failing = ctx.start_process([sys.executable, str(tmp_path / "service.py"), "1", "fail"])
+    with pytest.raises(ServerStartError) as ended:
+        failing.wait_for_output("Ready to accept connections", timeout=60)
+    said = str(ended.value)
+    assert 'of the fake "svc" exited with code 3 before it wrote "Ready to accept connections"' in said, said
+    assert "(wait_for_output at test_fake_processes.py:" in said and "configuration file is missing" in said, said
+    silent = ctx.start_process([sys.executable, str(tmp_path / "service.py"), "1", "late"])
+    try:
+        with pytest.raises(ServerStartError, match=r'did not write "Ready" within 0\.5 s') as waited:
+            silent.wait_for_output("Ready", timeout=0.5)
+        assert "It wrote nothing." in str(waited.value)
+    finally:
+        silent.stop()

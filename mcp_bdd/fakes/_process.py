@@ -14,6 +14,7 @@ descendants) right after the fake's own cleanup, whatever that cleanup did.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import threading
 import time
@@ -90,7 +91,7 @@ class FakeProcess:
         where = users_place(traceback.extract_stack()[:-1])
         while True:
             if self._process.exited():
-                raise ServerStartError(self._ended_before(port, where))
+                raise ServerStartError(self._ended_before(f"it accepted connections on port {port}", where))
             if accepts(port):
                 holder = None if listens(self.pid, port) else stranger_on(port, self._process.pid)
                 if holder is not None:
@@ -111,6 +112,34 @@ class FakeProcess:
                 )
             wait_exit(self._process.pid, 0.02)  # wakes at once if it ends, else a short pause between probes
 
+    def wait_for_output(self, pattern: str | re.Pattern[str], timeout: float | None = None) -> str:
+        """Return the first line it writes (stdout or stderr) that holds `pattern` (a text, or a
+        compiled regular expression): for a program that says when it is ready and listens on no
+        TCP port (a Unix socket, a worker). Raise ServerStartError, with its exit code and last
+        output, if it exits first or `timeout` seconds pass (the default as `wait_for_port`'s)."""
+        from mcp_bdd.servers import wait_exit
+
+        found = pattern.search if isinstance(pattern, re.Pattern) else lambda line: pattern in line
+        shown = pattern.pattern if isinstance(pattern, re.Pattern) else pattern
+        limit = _wait_limit(timeout)
+        deadline = time.monotonic() + limit
+        where = users_place(traceback.extract_stack()[:-1])
+        lines = _Lines(self.log)
+        while True:
+            ended = self._process.exited()  # before the last read: what it wrote as it ended is read
+            for line in lines.new():
+                if found(line):
+                    return line
+            if ended:
+                raise ServerStartError(self._ended_before(f'it wrote "{shown}"', where, "wait_for_output"))
+            if time.monotonic() >= deadline:
+                raise ServerStartError(
+                    f'{self._who()} did not write "{shown}" within {limit:.1f} s (wait_for_output at {where}).'
+                    f"{self._said()}\n  Tip: check the text it writes when it is ready; if it is just slow to "
+                    "start, give wait_for_output a longer timeout (and raise startup_timeout)."
+                )
+            wait_exit(self._process.pid, 0.02)  # wakes at once if it ends, else a short pause between reads
+
     def stop(self) -> None:
         """Stop it now (else it is stopped when its fake ends); idempotent. One that had to be
         killed is said in the fake's teardown."""
@@ -123,16 +152,13 @@ class FakeProcess:
         self._slow_said = True
         return f"{self._who()} {self._process.slow_stop}"
 
-    def _ended_before(self, port: int, where: str) -> str:
+    def _ended_before(self, what: str, where: str, waited: str = "wait_for_port") -> str:
         from mcp_bdd.servers import wait_exit
 
         wait_exit(self._process.pid, _REAPED)  # its keeper ends just after it, with its exit code
         code = self.returncode
         tip = _BACKGROUND if code == 0 else f"run the command by hand in {self.cwd} to see it fail."
-        return (
-            f"{self._who()} exited with code {code} before it accepted connections on port {port} "
-            f"(wait_for_port at {where}).{self._said()}\n  Tip: {tip}"
-        )
+        return f"{self._who()} exited with code {code} before {what} ({waited} at {where}).{self._said()}\n  Tip: {tip}"
 
     def _who(self) -> str:
         return f'The process `{self.command}` (pid {self.pid}) of the fake "{self.fake}"'
@@ -144,6 +170,36 @@ class FakeProcess:
 
     def __repr__(self) -> str:
         return f"<FakeProcess {self.command!r} pid={self.pid} returncode={self.returncode}>"
+
+
+class _Lines:
+    """The lines a log gains, read as they come (whole lines only; at most `_LINE` bytes each, a
+    longer one is read in pieces): no re-reading of what was read."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._offset = 0
+        self._partial = b""
+
+    def new(self) -> list[str]:
+        try:
+            with self._path.open("rb") as fh:
+                fh.seek(self._offset)
+                chunk = fh.read(_READ)
+        except OSError:
+            return []
+        self._offset += len(chunk)
+        data = self._partial + chunk
+        *whole, self._partial = data.split(b"\n")
+        if len(self._partial) > _LINE:
+            whole.append(self._partial)
+            self._partial = b""
+        return [line.decode("utf-8", "replace").rstrip("\r") for line in whole]
+
+
+#: how much of a log one read takes, and the longest line kept whole
+_READ = 1 << 20
+_LINE = 64 << 10
 
 
 def start(
