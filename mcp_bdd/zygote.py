@@ -154,28 +154,27 @@ def _open_fds() -> dict[int, tuple[int, int]]:
 
 
 def _let_go(fds: set[int]) -> None:
-    """Let go of what the app's import took that only one process at a time can hold: a listening
-    socket (a fixed port) and a file lock. Why: each forked server imports the project's modules
-    again and takes its own, as a cold start does; held here for the whole run, every one of them
-    failed ("Address already in use"), or waited for the lock until its start timed out.
+    """Let go of what the app's import took that only one process at a time can hold: a socket
+    bound to a port (a fixed one: a listener, a metrics endpoint, a UDP receiver) and a lock file.
+    Why: each forked server imports the project's modules again and takes its own, as a cold start
+    does; held here for the whole run, every one of them failed ("Address already in use"), or
+    waited for the lock until its start timed out.
 
     The fd is not closed but replaced (the old object would close whatever reused the number): a
-    lock's by /dev/null; a socket's by one listening on a port no one knows, so that a thread the
-    import started to serve it (a metrics endpoint) waits there instead of spinning on an fd that
-    is always ready, once the old socket's shutdown has woken it."""
+    socket's by one of its kind bound to a port no one knows (listening, if it listened: a thread
+    the import started to serve it then waits there instead of spinning on an fd that is always
+    ready, once the old socket's shutdown has woken it); a lock file's by /dev/null. Only a lock
+    on a whole file is a lock file's: a database's byte-range locks (SQLite's) are its own
+    bookkeeping, which a forked connection shares, and stay."""
     locked = _locked_files()
     for fd in sorted(fds):
         with contextlib.suppress(OSError):
             if stat.S_ISSOCK(os.fstat(fd).st_mode):
-                with socket.socket(fileno=os.dup(fd)) as held:
-                    if not held.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
-                        continue
-                    with socket.create_server(("127.0.0.1", 0)) as stand_in:
-                        os.dup2(stand_in.fileno(), fd)
-                    held.shutdown(socket.SHUT_RDWR)  # wakes what waits on it, which then lets go of it
-                what = "a listening socket"
+                what = _let_go_of_socket(fd)
+                if what is None:
+                    continue
             elif os.fstat(fd).st_ino in locked:
-                with open(os.devnull, "rb") as null:
+                with open(os.devnull, "r+b") as null:
                     os.dup2(null.fileno(), fd)
                 what = "a file lock"
             else:
@@ -183,9 +182,32 @@ def _let_go(fds: set[int]) -> None:
             print(f"mcp_bdd zygote: let go of {what} its import of the app took", file=sys.stderr, flush=True)
 
 
+def _let_go_of_socket(fd: int) -> str | None:
+    """Swap an internet socket bound to a port and connected to no peer for a stand-in; what it was,
+    or None (a client connection, a Unix socket, an unbound one: left alone)."""
+    with socket.socket(fileno=os.dup(fd)) as held:
+        if held.family not in (socket.AF_INET, socket.AF_INET6) or held.getsockname()[1] == 0:
+            return None
+        try:
+            held.getpeername()
+            return None  # a connection to someone (a database): nothing another process wants
+        except OSError:
+            pass
+        listening = bool(held.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN))
+        with socket.socket(held.family, held.type) as stand_in:
+            stand_in.bind(("::1" if held.family == socket.AF_INET6 else "127.0.0.1", 0))
+            if listening:
+                stand_in.listen()
+            os.dup2(stand_in.fileno(), fd)
+        if listening:
+            held.shutdown(socket.SHUT_RDWR)  # wakes what waits on it, which then lets go of it
+        return "a listening socket" if listening else "a socket bound to a port"
+
+
 def _locked_files() -> set[int]:
-    """The inode of each file this process holds a lock on (flock, POSIX or OFD). Not the device:
-    an overlay file system's stat names another than the lock's."""
+    """The inode of each file this process holds a whole-file lock on (flock; POSIX or OFD from 0
+    to EOF: `lockf`, `fcntl.flock`). Not the device: an overlay file system's stat names another
+    than the lock's."""
     files: set[int] = set()
     try:
         with open("/proc/locks") as listed:
@@ -194,8 +216,10 @@ def _locked_files() -> set[int]:
         return files
     for line in lines:  # "1: FLOCK  ADVISORY  WRITE 1234 fe:00:2155822 0 EOF"; a waiter's has "->"
         fields = line.split()
-        if len(fields) < 6 or fields[1] == "->" or fields[4] not in (str(os.getpid()), "-1"):
+        if len(fields) < 8 or fields[1] == "->" or fields[4] not in (str(os.getpid()), "-1"):
             continue
+        if fields[1] != "FLOCK" and (fields[6], fields[7]) != ("0", "EOF"):
+            continue  # a byte range: a database's own locking, not a lock file
         with contextlib.suppress(ValueError):
             files.add(int(fields[5].rsplit(":", 1)[1]))
     return files
@@ -240,6 +264,7 @@ def _children() -> set[int]:
 def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.socket, zygote: int) -> None:
     code = 1
     try:
+        _forget_exit_handlers()
         os.setsid()  # its own process group, killed as a unit like a cold-started server
         server_lifelines()  # it dies with the zygote (even SIGKILL); its helpers' daemons stay its own
         if os.getppid() != zygote:
@@ -278,12 +303,13 @@ def _project_exit_handlers_dropped() -> Iterator[None]:
     dropped. Why: that import is the zygote's, not a server's; each forked server imports the
     project's modules again and registers its own, which it runs as it ends (`_run_exit_handlers`),
     as a cold-started server does. Kept, the app's handler ran once, in the zygote, at the end of
-    the run and without any server's env, and no server ran its own: an app that saves its data
-    (or its coverage) at exit lost it. A library's handlers stay: a forked server keeps them."""
+    the run and without any server's env (over a server's saved data), and no server ran its own:
+    an app that saves its data (or its coverage) at exit lost it. A library's own handlers stay
+    the zygote's, run when it ends."""
     register = atexit.register
 
     def project_aware(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[..., Any]:
-        if _is_project_code(func):
+        if _registered_by_project_code(sys._getframe(1)):
             return func  # what atexit.register returns, so that it still works as a decorator
         return register(func, *args, **kwargs)
 
@@ -294,16 +320,29 @@ def _project_exit_handlers_dropped() -> Iterator[None]:
         atexit.register = register
 
 
-def _is_project_code(func: Callable[..., Any]) -> bool:
-    target = getattr(func, "func", func)  # a functools.partial's function
-    module = sys.modules.get(getattr(target, "__module__", None) or "")
-    return module is not None and _is_project_module(module.__name__, module)
+def _registered_by_project_code(caller: Any) -> bool:
+    """Whether the code that called atexit.register is the project's: who registers a handler
+    says whose it is (`atexit.register(STATE.close)` in an app module registers a library's
+    method for the app's own state), not where the handler's function is defined."""
+    name = caller.f_globals.get("__name__", "")
+    module = sys.modules.get(name)
+    return module is not None and _is_project_module(name, module)
+
+
+def _forget_exit_handlers() -> None:
+    """In a forked server, first: the zygote's `atexit` handlers are the zygote's (a library's
+    temp dir, the workers of a pool made at import): run by each server as it ended, the first
+    one removed what the others still used. The server runs only the ones registered in itself
+    (its re-imported modules', what its libraries register as it runs)."""
+    clear = getattr(atexit, "_clear", None)  # CPython's
+    if clear is not None:
+        clear()
 
 
 def _run_exit_handlers() -> None:
     """What a cold-started server's interpreter runs as it ends, before `os._exit` skips it: the
-    `atexit` handlers (the server's own, its libraries'). Never raises; a handler that hangs is
-    the server's stop's to end, as it is for a cold-started one."""
+    `atexit` handlers registered in it (`_forget_exit_handlers`). Never raises; a handler that
+    hangs is the server's stop's to end, as it is for a cold-started one."""
     run = getattr(atexit, "_run_exitfuncs", None)  # CPython's; elsewhere a forked server runs none
     if run is not None:
         with contextlib.suppress(BaseException):

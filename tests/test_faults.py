@@ -3463,6 +3463,16 @@ if "{hold}" == "port":  # a fixed port, bound at import (a callback listener)
 elif "{hold}" == "served":  # and served by a thread (a metrics endpoint)
     METRICS = http.server.ThreadingHTTPServer(("127.0.0.1", {port}), http.server.BaseHTTPRequestHandler)
     threading.Thread(target=METRICS.serve_forever, daemon=True).start()
+elif "{hold}" == "udp":  # a fixed UDP port, bound at import (a statsd-like receiver)
+    RECEIVER = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    RECEIVER.bind(("127.0.0.1", {port}))
+elif "{hold}" == "sqlite":  # a database in WAL mode, opened at import: its locks are byte ranges, its own
+    import sqlite3
+
+    DB = sqlite3.connect("app.db", isolation_level=None, check_same_thread=False)
+    DB.execute("PRAGMA journal_mode=WAL")
+    DB.execute("CREATE TABLE IF NOT EXISTS hits (n INTEGER)")
+    DB.execute("SELECT count(*) FROM hits").fetchone()
 else:  # one copy at a time, by a lock file taken at import (and waited for)
     LOCK = open("app.lock", "w")
     fcntl.flock(LOCK, fcntl.LOCK_EX)
@@ -3473,6 +3483,8 @@ def create_server():
 
     @server.tool()
     def ping() -> str:
+        if "{hold}" == "sqlite":
+            DB.execute("INSERT INTO hits VALUES (1)")  # "database is locked" when its locks were taken from it
         return "pong"
 
     return server
@@ -3480,7 +3492,7 @@ def create_server():
 
 
 @pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
-@pytest.mark.parametrize("hold", ["port", "served", "lock"])
+@pytest.mark.parametrize("hold", ["port", "served", "lock", "udp", "sqlite"])
 def test_what_a_module_takes_at_import_is_not_held_by_the_pool(hold: str, transport: str, tmp_path: Path) -> None:
     """A module that binds a fixed port or takes a lock file at import runs one server at a time:
     cold (pool = false) each scenario's server took it and its stop gave it back. With the pool,
@@ -3488,7 +3500,9 @@ def test_what_a_module_takes_at_import_is_not_held_by_the_pool(hold: str, transp
     every forked server, which imports the module again, failed: "Address already in use", or
     (the lock) a silent wait until startup_timeout, "Its stderr was empty", scenario after
     scenario. The pre-imported process lets go of both once it has imported the app (and a thread
-    of its own that served the port waits on a stand-in, not on the port)."""
+    of its own that served the port waits on a stand-in, not on the port); a UDP port too. A
+    database's own byte-range locks (SQLite in WAL mode) are not a lock file's, and stay: taken
+    away, every pooled write said "database is locked"."""
     from mcp_bdd._net import free_port
 
     feature = """
@@ -4007,6 +4021,14 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 
 
+import shelve
+
+import cachelib  # a library's module: its temp dir is removed by its own atexit handler
+
+STATE = shelve.open("state")
+atexit.register(STATE.close)  # the app's state, closed by a library's method as the server ends
+
+
 @atexit.register
 def save():  # what an app that keeps its data (or its coverage) does as it ends
     with Path("saved.txt").open("a") as out:
@@ -4018,9 +4040,20 @@ def create_server():
 
     @server.tool()
     def ping() -> str:
-        return "pong"
+        STATE["n"] = STATE.get("n", 0) + 1
+        (Path(cachelib.CACHE) / "entry").write_text("cached")
+        return f"pong {STATE['n']}"
 
     return server
+"""
+
+CACHE_LIBRARY = """
+import atexit
+import shutil
+import tempfile
+
+CACHE = tempfile.mkdtemp()
+atexit.register(shutil.rmtree, CACHE, True)
 """
 
 
@@ -4029,22 +4062,37 @@ def test_a_server_s_exit_handlers_run_as_it_ends_from_the_pool_as_cold(pool: str
     """A forked server ends with os._exit, so its `atexit` handlers never ran; the app's handler ran
     once instead, in the pre-imported process, at the end of the run and without the server's env.
     An app that saves its data (or coverage) at exit lost it. Each server now runs its own, with
-    its env, as a cold-started one does."""
+    its env, as a cold-started one does — and only its own: the pre-imported process's handlers
+    (a library's temp dir, removed as the first server ended; the app's state as it was at that
+    import, saved over what the servers saved) are not a server's."""
     feature = """
 Feature: saved at exit
   Scenario: one
     Given the MCP server "app" is running
     When I call the tool "ping"
-    Then the result text is "pong"
+    Then the result text is "pong 1"
 
   Scenario: two
     Given the MCP server "app" is running
     When I call the tool "ping"
-    Then the result text is "pong"
+    Then the result text is "pong 2"
+
+  Scenario: three
+    Given the MCP server "app" is running
+    When I call the tool "ping"
+    Then the result text is "pong 3"
 """
     config = 'transport = "stdio"\n[servers.app]\napp = "saving_app:create_server"\nenv = { RUN_NAME = "server" }\n'
-    root = make_project(tmp_path, config, {"s.feature": feature})
+    root = make_project(tmp_path / "project", config, {"s.feature": feature})
     (root / "saving_app.py").write_text(EXIT_HANDLER_APP)
-    run = run_behave(root, "-D", f"pool={pool}")
-    assert run.counts() == {"passed": 2, "failed": 0, "error": 0, "skipped": 0}, run.failures()
-    assert (root / "saved.txt").read_text().splitlines() == ["server", "server"], run.output[-2000:]
+    libs = tmp_path / "libs"  # outside the project: a library's module, which no forked server imports again
+    libs.mkdir()
+    (libs / "cachelib.py").write_text(CACHE_LIBRARY)
+    env = {**behave_env()}
+    env["PYTHONPATH"] = os.pathsep.join([str(libs), env.get("PYTHONPATH", "")])
+    done = run_captured(
+        [sys.executable, "-m", "behave", "--no-color", "-D", f"pool={pool}", "features/"], cwd=root, env=env
+    )
+    run = Run(done.returncode, done.stdout, done.stderr)
+    assert run.counts() == {"passed": 3, "failed": 0, "error": 0, "skipped": 0}, run.failures()
+    assert (root / "saved.txt").read_text().splitlines() == ["server"] * 3, run.output[-2000:]
