@@ -82,16 +82,17 @@ def svc(ctx):
     raise RuntimeError("the cleanup forgot to stop its service")  # the process is stopped all the same
 
 
-@fake("stubborn")
-def stubborn(ctx):
-    port, _ = _service(ctx, "stubborn")
-    yield {"url": f"http://127.0.0.1:{port}"}
+def _plain(mode):
+    def plain(ctx):
+        port, _ = _service(ctx, mode)
+        yield {"url": f"http://127.0.0.1:{port}"}
+
+    return plain
 
 
-@fake("broken")
-def broken(ctx):
-    port, _ = _service(ctx, "fail")
-    yield {"url": f"http://127.0.0.1:{port}"}
+# a service that ignores SIGTERM; one that exits at once; one that puts itself in the background
+for _name, _mode in (("stubborn", "stubborn"), ("broken", "fail"), ("daemon", "daemon")):
+    fake(_name)(_plain(_mode))
 
 
 @then("the first scenario's service is gone")
@@ -100,12 +101,6 @@ def gone(context):
 
     pid = int(Path("svc.pid").read_text())
     assert not psutil.pid_exists(pid), f"the first scenario's service (pid {pid}) still runs"
-
-
-@fake("daemon")
-def daemon(ctx):
-    port, _ = _service(ctx, "daemon")
-    yield {"url": f"http://127.0.0.1:{port}"}
 
 
 @fake("taken")
