@@ -65,7 +65,7 @@ def run_zygote(spec: str, control_fd: int) -> int:
             load_app(spec, os.getcwd())
     except (Exception, SystemExit) as exc:  # see the module doc: each server imports it again, with its env
         print(f"mcp_bdd zygote: importing {spec} here failed: {raised(exc)}", file=sys.stderr, flush=True)
-    _let_go({fd for fd, what in _open_fds().items() if opened.get(fd) != what})
+    _let_go({fd: what for fd, what in _open_fds().items() if opened.get(fd) != what})
     with contextlib.suppress(Exception):  # only an optimisation: a child imports what is missing
         warm_up()
     adopt_orphans()  # see the module doc: what a crashed server orphans comes here, not to init
@@ -139,8 +139,9 @@ def run_zygote(spec: str, control_fd: int) -> int:
     return 0
 
 
-def _open_fds() -> dict[int, tuple[int, int]]:
-    """Each open fd and what it is open on: a number the import closed and reused is something new."""
+def _open_fds() -> dict[int, tuple[int, int, int]]:
+    """Each open fd and what it is open on (device, inode, mode): a number the import closed and
+    reused is something new."""
     try:
         listed = [int(fd) for fd in os.listdir("/proc/self/fd")]
     except OSError:  # no /proc: nothing is let go of
@@ -149,11 +150,11 @@ def _open_fds() -> dict[int, tuple[int, int]]:
     for fd in listed:
         with contextlib.suppress(OSError):  # the listing's own, closed by now
             st = os.fstat(fd)
-            fds[fd] = (st.st_dev, st.st_ino)
+            fds[fd] = (st.st_dev, st.st_ino, st.st_mode)
     return fds
 
 
-def _let_go(fds: set[int]) -> None:
+def _let_go(fds: dict[int, tuple[int, int, int]]) -> None:
     """Let go of what the app's import took that only one process at a time can hold: a socket
     bound to a port (a fixed one: a listener, a metrics endpoint, a UDP receiver) and a lock file.
     Why: each forked server imports the project's modules again and takes its own, as a cold start
@@ -167,13 +168,13 @@ def _let_go(fds: set[int]) -> None:
     on a whole file is a lock file's: a database's byte-range locks (SQLite's) are its own
     bookkeeping, which a forked connection shares, and stay."""
     locked = _locked_files()
-    for fd in sorted(fds):
+    for fd, (_, inode, mode) in sorted(fds.items()):  # as `_open_fds` saw them
         with contextlib.suppress(OSError):
-            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+            if stat.S_ISSOCK(mode):
                 what = _let_go_of_socket(fd)
                 if what is None:
                     continue
-            elif os.fstat(fd).st_ino in locked:
+            elif inode in locked:
                 with open(os.devnull, "r+b") as null:
                     os.dup2(null.fileno(), fd)
                 what = "a file lock"

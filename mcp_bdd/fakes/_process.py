@@ -23,7 +23,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mcp_bdd._net import accepts
 from mcp_bdd.errors import ServerStartError, UsageError, tail, users_place
 from mcp_bdd.fakes._deadline import held, remaining
 from mcp_bdd.secrets import remember_environment, remember_mapping
@@ -84,33 +83,24 @@ class FakeProcess:
         Raise ServerStartError, with its exit code and last output, if it exits first, if another
         process holds the port, or if `timeout` seconds pass (default: the fake's setup limit less
         half a second, so that this is what is said; 30 s outside a setup)."""
-        from mcp_bdd.servers import listens, stranger_on, wait_exit
-
-        limit = _wait_limit(timeout)
-        deadline = time.monotonic() + limit
-        where = users_place(traceback.extract_stack()[:-1])
-        while True:
-            if self._process.exited():
-                raise ServerStartError(self._ended_before(f"it accepted connections on port {port}", where))
-            if accepts(port):
-                holder = None if listens(self.pid, port) else stranger_on(port, self._process.pid)
-                if holder is not None:
-                    raise ServerStartError(
-                        f"{self._who()} does not listen on port {port} (wait_for_port at {where}): another "
-                        f"process does ({holder}).{self._said()}\n  Tip: pick the port just before you start "
-                        "the process and pass it that port; never a fixed one."
-                    )
-                if not self._process.exited():  # one that answered as it went to the background is gone
-                    return
-                continue
-            if time.monotonic() >= deadline:
-                raise ServerStartError(
-                    f"{self._who()} did not accept connections on 127.0.0.1:{port} within {limit:.1f} s "
-                    f"(wait_for_port at {where}).{self._said()}\n  Tip: check that it listens on 127.0.0.1 "
-                    "and on the port you passed it; if it is just slow to start, give wait_for_port a longer "
-                    "timeout (and raise startup_timeout)."
-                )
-            wait_exit(self._process.pid, 0.02)  # wakes at once if it ends, else a short pause between probes
+        limit, where = _wait_limit(timeout), users_place(traceback.extract_stack()[:-1])
+        found = self._process.wait_listening(port, time.monotonic() + limit)
+        if found.state == "listens":
+            return
+        if found.state == "exited":
+            raise ServerStartError(self._ended_before(f"it accepted connections on port {port}", where))
+        if found.state == "stranger":
+            raise ServerStartError(
+                f"{self._who()} does not listen on port {port} (wait_for_port at {where}): another "
+                f"process does ({found.holder}).{self._said()}\n  Tip: pick the port just before you start "
+                "the process and pass it that port; never a fixed one."
+            )
+        raise ServerStartError(
+            f"{self._who()} did not accept connections on 127.0.0.1:{port} within {limit:.1f} s "
+            f"(wait_for_port at {where}).{self._said()}\n  Tip: check that it listens on 127.0.0.1 "
+            "and on the port you passed it; if it is just slow to start, give wait_for_port a longer "
+            "timeout (and raise startup_timeout)."
+        )
 
     def wait_for_output(self, pattern: str | re.Pattern[str], timeout: float | None = None) -> str:
         """Return the first line it writes (stdout or stderr) that holds `pattern` (a text, or a
@@ -121,9 +111,8 @@ class FakeProcess:
 
         found = pattern.search if isinstance(pattern, re.Pattern) else lambda line: pattern in line
         shown = pattern.pattern if isinstance(pattern, re.Pattern) else pattern
-        limit = _wait_limit(timeout)
+        limit, where = _wait_limit(timeout), users_place(traceback.extract_stack()[:-1])
         deadline = time.monotonic() + limit
-        where = users_place(traceback.extract_stack()[:-1])
         lines = _Lines(self.log)
         while True:
             ended = self._process.exited()  # before the last read: what it wrote as it ended is read

@@ -30,7 +30,6 @@ from mcp_bdd.servers._framing import (
     holds_non_json_number,
     repeated_answer,
 )
-from mcp_bdd.servers._listeners import listens, stranger_on
 from mcp_bdd.servers._process import ChildProcess, lifeline, reap_all, spawn, stop_together, wait_exit
 from mcp_bdd.servers._start import discard_prestarted, exit_0_tip, exit_at_start_tip, start_server
 
@@ -52,12 +51,10 @@ __all__ = [
     "exit_at_start_tip",
     "holds_non_json_number",
     "lifeline",
-    "listens",
     "reap_all",
     "repeated_answer",
     "spawn",
     "start_server",
     "stop_together",
-    "stranger_on",
     "wait_exit",
 ]

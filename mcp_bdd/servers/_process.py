@@ -41,18 +41,20 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 import psutil
 
 from mcp_bdd._lifelines import descendants, keeper_lifelines, kill_all, server_lifelines, signal_group
+from mcp_bdd._net import accepts
 from mcp_bdd.servers._keeper import parent_of
 from mcp_bdd.servers._lifeline import kill_marked, kill_sessions
-from mcp_bdd.servers._listeners import SPAWNED_BY, spawned_by
+from mcp_bdd.servers._listeners import SPAWNED_BY, listens, spawned_by, stranger_on
 
 __all__ = [
     "SERVER_MARK",
     "ChildProcess",
+    "Listening",
     "ServerProcess",
     "lifeline",
     "new_mark",
@@ -126,6 +128,15 @@ def _signal_server(pid: int, sig: signal.Signals) -> None:
         os.kill(pid, sig)
 
 
+class Listening(NamedTuple):
+    """What `ServerProcess.wait_listening` found: the process listens, a stranger does (`holder`
+    describes it), the process exited (`holder`: a stranger on the port it may have failed to
+    bind), or the time ran out."""
+
+    state: Literal["listens", "stranger", "exited", "late"]
+    holder: str | None = None
+
+
 class ServerProcess:
     """One OS process we own: its pid is its process group and session id."""
 
@@ -153,6 +164,25 @@ class ServerProcess:
         """Whether the server itself has ended (nothing is reaped). Its keeper, whose exit code
         `returncode` mirrors, ends a few milliseconds later: it kills the server's orphans first."""
         return wait_exit(self.pid, 0)
+
+    def wait_listening(self, port: int, deadline: float) -> Listening:
+        """Wait until it (or a process of its session) accepts connections on 127.0.0.1:`port`,
+        another process answers there instead (`_listeners` says who counts as a stranger), it
+        exits, or `deadline` (a `time.monotonic()` value) passes. One probe loop for servers and
+        fakes' processes alike; each caller says what the outcome means in its own words."""
+        while True:
+            if self.exited():  # one that could not bind: a stranger may hold the port
+                return Listening("exited", stranger_on(port, self.pid) if accepts(port) else None)
+            if accepts(port):
+                holder = None if listens(self.server_pid, port) else stranger_on(port, self.pid)
+                if holder is not None:
+                    return Listening("stranger", holder)
+                if not self.exited():  # one that answered as it went to the background is gone
+                    return Listening("listens")
+                continue
+            if time.monotonic() >= deadline:
+                return Listening("late")
+            wait_exit(self.pid, 0.02)  # wakes at once if it ends, else a short pause between probes
 
     def _reap(self, timeout: float) -> None:
         """Collect the exit status (a child of ours), or leave it to its parent (the zygote)."""

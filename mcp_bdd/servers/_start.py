@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp_bdd._net import accepts, free_port
+from mcp_bdd._net import free_port
 from mcp_bdd.apps import as_server, describe, is_server, load_app
 from mcp_bdd.config import AppServer, CommandServer, Config, ServerConfig, UrlServer
 from mcp_bdd.errors import ServerStartError, TransportNotServed, raised, raised_at
 from mcp_bdd.secrets import mask_mapping, remember_environment, remember_mapping
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
-from mcp_bdd.servers._listeners import listening_instead, listens, stranger_on
+from mcp_bdd.servers._listeners import listening_instead
 from mcp_bdd.servers._process import (
     SERVER_MARK,
     ChildProcess,
@@ -37,7 +37,6 @@ from mcp_bdd.servers._process import (
     on_reap,
     spawn,
     stop_together,
-    wait_exit,
 )
 from mcp_bdd.servers._zygote import ForkedProcess, zygote_for
 
@@ -490,34 +489,25 @@ def _wait_for_port(server: HttpServer, port: int, timeout: float) -> str | None:
     is stopped, to be tried on another port: `_listeners` says who counts as a stranger), or the
     server dies or `timeout` passes (ServerStartError, the server stopped)."""
     assert server.process is not None
-    pid = server.process.pid
-    deadline = time.monotonic() + timeout
-    while True:
-        if server.process.returncode is not None:
-            holder = stranger_on(port, pid) if accepts(port) else None
-            server.stop()
-            if holder is not None:
-                return holder  # it could not bind: someone else had the port
-            raise ServerStartError(
-                f'The server "{server.name}" exited before it accepted connections on port {port}.\n'
-                + server.describe_death()
-                + _exited_tip(server.process.returncode)
-            )
-        if accepts(port):
-            holder = None if listens(server.process.server_pid, port) else stranger_on(port, pid)
-            if holder is None:
-                return None
-            server.stop()
-            return holder
-        if time.monotonic() >= deadline:
-            elsewhere = listening_instead(server.process.server_pid)
-            said = server.describe_death()  # before the stop: it ran; an exit code now would be our SIGTERM
-            server.stop()
-            raise ServerStartError(
-                f'The server "{server.name}" did not accept connections on port {port} within '
-                f"startup_timeout = {timeout:g} s.\n" + said + _not_on_the_port_tip(port, elsewhere)
-            )
-        wait_exit(pid, 0.02)  # wakes at once if it dies, else a short pause between probes
+    found = server.process.wait_listening(port, time.monotonic() + timeout)
+    if found.state == "listens":
+        return None
+    if found.state == "late":
+        elsewhere = listening_instead(server.process.server_pid)
+        said = server.describe_death()  # before the stop: it ran; an exit code now would be our SIGTERM
+        server.stop()
+        raise ServerStartError(
+            f'The server "{server.name}" did not accept connections on port {port} within '
+            f"startup_timeout = {timeout:g} s.\n" + said + _not_on_the_port_tip(port, elsewhere)
+        )
+    server.stop()
+    if found.holder is not None:
+        return found.holder  # it could not bind, or answered beside a stranger: someone else had the port
+    raise ServerStartError(
+        f'The server "{server.name}" exited before it accepted connections on port {port}.\n'
+        + server.describe_death()
+        + _exited_tip(server.process.returncode)
+    )
 
 
 _SLOW = "raise `startup_timeout` if it is slow to start"
