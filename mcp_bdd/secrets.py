@@ -11,7 +11,9 @@ JUnit. Now:
   the credentials among the secret-named variables of the environment it inherits — CI's
   `GITHUB_TOKEN` —, and tokens the fakes issue) is registered with `remember()` when the
   server starts, and so is every value held under such a name during a run (`remember_named`):
-  a `${env.API_KEY}` on use, a token a server issued that a scenario remembers as `access_token`;
+  a `${env.API_KEY}` on use, a token a server issued that a scenario remembers as `access_token`,
+  and the value of a secret option on the command line of every process mcp-bdd starts
+  (`--password pw`, `--api-key=abc`: `remember_argv`);
 - a value that is plainly no secret is never masked by value, whatever its name: a boolean or
   null word (`AUTH_ENABLED=false` would otherwise turn every `false` in the evidence into
   `****`). A number is masked: a PIN is all digits, and a TTL cannot be told from one;
@@ -28,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, quote_plus
 
@@ -42,6 +44,7 @@ __all__ = [
     "mask_mapping",
     "not_secret",
     "remember",
+    "remember_argv",
     "remember_environment",
     "remember_mapping",
     "remember_named",
@@ -53,8 +56,11 @@ MIN_VALUE_LENGTH = 5
 #: a line of a secret of many lines is masked on its own from this length (a PEM body line is 64)
 MIN_LINE_LENGTH = 12
 
+#: the words that make a name secret, in each shape a name takes below: a variable's or a key's
+#: (`_NAME`), a `NAME=value` in free text (`_TEXT_NAME`, `_ASSIGN`), a command-line option's (`_OPTION`)
+_WORDS = "TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL"
 # AUTH, but not AUTHOR unless AUTHORIZATION: `GH_AUTH` is a credential, `author` is a person's name
-_NAME = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTH(?!OR(?!IZ))", re.IGNORECASE)
+_NAME = re.compile(rf"{_WORDS}|AUTH(?!OR(?!IZ))", re.IGNORECASE)
 _SCOPES = frozenset({"env", "headers", "environment", "environ"})
 # a key of one of _SCOPES as json.dumps writes it (a string value is never followed by `": `), in
 # any case. Spelled out as [eE][nN]...: re.IGNORECASE took 26 µs on a 1.4 KB step transcript, this 7,
@@ -74,9 +80,9 @@ _SCOPE_KEY = re.compile(
 # A quoted *name* (`{"token": "abc"}`, a JSON or repr key) is not read either: that is a tool's
 # data in a failure's Actual, and mask_data's concern. A quoted value ends at its closing quote or
 # its line's end: linear time.
-_TEXT_NAME = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTHORIZATION", re.IGNORECASE)
+_TEXT_NAME = re.compile(rf"{_WORDS}|AUTHORIZATION", re.IGNORECASE)
 _ASSIGN = re.compile(
-    r"(?P<name>\b[\w.-]*(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTHORIZATION)[\w.-]*)"
+    rf"(?P<name>\b[\w.-]*(?:{_WORDS}|AUTHORIZATION)[\w.-]*)"
     r"(?:(?P<eq>\s*=\s*)(?P<quote>['\"])(?:\\.|(?!(?P=quote))[^\\\n])+(?P=quote)"
     r"|(?P<sep>\s*[=:]\s*)(?!<[\w .-]*>(?:[\s.,;'\")\]}]|$))(?P<value>(?:Bearer\s+|Basic\s+)?[^\s,;'\")\]}]+))",
     re.IGNORECASE,
@@ -218,6 +224,31 @@ def remember_environment(environ: Mapping[str, str]) -> None:
             value = environ.get(name, "")
             if _CREDENTIAL.fullmatch(value):
                 remember(value)
+
+
+# A command-line option whose name *ends* with a secret word takes a secret: `--password`,
+# `--api-key`, `--auth-token`, `--client-secret`, `--requirepass` and `--masterauth` (Redis),
+# `--passphrase`. Ending, not holding: `--keyspace`, `--key-file`, `--token-ttl`, `--auth-type` and
+# `--authenticationDatabase admin` take settings the evidence is full of.
+_OPTION = re.compile(rf"(?:{_WORDS}|CREDENTIALS|PASS|PASSPHRASE|AUTH)$", re.IGNORECASE)
+
+
+def remember_argv(argv: Sequence[str]) -> None:
+    """Remember the values a command line gives under a secret option (`_OPTION`): `--password pw`
+    and `--api-key=abc`. Why: a server or a fake's program started with `--requirepass hunter22`
+    showed it in every message that quotes its command line, and wherever it echoed it; only the
+    `NAME=value` form was masked in text. Short options (`-p pw`) are not read: their meaning is
+    the program's own."""
+    for at, arg in enumerate(argv):
+        if not arg.startswith("--"):
+            continue
+        name, eq, value = arg[2:].partition("=")
+        if not _OPTION.search(name):
+            continue
+        if eq:
+            remember(value)
+        elif at + 1 < len(argv) and not argv[at + 1].startswith("-"):
+            remember(argv[at + 1])
 
 
 def remember_mapping(values: Mapping[str, str], *, all_values: bool = False) -> None:

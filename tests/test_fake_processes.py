@@ -30,6 +30,7 @@ port, mode = int(sys.argv[1]), sys.argv[2]
 if mode == "fail":
     print("service: the configuration file is missing; token", os.environ.get("SERVICE_TOKEN"), flush=True)
     print("service: deploy token", os.environ.get("CI_DEPLOY_TOKEN"), flush=True)
+    print("service: started with", sys.argv[-1], flush=True)
     sys.exit(3)
 if mode == "late":  # never binds: still starting when another process holds its port
     time.sleep(600)
@@ -69,7 +70,8 @@ def _port():
 def _service(ctx, mode):
     port = _port()
     # a relative path, read from the configuration's folder as a server's command is
-    process = ctx.start_process([sys.executable, "service.py", str(port), mode, MARK], env={"SERVICE_TOKEN": "tok-s3cr3t-77"})
+    argv = [sys.executable, "service.py", str(port), mode, MARK, "--auth-token", "argv-s3cr3t-4455"]
+    process = ctx.start_process(argv, env={"SERVICE_TOKEN": "tok-s3cr3t-77"})
     process.wait_for_port(port)
     return port, process
 
@@ -296,6 +298,8 @@ def test_a_fake_s_process_that_never_listens_fails_the_start_with_its_own_words(
     assert "service: the configuration file is missing; token ****" in said, said[-4000:]
     assert "service: deploy token ****" in said, said[-4000:]
     assert "tok-s3cr3t-77" not in said and deploy not in said  # given, or inherited, under a secret-looking name
+    assert "--auth-token ****" in said and "service: started with ****" in said
+    assert "argv-s3cr3t-4455" not in said  # a secret option's value, in its command line and its echo
     assert 'of the fake "daemon" exited with code 0 before it accepted' in said, said[-4000:]
     assert "as a program that puts itself in the background does" in said, said[-4000:]
     assert 'of the fake "taken" does not listen on port' in said and "another process does (pid" in said, said[-4000:]

@@ -657,13 +657,16 @@ Feature: surface
         assert token not in text, text[-3000:]
 
 
-def test_a_secret_environment_variable_on_a_servers_command_line_is_masked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("written", ["from a variable", "literally"])
+def test_a_secret_on_a_servers_command_line_is_masked(
+    written: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`command = [..., "--token", "${env.SHOP_API_KEY}"]`: the failure quotes how the server was
-    started, and the value came from a secret-named variable: it is a secret there too."""
+    started, and the value came from a secret-named variable: it is a secret there too. So is one
+    written in the command itself after a secret option (`--token sk-...`)."""
     key = "sk-live-5e6f7a8b9c"
-    monkeypatch.setenv("SHOP_API_KEY", key)
+    if written == "from a variable":
+        monkeypatch.setenv("SHOP_API_KEY", key)
     feature = """
 Feature: secrets
   Scenario: the server dies and the failure says how it was started
@@ -671,7 +674,7 @@ Feature: secrets
     When I call the tool "die"
     Then the tool call succeeds
 """
-    config = hostile("--token", "${env.SHOP_API_KEY}")
+    config = hostile("--token", "${env.SHOP_API_KEY}" if written == "from a variable" else key)
     root = make_project(tmp_path, config, {"s.feature": feature})
     run = run_behave(root, "-f", "json", "-o", "behave.json", "-f", "plain")
     assert run.counts()["failed"] == 1, run.output[-3000:]

@@ -338,3 +338,44 @@ def test_a_value_is_masked_as_a_url_encodes_it(logged: str) -> None:
     masked = mask(logged)
     assert "cd" not in masked and MASK in masked, masked
     assert "cd" not in secrets.dumps_masked({"line": logged})
+
+
+def test_the_value_of_a_secret_option_on_a_command_line_is_remembered_and_settings_are_not() -> None:
+    """`redis-server --requirepass hunter22` showed its password in every message that quotes its
+    command line; an option that only holds a secret word (`--keyspace`, `--token-ttl`) takes a
+    setting, and a short option's meaning is the program's own."""
+    secrets.remember_argv(
+        [
+            "redis-server",
+            "--requirepass",
+            "hunter22",
+            "--api-key=ak-77-value",
+            "--db-password",
+            "pw-value-1",
+            "--masterauth",
+            "replica-pw",
+            "--client-secret",
+            "cs-value-2",
+            "--keyspace",
+            "analytics",
+            "--token-ttl",
+            "360000",
+            "--authenticationDatabase",
+            "administrators",
+            "-p",
+            "shortopt1",
+            "--password",  # the next is another option, not its value
+            "--verbose",
+        ]
+    )
+    line = (
+        "redis-server --requirepass hunter22 --api-key=ak-77-value --db-password pw-value-1 --masterauth replica-pw "
+        "--client-secret cs-value-2 --keyspace analytics --token-ttl 360000 --authenticationDatabase administrators "
+        "-p shortopt1 --password --verbose"
+    )
+    assert mask(line) == (
+        f"redis-server --requirepass {MASK} --api-key={MASK} --db-password {MASK} --masterauth {MASK} "
+        f"--client-secret {MASK} --keyspace analytics --token-ttl 360000 --authenticationDatabase administrators "
+        "-p shortopt1 --password --verbose"
+    )
+    assert mask("AUTH hunter22 failed") == f"AUTH {MASK} failed"  # and wherever the program echoes it

@@ -47,6 +47,7 @@ import psutil
 
 from mcp_bdd._lifelines import descendants, keeper_lifelines, kill_all, server_lifelines, signal_group
 from mcp_bdd._net import accepts
+from mcp_bdd.secrets import remember_argv
 from mcp_bdd.servers._keeper import parent_of
 from mcp_bdd.servers._lifeline import kill_marked, kill_sessions
 from mcp_bdd.servers._listeners import SPAWNED_BY, listens, spawned_by, stranger_on
@@ -319,6 +320,7 @@ def spawn(
     Called from the thread that runs the scenarios (PR_SET_PDEATHSIG follows the spawning
     thread, which must live as long as the process should).
     """
+    remember_argv(argv)  # `--password pw`: masked wherever its command line, or its own echo, is quoted
     mark = new_mark()
     program, report = argv[0], -1
     if keep and sys.platform == "linux":
