@@ -187,33 +187,14 @@ def _run_uvicorn(app: Any, host: str, port: int, log_level: str) -> None:
     server cost ~150 ms (or, forked, the SIGKILL after the grace period, skipping the app's own
     shutdown). Here the signal wakes the loop at once; with connections or tasks still open the
     graceful shutdown is uvicorn's own, else it goes straight to the app's lifespan shutdown.
-
-    And why the signal is not raised again once the server has shut down, as uvicorn does: the
-    process then died by SIGTERM, so the app's `atexit` handlers (an app that saves its data or
-    its coverage as it ends) never ran over HTTP, where a stdio server, which ends on EOF, ran
-    them. Stopped by mcp-bdd, the server returns and its interpreter (or, forked, the zygote's
-    child) ends as after EOF; a later SIGTERM or SIGINT does not cut its exit handlers short.
     """
     import asyncio
-    import signal
-    import threading
-    from collections.abc import Iterator
 
     import uvicorn
 
     class PromptServer(uvicorn.Server):
         exit_requested: asyncio.Event | None = None
         loop: asyncio.AbstractEventLoop | None = None
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            # Installed for good, not restored: a stop signals the server's group, then the server
-            # (`_process._signal_server`), and a second SIGTERM that came after the shutdown killed
-            # it before its exit handlers ran (seen under load). The process ends right after.
-            if threading.current_thread() is threading.main_thread():  # signals reach it only
-                for sig in (signal.SIGINT, signal.SIGTERM):
-                    signal.signal(sig, self.handle_exit)
-            yield
 
         def handle_exit(self, sig: int, frame: Any) -> None:
             super().handle_exit(sig, frame)

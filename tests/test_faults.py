@@ -4060,18 +4060,14 @@ atexit.register(shutil.rmtree, CACHE, True)
 """
 
 
-@pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
 @pytest.mark.parametrize("pool", ["true", "false"])
-def test_a_server_s_exit_handlers_run_as_it_ends_from_the_pool_as_cold(
-    pool: str, transport: str, tmp_path: Path
-) -> None:
+def test_a_server_s_exit_handlers_run_as_it_ends_from_the_pool_as_cold(pool: str, tmp_path: Path) -> None:
     """A forked server ends with os._exit, so its `atexit` handlers never ran; the app's handler ran
     once instead, in the pre-imported process, at the end of the run and without the server's env.
     An app that saves its data (or coverage) at exit lost it. Each server now runs its own, with
     its env, as a cold-started one does — and only its own: the pre-imported process's handlers
     (a library's temp dir, removed as the first server ended; the app's state as it was at that
-    import, saved over what the servers saved) are not a server's. Over HTTP, none ran, pooled or cold: uvicorn raised
-    SIGTERM again once it had shut down, and the process died by it."""
+    import, saved over what the servers saved) are not a server's."""
     feature = """
 Feature: saved at exit
   Scenario: one
@@ -4089,9 +4085,7 @@ Feature: saved at exit
     When I call the tool "ping"
     Then the result text is "pong 3"
 """
-    config = (
-        f'transport = "{transport}"\n[servers.app]\napp = "saving_app:create_server"\nenv = {{ RUN_NAME = "server" }}\n'
-    )
+    config = 'transport = "stdio"\n[servers.app]\napp = "saving_app:create_server"\nenv = { RUN_NAME = "server" }\n'
     root = make_project(tmp_path / "project", config, {"s.feature": feature})
     (root / "saving_app.py").write_text(EXIT_HANDLER_APP)
     libs = tmp_path / "libs"  # outside the project: a library's module, which no forked server imports again
