@@ -28,6 +28,7 @@ Pure: no behave, no mcp.
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -57,7 +58,8 @@ MIN_VALUE_LENGTH = 5
 MIN_LINE_LENGTH = 12
 
 #: the words that make a name secret, in each shape a name takes below: a variable's or a key's
-#: (`_NAME`), a `NAME=value` in free text (`_TEXT_NAME`, `_ASSIGN`), a command-line option's (`_OPTION`)
+#: (`_NAME`), a `NAME=value` in free text (`_TEXT_NAME`, `_ASSIGN`); a command-line option's is
+#: narrower (`_OPTION`)
 _WORDS = "TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL"
 # AUTH, but not AUTHOR unless AUTHORIZATION: `GH_AUTH` is a credential, `author` is a person's name
 _NAME = re.compile(rf"{_WORDS}|AUTH(?!OR(?!IZ))", re.IGNORECASE)
@@ -226,29 +228,48 @@ def remember_environment(environ: Mapping[str, str]) -> None:
                 remember(value)
 
 
-# A command-line option whose name *ends* with a secret word takes a secret: `--password`,
-# `--api-key`, `--auth-token`, `--client-secret`, `--requirepass` and `--masterauth` (Redis),
-# `--passphrase`. Ending, not holding: `--keyspace`, `--key-file`, `--token-ttl`, `--auth-type` and
-# `--authenticationDatabase admin` take settings the evidence is full of.
-_OPTION = re.compile(rf"(?:{_WORDS}|CREDENTIALS|PASS|PASSPHRASE|AUTH)$", re.IGNORECASE)
+# A command-line option takes a secret when the last word of its name is one that always names
+# a credential (`--password`, `--auth-token`, `--client-secret`, `--db-passwd`, `--passphrase`,
+# `--cookie`, `--authorization`), a KEY that says whose (`--api-key`, `--access-key`,
+# `--secret-key`, `--master-key`), or it is one of the whole names Redis and its kin use
+# (`--requirepass`, `--masterauth`, `--pass`, `--pw`). Narrower than `_NAME`, because an option's
+# value is masked everywhere once remembered: a bare KEY or AUTH takes a setting as often as a
+# secret (`--sort-key price`, `--tls-key certs/server.key`, `--auth basic`, `--keyspace`),
+# `--token-ttl` a number, and `--bypass stdio` or `--no-auth serve` a word the evidence is full
+# of.
+_OPTION = re.compile(
+    r"(?:^|[-_.])(?:token|secret|password|passwd|passphrase|credentials?|cookies?|authorization"
+    r"|(?:api|access|secret|master)[-_]?key)$|^(?:requirepass|masterauth|pass|pw)$",
+    re.IGNORECASE,
+)
+_NEGATED = re.compile(r"(?:no|skip|disable|without)[-_]", re.IGNORECASE)
 
 
-def remember_argv(argv: Sequence[str]) -> None:
-    """Remember the values a command line gives under a secret option (`_OPTION`): `--password pw`
-    and `--api-key=abc`. Why: a server or a fake's program started with `--requirepass hunter22`
-    showed it in every message that quotes its command line, and wherever it echoed it; only the
-    `NAME=value` form was masked in text. Short options (`-p pw`) are not read: their meaning is
-    the program's own."""
+def remember_argv(argv: Sequence[str], cwd: str = ".") -> None:
+    """Remember the values a command line gives under a secret option (`_OPTION`): `--password
+    pw`, `--api-key=abc`, Go's `-token abc`. Why: a server or a fake's program started with
+    `--requirepass hunter22` showed it in every message that quotes its command line, and
+    wherever it echoed it; only the `NAME=value` form was masked in text. Not read: a one-letter
+    option (`-p pw`: its meaning is the program's own), a negated one (`--no-password`), and a
+    value that names a file in `cwd` (`--secret-key keys/dev.pem`: a path, which shows in
+    tracebacks and logs)."""
     for at, arg in enumerate(argv):
-        if not arg.startswith("--"):
+        name, eq, value = arg.lstrip("-").partition("=")
+        if not arg.startswith("-") or len(name) < 2 or _NEGATED.match(name) or not _OPTION.search(name):
             continue
-        name, eq, value = arg[2:].partition("=")
-        if not _OPTION.search(name):
-            continue
-        if eq:
+        if not eq:
+            if at + 1 >= len(argv) or argv[at + 1].startswith("-"):
+                continue  # a flag, or followed by another option
+            value = argv[at + 1]
+        if value and not _names_a_file(cwd, value):
             remember(value)
-        elif at + 1 < len(argv) and not argv[at + 1].startswith("-"):
-            remember(argv[at + 1])
+
+
+def _names_a_file(cwd: str, value: str) -> bool:
+    try:
+        return os.path.exists(os.path.join(cwd, os.path.expanduser(value)))
+    except (ValueError, OSError):  # a NUL, a name too long
+        return False
 
 
 def remember_mapping(values: Mapping[str, str], *, all_values: bool = False) -> None:

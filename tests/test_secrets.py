@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from types import MappingProxyType
 
 import pytest
@@ -340,42 +341,47 @@ def test_a_value_is_masked_as_a_url_encodes_it(logged: str) -> None:
     assert "cd" not in secrets.dumps_masked({"line": logged})
 
 
-def test_the_value_of_a_secret_option_on_a_command_line_is_remembered_and_settings_are_not() -> None:
+def test_the_value_of_a_secret_option_on_a_command_line_is_remembered_and_settings_are_not(tmp_path: Path) -> None:
     """`redis-server --requirepass hunter22` showed its password in every message that quotes its
-    command line; an option that only holds a secret word (`--keyspace`, `--token-ttl`) takes a
-    setting, and a short option's meaning is the program's own."""
-    secrets.remember_argv(
-        [
-            "redis-server",
-            "--requirepass",
-            "hunter22",
-            "--api-key=ak-77-value",
-            "--db-password",
-            "pw-value-1",
-            "--masterauth",
-            "replica-pw",
-            "--client-secret",
-            "cs-value-2",
-            "--keyspace",
-            "analytics",
-            "--token-ttl",
-            "360000",
-            "--authenticationDatabase",
-            "administrators",
-            "-p",
-            "shortopt1",
-            "--password",  # the next is another option, not its value
-            "--verbose",
-        ]
-    )
-    line = (
-        "redis-server --requirepass hunter22 --api-key=ak-77-value --db-password pw-value-1 --masterauth replica-pw "
-        "--client-secret cs-value-2 --keyspace analytics --token-ttl 360000 --authenticationDatabase administrators "
-        "-p shortopt1 --password --verbose"
-    )
-    assert mask(line) == (
-        f"redis-server --requirepass {MASK} --api-key={MASK} --db-password {MASK} --masterauth {MASK} "
-        f"--client-secret {MASK} --keyspace analytics --token-ttl 360000 --authenticationDatabase administrators "
-        "-p shortopt1 --password --verbose"
-    )
+    command line. An option that only holds a secret word takes a setting, and a remembered value
+    is masked everywhere: `--no-auth serve` would hide every "serve", `--bypass stdio` every
+    "stdio". A one-letter option's meaning is the program's own; a value that names a file is a
+    path."""
+    (tmp_path / "keys").mkdir()
+    (tmp_path / "keys" / "dev.pem").write_text("")
+    secret = [
+        ("--requirepass", "hunter22"),
+        ("--api-key=ak-77-value", None),
+        ("--db-password", "pw-value-1"),
+        ("--masterauth", "replica-pw"),
+        ("--client-secret", "cs-value-2"),
+        ("--auth-token", "at-value-3"),
+        ("--cookie", "session=ck-value-4"),
+        ("--AUTHORIZATION=Bearer bt-value-5", None),
+        ("-token", "go-value-6"),  # Go's flags: one dash
+        ("--secret-key", "sk-value-7"),
+    ]
+    setting = [
+        ("--keyspace", "analytics"),
+        ("--token-ttl", "360000"),
+        ("--authenticationDatabase", "administrators"),
+        ("--no-auth", "serve"),
+        ("--no-password", "prompt"),
+        ("--bypass", "stdio"),
+        ("--auth", "basic"),
+        ("--sort-key", "price"),
+        ("--tls-key", "certs/server.key"),
+        ("--secret-key", "keys/dev.pem"),  # a file: a path, not the secret
+        ("-p", "shortopt1"),
+        ("--password", None),  # the next is another option, not its value
+        ("--verbose", None),
+    ]
+    argv = ["redis-server", *(arg for pair in secret + setting for arg in pair if arg is not None)]
+    secrets.remember_argv(argv, str(tmp_path))
+    masked = mask(" ".join(argv))
+    for option, value in secret:
+        assert (value or option.split("=", 1)[1].removeprefix("Bearer ")) not in masked, masked
+    for option, value in setting:
+        assert (f"{option} {value}" if value else option) in masked, masked
     assert mask("AUTH hunter22 failed") == f"AUTH {MASK} failed"  # and wherever the program echoes it
+    assert mask("serve stdio basic price prompt") == "serve stdio basic price prompt"

@@ -320,7 +320,7 @@ def spawn(
     Called from the thread that runs the scenarios (PR_SET_PDEATHSIG follows the spawning
     thread, which must live as long as the process should).
     """
-    remember_argv(argv)  # `--password pw`: masked wherever its command line, or its own echo, is quoted
+    remember_argv(argv, cwd)  # `--password pw`: masked wherever its command line, or its own echo, is quoted
     mark = new_mark()
     program, report = argv[0], -1
     if keep and sys.platform == "linux":
