@@ -214,6 +214,9 @@ class Config(_Model):
     #: the longest JSON-RPC message accepted: a stdio line, an HTTP answer's body, one SSE event; a
     #: longer one fails its request at once (bounded memory)
     max_message_bytes: Annotated[int, Field(ge=1024)] = 128 * 1024 * 1024
+    #: while mcp-bdd's own steps and hooks run, behave's thread and the event loop's share one CPU
+    #: (Linux; see mcp_bdd/_turns.py): faster in-memory scenarios; false leaves every thread free
+    pin_threads: bool = True
     #: name -> kind of fakes referenced by placeholders (http | database | postgres | workspace | a user
     #: fake), or a table with `kind` and the kind's options
     fakes: dict[str, str | FakeSpec] = Field(default_factory=dict)
@@ -293,7 +296,18 @@ class Config(_Model):
 _TOP_KEYS = tuple(k for k in Config.model_fields if k not in {"source", "root"})
 #: top-level keys a `-D key=value` may override for one run
 _USERDATA_KEYS = frozenset(
-    {"transport", "protocol", "server", "scope", "timeout", "startup_timeout", "pool", "prestart", "max_message_bytes"}
+    {
+        "transport",
+        "protocol",
+        "server",
+        "scope",
+        "timeout",
+        "startup_timeout",
+        "pool",
+        "prestart",
+        "max_message_bytes",
+        "pin_threads",
+    }
 )
 _SERVER_KEYS = {
     "app": tuple(k for k in AppServer.model_fields if k != "kind"),

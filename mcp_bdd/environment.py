@@ -28,8 +28,9 @@ from typing import Any, NoReturn
 import behave.model as behave_model
 
 from mcp_bdd._attach import Phase, attach, deliver_held, mask_again, place_users_attachments
-from mcp_bdd._lookahead import may_read_changes
+from mcp_bdd._lookahead import is_vocabulary, may_read_changes
 from mcp_bdd._matching import forget_matches, remember_matches
+from mcp_bdd._turns import Turns
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import WARNING_PREFIX, ConfigError, McpBddError, NothingSelected, printable
 from mcp_bdd.secrets import dumps_masked, generation, mask
@@ -268,6 +269,23 @@ def before_step(context: Any, step: Any) -> None:
         state.step_text = f"{step.keyword} {step.name}"
         if not state.steps_begun and _is_own_step(context, step):
             _end_before_hooks(context, state)  # once steps run, a late message is the next step's
+        if _is_vocabulary_step(context, step):
+            _turns(context).pin()  # until after_step ends: see _turns.py (a project's steps stay free)
+
+
+#: what the hooks pin when the run has no runtime (before_all failed): nothing
+_NO_TURNS = Turns(0)
+
+
+def _turns(context: Any) -> Turns:
+    runtime = getattr(context, "mcp_runtime", None)
+    return getattr(runtime, "turns", _NO_TURNS)
+
+
+def _is_vocabulary_step(context: Any, step: Any) -> bool:
+    """Whether mcp-bdd's vocabulary runs `step` (the remembered lookup: a copy of a dict entry)."""
+    match = _step_registry(context).find_match(step)
+    return match is not None and is_vocabulary(match.func)
 
 
 def _end_before_hooks(context: Any, state: Any) -> None:
@@ -340,6 +358,13 @@ def _phase_of(context: Any) -> Phase | None:
 
 
 def after_step(context: Any, step: Any) -> None:
+    try:
+        _after_step(context, step)
+    finally:
+        _turns(context).release()  # pinned by before_step for a vocabulary step
+
+
+def _after_step(context: Any, step: Any) -> None:
     state = getattr(context, "mcp", None)
     if state is None:
         return
@@ -423,6 +448,15 @@ def after_scenario(context: Any, scenario: Any) -> None:
     state = getattr(context, "mcp", None)
     if state is None:
         return
+    turns = _turns(context)
+    turns.pin()  # the sessions' close hops into the loop: see _turns.py
+    try:
+        _end_scenario(context, scenario, state)
+    finally:
+        turns.release()
+
+
+def _end_scenario(context: Any, scenario: Any, state: Any) -> None:
     _after_hooks_begin(context)  # when behave's runner let no wrapper mark it (a no-op when one did)
     problems = context.mcp_runtime.end_scenario(state)
     _say_notices(context.mcp_runtime)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_bdd._loop import contain_exits
+from mcp_bdd._turns import Turns, loop_thread_id
 from mcp_bdd.config import Config, UrlServer, normalize_transport
 from mcp_bdd.errors import TransportNotServed, UsageError
 from mcp_bdd.fakes import close_shared, teardown
@@ -57,6 +58,8 @@ class Runtime:
         self._notices: list[str] = []
         self._slow_stops_said: set[str] = set()
         portal.call(contain_exits)  # an in-process server's sys.exit() ends the server, not the run
+        #: behave's thread and the loop's share a CPU while mcp-bdd's own code runs (the hooks pin)
+        self.turns = Turns(portal.call(loop_thread_id) if config.pin_threads else 0)
 
     def scenario_dir(self) -> Path:
         """The next scenario's directory: named, not made (whoever writes there creates it, e.g. a fake:

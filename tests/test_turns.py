@@ -1,0 +1,123 @@
+"""behave's thread and the event loop's share a CPU only while mcp-bdd's own code runs
+(`mcp_bdd/_turns.py`): read from the kernel's affinity masks in a real behave run."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from behave_project import make_project, run_behave
+
+from mcp_bdd._turns import Turns
+
+ALL = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+pytestmark = pytest.mark.skipif(len(ALL) < 2, reason="pinning needs a Linux machine with two CPUs or more")
+
+SERVER = """
+import json
+import os
+import threading
+
+from mcp.server.mcpserver import MCPServer
+
+
+def note(label, loop_thread):
+    # behave's thread is the process's main thread: its kernel id is the pid
+    seen = {"label": label, "behave": sorted(os.sched_getaffinity(os.getpid()))}
+    if loop_thread:
+        seen["loop"] = sorted(os.sched_getaffinity(loop_thread))
+    with open(os.environ["CPUS_OUT"], "a") as out:
+        out.write(json.dumps(seen) + "\\n")
+
+
+def create_server():
+    mcp = MCPServer("cpus")
+
+    @mcp.tool()
+    async def cpus(label: str) -> str:
+        # async: it runs in the event loop's own thread, where this process has one
+        note(label, threading.get_native_id())
+        return label
+
+    return mcp
+"""
+
+STEPS = """
+import threading
+
+from behave import when
+
+from cpus_server import note
+
+
+@when("my own step notes its CPUs")
+def own_step(context):
+    note("own step", context.mcp.portal.call(threading.get_native_id))
+"""
+
+FEATURE = """
+Feature: CPUs
+  Scenario: pinned while mcp-bdd works, free in the project's own step and in what mcp-bdd starts
+    Given the MCP server "cpus" is running
+    When I call the tool "cpus" with:
+      | label           |
+      | vocabulary step |
+    Then the tool call succeeds
+    When my own step notes its CPUs
+    Given the MCP server "child" is running
+    When I call the tool "cpus" on "child" with:
+      | label         |
+      | child process |
+    Then the tool call succeeds
+"""
+
+
+def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> dict[str, dict[str, list[int]]]:
+    config = f"""
+    [servers.cpus]
+    app = "cpus_server:create_server"
+    [servers.child]
+    command = ["{sys.executable}", "-m", "mcp_bdd.serve", "cpus_server:create_server", "--transport", "stdio"]
+    """
+    root = make_project(tmp_path, config, {"cpus.feature": FEATURE})
+    (root / "cpus_server.py").write_text(SERVER)
+    (root / "steps" / "own_steps.py").write_text(STEPS)
+    out = root / "cpus.jsonl"
+    monkeypatch.setenv("CPUS_OUT", str(out))  # behave and the servers it starts inherit it
+    run = run_behave(root, *args)
+    assert run.returncode == 0, run.output[-3000:]
+    seen = [json.loads(line) for line in out.read_text().splitlines()]
+    return {entry.pop("label"): entry for entry in seen}
+
+
+def test_behave_and_the_loop_share_one_cpu_only_while_a_vocabulary_step_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = _run(tmp_path, monkeypatch)
+    during = seen["vocabulary step"]
+    assert len(during["behave"]) == 1 and during["loop"] == during["behave"], seen
+    assert seen["own step"] == {"behave": ALL, "loop": ALL}, seen
+    # a server process a vocabulary step started (a keeper, then the server) got every CPU back
+    assert seen["child process"]["behave"] == ALL, seen
+
+
+def test_pin_threads_false_leaves_every_thread_free(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _run(tmp_path, monkeypatch, "-D", "pin_threads=false")
+    assert seen["vocabulary step"] == {"behave": ALL, "loop": ALL}, seen
+
+
+def test_an_affinity_call_that_fails_turns_pinning_off_and_frees_the_thread() -> None:
+    """A loop thread the kernel does not know (an id above the largest it hands out): the pin is
+    undone and never tried again. It is a speed-up, never a reason for a step to fail."""
+    turns = Turns(int(Path("/proc/sys/kernel/pid_max").read_text()) + 1)
+    try:
+        turns.pin()
+        assert not turns.on and not turns.pinned
+        assert sorted(os.sched_getaffinity(0)) == ALL
+        turns.pin()
+        assert sorted(os.sched_getaffinity(0)) == ALL
+    finally:
+        os.sched_setaffinity(0, ALL)
