@@ -7,7 +7,9 @@ coerce a table); the same plus the connect-time listen stream the step contract 
 scenario reads change notifications ("same requests"; these scenarios read none); and the same
 SDK calls driven one synchronous step at a time, each one hop into an event loop thread
 ("portal"), the least a synchronous step runner with its loop in another thread pays (behave
-steps are synchronous: ARCHITECTURE.md, one portal), and the same steps with the loop run by
+steps are synchronous: ARCHITECTURE.md, one portal), with both threads on the step thread's CPU
+as mcp-bdd's steps pin them (`mcp_bdd._turns`), and apart, each free to take a CPU of its own;
+and the same steps with the loop run by
 the step thread itself (no thread switch: what a redesign could reach); both loops keep one
 root task, as mcp-bdd's does. mcp-bdd: the same as Gherkin scenarios (server step, call step, two
 Then steps) run by `behave` in a subprocess; and the same Gherkin with step functions that do
@@ -17,11 +19,11 @@ machine's speed drifts by tens of percent within minutes):
   - per tool-call step: mcp-bdd's "When I call the tool" step duration minus the raw call time
   - per scenario: mcp-bdd's wall time per scenario (minus behave's fixed start-up, measured with
     a 1-scenario run) minus raw, split into the hops, behave, and what is left: mcp-bdd's own
-    bookkeeping; and apart, the listen stream a scenario that reads change notifications adds
+    bookkeeping; and apart, mcp-bdd with `pin_threads = false`, and the listen stream a scenario
+    that reads change notifications adds
 Targets (README): <= +0.3 ms per call step in-memory; <= +1.5 ms per scenario.
---one-cpu runs everything (this process, behave, the servers) on one CPU: behave's thread and the
-event loop's then share it, and a hop no longer wakes the other CPU. On a VM, whose idle vCPU
-takes tens of microseconds to wake, that shows how much of "hops" is the machine, not the code.
+--one-cpu runs everything (this process, behave, the servers) on one CPU, the whole time (what
+`taskset` does): the unpinned parts (behave between steps, the raw baseline) too.
 
     python benchmarks/steps_overhead.py [--scenarios 400] [--rounds 5] [--stdio-scenarios 10] [--one-cpu]
 """
@@ -152,10 +154,11 @@ def _step_driven(n: int, start: Callable[[Any], Any], wait: Callable[[Any], Any]
     return statistics.mean(per_scenario)
 
 
-def portal_baseline(n: int) -> float:
+def portal_baseline(n: int, *, one_cpu: bool = True) -> float:
     """Each step one hop into an event loop thread (no behave, no mcp-bdd): `run_coroutine_threadsafe`,
     the cheapest hop (anyio's portal costs more), onto a loop that runs a root task, as mcp-bdd's
-    portal loop does (`anyio.run`).
+    portal loop does (`anyio.run`). With `one_cpu`, the step thread and the loop's share the step
+    thread's CPU, as mcp-bdd's steps do (`mcp_bdd._turns`); without, each wakes where it last ran.
 
     The root task matters: anyio ties the worker threads that run a server's synchronous tools to
     the root task, and a loop without one (`run_forever`) makes every call's task the root, so
@@ -165,12 +168,28 @@ def portal_baseline(n: int) -> float:
     stop = asyncio.Event()
     thread = threading.Thread(target=loop.run_until_complete, args=(stop.wait(),), daemon=True)
     thread.start()
+    free = os.sched_getaffinity(0)
+    if one_cpu and len(free) > 1:
+        here = {_current_cpu()}
+        os.sched_setaffinity(0, here)
+        os.sched_setaffinity(asyncio.run_coroutine_threadsafe(_native_id(), loop).result(), here)
     try:
         return _step_driven(n, lambda coro: asyncio.run_coroutine_threadsafe(coro, loop), Future.result, Future)
     finally:
+        os.sched_setaffinity(0, free)
         loop.call_soon_threadsafe(stop.set)
         thread.join()
         loop.close()
+
+
+async def _native_id() -> int:
+    return threading.get_native_id()
+
+
+def _current_cpu() -> int:
+    """The CPU this thread runs on (Linux: field 39 of its stat line)."""
+    stat = Path("/proc/thread-self/stat").read_text()
+    return int(stat.rpartition(")")[2].split()[36])
 
 
 def wake_costs(n: int = 1000, gap: float = 0.0015) -> tuple[float, float]:
@@ -283,12 +302,12 @@ def behave_floor(n: int, runs: int = 2) -> float:
     return (wall_many - wall_one) / (n - 1)
 
 
-def run_behave(root: Path) -> tuple[float, list[dict[str, object]]]:
+def run_behave(root: Path, *extra: str) -> tuple[float, list[dict[str, object]]]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent)])}
     out = root / "out.json"
     t0 = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "behave", "-f", "json", "-o", str(out), "--no-summary", "features/"],
+        [sys.executable, "-m", "behave", "-f", "json", "-o", str(out), "--no-summary", *extra, "features/"],
         cwd=root,
         env=env,
         check=True,
@@ -298,13 +317,14 @@ def run_behave(root: Path) -> tuple[float, list[dict[str, object]]]:
     return wall, json.loads(out.read_text())
 
 
-def bdd(n: int, transport: str, runs: int = 3) -> tuple[float, float]:
-    """(mean seconds per scenario beyond behave's start-up, mean call-step seconds)."""
+def bdd(n: int, transport: str, runs: int = 3, *extra: str) -> tuple[float, float]:
+    """(mean seconds per scenario beyond behave's start-up, mean call-step seconds); `extra`: behave
+    arguments (`-D pin_threads=false`)."""
     with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as many:
         project(Path(one), 1, transport)
         project(Path(many), n, transport)
-        wall_one = min(run_behave(Path(one))[0] for _ in range(runs))
-        wall_many, data = min((run_behave(Path(many)) for _ in range(runs)), key=lambda run: run[0])
+        wall_one = min(run_behave(Path(one), *extra)[0] for _ in range(runs))
+        wall_many, data = min((run_behave(Path(many), *extra) for _ in range(runs)), key=lambda run: run[0])
     steps = [s for f in data for el in f["elements"] for s in el["steps"] if s["name"].startswith("I call the tool")]
     assert all(s["result"]["status"] == "passed" for s in steps), "benchmark scenarios must pass"
     call = statistics.mean(float(s["result"]["duration"]) for s in steps)
@@ -358,9 +378,11 @@ def in_memory_rounds(n: int, rounds: int) -> dict[str, float]:
         raw_scen, raw_call = anyio.run(raw, n, "in-memory")
         same = anyio.run(raw_same_requests, n)
         hop = portal_baseline(n)
+        hop_apart = portal_baseline(n, one_cpu=False)
         same_thread = step_thread_loop_baseline(n)
         floor = behave_floor(n, runs=1)
-        bdd_scen, bdd_call = bdd(n, "in-memory", runs=1)
+        bdd_scen, bdd_call = bdd(n, "in-memory", 1)
+        free_scen, _ = bdd(n, "in-memory", 1, "-D", "pin_threads=false")
         per_round.append(
             {
                 "raw": raw_scen,
@@ -372,6 +394,8 @@ def in_memory_rounds(n: int, rounds: int) -> dict[str, float]:
                 "overhead": bdd_scen - raw_scen,
                 "contract": same - raw_scen,
                 "hops": hop - raw_scen,
+                "hops_apart": hop_apart - raw_scen,
+                "free": free_scen - raw_scen,
                 "same_thread": same_thread - raw_scen,
                 "own": bdd_scen - raw_scen - (hop - raw_scen) - floor,
                 "step": bdd_call - raw_call,
@@ -401,10 +425,14 @@ def main() -> None:
         f"  raw SDK {ms['raw']:.2f} | mcp-bdd {ms['bdd']:.2f} | overhead {ms['overhead']:+.2f} (target <= +1.5)\n"
         f"  of which: one hop into the event loop per step, the least any synchronous step runner pays "
         f"{ms['hops']:+.2f}\n"
+        f"              (both threads on one CPU, as mcp-bdd's steps pin them; each on its own CPU: "
+        f"{ms['hops_apart']:+.2f})\n"
         f"              (the same steps with the loop run by the step thread, no thread switch: "
         f"{ms['same_thread']:+.2f})\n"
         f"            behave itself (the same Gherkin, steps that do nothing) {ms['floor']:+.2f}\n"
         f"            mcp-bdd's own bookkeeping (hooks, transcripts, attachments, scenario state) {ms['own']:+.2f}\n"
+        f"  mcp-bdd with pin_threads = false (behave's thread and the loop's free to take a CPU each): "
+        f"{ms['free']:+.2f}\n"
         f"  a scenario that reads change notifications also opens the connect-time listen stream "
         f"(2026-07-28): {ms['contract']:+.2f} more\n"
         f"  tool-call step {ms['bdd_call']:.3f} vs raw call_tool {ms['raw_call']:.3f}: {ms['step']:+.3f} "
