@@ -6,20 +6,25 @@ times a scenario. Left alone, the scheduler wakes each thread on the CPU it last
 2-CPU machine, one CPU each. Every turn then moves the interpreter's hot data (the reference
 counts of shared objects, the session's state, the GIL itself) from one CPU's cache to the
 other's, and all Python code runs slower. Measured on a 2-core VM, 1,000 in-memory scenarios
-interleaved (`benchmarks/steps_overhead.py` prints it): 7.8 ms of CPU a scenario on two CPUs,
-5.9 ms with the two threads pinned to one while mcp-bdd's code runs, the same as `taskset` on
-the whole process (6.0). Nothing that ran in parallel is lost: the GIL lets one of the two run
-Python at a time, and each waits while the other works.
+interleaved: 8.7 ms of CPU a scenario with the threads free, 6.5 ms with the pair pinned while
+mcp-bdd's code runs, about what `taskset` on the whole process gives (6.3); `steps_overhead.py`
+prints the same comparison. Nothing that ran in parallel is lost: the GIL lets one of the two
+run Python at a time, and each waits while the other works.
 
-Pinned only while mcp-bdd's own code runs: its scenario hooks, and a vocabulary step from
-before_step to the end of after_step. A project's own steps, behave between steps, and whatever
-they start (a process or a thread inherits its thread's CPUs) run on every CPU the run may use.
-The CPU is the one behave's thread is on when a pin begins, so the scheduler's balancing (a
-loaded machine, `mcp-bdd run --jobs 2`) still moves the pair, and the loop's thread follows.
-Every process mcp-bdd starts gets all the run's CPUs back before it executes (`every_cpu`, in
-the lifelines each child runs). What a pin does reach: a process or thread that in-process code
-starts in the loop's thread during a step (a server's tool; anyio's worker threads for
-synchronous tools keep the CPU they were started on). `pin_threads = false` turns it off.
+What is pinned, and when: behave's thread and the loop's, from the before_step of a vocabulary
+step to the end of its after_step, and during mcp-bdd's after_scenario (the sessions' close).
+The CPU is the one behave's thread is on when the pin begins, so between steps the scheduler's
+balancing (a loaded machine, `mcp-bdd run --jobs 2`) still moves the pair, and the loop's
+thread follows. A release gives each thread back the CPUs it had before the pin.
+
+What stays free: a project's own steps; project code that mcp-bdd calls inside a step (`free`:
+an app's import and factory, a fake's setup and cleanup, the built-in fakes' included, and a
+project's hooks that `chain_hooks` runs) and the threads and processes it starts; and every
+process mcp-bdd starts, which gets every CPU the run may use back before it executes
+(`every_cpu`, in the lifelines). What a pin does reach: what in-process code starts in the
+loop's thread while a step waits on it (a process an in-memory server's tool runs, anyio's
+worker threads for its synchronous tools, which keep the CPU they started on). Threads run
+Python one at a time anyway; `pin_threads = false` turns it all off.
 
 Linux only (`sched_setaffinity` per thread), and only with more than one CPU to choose from. An
 affinity call that fails (a container that forbids it, a CPU taken away mid-run) turns it off
@@ -32,9 +37,9 @@ import contextlib
 import ctypes
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-__all__ = ["Turns", "every_cpu", "loop_thread_id"]
+__all__ = ["Turns", "every_cpu", "free", "loop_thread_id"]
 
 #: the CPUs the process may use as it starts (before any pin): what every child gets back
 _ALL: frozenset[int] = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else frozenset()
@@ -55,7 +60,8 @@ _GETCPU = _cpu_getter() if len(_ALL) > 1 else None
 
 def every_cpu() -> None:
     """In a child between fork and exec (a `preexec_fn`, the lifelines): every CPU the run may use,
-    whatever pin the thread that started it had. One system call, async-signal-safe."""
+    whatever pin the thread that started it had. One system call (run in Python, like the other
+    lifelines' prctl: subprocess's preexec_fn rules apply)."""
     if len(_ALL) > 1:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, _ALL)
@@ -66,34 +72,63 @@ async def loop_thread_id() -> int:
     return threading.get_native_id()
 
 
+#: the pair pinned right now, if any (one run a process): what `free` releases
+_PINNED: Turns | None = None
+
+
 class Turns:
-    """`pin()` behave's thread (the caller) and the loop's thread to the caller's CPU; `release()`."""
+    """`pin()` behave's thread and the loop's thread to the CPU behave's is on; `release()`.
+
+    Made, pinned and released in behave's thread (the hooks), the one that made it."""
 
     def __init__(self, loop_thread: int) -> None:
         """`loop_thread`: the loop thread's native id (`loop_thread_id`); 0 turns pinning off."""
-        self._loop = loop_thread
+        self._threads = (threading.get_native_id(), loop_thread)
+        self._before: list[set[int]] = []
         self.on = loop_thread > 0 and _GETCPU is not None
         self.pinned = False
 
     def pin(self) -> None:
+        global _PINNED
         if not self.on or self.pinned or _GETCPU is None:
             return
         cpu = _GETCPU()
         if cpu not in _ALL:  # -1 (an error), or a CPU this process was not given at its start
             return
-        self._set((cpu,))
-        self.pinned = self.on
-
-    def release(self) -> None:
-        if self.pinned:
-            self.pinned = False
-            self._set(_ALL)
-
-    def _set(self, cpus: tuple[int, ...] | frozenset[int]) -> None:
+        self.pinned = True  # first: an interruption between the calls below still gets released
         try:
-            os.sched_setaffinity(0, cpus)
-            os.sched_setaffinity(self._loop, cpus)
+            self._before = [os.sched_getaffinity(tid) for tid in self._threads]
+            for tid in self._threads:
+                os.sched_setaffinity(tid, (cpu,))
         except OSError:
             self.on = False
-            if cpus != _ALL:
-                self._set(_ALL)
+            self.release()
+            return
+        _PINNED = self
+
+    def release(self) -> None:
+        global _PINNED
+        if not self.pinned:
+            return
+        self.pinned = False
+        _PINNED = None
+        for tid, cpus in zip(self._threads, self._before or [set(_ALL), set(_ALL)], strict=True):
+            try:
+                os.sched_setaffinity(tid, cpus)
+            except OSError:
+                self.on = False
+
+
+@contextlib.contextmanager
+def free() -> Iterator[None]:
+    """Run a project's code (or code that starts threads and processes) on every CPU, even inside
+    a pinned step; the pin, if there was one, comes back after. Only in the thread that pinned."""
+    turns = _PINNED
+    if turns is None or threading.get_native_id() != turns._threads[0]:
+        yield
+        return
+    turns.release()
+    try:
+        yield
+    finally:
+        turns.pin()

@@ -34,6 +34,11 @@ def note(label, loop_thread):
 
 
 def create_server():
+    # the project's code, run by mcp-bdd inside the server step: on every CPU, and so what it starts
+    note("factory", 0)
+    started = threading.Thread(target=note, args=("factory's thread", 0))
+    started.start()
+    started.join()
     mcp = MCPServer("cpus")
 
     @mcp.tool()
@@ -51,11 +56,37 @@ import threading
 from behave import when
 
 from cpus_server import note
+from mcp_bdd.fakes import fake
+
+
+@fake("probe")
+def probe(ctx):
+    note("fake setup", 0)
+    yield {"label": "probe"}
+    note("fake cleanup", 0)
 
 
 @when("my own step notes its CPUs")
 def own_step(context):
     note("own step", context.mcp.portal.call(threading.get_native_id))
+
+
+@when("my own step notes its CPUs after a failure")
+def own_step_after_failure(context):
+    note("own step after a failure", context.mcp.portal.call(threading.get_native_id))
+"""
+
+ENVIRONMENT = """
+from cpus_server import note
+
+
+def before_step(context, step):
+    note("project's before_step of " + step.name.split()[0], 0)
+
+
+from mcp_bdd.chain import chain_hooks  # noqa: E402
+
+chain_hooks(globals())
 """
 
 FEATURE = """
@@ -72,6 +103,16 @@ Feature: CPUs
       | label         |
       | child process |
     Then the tool call succeeds
+
+  Scenario: a vocabulary step that fails lets go of the CPU too
+    Given the MCP server "cpus" is running
+    When I call the tool "cpus" with:
+      | label        |
+      | failing step |
+    Then the result at "$.result" is "something else"
+
+  Scenario: the next scenario's own step is free
+    When my own step notes its CPUs after a failure
 """
 
 
@@ -79,18 +120,20 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> dict[st
     config = f"""
     [servers.cpus]
     app = "cpus_server:create_server"
+    env = {{ PROBE = "${{fake.probe.label}}" }}
     [servers.child]
     command = ["{sys.executable}", "-m", "mcp_bdd.serve", "cpus_server:create_server", "--transport", "stdio"]
     """
     root = make_project(tmp_path, config, {"cpus.feature": FEATURE})
     (root / "cpus_server.py").write_text(SERVER)
     (root / "steps" / "own_steps.py").write_text(STEPS)
+    (root / "environment.py").write_text(ENVIRONMENT)
     out = root / "cpus.jsonl"
     monkeypatch.setenv("CPUS_OUT", str(out))  # behave and the servers it starts inherit it
     run = run_behave(root, *args)
-    assert run.returncode == 0, run.output[-3000:]
+    assert run.counts()["failed"] == 1 and run.counts()["passed"] == 2, run.output[-3000:]
     seen = [json.loads(line) for line in out.read_text().splitlines()]
-    return {entry.pop("label"): entry for entry in seen}
+    return {entry.pop("label"): entry for entry in seen}  # the last of each label
 
 
 def test_behave_and_the_loop_share_one_cpu_only_while_a_vocabulary_step_runs(
@@ -102,6 +145,12 @@ def test_behave_and_the_loop_share_one_cpu_only_while_a_vocabulary_step_runs(
     assert seen["own step"] == {"behave": ALL, "loop": ALL}, seen
     # a server process a vocabulary step started (a keeper, then the server) got every CPU back
     assert seen["child process"]["behave"] == ALL, seen
+    # the project's code mcp-bdd runs inside a vocabulary step, and what it starts, stays free
+    for project_code in ("factory", "factory's thread", "fake setup", "fake cleanup", "project's before_step of I"):
+        assert seen[project_code] == {"behave": ALL}, (project_code, seen)
+    # pinned again once the project's code returned to mcp-bdd's
+    assert len(seen["failing step"]["behave"]) == 1, seen
+    assert seen["own step after a failure"] == {"behave": ALL, "loop": ALL}, seen
 
 
 def test_pin_threads_false_leaves_every_thread_free(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,6 +162,7 @@ def test_an_affinity_call_that_fails_turns_pinning_off_and_frees_the_thread() ->
     """A loop thread the kernel does not know (an id above the largest it hands out): the pin is
     undone and never tried again. It is a speed-up, never a reason for a step to fail."""
     turns = Turns(int(Path("/proc/sys/kernel/pid_max").read_text()) + 1)
+    assert turns.on
     try:
         turns.pin()
         assert not turns.on and not turns.pinned
