@@ -38,8 +38,8 @@ __all__ = [
 def die_with_parent() -> None:
     """preexec_fn (or a forked child): SIGKILL when the spawning thread dies, even on `kill -9` of it.
 
-    Runs between fork and exec: only async-signal-safe system calls. Linux only; elsewhere the
-    run's lifeline process (servers/_lifeline.py) is what ends the servers.
+    Runs between fork and exec: one prctl call, and `every_cpu`'s one affinity call. Linux only;
+    elsewhere the run's lifeline process (servers/_lifeline.py) is what ends the servers.
     """
     _prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     every_cpu()

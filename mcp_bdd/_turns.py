@@ -86,7 +86,10 @@ class Turns:
         self._threads = (threading.get_native_id(), loop_thread)
         self._before: list[set[int]] = []
         self.on = loop_thread > 0 and _GETCPU is not None
-        self.pinned = False
+
+    @property
+    def pinned(self) -> bool:
+        return _PINNED is self
 
     def pin(self) -> None:
         global _PINNED
@@ -95,7 +98,7 @@ class Turns:
         cpu = _GETCPU()
         if cpu not in _ALL:  # -1 (an error), or a CPU this process was not given at its start
             return
-        self.pinned = True  # first: an interruption between the calls below still gets released
+        _PINNED = self  # first: an interruption between the calls below still gets released
         try:
             self._before = [os.sched_getaffinity(tid) for tid in self._threads]
             for tid in self._threads:
@@ -103,14 +106,11 @@ class Turns:
         except OSError:
             self.on = False
             self.release()
-            return
-        _PINNED = self
 
     def release(self) -> None:
         global _PINNED
         if not self.pinned:
             return
-        self.pinned = False
         _PINNED = None
         for tid, cpus in zip(self._threads, self._before or [set(_ALL), set(_ALL)], strict=True):
             try:
