@@ -168,28 +168,18 @@ def portal_baseline(n: int, *, one_cpu: bool = True) -> float:
     stop = asyncio.Event()
     thread = threading.Thread(target=loop.run_until_complete, args=(stop.wait(),), daemon=True)
     thread.start()
-    free = os.sched_getaffinity(0)
-    if one_cpu and len(free) > 1:
-        here = {_current_cpu()}
-        os.sched_setaffinity(0, here)
-        os.sched_setaffinity(asyncio.run_coroutine_threadsafe(_native_id(), loop).result(), here)
+    from mcp_bdd._turns import Turns, loop_thread_id
+
+    # mcp-bdd's own pin (off where it would be: one CPU, not Linux)
+    turns = Turns(asyncio.run_coroutine_threadsafe(loop_thread_id(), loop).result() if one_cpu else 0)
+    turns.pin()
     try:
         return _step_driven(n, lambda coro: asyncio.run_coroutine_threadsafe(coro, loop), Future.result, Future)
     finally:
-        os.sched_setaffinity(0, free)
+        turns.release()
         loop.call_soon_threadsafe(stop.set)
         thread.join()
         loop.close()
-
-
-async def _native_id() -> int:
-    return threading.get_native_id()
-
-
-def _current_cpu() -> int:
-    """The CPU this thread runs on (Linux: field 39 of its stat line)."""
-    stat = Path("/proc/thread-self/stat").read_text()
-    return int(stat.rpartition(")")[2].split()[36])
 
 
 def wake_costs(n: int = 1000, gap: float = 0.0015) -> tuple[float, float]:
