@@ -51,7 +51,16 @@ class Session(Protocol):
     def connected(self) -> bool: ...
 
 
-__all__ = ["ListenFailed", "Listening", "Stream", "covers", "listen_for_changes", "listening", "open_stream"]
+__all__ = [
+    "ListenFailed",
+    "Listening",
+    "Stream",
+    "covers",
+    "holding",
+    "listen_for_changes",
+    "listening",
+    "open_stream",
+]
 
 #: Listen-stream kinds and the `Client.listen` keyword that asks for each.
 KINDS = {"tools": "tools_list_changed", "prompts": "prompts_list_changed", "resources": "resources_list_changed"}
@@ -92,6 +101,13 @@ class Listening:
 
     streams: list[Stream] = field(default_factory=list)
     failure: str | None = None
+    running: int = 0  # stream tasks alive in the session's task group, acknowledged or not yet
+
+
+def holding(session: Session) -> bool:
+    """Whether a listen stream's task is alive in the session's task group: what its close must cancel."""
+    found = _BY_SESSION.get(session)
+    return found is not None and found.running > 0
 
 
 _BY_SESSION: weakref.WeakKeyDictionary[Session, Listening] = weakref.WeakKeyDictionary()
@@ -197,7 +213,7 @@ async def _hold(
     started = False
     ended: str | None = None
     stream.running = True
-    with scope, _running(stream):
+    with scope, _running(session, stream):
         try:
             async with contextlib.AsyncExitStack() as stack:
                 with anyio.fail_after(limit):
@@ -229,8 +245,11 @@ async def _hold(
 
 
 @contextlib.contextmanager
-def _running(stream: Stream) -> Iterator[None]:
+def _running(session: Session, stream: Stream) -> Iterator[None]:
+    held = listening(session)
+    held.running += 1
     try:
         yield
     finally:
+        held.running -= 1
         stream.running = False

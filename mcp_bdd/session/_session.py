@@ -65,7 +65,7 @@ from mcp_bdd.servers import (
     repeated_answer,
 )
 from mcp_bdd.session._hop import STALL_GRACE, Hops, Stalled, hops
-from mcp_bdd.session._listen import listen_for_changes
+from mcp_bdd.session._listen import holding, listen_for_changes
 from mcp_bdd.session._outcome import (
     CREDENTIALS_TIP,
     Outcome,
@@ -266,7 +266,8 @@ class Session(ClientSide):
                     task_status.started(None)
                     await self._closing.wait()
                     self.streams = None
-                    streams.cancel_scope.cancel()
+                    if holding(self):  # else a cancel only sends a CancelledError through this task
+                        streams.cancel_scope.cancel()
             except Exception as exc:
                 error = exc
             finally:
@@ -532,12 +533,15 @@ class Session(ClientSide):
             try:
                 # wake the lifetime task without waiting for the wake-up itself: one hop, then one wait
                 self.hops.soon(self._close_soon)
-                # waited for, not `result(timeout=)`: its TimeoutError could be the wait's or the
-                # lifetime's own (a teardown's fail_after), which is said like any other failure below
-                if concurrent.futures.wait([future], timeout=limit).not_done:
+                # `exception`, not `result(timeout=)`: a TimeoutError it raises is the wait's, while the
+                # lifetime's own (a teardown's fail_after) is returned, and said like any other failure below
+                try:
+                    error = future.exception(timeout=limit)
+                except TimeoutError:
                     problems.append(self._did_not_close(limit))
-                else:
-                    future.result()
+                    error = None
+                if error is not None:
+                    raise error
             except BaseException as exc:
                 cause = unwrap(exc)
                 if isinstance(cause, KeyboardInterrupt):
