@@ -29,7 +29,7 @@ import behave.model as behave_model
 
 from mcp_bdd._attach import Phase, attach, deliver_held, mask_again, place_users_attachments
 from mcp_bdd._lookahead import is_vocabulary, may_read_changes
-from mcp_bdd._matching import forget_matches, remember_matches
+from mcp_bdd._matching import forget_matches, remember_matches, step_function
 from mcp_bdd._turns import Turns
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import WARNING_PREFIX, ConfigError, McpBddError, NothingSelected, printable
@@ -283,9 +283,9 @@ def _turns(context: Any) -> Turns:
 
 
 def _is_vocabulary_step(context: Any, step: Any) -> bool:
-    """Whether mcp-bdd's vocabulary runs `step` (the remembered lookup: a copy of a dict entry)."""
-    match = _step_registry(context).find_match(step)
-    return match is not None and is_vocabulary(match.func)
+    """Whether mcp-bdd's vocabulary runs `step` (the remembered lookup: a dict entry)."""
+    func = step_function(_step_registry(context), step)
+    return func is not None and is_vocabulary(func)
 
 
 def _end_before_hooks(context: Any, state: Any) -> None:
