@@ -14,7 +14,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
-import gc
 import json
 import os
 import re
@@ -28,6 +27,7 @@ from typing import Any, NoReturn
 import behave.model as behave_model
 
 from mcp_bdd._attach import Phase, attach, deliver_held, mask_again, place_users_attachments
+from mcp_bdd._gc import spare_the_gc
 from mcp_bdd._lookahead import is_vocabulary, may_read_changes
 from mcp_bdd._matching import forget_matches, remember_matches, step_function
 from mcp_bdd._turns import Turns
@@ -115,20 +115,9 @@ def before_all(context: Any) -> None:
     context._mcp_at_exit = functools.partial(_close_at_exit, context)  # one per run: after_all unregisters it
     atexit.register(context._mcp_at_exit)
     context.mcp_runtime = Runtime(config, portal)
-    _freeze_the_run_setup(context)
+    context._mcp_restore_gc = spare_the_gc()  # what the run set up is not scanned again: see _gc.py
     if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _on_signal)
-
-
-def _freeze_the_run_setup(context: Any) -> None:
-    """Exempt what the run set up (mcp, pydantic, behave's model: ~10^5 objects that live as long
-    as the run) from the cyclic GC until after_all. Why: every full collection a scenario's
-    allocations trigger re-scanned them all; frozen, a 1,500-scenario in-memory run spends a third
-    less time in the GC and ~0.2 ms less a scenario (benchmarks/steps_overhead.py). Not when the
-    user's own code froze already: after_all thaws only what this froze."""
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        context._mcp_gc_frozen = True
 
 
 def _abort_run(context: Any, message: str) -> NoReturn:
@@ -607,9 +596,9 @@ def _close_at_exit(context: Any) -> None:
 
 def _close_run(context: Any, runtime: Any) -> None:
     forget_matches(_step_registry(context))
-    if getattr(context, "_mcp_gc_frozen", False):
-        context._mcp_gc_frozen = False
-        gc.unfreeze()
+    restore_gc = getattr(context, "_mcp_restore_gc", None)
+    if restore_gc is not None:
+        restore_gc()
     at_exit = getattr(context, "_mcp_at_exit", None)
     if at_exit is not None:
         context._mcp_at_exit = None

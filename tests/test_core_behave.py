@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import gc
 import json
 import shutil
 import signal
@@ -636,28 +637,49 @@ import gc
 import mcp_bdd.environment as mcp_bdd_hooks
 from mcp_bdd.environment import *  # noqa: F401,F403
 
+{tuned}
+
 
 def before_scenario(context, scenario):
     mcp_bdd_hooks.before_scenario(context, scenario)
-    print(f"frozen during the run: {gc.get_freeze_count()}")
+    print(f"during the run: frozen {{gc.get_freeze_count()}} thresholds {{gc.get_threshold()}}")
 
 
 def after_all(context):
     mcp_bdd_hooks.after_all(context)
-    print(f"frozen after the run: {gc.get_freeze_count()}")
+    print(f"after the run: frozen {{gc.get_freeze_count()}} thresholds {{gc.get_threshold()}}")
 """
 
 
-def test_the_runs_setup_is_exempt_from_the_gc_during_the_run_and_thawed_after(tmp_path: Path) -> None:
-    """before_all freezes what the run set up (a full collection re-scanned ~10^5 long-lived
-    objects after every few scenarios); after_all thaws it, for whatever runs on in the process."""
+def _gc_settings(tmp_path: Path, tuned: str = "") -> tuple[str, str, str]:
     root = make_project(tmp_path, SHOP, {"n.feature": "Feature: gc\n" + HEALTHY})
-    (root / "environment.py").write_text(GC_WATCHING_HOOKS)
+    (root / "environment.py").write_text(GC_WATCHING_HOOKS.format(tuned=tuned))
     run = run_behave(root, "--no-capture", "-f", "plain")
     assert run.counts()["passed"] == 1, run.failures()
-    during = int(run.stdout.split("frozen during the run: ")[1].split()[0])
-    assert during > 10_000, run.output[-2000:]
-    assert "frozen after the run: 0" in run.stdout, run.output[-2000:]
+    during = run.stdout.split("during the run: frozen ")[1].split("\n")[0]
+    after = run.stdout.split("after the run: frozen ")[1].split("\n")[0]
+    return during, after, run.output[-2000:]
+
+
+@pytest.mark.skipif(gc.get_threshold() != (700, 10, 10), reason="CPython 3.11-3.12's GC thresholds")
+def test_the_gc_spares_the_runs_setup_and_short_lived_objects_during_the_run_and_is_restored_after(
+    tmp_path: Path,
+) -> None:
+    """before_all freezes what the run set up (a full collection re-scanned ~10^5 long-lived
+    objects after every few scenarios) and collects the middle generation 10x less often (a
+    scenario's objects survived a young collection only to be scanned again); after_all undoes
+    both, for whatever runs on in the process."""
+    during, after, output = _gc_settings(tmp_path)
+    frozen, thresholds = during.split(" thresholds ")
+    assert int(frozen) > 10_000 and thresholds == "(700, 100, 10)", output
+    assert after == "0 thresholds (700, 10, 10)", output
+
+
+def test_a_project_that_tuned_the_gc_keeps_its_settings(tmp_path: Path) -> None:
+    during, after, output = _gc_settings(tmp_path, "gc.freeze()\ngc.set_threshold(5000, 20, 20)")
+    assert during.split(" thresholds ")[1] == "(5000, 20, 20)", output
+    frozen, thresholds = after.split(" thresholds ")
+    assert int(frozen) > 10_000 and thresholds == "(5000, 20, 20)", output  # its freeze is not thawed
 
 
 @pytest.mark.parametrize("hiding", ["steps/mcp.py", "mcp/__init__.py"])
