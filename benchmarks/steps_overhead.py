@@ -12,8 +12,11 @@ as mcp-bdd's steps pin them (`mcp_bdd._turns`), and apart, each free to take a C
 and the same steps with the loop run by
 the step thread itself (no thread switch: what a redesign could reach); both loops keep one
 root task, as mcp-bdd's does. mcp-bdd: the same as Gherkin scenarios (server step, call step, two
-Then steps) run by `behave` in a subprocess; and the same Gherkin with step functions that do
-nothing ("behave floor": what behave alone costs per scenario).
+Then steps) run by `behave` in a subprocess; the same Gherkin with step functions that do
+nothing ("behave floor": what behave alone costs per scenario); and with step functions that make
+the raw SDK calls themselves, the portal baseline's way ("raw SDK steps in behave": what any
+behave-driven runner making these calls pays, the SDK's calls slowed by behave's work between
+steps included; mcp-bdd minus it is all of mcp-bdd's own work).
 Printed (in-memory: medians of rounds that take every measurement side by side, since this
 machine's speed drifts by tens of percent within minutes):
   - per tool-call step: mcp-bdd's "When I call the tool" step duration minus the raw call time
@@ -280,6 +283,89 @@ def result(context, path, value): pass
 """
 
 
+RAW_STEPS = """\
+import asyncio
+import threading
+from concurrent.futures import Future
+
+from behave import given, then, when
+from mcp import Client
+
+from bench_server import create_server
+from mcp_bdd._turns import Turns, loop_thread_id
+
+# one event loop in its own thread, both threads on one CPU: the portal baseline's hops
+loop = asyncio.new_event_loop()
+threading.Thread(target=loop.run_until_complete, args=(asyncio.Event().wait(),), daemon=True).start()
+Turns(asyncio.run_coroutine_threadsafe(loop_thread_id(), loop).result()).pin()
+
+
+def hop(coro):
+    return asyncio.run_coroutine_threadsafe(coro, loop)
+
+
+async def hold(client, ready):
+    stop = asyncio.Event()
+    async with client:
+        ready.set_result(stop)
+        await stop.wait()
+
+
+async def call_add(client, a, b):
+    return await client.call_tool("add", {"a": a, "b": b})
+
+
+async def done(stop):
+    stop.set()
+
+
+@given('the MCP server "{name}" is running')
+def server(context, name):
+    client, ready = Client(create_server(), cache=None), Future()
+    lifetime = hop(hold(client, ready))
+    stop = ready.result()
+    context._client, context._close = client, lambda: (hop(done(stop)), lifetime.result())
+
+
+@when('I call the tool "{tool}" with:')
+def call(context, tool):
+    row = context.table.rows[0]
+    context._result = hop(call_add(context._client, int(row["a"]), int(row["b"]))).result()
+
+
+@then("the tool call succeeds")
+def succeeds(context):
+    assert not context._result.is_error
+
+
+@then('the result at "{path}" is {value}')
+def result(context, path, value):
+    assert context._result.structured_content["result"] == int(value)
+"""
+
+RAW_ENVIRONMENT = """\
+def after_scenario(context, scenario):
+    context._close()
+"""
+
+
+def behave_raw_steps(n: int, runs: int = 2) -> float:
+    """Mean seconds per scenario of behave running steps that make the raw SDK calls themselves,
+    one hop each into a loop thread, both on the step thread's CPU the whole run (the portal
+    baseline, in behave; mcp-bdd pins only while its own steps run): what
+    any behave-driven runner making the same calls pays, before any bookkeeping of its own.
+    Beyond behave's own steps' cost it shows what behave's work between steps does to the SDK's:
+    the same calls run slower there than back to back (caches left cold)."""
+    with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as many:
+        for root, count in ((Path(one), 1), (Path(many), n)):
+            project(root, count, "in-memory")
+            (root / "environment.py").write_text(RAW_ENVIRONMENT)
+            (root / "steps" / "mcp_steps.py").write_text(RAW_STEPS)
+        wall_one = min(run_behave(Path(one))[0] for _ in range(runs))
+        wall_many = min(run_behave(Path(many))[0] for _ in range(runs))
+    return (wall_many - wall_one) / (n - 1)
+
+
 def behave_floor(n: int, runs: int = 2) -> float:
     """Mean seconds per scenario of behave itself: the same feature, steps that do nothing."""
     with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as many:
@@ -371,6 +457,7 @@ def in_memory_rounds(n: int, rounds: int) -> dict[str, float]:
         hop_apart = portal_baseline(n, one_cpu=False)
         same_thread = step_thread_loop_baseline(n)
         floor = behave_floor(n, runs=1)
+        raw_steps = behave_raw_steps(n, runs=1)
         bdd_scen, bdd_call = bdd(n, "in-memory", 1)
         free_scen, _ = bdd(n, "in-memory", 1, "-D", "pin_threads=false")
         per_round.append(
@@ -388,6 +475,8 @@ def in_memory_rounds(n: int, rounds: int) -> dict[str, float]:
                 "free": free_scen - raw_scen,
                 "same_thread": same_thread - raw_scen,
                 "own": bdd_scen - raw_scen - (hop - raw_scen) - floor,
+                "raw_steps": raw_steps - raw_scen,
+                "own_in_behave": bdd_scen - raw_steps,
                 "step": bdd_call - raw_call,
             }
         )
@@ -421,6 +510,10 @@ def main() -> None:
         f"{ms['same_thread']:+.2f})\n"
         f"            behave itself (the same Gherkin, steps that do nothing) {ms['floor']:+.2f}\n"
         f"            mcp-bdd's own bookkeeping (hooks, transcripts, attachments, scenario state) {ms['own']:+.2f}\n"
+        f"  raw SDK steps run by behave (the same calls, one hop each; no mcp-bdd): {ms['raw_steps']:+.2f}, "
+        "what any behave-driven runner making them pays;\n"
+        f"    mcp-bdd over them, all its own work (sessions, transcripts, evidence, checks, hooks): "
+        f"{ms['own_in_behave']:+.2f}\n"
         f"  mcp-bdd with pin_threads = false (behave's thread and the loop's free to take a CPU each): "
         f"{ms['free']:+.2f}\n"
         f"  a scenario that reads change notifications also opens the connect-time listen stream "
