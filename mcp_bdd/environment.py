@@ -244,7 +244,7 @@ def before_scenario(context: Any, scenario: Any) -> None:
         scenario.skip(reason="the scenario has no steps: it tests nothing")
         getattr(context, "_mcp_empty_scenarios", []).append(str(scenario.location))
         return
-    steps = state.steps = tuple(scenario.all_steps)  # once: all_steps is an iterator that runs out
+    steps = tuple(scenario.all_steps)  # once: all_steps is an iterator that runs out
     # asked when a session opens (most scenarios never read a change notification: see _lookahead),
     # maybe by several servers: answered once
     state.reads_changes = functools.cache(functools.partial(may_read_changes, steps, _step_registry(context)))
@@ -259,7 +259,7 @@ def before_step(context: Any, step: Any) -> None:
         if not state.steps_begun and _is_own_step(context, step):
             _end_before_hooks(context, state)  # once steps run, a late message is the next step's
         if _is_vocabulary_step(context, step):
-            _turns(context).pin()  # until its after_step ends (or the next one's): see _turns.py
+            _turns(context).pin()  # until after_step ends: see _turns.py (a project's steps stay free)
 
 
 #: what the hooks pin when the run has no runtime (before_all failed): nothing
@@ -350,21 +350,7 @@ def after_step(context: Any, step: Any) -> None:
     try:
         _after_step(context, step)
     finally:
-        if not _pin_carries_on(context, step):
-            _turns(context).release()  # pinned by before_step for a vocabulary step
-
-
-def _pin_carries_on(context: Any, step: Any) -> bool:
-    """Whether the pin may stay into the next step: `step` passed, and the scenario's next step is
-    the vocabulary's too. Why: a pin and its release are five system calls (~20 µs), four times a
-    scenario of four steps; in between, only behave runs (and the project's hooks, which
-    `chain_hooks` frees). A step that did not pass ends the pin: behave skips the rest."""
-    state = getattr(context, "mcp", None)
-    if state is None or getattr(step.status, "name", "") != "passed":
-        return False
-    steps = state.steps
-    following = next((steps[i + 1] for i in range(len(steps) - 1) if steps[i] is step), None)
-    return following is not None and _is_vocabulary_step(context, following)
+        _turns(context).release()  # pinned by before_step for a vocabulary step
 
 
 def _after_step(context: Any, step: Any) -> None:
@@ -496,7 +482,6 @@ def after_feature(context: Any, feature: Any) -> None:
 
 
 def after_all(context: Any) -> None:
-    _turns(context).release()  # one a step carried on into a next step that never ran (an abort)
     runner = getattr(context, "_runner", None)
     if getattr(context, "_mcp_config_failed", False) and runner is not None:
         runner.aborted = False  # a configuration error, not the user: the run still fails (hook error)

@@ -61,8 +61,6 @@ class ScenarioState:
     steps_begun: bool = False  # what was recorded before the first step is the hooks' doing
     steps_ended: bool = False  # the after hooks began: what is attached now comes after the steps
     step_text: str = ""
-    #: the scenario's own steps, as behave runs them (background first): the hooks look one step ahead
-    steps: tuple[Any, ...] = ()
     #: whether a step of this scenario may read change notifications (the hooks look ahead, see
     #: _lookahead); None, outside behave (probe, scaffold): assume so
     reads_changes: Callable[[], bool] | None = None
