@@ -651,6 +651,13 @@ def after_all(context):
 """
 
 
+TUNED_IN_BEFORE_ALL = """
+def before_all(context):
+    mcp_bdd_hooks.before_all(context)
+    gc.set_threshold(5000, 20, 20)
+"""
+
+
 def _gc_settings(tmp_path: Path, tuned: str = "") -> tuple[str, str, str]:
     root = make_project(tmp_path, SHOP, {"n.feature": "Feature: gc\n" + HEALTHY})
     (root / "environment.py").write_text(GC_WATCHING_HOOKS.format(tuned=tuned))
@@ -680,6 +687,13 @@ def test_a_project_that_tuned_the_gc_keeps_its_settings(tmp_path: Path) -> None:
     assert during.split(" thresholds ")[1] == "(5000, 20, 20)", output
     frozen, thresholds = after.split(" thresholds ")
     assert int(frozen) > 10_000 and thresholds == "(5000, 20, 20)", output  # its freeze is not thawed
+
+
+def test_thresholds_a_project_sets_during_the_run_are_kept_after_it(tmp_path: Path) -> None:
+    """A project's before_all runs after mcp-bdd's (`chain_hooks`): what it sets there stays."""
+    during, after, output = _gc_settings(tmp_path, TUNED_IN_BEFORE_ALL)
+    assert during.split(" thresholds ")[1] == "(5000, 20, 20)", output
+    assert after.split(" thresholds ")[1] == "(5000, 20, 20)", output
 
 
 @pytest.mark.parametrize("hiding", ["steps/mcp.py", "mcp/__init__.py"])
