@@ -323,7 +323,7 @@ async def done(stop):
 def server(context, name):
     client, ready = Client(create_server(), cache=None), Future()
     lifetime = hop(hold(client, ready))
-    stop = ready.result()
+    stop = ready.result(timeout=60)
     context._client, context._close = client, lambda: (hop(done(stop)), lifetime.result())
 
 
@@ -344,15 +344,27 @@ def result(context, path, value):
 """
 
 RAW_ENVIRONMENT = """\
+from mcp_bdd._gc import spare_the_gc
+
+
+def before_all(context):
+    context._restore_gc = spare_the_gc()  # the GC as mcp-bdd's runs have it: not what is compared
+
+
 def after_scenario(context, scenario):
     context._close()
+
+
+def after_all(context):
+    context._restore_gc()
 """
 
 
 def behave_raw_steps(n: int, runs: int = 2) -> float:
     """Mean seconds per scenario of behave running steps that make the raw SDK calls themselves,
     one hop each into a loop thread, both on the step thread's CPU the whole run (the portal
-    baseline, in behave; mcp-bdd pins only while its own steps run): what
+    baseline, in behave; mcp-bdd pins only while its own steps run), and the GC as mcp-bdd's runs
+    have it (`mcp_bdd._gc`, worth ~0.2 ms a scenario: a saving any runner could make): what
     any behave-driven runner making the same calls pays, before any bookkeeping of its own.
     Beyond behave's own steps' cost it shows what behave's work between steps does to the SDK's:
     the same calls run slower there than back to back (caches left cold)."""

@@ -12,10 +12,8 @@ prints the same comparison. Nothing that ran in parallel is lost: the GIL lets o
 run Python at a time, and each waits while the other works.
 
 What is pinned, and when: behave's thread and the loop's, from the before_step of a vocabulary
-step to the end of its after_step (or of the next step's, when that one is the vocabulary's too
-and this one passed: behave runs in between, and the project's hooks that `chain_hooks` runs
-are freed), and during mcp-bdd's after_scenario (the sessions' close).
-The CPU is the one behave's thread is on when the pin begins, so between pins the scheduler's
+step to the end of its after_step, and during mcp-bdd's after_scenario (the sessions' close).
+The CPU is the one behave's thread is on when the pin begins, so between steps the scheduler's
 balancing (a loaded machine, `mcp-bdd run --jobs 2`) still moves the pair, and the loop's
 thread follows. A release gives each thread back the CPUs it had before the pin.
 
