@@ -212,7 +212,6 @@ async def _hold(
     scope = stream.scope = anyio.CancelScope()
     started = False
     ended: str | None = None
-    stream.running = True
     with scope, _running(session, stream):
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -246,7 +245,9 @@ async def _hold(
 
 @contextlib.contextmanager
 def _running(session: Session, stream: Stream) -> Iterator[None]:
+    """The stream's task is alive: on the stream, and counted for its session's close (`holding`)."""
     held = listening(session)
+    stream.running = True
     held.running += 1
     try:
         yield
