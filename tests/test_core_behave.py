@@ -673,12 +673,12 @@ def test_the_gc_spares_the_runs_setup_and_short_lived_objects_during_the_run_and
     tmp_path: Path,
 ) -> None:
     """before_all freezes what the run set up (a full collection re-scanned ~10^5 long-lived
-    objects after every few scenarios) and collects the middle generation 10x less often (a
-    scenario's objects survived a young collection only to be scanned again); after_all undoes
-    both, for whatever runs on in the process."""
+    objects after every few scenarios) and collects the young generation 10x less often (it ran
+    about once a scenario, mid-scenario, and promoted all the scenario's objects, to be scanned
+    again); after_all undoes both, for whatever runs on in the process."""
     during, after, output = _gc_settings(tmp_path)
     frozen, thresholds = during.split(" thresholds ")
-    assert int(frozen) > 10_000 and thresholds == "(700, 100, 10)", output
+    assert int(frozen) > 10_000 and thresholds == "(7000, 10, 10)", output
     assert after == "0 thresholds (700, 10, 10)", output
 
 
