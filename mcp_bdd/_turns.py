@@ -11,11 +11,16 @@ mcp-bdd's code runs, about what `taskset` on the whole process gives (6.3); `ste
 prints the same comparison. Nothing that ran in parallel is lost: the GIL lets one of the two
 run Python at a time, and each waits while the other works.
 
-What is pinned, and when: behave's thread and the loop's, from the before_step of a vocabulary
-step to the end of its after_step, and during mcp-bdd's after_scenario (the sessions' close).
-The CPU is the one behave's thread is on when the pin begins, so between steps the scheduler's
-balancing (a loaded machine, `mcp-bdd run --jobs 2`) still moves the pair, and the loop's
-thread follows. A release gives each thread back the CPUs it had before the pin.
+What is pinned, and when: behave's thread and the loop's, from the first hop into the loop that
+a vocabulary step makes to the end of its after_step, and likewise during mcp-bdd's
+after_scenario (the sessions' close). The before_step of a vocabulary step only arms the pin
+(`arm`); the step's first hop (`at_hop`, in `session._hop`) makes it. A step that never hops
+(most Then steps check the result already in hand) costs no system call, and neither does a
+server step's app factory, which runs before its hop: four fewer pins and releases an in-memory
+scenario, ~0.1 ms (six system calls each pair, slower in a run than alone). The CPU is the one
+behave's thread is on when the pin begins, so between steps the scheduler's balancing (a loaded
+machine, `mcp-bdd run --jobs 2`) still moves the pair, and the loop's thread follows. A release
+gives each thread back the CPUs it had before the pin, and disarms.
 
 What stays free: a project's own steps; project code that mcp-bdd calls inside a step (`free`:
 an app's import and factory, a fake's setup and cleanup, the built-in fakes' included, and a
@@ -39,7 +44,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 
-__all__ = ["Turns", "every_cpu", "free", "loop_thread_id"]
+__all__ = ["Turns", "at_hop", "every_cpu", "free", "loop_thread_id"]
 
 #: the CPUs the process may use as it starts (before any pin): what every child gets back
 _ALL: frozenset[int] = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else frozenset()
@@ -74,6 +79,8 @@ async def loop_thread_id() -> int:
 
 #: the pair pinned right now, if any (one run a process): what `free` releases
 _PINNED: Turns | None = None
+#: the pair the next hop from behave's thread pins (`arm`), until its `release`
+_ARMED: Turns | None = None
 
 
 class Turns:
@@ -90,6 +97,12 @@ class Turns:
     @property
     def pinned(self) -> bool:
         return _PINNED is self
+
+    def arm(self) -> None:
+        """Pin at the next hop into the loop from this thread (`at_hop`), until `release`."""
+        global _ARMED
+        if self.on:
+            _ARMED = self
 
     def pin(self) -> None:
         global _PINNED
@@ -108,7 +121,9 @@ class Turns:
             self.release()
 
     def release(self) -> None:
-        global _PINNED
+        global _ARMED, _PINNED
+        if _ARMED is self:
+            _ARMED = None
         if not self.pinned:
             return
         _PINNED = None
@@ -119,16 +134,26 @@ class Turns:
                 self.on = False
 
 
+def at_hop() -> None:
+    """A hop into the loop is about to be made from this thread (`session._hop`): pin the armed
+    pair, if behave's thread is the one hopping (not a thread of the project's)."""
+    turns = _ARMED
+    if turns is not None and _PINNED is None and threading.get_native_id() == turns._threads[0]:
+        turns.pin()
+
+
 @contextlib.contextmanager
 def free() -> Iterator[None]:
     """Run a project's code (or code that starts threads and processes) on every CPU, even inside
-    a pinned step; the pin, if there was one, comes back after. Only in the thread that pinned."""
-    turns = _PINNED
+    a pinned step: a hop it makes pins nothing either. Armed again after (the next hop pins). Only
+    in behave's thread."""
+    turns = _ARMED or _PINNED
     if turns is None or threading.get_native_id() != turns._threads[0]:
         yield
         return
+    armed = _ARMED is turns  # else pinned by hand (`pin`): pinned again after
     turns.release()
     try:
         yield
     finally:
-        turns.pin()
+        turns.arm() if armed else turns.pin()

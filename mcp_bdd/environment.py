@@ -259,7 +259,7 @@ def before_step(context: Any, step: Any) -> None:
         if not state.steps_begun and _is_own_step(context, step):
             _end_before_hooks(context, state)  # once steps run, a late message is the next step's
         if _is_vocabulary_step(context, step):
-            _turns(context).pin()  # until after_step ends: see _turns.py (a project's steps stay free)
+            _turns(context).arm()  # its first hop pins, until after_step: see _turns.py (a project's steps stay free)
 
 
 #: what the hooks pin when the run has no runtime (before_all failed): nothing
@@ -350,7 +350,7 @@ def after_step(context: Any, step: Any) -> None:
     try:
         _after_step(context, step)
     finally:
-        _turns(context).release()  # pinned by before_step for a vocabulary step
+        _turns(context).release()  # armed by before_step for a vocabulary step (pinned if it hopped)
 
 
 def _after_step(context: Any, step: Any) -> None:
@@ -438,7 +438,7 @@ def after_scenario(context: Any, scenario: Any) -> None:
     if state is None:
         return
     turns = _turns(context)
-    turns.pin()  # the sessions' close hops into the loop: see _turns.py
+    turns.arm()  # the sessions' close hops into the loop, pinned: see _turns.py
     try:
         _end_scenario(context, scenario, state)
     finally:

@@ -34,6 +34,8 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
+from mcp_bdd._turns import at_hop
+
 __all__ = ["STALL_GRACE", "Hops", "Stalled", "cancel_pending", "hops", "stalled"]
 
 #: The longest the end of an interrupted run waits for its cancelled hops to finish.
@@ -74,6 +76,7 @@ class Hops:
             raise RuntimeError("This method cannot be called from the event loop thread")
         if self.loop.is_closed() or not self.loop.is_running():
             raise RuntimeError("The run's event loop is not running (the run is ending)")
+        at_hop()  # a vocabulary step's first hop pins behave's thread and the loop's to one CPU (_turns)
         return asyncio.run_coroutine_threadsafe(self._run(fn, args, kwargs), self.loop)
 
     async def _run(self, fn: Callable[..., Awaitable[T]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
