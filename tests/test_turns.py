@@ -69,6 +69,8 @@ def probe(ctx):
 @when("my own step notes its CPUs")
 def own_step(context):
     note("own step", context.mcp.portal.call(threading.get_native_id))
+    # a session's hop from a project's step: the pin a vocabulary step armed is not carried here
+    context.mcp.sessions["cpus"].call_tool("cpus", {"label": "own step's hop"})
 
 
 @when("my own step notes its CPUs after a failure")
@@ -143,6 +145,7 @@ def test_behave_and_the_loop_share_one_cpu_only_while_a_vocabulary_step_runs(
     during = seen["vocabulary step"]
     assert len(during["behave"]) == 1 and during["loop"] == during["behave"], seen
     assert seen["own step"] == {"behave": ALL, "loop": ALL}, seen
+    assert seen["own step's hop"] == {"behave": ALL, "loop": ALL}, seen
     # a server process a vocabulary step started (a keeper, then the server) got every CPU back
     assert seen["child process"]["behave"] == ALL, seen
     # the project's code mcp-bdd runs inside a vocabulary step, and what it starts, stays free
@@ -171,3 +174,41 @@ def test_an_affinity_call_that_fails_turns_pinning_off_and_frees_the_thread() ->
         assert sorted(os.sched_getaffinity(0)) == ALL
     finally:
         os.sched_setaffinity(0, ALL)
+
+
+def test_a_vocabulary_step_pins_at_its_first_hop_from_behaves_thread_and_never_inside_free() -> None:
+    """`arm` (before_step) makes no system call: a step that never hops stays free; the first hop
+    from behave's thread pins; a hop from another thread, or from project code under `free`, does
+    not; `release` disarms, so a later hop (a project's own step) pins nothing."""
+    import asyncio
+    import threading
+
+    from mcp_bdd import _turns
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        turns = Turns(asyncio.run_coroutine_threadsafe(_turns.loop_thread_id(), loop).result(timeout=30))
+        turns.arm()
+        assert not turns.pinned and sorted(os.sched_getaffinity(0)) == ALL
+        elsewhere = threading.Thread(target=_turns.at_hop)
+        elsewhere.start()
+        elsewhere.join()
+        assert not turns.pinned
+        _turns.at_hop()
+        assert turns.pinned and len(os.sched_getaffinity(0)) == 1
+        with _turns.free():
+            assert sorted(os.sched_getaffinity(0)) == ALL
+            _turns.at_hop()  # the project's code hops: still free
+            assert not turns.pinned and sorted(os.sched_getaffinity(0)) == ALL
+        assert not turns.pinned and _turns._ARMED is turns  # armed again: the step's next hop pins
+        turns.release()
+        _turns.at_hop()
+        assert not turns.pinned and sorted(os.sched_getaffinity(0)) == ALL
+    finally:
+        turns.release()
+        os.sched_setaffinity(0, ALL)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=30)
+        loop.close()
