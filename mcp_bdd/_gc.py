@@ -7,16 +7,16 @@ all. Frozen, a 1,500-scenario in-memory run spent a third less time in the GC an
 a scenario.
 
 Why the young generation: an in-memory scenario allocates about 700 objects the GC tracks, so
-CPython's default young collection (every 700 net allocations) ran about once a scenario, in
-the middle of it: it scanned the scenario's live objects (its session, transcript, behave's
-step results), all of which survived and were promoted, to be scanned again in the middle
-generation before they died by reference count. Collected every 7,000, most scenarios finish
-between two young collections, their objects die unscanned, and the cyclic garbage they leave
-(~260 objects) is freed young instead of being promoted. Measured on 1,000-scenario in-memory
-runs (interleaved, 2-core VM): ~0.22 ms less a scenario, and ~3 MB less peak memory (116 vs
-119 MB). (Leaving the young generation at 700 and collecting the middle one ten times less
-often saved ~0.2 ms for +2 MB; both together saved no more.) Newer CPythons went the same way:
-3.13's young threshold is 2,000. `benchmarks/steps_overhead.py` measures it.
+CPython's default young collection (every 700 net allocations) ran about once a scenario, in the
+middle of it: it scanned the scenario's live objects (its session, transcript, behave's step
+results), all of which survived and were promoted, to be scanned again in the middle generation
+before they died by reference count. Collected every 7,000, most scenarios finish between two
+young collections, their objects die unscanned, and the cyclic garbage they leave (~470 objects
+a scenario under `gc.DEBUG_SAVEALL`) is freed young instead of being promoted. Measured on
+1,000-scenario in-memory runs (interleaved, 2-core VM): ~0.22 ms less a scenario, and ~3 MB less
+peak memory (116 vs 119 MB). (Leaving the young generation at 700 and collecting the middle one
+ten times less often saved ~0.2 ms for +2 MB; both together saved no more.) Newer CPythons went
+the same way: 3.13's young threshold is 2,000. `benchmarks/steps_overhead.py` measures it.
 
 A project that tuned the GC itself keeps its settings: objects it froze before the run stay
 frozen after it, and thresholds it set before or during the run stay. (Objects it froze during
