@@ -27,6 +27,7 @@ from typing import Any, NoReturn
 import behave.model as behave_model
 
 from mcp_bdd._attach import Phase, attach, deliver_held, mask_again, place_users_attachments
+from mcp_bdd._context_records import lighten_context_records
 from mcp_bdd._gc import spare_the_gc
 from mcp_bdd._lookahead import is_vocabulary, may_read_changes
 from mcp_bdd._matching import forget_matches, remember_matches, step_function
@@ -116,6 +117,7 @@ def before_all(context: Any) -> None:
     atexit.register(context._mcp_at_exit)
     context.mcp_runtime = Runtime(config, portal)
     context._mcp_restore_gc = spare_the_gc()  # what the run set up is not scanned again: see _gc.py
+    context._mcp_restore_records = lighten_context_records()  # behave's context, cheaper to set: see there
     if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _on_signal)
 
@@ -358,21 +360,10 @@ def _after_step(context: Any, step: Any) -> None:
     if state is None:
         return
     _attach_transcript(context, state, TRANSCRIPT_MIME)
-    sessions = list(state.sessions.values())
-    for session in sessions:
-        if session.client is None or not session.connected or not session.surface_dirty:
-            continue
-        session.surface_dirty = False
-        try:
-            surface = session.surface()
-        except Exception:
-            continue
-        # the server's own words (its name, descriptions, defaults) may repeat a secret it was given
-        _attach(context, SERVER_MIME, dumps_masked(surface).encode())
     status = getattr(step.status, "name", str(step.status))
     if status in ("failed", "error"):
         _mask_exception(step)
-        for session in sessions:
+        for session in list(state.sessions.values()):
             tail = session.server.stderr_tail(30)
             if tail:
                 _attach(context, STDERR_MIME, json.dumps({"server": session.name, "text": tail}).encode())
@@ -447,6 +438,7 @@ def after_scenario(context: Any, scenario: Any) -> None:
 
 def _end_scenario(context: Any, scenario: Any, state: Any) -> None:
     _after_hooks_begin(context)  # when behave's runner let no wrapper mark it (a no-op when one did)
+    _attach_surfaces(context, state)
     problems = context.mcp_runtime.end_scenario(state)
     _say_notices(context.mcp_runtime)
     _report_teardown(problems, f"{scenario.location}", state.transcript)
@@ -454,6 +446,23 @@ def _end_scenario(context: Any, scenario: Any, state: Any) -> None:
     if generation() != state.secrets_at_start:
         mask_again(context, mask)  # behave's json; mcp-bdd's own reports do the same themselves
     context.mcp = None
+
+
+def _attach_surfaces(context: Any, state: Any) -> None:
+    """Each session's server as the scenario saw it last (identity, capabilities, listings), for the
+    report's catalog and coverage map, once, before the sessions close: the report merges what all
+    scenarios saw of a server, so only the last view of each counts. (It was attached after every
+    step that changed it: twice a scenario that lists tools, 0.05 ms more.)"""
+    for session in list(state.sessions.values()):
+        if session.client is None or not session.connected or not session.surface_dirty:
+            continue
+        session.surface_dirty = False
+        try:
+            surface = session.surface()
+        except Exception:
+            continue
+        # the server's own words (its name, descriptions, defaults) may repeat a secret it was given
+        _attach(context, SERVER_MIME, dumps_masked(surface).encode())
 
 
 def _report_teardown(problems: list[str], where: str, transcript: Any = None) -> None:
@@ -581,9 +590,10 @@ def _close_at_exit(context: Any) -> None:
 
 def _close_run(context: Any, runtime: Any) -> None:
     forget_matches(_step_registry(context))
-    restore_gc = getattr(context, "_mcp_restore_gc", None)
-    if restore_gc is not None:
-        restore_gc()
+    for name in ("_mcp_restore_gc", "_mcp_restore_records"):
+        restore = getattr(context, name, None)
+        if restore is not None:
+            restore()
     at_exit = getattr(context, "_mcp_at_exit", None)
     if at_exit is not None:
         context._mcp_at_exit = None

@@ -17,7 +17,7 @@ import pytest
 from behave_project import REPO, SHOP, alive, make_project, printed, python_cmd, run_behave, start_behave
 
 from mcp_bdd.report.model import load_run, walk_scenarios
-from mcp_bdd.transcript import TRANSCRIPT_MIME
+from mcp_bdd.transcript import SERVER_MIME, TRANSCRIPT_MIME
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
@@ -582,6 +582,40 @@ def test_a_users_own_attachments_in_hooks_do_not_break_behaves_json(tmp_path: Pa
     }
     assert encoded["note from before_scenario"] in texts[0], texts
     assert encoded["note from after_scenario"] in texts[-1], texts
+
+
+def test_each_scenario_attaches_its_servers_last_view_once_and_the_reports_show_it(tmp_path: Path) -> None:
+    """A server's identity and listings are attached once a scenario, as it ends (they were attached
+    after every step that changed them): the last view, with the tools a step listed, under the last
+    step that ran, failed or not; the living doc's catalog and coverage map have them."""
+    feature = """
+        Feature: the surface
+          Scenario: lists the tools, then fails
+            Given the MCP server "shop" is running
+            When I call the tool "add" with:
+              | a | b |
+              | 2 | 3 |
+            Then the result at "$.result" is 6
+            And the tool call succeeds
+    """
+    root = make_project(tmp_path, SHOP, {"s.feature": feature})
+    formats = ["-f", "json", "-o", "behave.json", "-f", "mcp_bdd.report:LivingDocFormatter", "-o", "doc.html"]
+    run = run_behave(root, *formats, "-f", "plain")
+    assert run.counts()["failed"] == 1, run.output[-3000:]
+    steps = json.loads((root / "behave.json").read_text())[0]["elements"][0]["steps"]
+    surfaces = [
+        (at, json.loads(base64.b64decode(e["data"])))
+        for at, step in enumerate(steps)
+        for e in step.get("embeddings", [])
+        if e["mime_type"] == SERVER_MIME
+    ]
+    assert [at for at, _ in surfaces] == [2], surfaces  # once, under the failed step: the last that ran
+    surface = surfaces[0][1]
+    assert surface["server"] == "shop" and surface["capabilities"]["tools"] is not None, surface
+    assert "add" in [tool["name"] for tool in surface["tools"] or []], surface
+    report = load_run(json.loads((root / "doc.json").read_text()))
+    [server] = report.servers
+    assert server.server == "shop" and "add" in [tool["name"] for tool in server.tools or []], server
 
 
 FORMATTER_WITHOUT_ATTACHMENTS = """
