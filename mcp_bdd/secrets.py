@@ -31,16 +31,13 @@ import json
 import os
 import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, quote_plus
-
-import pydantic_core
 
 __all__ = [
     "MASK",
     "dumps_masked",
-    "encode_json",
     "generation",
     "is_secret_name",
     "mask",
@@ -67,11 +64,11 @@ _WORDS = "TOKEN|SECRET|KEY|PASSWORD|PASSWD|COOKIE|CREDENTIAL"
 # AUTH, but not AUTHOR unless AUTHORIZATION: `GH_AUTH` is a credential, `author` is a person's name
 _NAME = re.compile(rf"{_WORDS}|AUTH(?!OR(?!IZ))", re.IGNORECASE)
 _SCOPES = frozenset({"env", "headers", "environment", "environ"})
-# a key of one of _SCOPES as `encode_json` writes it (a string value is never followed by `":`), in
+# a key of one of _SCOPES as json.dumps writes it (a string value is never followed by `": `), in
 # any case. Spelled out as [eE][nN]...: re.IGNORECASE took 26 µs on a 1.4 KB step transcript, this 7,
-# and `encode_json` writes ASCII only, where the two match the same keys (the ones `.lower()` finds).
+# and json.dumps writes ASCII only, where the two match the same keys (the ones `.lower()` finds).
 _SCOPE_KEY = re.compile(
-    '"(?:' + "|".join("".join(f"[{c}{c.upper()}]" for c in scope) for scope in sorted(_SCOPES)) + ')":'
+    '"(?:' + "|".join("".join(f"[{c}{c.upper()}]" for c in scope) for scope in sorted(_SCOPES)) + ')": '
 )
 # NAME=value / NAME: value in free text (stderr, error messages) where NAME looks secret. Narrower
 # than _NAME: "Author: Jane" in a log line is not a credential. The value stops at a closing `)`,
@@ -117,7 +114,7 @@ _WHOLE_KEEP = 4096
 _known: set[str] = set()
 _KNOWN_KEEP = 4096
 _pattern: re.Pattern[str] | None = None
-#: every remembered form as `encode_json` writes it inside a string: what `dumps_masked` looks for
+#: every remembered form as json.dumps writes it inside a string: what `dumps_masked` looks for
 _dumped_pattern: re.Pattern[str] | None = None
 _generation = 0  # how many times new values were remembered
 _lock = threading.Lock()
@@ -153,7 +150,7 @@ def remember(value: str) -> None:
             _generation += 1
             # longest first, so a value that contains another is masked whole
             _pattern = re.compile("|".join(re.escape(v) for v in sorted(_values, key=len, reverse=True)))
-            _dumped_pattern = re.compile("|".join(re.escape(_encoded(v)) for v in _values))
+            _dumped_pattern = re.compile("|".join(re.escape(json.dumps(v)[1:-1]) for v in _values))
         if len(_whole) < _WHOLE_KEEP:
             _whole.add(value)  # after the patterns that mask it: a reader that returns early is covered
 
@@ -188,19 +185,8 @@ _LOWER_HEX = re.compile(r"%[0-9A-F]{2}")
 
 
 def _escaped(value: str) -> set[str]:
-    """`value` as JSON (json.dumps's ASCII or not, `encode_json`'s) and a Python repr write it inside
-    a string."""
-    ascii_json, any_json = json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]
-    return {ascii_json, any_json, repr(value)[1:-1], _encoded(value)}
-
-
-def _encoded(value: str) -> str:
-    """`value` as `encode_json` writes it inside a string (json.dumps's ASCII form for one it cannot
-    write: a text holding a lone surrogate is never `encode_json`'s, and so never searched)."""
-    try:
-        return encode_json(value)[1:-1]
-    except ValueError:
-        return json.dumps(value)[1:-1]
+    """`value` as JSON (ASCII or not) and a Python repr write it inside a string."""
+    return {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1], repr(value)[1:-1]}
 
 
 def remember_named(name: str, value: str) -> None:
@@ -364,53 +350,31 @@ def mask_data(value: Any, *, secret_scope: bool = False, any_key: bool = False) 
 
 
 def dumps_masked(value: Any) -> str:
-    """`value` as JSON text with secrets masked: `mask_data(value)` dumped, without walking `value`
-    when its JSON text shows nothing to mask. Why: evidence is dumped after every step, and
-    walking a listing's schemas node by node cost more than the in-memory call that fetched them.
+    """`json.dumps(mask_data(value), default=str)`, without walking `value` when its JSON text
+    shows nothing to mask. Why: evidence is dumped after every step, and walking a listing's
+    schemas node by node cost more than the in-memory call that fetched them.
 
-    Sound because the encoder escapes a string one character at a time: a string (or key) that
-    holds a remembered form holds that form encoded in the text (`_dumped_pattern`, which also
-    finds a form that was itself escaped JSON inside a result's text). A text with a key
-    `mask_data` masks under (`env`, `headers`) takes the walk too. What the encoder cannot write
-    (a lone surrogate, bytes that are not UTF-8, nesting past its depth) takes the walk and then
-    json.dumps. An object the encoder does not know takes the walk (a Mapping that is not a dict
-    shows its keys only once walked), and is written as its str() if the walk leaves it, which is
-    not masked (the walk masks JSON data), as before. One difference between the two ways is
-    left: a key that is not a string is written as the encoder writes it (a tuple `1,2`, None
-    `None`), and as its str() after the walk; evidence comes from JSON, whose keys are strings.
+    Sound because json.dumps escapes a string one character at a time: a string (or key) that
+    holds a remembered form holds it escaped in the text (`_dumped_pattern`, which also finds a
+    form that was itself escaped JSON inside a result's text). Anything json.dumps cannot write
+    as is (an object for `default`, a tuple key) takes the walk, as does a text with a key
+    `mask_data` masks under (`env`, `headers`). One difference is left: a number, boolean or
+    None *key* is written as JSON writes it (`true`), where the walk wrote Python's (`True`);
+    evidence comes from JSON, whose keys are strings.
     """
     try:
-        text = _encode(value, _not_plain)
-    except ValueError:
+        text = json.dumps(value, default=_not_plain)
+    except (_NotPlain, TypeError, ValueError):
         pass
     else:
         pattern = _dumped_pattern
         if (pattern is None or pattern.search(text) is None) and _SCOPE_KEY.search(text) is None:
             return text
-    masked = mask_data(value)
-    try:
-        return encode_json(masked)
-    except ValueError:
-        return json.dumps(masked, default=str)
-
-
-def encode_json(value: Any) -> str:
-    """`value` as compact JSON text in ASCII, by pydantic-core's encoder (the SDK's own
-    dependency). Why: evidence is encoded after every step, and on Python 3.11 json.dumps took
-    15 µs for a step's 1.4 KB transcript (~45 µs in a run, where caches are cold), this 3 µs.
-    NaN and the infinities are written as json.dumps writes them; a tuple as a list; a date, a
-    UUID or a Decimal as its JSON text, an Enum as its value, a set as a list; an object it does
-    not know as its str(). Raises ValueError (pydantic-core's PydanticSerializationError) for a
-    lone surrogate, bytes that are not UTF-8, and nesting past its depth."""
-    return _encode(value, str)
-
-
-def _encode(value: Any, fallback: Callable[[Any], Any]) -> str:
-    return pydantic_core.to_json(value, ensure_ascii=True, fallback=fallback).decode("ascii")
+    return json.dumps(mask_data(value), default=str)
 
 
 class _NotPlain(Exception):
-    """`dumps_masked` met an object the encoder does not know."""
+    """`dumps_masked` met something that is not plain JSON data."""
 
 
 def _not_plain(value: Any) -> Any:
