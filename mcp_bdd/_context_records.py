@@ -9,9 +9,11 @@ the lines at once. Inside a run, where the caches are cold, that is ~15 µs a ca
 ~5 ms scenario (`benchmarks/steps_overhead.py`), about as much as mcp-bdd's teardown of it.
 
 What behave keeps is the first frame's `FrameSummary` (file, line, function), and it reads the
-source line only to print a warning. So, for the run, `behave.runner`'s name `traceback` is a
-stand-in whose `extract_stack` walks the frames itself and makes the same summaries with
-`lookup_line=False`: the line is read if and when a warning prints it. ~4 µs a call in a run.
+source line only for a warning's text (built when an attribute is set over one of a lower
+layer). So, for the run, `behave.runner`'s name `traceback` is a stand-in whose `extract_stack`
+walks the frames itself and makes the same summaries with `lookup_line=False`: the line is read
+when behave asks for it, from the same `linecache` (a module loaded from a zip is registered
+with it, as `extract_stack` does). ~4 µs a call in a run.
 Everything else `behave.runner` does with `traceback` (printing a hook's error) is the module's.
 
 Installed by `before_all` for its run, only over the real module (another plugin's stand-in is
@@ -20,6 +22,7 @@ left alone), and put back by `after_all`.
 
 from __future__ import annotations
 
+import linecache
 import sys
 import traceback
 from collections.abc import Callable
@@ -59,6 +62,7 @@ class _Traceback:
         frames: list[traceback.FrameSummary] = []
         while frame is not None and len(frames) < limit:
             code = frame.f_code
+            linecache.lazycache(code.co_filename, frame.f_globals)  # a module from a zip can show its line later
             frames.append(traceback.FrameSummary(code.co_filename, frame.f_lineno, code.co_name, lookup_line=False))
             frame = frame.f_back
         frames.reverse()  # oldest first, as traceback.extract_stack has them

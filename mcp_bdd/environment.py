@@ -438,8 +438,10 @@ def after_scenario(context: Any, scenario: Any) -> None:
 
 def _end_scenario(context: Any, scenario: Any, state: Any) -> None:
     _after_hooks_begin(context)  # when behave's runner let no wrapper mark it (a no-op when one did)
-    _attach_surfaces(context, state)
-    problems = context.mcp_runtime.end_scenario(state)
+    try:
+        _attach_surfaces(context, state)
+    finally:  # a Ctrl-C while a large surface is encoded still stops the scenario's servers and fakes
+        problems = context.mcp_runtime.end_scenario(state)
     _say_notices(context.mcp_runtime)
     _report_teardown(problems, f"{scenario.location}", state.transcript)
     _attach_transcript(context, state, TEARDOWN_MIME)
@@ -458,11 +460,11 @@ def _attach_surfaces(context: Any, state: Any) -> None:
             continue
         session.surface_dirty = False
         try:
-            surface = session.surface()
-        except Exception:
+            # the server's own words (its name, descriptions, defaults) may repeat a secret it was given
+            shown = dumps_masked(session.surface()).encode()
+        except Exception:  # a listing nested past what the encoder takes: the report goes without it
             continue
-        # the server's own words (its name, descriptions, defaults) may repeat a secret it was given
-        _attach(context, SERVER_MIME, dumps_masked(surface).encode())
+        _attach(context, SERVER_MIME, shown)
 
 
 def _report_teardown(problems: list[str], where: str, transcript: Any = None) -> None:

@@ -6,6 +6,8 @@ import sys
 import traceback
 import types
 import warnings
+import zipfile
+from pathlib import Path
 
 import behave.runner
 from behave.runner import Context, ContextMaskWarning
@@ -72,6 +74,36 @@ def test_the_module_is_put_back_and_another_stand_in_is_left_alone() -> None:
         assert behave.runner.traceback is theirs
     finally:
         behave.runner.traceback = traceback
+
+
+def test_the_frame_asked_about_is_the_one_summed_up() -> None:
+    restore = lighten_context_records()
+    try:
+        caller = sys._getframe()
+        [frame], line = behave.runner.traceback.extract_stack(caller, 1), caller.f_lineno  # one line: the same
+    finally:
+        restore()
+    assert (frame.name, frame.lineno) == ("test_the_frame_asked_about_is_the_one_summed_up", line)
+
+
+def test_a_module_loaded_from_a_zip_still_shows_its_line(tmp_path: Path) -> None:
+    """`extract_stack` registers each frame's module with linecache: a step module loaded from a
+    zip (a zipapp, a pex) has no file to read its line from."""
+    archive = tmp_path / "steps.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("zipped_steps.py", "def set_answer(context):\n    context.answer = 42\n")
+    sys.path.insert(0, str(archive))
+    restore = lighten_context_records()
+    try:
+        import zipped_steps  # type: ignore[import-not-found]
+
+        context = Context(_Runner())
+        zipped_steps.set_answer(context)
+    finally:
+        restore()
+        sys.path.remove(str(archive))
+        sys.modules.pop("zipped_steps", None)
+    assert tuple(context._record["answer"])[1:] == (2, "set_answer", "context.answer = 42")
 
 
 def test_other_questions_go_to_the_module() -> None:
