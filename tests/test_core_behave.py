@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from behave_project import REPO, SHOP, alive, make_project, printed, python_cmd, run_behave, start_behave
+from behave_project import REPO, SHOP, Run, alive, make_project, printed, python_cmd, run_behave, start_behave
 
 from mcp_bdd.report.model import load_run, walk_scenarios
 from mcp_bdd.transcript import SERVER_MIME, TRANSCRIPT_MIME
@@ -672,8 +672,11 @@ def test_a_formatter_that_cannot_take_attachments_is_named_once_and_the_others_s
         assert calls in requests, (scenario.name, requests, run.output[-3000:])
 
 
-GC_WATCHING_HOOKS = """
+RUN_WATCHING_HOOKS = """
 import gc
+import traceback
+
+import behave.runner
 
 import mcp_bdd.environment as mcp_bdd_hooks
 from mcp_bdd.environment import *  # noqa: F401,F403
@@ -681,14 +684,19 @@ from mcp_bdd.environment import *  # noqa: F401,F403
 {tuned}
 
 
+def _say(when):
+    print(f"{{when}}: frozen {{gc.get_freeze_count()}} thresholds {{gc.get_threshold()}}")
+    print(f"{{when}}: the module {{behave.runner.traceback is traceback}}")
+
+
 def before_scenario(context, scenario):
     mcp_bdd_hooks.before_scenario(context, scenario)
-    print(f"during the run: frozen {{gc.get_freeze_count()}} thresholds {{gc.get_threshold()}}")
+    _say("during the run")
 
 
 def after_all(context):
     mcp_bdd_hooks.after_all(context)
-    print(f"after the run: frozen {{gc.get_freeze_count()}} thresholds {{gc.get_threshold()}}")
+    _say("after the run")
 """
 
 
@@ -699,40 +707,23 @@ def before_all(context):
 """
 
 
-RECORDS_WATCHING_HOOKS = """
-import traceback
-
-import behave.runner
-
-import mcp_bdd.environment as mcp_bdd_hooks
-from mcp_bdd.environment import *  # noqa: F401,F403
-
-
-def before_scenario(context, scenario):
-    mcp_bdd_hooks.before_scenario(context, scenario)
-    print(f"during the run: the module {behave.runner.traceback is traceback}")
-
-
-def after_all(context):
-    mcp_bdd_hooks.after_all(context)
-    print(f"after the run: the module {behave.runner.traceback is traceback}")
-"""
+def _watch_a_run(tmp_path: Path, tuned: str = "") -> Run:
+    """A passing run whose hooks print the GC's settings and behave's `traceback` during and after it."""
+    root = make_project(tmp_path, SHOP, {"n.feature": "Feature: watched\n" + HEALTHY})
+    (root / "environment.py").write_text(RUN_WATCHING_HOOKS.format(tuned=tuned))
+    run = run_behave(root, "--no-capture", "-f", "plain")
+    assert run.counts()["passed"] == 1, run.failures()
+    return run
 
 
 def test_behaves_context_records_are_lightened_for_the_run_and_the_module_put_back_after_it(tmp_path: Path) -> None:
-    root = make_project(tmp_path, SHOP, {"n.feature": "Feature: records\n" + HEALTHY})
-    (root / "environment.py").write_text(RECORDS_WATCHING_HOOKS)
-    run = run_behave(root, "--no-capture", "-f", "plain")
-    assert run.counts()["passed"] == 1, run.failures()
+    run = _watch_a_run(tmp_path)
     assert "during the run: the module False" in run.stdout, run.stdout[-3000:]
     assert "after the run: the module True" in run.stdout, run.stdout[-3000:]
 
 
 def _gc_settings(tmp_path: Path, tuned: str = "") -> tuple[str, str, str]:
-    root = make_project(tmp_path, SHOP, {"n.feature": "Feature: gc\n" + HEALTHY})
-    (root / "environment.py").write_text(GC_WATCHING_HOOKS.format(tuned=tuned))
-    run = run_behave(root, "--no-capture", "-f", "plain")
-    assert run.counts()["passed"] == 1, run.failures()
+    run = _watch_a_run(tmp_path, tuned)
     during = run.stdout.split("during the run: frozen ")[1].split("\n")[0]
     after = run.stdout.split("after the run: frozen ")[1].split("\n")[0]
     return during, after, run.output[-2000:]
