@@ -257,7 +257,7 @@ def listing(options: ShellOptions, kind: str, out: TextIO | None = None) -> int:
 
     try:
         with open_session(config, name, transport) as session:
-            items = session.list_all(KINDS[kind])
+            items = _list_offered(session, kind)
     except (McpBddError, AssertionError) as exc:
         return _not_answered(options, name, exc, out)
     if options.as_json:
@@ -268,6 +268,41 @@ def listing(options: ShellOptions, kind: str, out: TextIO | None = None) -> int:
     for item in items:
         print(printable(_describe(kind, item)), file=out)
     return EXIT_OK
+
+
+#: The capability a server declares to offer a listing (resource templates come with `resources`).
+_CAPABILITY = {"tools": "tools", "resources": "resources", "templates": "resources", "prompts": "prompts"}
+
+
+def _list_offered(session: Any, kind: str) -> list[dict[str, Any]]:
+    """Every item of a listing; none when the server does not offer it. A server that declares no
+    `prompts` capability, or answers prompts/list with -32601 (method not found), has no prompts:
+    it answered, so that is not UNREACHABLE (exit 3)."""
+    from mcp_bdd.errors import ServerErrorResponse
+
+    caps = session.client.server_capabilities
+    if caps is not None and getattr(caps, _CAPABILITY[kind], None) is None:
+        return []
+    try:
+        items: list[dict[str, Any]] = session.list_all(KINDS[kind])
+    except ServerErrorResponse:
+        if _method_not_found(session, kind):
+            return []
+        raise
+    return items
+
+
+def _method_not_found(session: Any, kind: str) -> bool:
+    import mcp_types as types
+
+    request = {
+        "tools": types.ListToolsRequest,
+        "resources": types.ListResourcesRequest,
+        "templates": types.ListResourceTemplatesRequest,
+        "prompts": types.ListPromptsRequest,
+    }[kind]
+    outcome = session.request(request(params=None))
+    return outcome.error is not None and outcome.error.code == types.METHOD_NOT_FOUND
 
 
 def _describe(kind: str, item: dict[str, Any]) -> str:

@@ -4,6 +4,7 @@ third-party server (mcp-server-time from the dev extra), with probe's exit codes
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -234,3 +235,53 @@ def test_a_call_that_times_out_once_connected_says_timeout_and_exits_1(
     code, _, err = _run(capsys, "call", "hang", "--timeout", "2", "--", *hostile)
     assert code == EXIT_FAILED, err
     assert err.startswith("TIMEOUT: ") and "tools/call timed out after 2" in err and "UNREACHABLE" not in err, err
+
+
+NODE_SERVER = ["node", str(REPO / "tests" / "node_server" / "server.mjs")]
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None or not (REPO / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir(),
+    reason="node and this repo's node_modules (npm ci) are needed",
+)
+def test_a_listing_the_server_does_not_offer_is_empty_not_unreachable(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The TypeScript SDK's server declares only `tools` and answers prompts/list with -32601: that
+    printed `UNREACHABLE ... JSON-RPC error -32601: Method not found` and exited 3 ("could not be
+    started or reached") for a server that answered. A listing the server does not offer is empty."""
+    for kind in ("prompts", "templates", "resources"):
+        code, out, err = _run(capsys, "list", kind, "--", *NODE_SERVER)
+        assert (code, out, err) == (EXIT_OK, f"(no {kind})\n", ""), (kind, out, err)
+    code, out, err = _run(capsys, "list", "prompts", "--json", "--", *NODE_SERVER)
+    assert (code, json.loads(out)) == (EXIT_OK, []), err
+    code, out, _ = _run(capsys, "list", "tools", "--", *NODE_SERVER)
+    assert code == EXIT_OK and "add_note text=<string>" in out
+
+
+DECLARES_PROMPTS = f"""
+import sys
+
+sys.path.insert(0, {str(REPO / "tests" / "servers")!r})
+import raw_server
+
+answer = raw_server.answer
+
+
+def declaring_prompts(request):
+    reply = answer(request)
+    if request.get("method") == "initialize":
+        reply["result"]["capabilities"]["prompts"] = {{}}
+    return reply
+
+
+raw_server.answer = declaring_prompts
+raw_server.main()
+"""
+
+
+def test_a_listing_answered_with_method_not_found_is_empty(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A server that declares `prompts` and still answers prompts/list with -32601 has none either."""
+    (project / "declares_prompts.py").write_text(DECLARES_PROMPTS)
+    code, out, err = _run(capsys, "list", "prompts", "--", sys.executable, str(project / "declares_prompts.py"))
+    assert (code, out, err) == (EXIT_OK, "(no prompts)\n", "")
