@@ -44,10 +44,7 @@ def load_app(spec: str, root: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ServerStartError(
-            f'Cannot import "{module_name}" (from app = "{spec}"): {exc}. '
-            f"The module must be importable from the project root {root}." + _v1_tip(exc)
-        ) from exc
+        raise ServerStartError(_import_failure(module_name, spec, root, exc)) from exc
     except Exception as exc:  # the module's own code failed at import (a missing setting, a typo)
         raise ServerStartError(
             f'Importing "{module_name}" (from app = "{spec}") raised {raised(exc)}.\n'
@@ -60,6 +57,42 @@ def load_app(spec: str, root: str) -> Any:
             raise ServerStartError(f'"{module_name}" has no attribute "{attr}". {did_you_mean(attr, names, "name")}')
         obj = getattr(obj, part)
     return obj
+
+
+def _import_failure(module_name: str, spec: str, root: str, exc: ImportError) -> str:
+    """Why `module_name` could not be imported: the module itself was not found, or it was, and an
+    import in its own code failed — then where (`desk.py:3`), since the module name alone sent
+    people looking for a module that is there."""
+    parts = module_name.split(".")
+    missing = getattr(exc, "name", None)
+    if isinstance(exc, ModuleNotFoundError) and missing in {".".join(parts[:i]) for i in range(1, len(parts) + 1)}:
+        return (
+            f'Cannot import "{module_name}" (from app = "{spec}"): {exc}. '
+            f"The module must be importable from the project root {root}."
+        )
+    place = _import_place(exc, root)
+    at = f" at {place}" if place else ""
+    tip = _v1_tip(exc)
+    if not tip and isinstance(exc, ModuleNotFoundError) and missing:
+        tip = (
+            f"\n  Tip: install {missing.split('.')[0]} in the environment mcp-bdd runs in ({sys.executable}), "
+            "or fix the import."
+        )
+    return f'Importing "{module_name}" (from app = "{spec}") failed{at}: {exc}.{tip}'
+
+
+def _import_place(exc: BaseException, root: str) -> str:
+    """The innermost frame of the project's own code in the import's traceback, as `pkg/desk.py:3`."""
+    import traceback
+    from pathlib import Path
+
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
+    base = Path(root).resolve()
+    for frame in reversed(frames):
+        path = Path(frame.filename)
+        if path.is_absolute() and path.resolve().is_relative_to(base) and "site-packages" not in path.parts:
+            return f"{path.resolve().relative_to(base).as_posix()}:{frame.lineno}"
+    return ""
 
 
 def _v1_tip(exc: ImportError) -> str:

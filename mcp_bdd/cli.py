@@ -274,7 +274,8 @@ def _parser() -> argparse.ArgumentParser:
     call = add(
         "call",
         "call one tool of a server and print its result",
-        "Call a tool of a configured server (its fakes included), a URL, or a command after `--`.\n"
+        "Call a tool of a configured server (its fakes included; the default one when SERVER is left\n"
+        "out), a URL, or a command after `--`.\n"
         "key=value arguments are coerced by the tool's inputSchema like a feature's table; key:=<json>\n"
         "sends a JSON value as written.\n\n"
         "  mcp-bdd call shop add a=2 b=3\n"
@@ -283,20 +284,21 @@ def _parser() -> argparse.ArgumentParser:
         "  mcp-bdd call get_current_time timezone=UTC -- mcp-server-time\n\n"
         "Exit code 1 when the tool call fails (isError or a JSON-RPC error) or is refused (HTTP 401/403).",
     )
-    call.add_argument("words", nargs="*", metavar="SERVER TOOL [key=value ...]", help="what to call, with what")
+    call.add_argument("words", nargs="*", metavar="[SERVER] TOOL [key=value ...]", help="what to call, with what")
     _connect_options(call, server=False)
     call.add_argument("--json", action="store_true", help="print what the server sent, as JSON (for jq)")
 
     listing = add(
         "list",
         "list a server's tools, resources, resource templates or prompts",
-        "List what a configured server (its fakes included), a URL or a command after `--` offers.\n\n"
+        "List what a configured server (its fakes included; the default one when SERVER is left out),\n"
+        "a URL or a command after `--` offers. What the server does not offer is listed as none.\n\n"
         "  mcp-bdd list shop tools\n"
         "  mcp-bdd list shop resources --json | jq '.[].uri'\n"
         "  mcp-bdd list prompts -- mcp-server-time",
     )
     listing.add_argument(
-        "words", nargs="*", metavar="SERVER tools|resources|templates|prompts", help="which server, and what to list"
+        "words", nargs="*", metavar="[SERVER] tools|resources|templates|prompts", help="which server, and what to list"
     )
     _connect_options(listing, server=False)
     listing.add_argument("--json", action="store_true", help="print what the server sent, as JSON (for jq)")
@@ -331,7 +333,7 @@ def _report_merge(argv: Sequence[str]) -> int:
 
 def _shell(args: argparse.Namespace, extra: list[str]) -> int:
     """`call` / `list`: the words before `--` say what to do; after `--` comes the server's command."""
-    from mcp_bdd.shell import ShellOptions, call, listing
+    from mcp_bdd.shell import ShellOptions, call, listing, split_server
 
     unknown = [w for w in extra if w.startswith("-")]
     if unknown:
@@ -346,7 +348,7 @@ def _shell(args: argparse.Namespace, extra: list[str]) -> int:
     elif words and words[0].startswith(("http://", "https://")):
         target, words = [words[0]], words[1:]
     elif words:
-        server, words = words[0], words[1:]
+        server, words = split_server(args.cmd, words)
     options = ShellOptions(
         server=server,
         target=target,
@@ -358,10 +360,10 @@ def _shell(args: argparse.Namespace, extra: list[str]) -> int:
     )
     if args.cmd == "call":
         if not words:
-            raise UsageError("mcp-bdd call: say which tool: mcp-bdd call SERVER TOOL [key=value ...]")
+            raise UsageError("mcp-bdd call: say which tool: mcp-bdd call [SERVER] TOOL [name=value ...]")
         return call(options, words[0], words[1:])
     if len(words) != 1:
-        raise UsageError("mcp-bdd list: say what to list: mcp-bdd list SERVER tools|resources|templates|prompts")
+        raise UsageError("mcp-bdd list: say what to list: mcp-bdd list [SERVER] tools|resources|templates|prompts")
     return listing(options, words[0])
 
 
@@ -402,8 +404,6 @@ def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.Argum
     if command == "probe":
         from mcp_bdd.probe import ProbeOptions, probe
 
-        if not args.target and not args.server:
-            parser.error("probe needs a URL, -- COMMAND ARGS, or --server NAME")
         return probe(
             ProbeOptions(
                 target=list(args.target),

@@ -3,6 +3,7 @@
     mcp-bdd call shop add a=2 b=3            # a server of the project's configuration (fakes included)
     mcp-bdd call shop create_order product_id=PROD-123 quantity=2 --json | jq .structuredContent
     mcp-bdd list shop tools
+    mcp-bdd call add a=2 b=3                 # the default server (`server = "shop"`, or the only one)
     mcp-bdd call get_current_time timezone=UTC -- mcp-server-time
     mcp-bdd list https://mcp.example.com/mcp prompts --header "Authorization: Bearer $TOKEN"
 
@@ -28,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -45,7 +46,7 @@ from mcp_bdd.errors import (
 if TYPE_CHECKING:
     from mcp_bdd.probe import Unanswered
 
-__all__ = ["KINDS", "ShellOptions", "call", "listing", "parse_arguments"]
+__all__ = ["KINDS", "ShellOptions", "call", "listing", "parse_arguments", "split_server"]
 
 #: What `mcp-bdd list` lists -> the Session listing kind.
 KINDS = {"tools": "tools", "resources": "resources", "templates": "templates", "prompts": "prompts"}
@@ -130,6 +131,48 @@ def _type_of(prop: dict[str, Any] | None) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # connecting: probe's target resolution and session, reused
+
+
+def split_server(verb: str, words: Sequence[str]) -> tuple[str, list[str]]:
+    """The configured server the words start with, and the rest. Without one, the default server
+    (`server = "shop"`, or the only server) is meant: `mcp-bdd call add a=1`, `mcp-bdd list tools`."""
+    from mcp_bdd.config import load_config
+    from mcp_bdd.errors import did_you_mean
+
+    config = load_config()
+    first, rest = words[0], list(words[1:])
+    if first in config.servers:
+        return first, rest
+    default = config.default_server()
+    if default is not None and not _meant_as_server(verb, first, rest, config.servers):
+        return default, list(words)
+    where = _where_servers_go(config.source)
+    if not config.servers:
+        raise UsageError(f"No servers are configured {where}")
+    if verb == "list" and first in KINDS:
+        known = ", ".join(config.servers)
+        raise UsageError(f"Say which server: mcp-bdd list SERVER {first} (servers: {known}). {where}")
+    raise UsageError(f'Unknown server "{first}". {did_you_mean(first, config.servers, "server")}. {where}')
+
+
+def _meant_as_server(verb: str, first: str, rest: Sequence[str], servers: Iterable[str]) -> bool:
+    """A first word that is not a configured server is still one, mistyped: `list shp tools` (two
+    words), or `call shp add` (close to "shop") — a did-you-mean helps more than "no tool shp"."""
+    import difflib
+
+    if verb == "list":
+        return bool(rest)
+    return bool(difflib.get_close_matches(first, list(servers), n=1, cutoff=0.75))
+
+
+def _where_servers_go(source: str) -> str:
+    """Where servers are configured, in the form of the file in use: a mcp-bdd.toml has no `tool.` prefix."""
+    pyproject = " [tool.mcp-bdd]"
+    if source.endswith(pyproject):
+        return f"Servers are configured under [tool.mcp-bdd.servers.<name>] in {source.removesuffix(pyproject)}."
+    if source.endswith(".toml"):
+        return f"Servers are configured under [servers.<name>] in {source}."
+    return f"{source}: `mcp-bdd init` writes the configuration; or give a URL, or -- COMMAND ARGS."
 
 
 def _resolve(options: ShellOptions) -> tuple[Any, str, str | None]:

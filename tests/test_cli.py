@@ -469,7 +469,32 @@ def test_every_subcommand_has_help(capsys: pytest.CaptureFixture[str]) -> None:
         ["report", "merge"],
     ):
         assert main([*command, "--help"]) == 0, command
-    assert main(["probe"]) == 2
+
+
+def test_bare_probe_uses_the_default_server_as_check_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`mcp-bdd probe` printed the top-level usage and `probe needs a URL, -- COMMAND ARGS, or --server
+    NAME` while `mcp-bdd check` checked the default server."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["probe"]) == 2  # nothing configured: say what to probe
+    err = capsys.readouterr().err
+    assert "Say what to probe: a URL, -- COMMAND ARGS, or --server NAME (servers: none are configured in" in err
+    assert "usage:" not in err
+    (tmp_path / "pyproject.toml").write_text(SHOP_CONFIG)
+    assert main(["probe"]) == 0
+    assert capsys.readouterr().out.startswith("healthy: shop 1.0.0")
+
+
+def test_the_exit_codes_in_the_docs_are_the_commands_own() -> None:
+    """docs/cli.md's table, "the same for every command", had no 5 (nothing ran)."""
+    import mcp_bdd.cli
+
+    assert mcp_bdd.cli.__doc__ is not None
+    codes = re.findall(r"^ +(\d+)  ", mcp_bdd.cli.__doc__, re.M)
+    assert codes == ["0", "1", "2", "3", "5", "130"]
+    documented = re.findall(r"^\| (\d+) \|", (ROOT / "docs" / "cli.md").read_text(), re.M)
+    assert documented == codes
 
 
 def test_steps_catalog_in_markdown(capsys: pytest.CaptureFixture[str]) -> None:

@@ -285,3 +285,78 @@ def test_a_listing_answered_with_method_not_found_is_empty(project: Path, capsys
     (project / "declares_prompts.py").write_text(DECLARES_PROMPTS)
     code, out, err = _run(capsys, "list", "prompts", "--", sys.executable, str(project / "declares_prompts.py"))
     assert (code, out, err) == (EXIT_OK, "(no prompts)\n", "")
+
+
+# ---------------------------------------------------------------------------------------------
+# messages that point the right way (issue 50, item 6)
+
+
+def test_call_and_list_without_a_server_name_use_the_default_server(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`server = "shop"` is configured: `call add ...` said `Unknown server "add" ... Servers are
+    configured under [tool.mcp-bdd.servers.<name>] in .../mcp-bdd.toml`, and `list tools` said
+    `say what to list` although "tools" was said."""
+    code, out, err = _run(capsys, "call", "add", "a=2", "b=3")
+    assert (code, out.splitlines()[0]) == (EXIT_OK, "5"), err
+    code, out, err = _run(capsys, "list", "tools")
+    assert code == EXIT_OK and "add a=<integer> b=<integer>" in out, err
+    code, out, err = _run(capsys, "list", "analytics", "tools")  # a server named first still wins
+    assert code == EXIT_OK and "sales_summary" in out, err
+
+
+def test_an_unknown_server_is_shown_in_the_form_of_the_file_in_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two servers, no default: the first word must be a server, and the message names the table as
+    the file in use writes it ([servers.<name>] in mcp-bdd.toml, [tool.mcp-bdd.servers.<name>] in
+    pyproject.toml)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mcp-bdd.toml").write_text(textwrap.dedent(CONFIG).replace('server = "shop"\n', ""))
+    code, _, err = _run(capsys, "call", "add", "a=2")
+    assert code == EXIT_USAGE
+    assert err.startswith('mcp-bdd: error: Unknown server "add". Available servers: "analytics", "shop". '), err
+    assert f"Servers are configured under [servers.<name>] in {tmp_path / 'mcp-bdd.toml'}" in err
+    assert "tool.mcp-bdd" not in err
+    code, _, err = _run(capsys, "list", "tools")
+    assert code == EXIT_USAGE and "Say which server: mcp-bdd list SERVER tools" in err, err
+
+    (tmp_path / "mcp-bdd.toml").unlink()
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.mcp-bdd.servers.shop]\napp = "demo.shop:create_server"\n'
+        '[tool.mcp-bdd.servers.analytics]\napp = "demo.analytics:create_server"\n'
+    )
+    code, _, err = _run(capsys, "call", "add", "a=2")
+    assert code == EXIT_USAGE and "Servers are configured under [tool.mcp-bdd.servers.<name>] in " in err, err
+
+
+DESK = """\
+from mcp.server.mcpserver import MCPServer
+
+import requestz
+
+mcp = MCPServer("desk")
+"""
+
+
+def test_a_server_modules_own_failing_import_names_its_file_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said `Cannot import "desk" ... No module named 'requestz'. The module must be importable from
+    the project root`: desk.py was found; the import on its line 3 failed."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "desk.py").write_text(DESK)
+    (tmp_path / "mcp-bdd.toml").write_text('[servers.desk]\napp = "desk:mcp"\n')
+    code, _, err = _run(capsys, "list", "desk", "tools")
+    assert code == EXIT_UNREACHABLE
+    assert 'Importing "desk" (from app = "desk:mcp") failed at desk.py:3: No module named \'requestz\'.' in err
+    assert "Tip: install requestz in the environment mcp-bdd runs in" in err
+    assert "must be importable from the project root" not in err
+
+    (tmp_path / "mcp-bdd.toml").write_text('[servers.desk]\napp = "nodesk:mcp"\n')  # the module itself is missing
+    code, _, err = _run(capsys, "list", "desk", "tools")
+    assert code == EXIT_UNREACHABLE
+    assert (
+        f'Cannot import "nodesk" (from app = "nodesk:mcp"): No module named \'nodesk\'. The module must be importable from the project root {tmp_path}.'
+        in err
+    )
