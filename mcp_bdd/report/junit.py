@@ -23,19 +23,24 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
 
+from mcp_bdd.errors import CONTROLS, control_escape
 from mcp_bdd.report.files import write_text
 from mcp_bdd.report.links import requirement_links
 from mcp_bdd.report.model import Feature, Outline, Rule, Run, Scenario, Step, not_started
 
 __all__ = ["junit_xml", "write_junit"]
 
-# XML 1.0 cannot carry most control characters, and server output may contain anything.
-_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# XML 1.0 cannot carry surrogates, U+FFFE and U+FFFF, and server output may contain anything.
+_INVALID_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")
+# Nor should it carry, raw, what a CI page or a terminal showing it would apply: a CSI (U+009B),
+# a right-to-left override (U+202E), a carriage return that overwrites its line. The controls the
+# console (`errors.printable`) and the HTML page escape are escaped here the same way (`\u202e`).
+_CONTROL = re.compile(f"[{CONTROLS}]")
 _EXCEPTION = re.compile(r"^(?:ERROR: )?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failed|Timeout)\w*)\b", re.M)
 
 
 def _clean(text: str) -> str:
-    return _INVALID_XML.sub("\ufffd", text)
+    return _INVALID_XML.sub("\ufffd", _CONTROL.sub(lambda m: control_escape(m.group()), text))
 
 
 def _dotted(filename: str) -> str:

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from report_helpers import SAMPLE, SampleRun, run_behave
+from report_helpers import SAMPLE, SampleRun, feature, run, run_behave
 
 from mcp_bdd.report.junit import junit_xml
-from mcp_bdd.report.model import load_run
+from mcp_bdd.report.model import Evidence, Scenario, StderrTail, Step, load_run
 
 pytestmark = pytest.mark.slow
 
@@ -71,8 +72,35 @@ def test_our_junit_keeps_rules_outlines_and_hook_errors(sample_run: SampleRun) -
     assert err is not None and "ERROR boom" in (err.text or "")
 
 
-def test_junit_strips_characters_xml_cannot_carry(sample_run: SampleRun) -> None:
-    run = load_run(sample_run.data)
-    evil = replace(run, features=tuple(replace(f, name=f.name + "\x00\x1b") for f in run.features))
+def test_junit_escapes_characters_xml_cannot_carry(sample_run: SampleRun) -> None:
+    loaded = load_run(sample_run.data)
+    evil = replace(loaded, features=tuple(replace(f, name=f.name + "\x00\x1b\udc80") for f in loaded.features))
     root = ET.fromstring(junit_xml(evil).encode())  # would raise on a raw NUL or ESC
-    assert any(s.get("name") == "Calculator tools\ufffd\ufffd" for s in root.iter("testsuite"))
+    assert any(s.get("name") == "Calculator tools\\x00\\x1b\ufffd" for s in root.iter("testsuite"))
+
+
+def test_junit_shows_controls_a_ci_page_or_terminal_would_apply() -> None:
+    """A server's CSI (U+009B), right-to-left override (U+202E) and carriage return reach the
+    message, `<failure>`, `<system-err>` and `<system-out>` escaped (`\\x9b`, `\\u202e`, `\\x0d`) as on
+    the console and the HTML page: raw, a CI log view or a terminal `cat` would apply them."""
+    said = "Expected \x9b2J\x1b[32m1 passed\x1b[0m order \u202eevil\u202c\rOVERWRITTEN"
+    step = Step(
+        keyword="Then",
+        name="the result is \u202e5",
+        step_type="then",
+        location="features/x.feature:5",
+        status="failed",
+        error_message=f"ASSERT FAILED: {said}",
+        evidence=Evidence(stderr=(StderrTail(server="shop", text=f"boom {said}"),)),
+    )
+    failing = Scenario(id="s", name="A total \x9b", keyword="Scenario", location="features/x.feature:4",
+                       status="failed", steps=(step,))  # fmt: skip
+    text = junit_xml(run(feature("f", failing, status="failed")))
+    assert not re.search("[\x9b\x1b\u202e\u202c\r]", text), "a raw control character reached the JUnit XML"
+    case = ET.fromstring(text.encode()).find(".//testcase")
+    assert case is not None and case.get("name") == "A total \\x9b"
+    failure, err, out = case.find("failure"), case.find("system-err"), case.find("system-out")
+    assert failure is not None and err is not None and out is not None
+    assert "\\x9b2J\\x1b[32m1 passed" in (failure.get("message") or "")
+    assert "\\u202eevil\\u202c\\x0dOVERWRITTEN" in (failure.text or "") and "\\x0dOVERWRITTEN" in (err.text or "")
+    assert "the result is \\u202e5" in (out.text or "")
