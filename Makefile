@@ -39,7 +39,7 @@ test-stress: $(STAMP) node_modules/.installed
 	for i in 1 2 3 4 5; do echo "== stress run $$i/5"; $(MAKE) --no-print-directory test; done
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/steps_overhead.py
+	$(BIN)/python benchmarks/scale.py
 	$(BIN)/python benchmarks/report_scale.py --own-features
 	$(BIN)/python benchmarks/stdio_framing.py
 

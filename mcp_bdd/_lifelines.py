@@ -1,7 +1,5 @@
 """PR_SET_PDEATHSIG: a process we start dies when the thread that started it dies; and
-PR_SET_CHILD_SUBREAPER: a server keeps the orphans of what it starts as its own children. Each
-child also gets back every CPU the run may use (`_turns.every_cpu`: the thread that started it
-may have been pinned for a step).
+PR_SET_CHILD_SUBREAPER: a server keeps the orphans of what it starts as its own children.
 
 And the one way a process tree is found and killed once its stop has come (`descendants`,
 `kill_all`, `signal_group`): a server's stop, the zygote's orphans, `mcp-bdd run`'s workers.
@@ -18,8 +16,6 @@ import os
 import signal
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
-
-from mcp_bdd._turns import every_cpu
 
 if TYPE_CHECKING:
     import psutil
@@ -38,11 +34,10 @@ __all__ = [
 def die_with_parent() -> None:
     """preexec_fn (or a forked child): SIGKILL when the spawning thread dies, even on `kill -9` of it.
 
-    Runs between fork and exec: one prctl call, and `every_cpu`'s one affinity call. Linux only;
+    Runs between fork and exec: one prctl call. Linux only;
     elsewhere the run's lifeline process (servers/_lifeline.py) is what ends the servers.
     """
     _prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    every_cpu()
 
 
 def adopt_orphans() -> None:
@@ -65,7 +60,6 @@ def keeper_lifelines() -> None:
     all below it, when the spawning thread dies; and the subreaper of all it starts."""
     _prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     adopt_orphans()
-    every_cpu()
 
 
 def descendants(pid: int) -> list[psutil.Process]:

@@ -15,6 +15,8 @@ Why each is needed (mcp 2.3):
   requests sent with `send_request` (the SDK drives them only for its own typed calls).
 - `JSONRPCDispatcher._resolve_pending`: the one place every answer a JSON-RPC session reads
   reaches; the SDK drops a second answer to one request at debug level, like a late one.
+- `DISCOVER_TIMEOUT_SECONDS` (mcp.client.session): the fixed wait the SDK gives `server/discover`;
+  only a -32001 after it is the SDK's own timeout (a server may answer -32001 itself).
 """
 
 from __future__ import annotations
@@ -27,13 +29,14 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp.client._input_required import run_input_required_driver
 from mcp.client._transport import TransportStreams
-from mcp.client.session import ClientRequestContext
+from mcp.client.session import DISCOVER_TIMEOUT_SECONDS, ClientRequestContext
 from mcp.shared.dispatcher import coerce_request_id
 
 if TYPE_CHECKING:
     import httpx2
 
 __all__ = [
+    "DISCOVER_TIMEOUT_SECONDS",
     "ClientRequestContext",
     "TransportStreams",
     "absorb_tool_listing",

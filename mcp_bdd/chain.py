@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-from mcp_bdd._turns import free
-
 __all__ = ["chain_hooks"]
 
 _CHAINED = "__mcp_bdd_chained__"
@@ -45,15 +43,13 @@ def _both(name: str, mine: Callable[..., Any], theirs: Callable[..., Any]) -> Ca
 
         def hook(context: Any, *args: Any) -> None:
             mine(context, *args)
-            with free():  # on every CPU, even after our before_step pinned a vocabulary step's threads
-                theirs(context, *args)
+            theirs(context, *args)
 
     else:
 
         def hook(context: Any, *args: Any) -> None:
             try:
-                with free():
-                    theirs(context, *args)
+                theirs(context, *args)
             finally:
                 mine(context, *args)
 

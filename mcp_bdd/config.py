@@ -214,9 +214,6 @@ class Config(_Model):
     #: the longest JSON-RPC message accepted: a stdio line, an HTTP answer's body, one SSE event; a
     #: longer one fails its request at once (bounded memory)
     max_message_bytes: Annotated[int, Field(ge=1024)] = 128 * 1024 * 1024
-    #: while mcp-bdd's own steps and hooks run, behave's thread and the event loop's share one CPU
-    #: (Linux; see mcp_bdd/_turns.py): faster in-memory scenarios; false leaves every thread free
-    pin_threads: bool = True
     #: name -> kind of fakes referenced by placeholders (http | database | postgres | workspace | a user
     #: fake), or a table with `kind` and the kind's options
     fakes: dict[str, str | FakeSpec] = Field(default_factory=dict)
@@ -306,7 +303,6 @@ _USERDATA_KEYS = frozenset(
         "pool",
         "prestart",
         "max_message_bytes",
-        "pin_threads",
     }
 )
 _SERVER_KEYS = {

@@ -27,11 +27,6 @@ from typing import Any, NoReturn
 import behave.model as behave_model
 
 from mcp_bdd._attach import Phase, attach, deliver_held, mask_again, place_users_attachments
-from mcp_bdd._context_records import lighten_context_records
-from mcp_bdd._gc import spare_the_gc
-from mcp_bdd._lookahead import is_vocabulary, may_read_changes
-from mcp_bdd._matching import forget_matches, remember_matches, step_function
-from mcp_bdd._turns import Turns
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import WARNING_PREFIX, ConfigError, McpBddError, NothingSelected, printable
 from mcp_bdd.secrets import dumps_masked, generation, mask
@@ -108,7 +103,6 @@ def before_all(context: Any) -> None:
         print(f"{WARNING_PREFIX}{warning}", file=sys.stderr)
     context._mcp_empty_scenarios = []  # the ones skipped, named when nothing else ran
     _mark_where_after_hooks_start(runner)
-    remember_matches(_step_registry(context))  # the look-ahead and behave ask the same question of a step
     place_users_attachments(context, functools.partial(_phase_of, context))
     portal_cm = start_blocking_portal()
     portal = portal_cm.__enter__()
@@ -116,8 +110,6 @@ def before_all(context: Any) -> None:
     context._mcp_at_exit = functools.partial(_close_at_exit, context)  # one per run: after_all unregisters it
     atexit.register(context._mcp_at_exit)
     context.mcp_runtime = Runtime(config, portal)
-    context._mcp_restore_gc = spare_the_gc()  # what the run set up is not scanned again: see _gc.py
-    context._mcp_restore_records = lighten_context_records()  # behave's context, cheaper to set: see there
     if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _on_signal)
 
@@ -247,9 +239,6 @@ def before_scenario(context: Any, scenario: Any) -> None:
         getattr(context, "_mcp_empty_scenarios", []).append(str(scenario.location))
         return
     steps = tuple(scenario.all_steps)  # once: all_steps is an iterator that runs out
-    # asked when a session opens (most scenarios never read a change notification: see _lookahead),
-    # maybe by several servers: answered once
-    state.reads_changes = functools.cache(functools.partial(may_read_changes, steps, _step_registry(context)))
     state.servers_named = functools.cache(functools.partial(_servers_named, steps))  # asked only with a token
 
 
@@ -260,23 +249,6 @@ def before_step(context: Any, step: Any) -> None:
         state.step_text = f"{step.keyword} {step.name}"
         if not state.steps_begun and _is_own_step(context, step):
             _end_before_hooks(context, state)  # once steps run, a late message is the next step's
-        if _is_vocabulary_step(context, step):
-            _turns(context).arm()  # its first hop pins, until after_step: see _turns.py (a project's steps stay free)
-
-
-#: what the hooks pin when the run has no runtime (before_all failed): nothing
-_NO_TURNS = Turns(0)
-
-
-def _turns(context: Any) -> Turns:
-    runtime = getattr(context, "mcp_runtime", None)
-    return getattr(runtime, "turns", _NO_TURNS)
-
-
-def _is_vocabulary_step(context: Any, step: Any) -> bool:
-    """Whether mcp-bdd's vocabulary runs `step` (the remembered lookup: a dict entry)."""
-    func = step_function(_step_registry(context), step)
-    return func is not None and is_vocabulary(func)
 
 
 def _end_before_hooks(context: Any, state: Any) -> None:
@@ -349,13 +321,6 @@ def _phase_of(context: Any) -> Phase | None:
 
 
 def after_step(context: Any, step: Any) -> None:
-    try:
-        _after_step(context, step)
-    finally:
-        _turns(context).release()  # armed by before_step for a vocabulary step (pinned if it hopped)
-
-
-def _after_step(context: Any, step: Any) -> None:
     state = getattr(context, "mcp", None)
     if state is None:
         return
@@ -428,12 +393,7 @@ def after_scenario(context: Any, scenario: Any) -> None:
     state = getattr(context, "mcp", None)
     if state is None:
         return
-    turns = _turns(context)
-    turns.arm()  # the sessions' close hops into the loop, pinned: see _turns.py
-    try:
-        _end_scenario(context, scenario, state)
-    finally:
-        turns.release()
+    _end_scenario(context, scenario, state)
 
 
 def _end_scenario(context: Any, scenario: Any, state: Any) -> None:
@@ -591,11 +551,6 @@ def _close_at_exit(context: Any) -> None:
 
 
 def _close_run(context: Any, runtime: Any) -> None:
-    forget_matches(_step_registry(context))
-    for name in ("_mcp_restore_gc", "_mcp_restore_records"):
-        restore = getattr(context, name, None)
-        if restore is not None:
-            restore()
     at_exit = getattr(context, "_mcp_at_exit", None)
     if at_exit is not None:
         context._mcp_at_exit = None

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from mcp_bdd._loop import contain_exits
-from mcp_bdd._turns import Turns, loop_thread_id
 from mcp_bdd.config import Config, UrlServer, normalize_transport
 from mcp_bdd.errors import TransportNotServed, UsageError
 from mcp_bdd.fakes import close_shared, teardown
@@ -58,8 +57,6 @@ class Runtime:
         self._notices: list[str] = []
         self._slow_stops_said: set[str] = set()
         portal.call(contain_exits)  # an in-process server's sys.exit() ends the server, not the run
-        #: behave's thread and the loop's share a CPU while mcp-bdd's own code runs (the hooks pin)
-        self.turns = Turns(portal.call(loop_thread_id) if config.pin_threads else 0)
 
     def scenario_dir(self) -> Path:
         """The next scenario's directory: named, not made (whoever writes there creates it, e.g. a fake:
@@ -225,9 +222,6 @@ class Runtime:
             used.extend(kwargs)  # parameters of an app factory are named after the fakes they get
             return kwargs
 
-        # a session that serves later scenarios listens for them; this scenario's, if it may read changes
-        # (asked before the server starts: nothing started may be left without an owner)
-        listen = scope != "scenario" or state.reads_changes is None or state.reads_changes()
         server = start_server(name, cfg, config, transport, interpolate=interp, inject=inject, logdir=self.logdir)
         server.headers.update(client_headers)  # sent by the session's HTTP client (streamable HTTP, SSE)
         session = Session(
@@ -241,7 +235,6 @@ class Runtime:
             persona=persona,
             log_level=state.log_level,
             max_message_bytes=int(config.setting(name, "max_message_bytes")),
-            listen_at_connect=listen,
         )
         session.open()  # closes the handle itself when it fails
         if scope != "scenario":

@@ -61,9 +61,6 @@ class ScenarioState:
     steps_begun: bool = False  # what was recorded before the first step is the hooks' doing
     steps_ended: bool = False  # the after hooks began: what is attached now comes after the steps
     step_text: str = ""
-    #: whether a step of this scenario may read change notifications (the hooks look ahead, see
-    #: _lookahead); None, outside behave (probe, scaffold): assume so
-    reads_changes: Callable[[], bool] | None = None
     #: the server names this scenario's steps give (the hooks read them: `environment`); None: not known
     servers_named: Callable[[], frozenset[str]] | None = None
     #: secrets.generation() when the scenario began: more remembered since -> mask its evidence again

@@ -38,6 +38,14 @@ def test_unknown_top_level_key_names_key_file_and_closest() -> None:
     assert "pyproject.toml [tool.mcp-bdd]" in str(err.value)
 
 
+def test_pin_threads_is_no_longer_a_key() -> None:
+    """mcp-bdd no longer pins CPUs (design.md: nothing is patched for speed): an old config that
+    names the key is told, like any unknown key, where it is."""
+    with pytest.raises(ConfigError) as err:
+        parse({"pin_threads": False})
+    assert 'unknown key "pin_threads"' in str(err.value) and "pyproject.toml [tool.mcp-bdd]" in str(err.value)
+
+
 def test_unknown_server_key_names_the_section() -> None:
     with pytest.raises(ConfigError) as err:
         parse({"servers": {"shop": {"app": "a:b", "evn": {}}}})

@@ -107,113 +107,13 @@ def test_the_decorators_pass_behaves_keyword_arguments_on() -> None:
     assert seen == [("a step", {"timeout": 5})]
 
 
-def _answer(match: object) -> tuple[object, list[object]] | None:
-    if match is None:
-        return None
-    return match.func, [(a.name, a.value) for a in match.arguments]  # type: ignore[attr-defined]
+def test_the_pending_phrases_of_the_contract_are_still_undefined() -> None:
+    """tests/data/contract-pending.txt lists what the vocabulary lacks; a phrase defined since must
+    leave the list (then the tests above check it like every other phrase)."""
+    from contract_phrases import contract_steps, pending
 
-
-def test_a_remembered_lookup_gives_behaves_own_answer_every_time() -> None:
-    """The look-ahead and behave ask the registry about every step: a text's definition is found
-    once per run, and the same definition with the same arguments comes back each time after."""
-    from behave.step_registry import StepRegistry
-
-    from mcp_bdd._matching import forget_matches, remember_matches
-
-    lines = _contract_steps() + _example_steps()
-    steps = [Step("x.feature", 1, keyword.title(), keyword, text) for keyword, text in lines]
-    steps.append(Step("x.feature", 1, "Then", "then", "no step says this"))
-    plain = [_answer(StepRegistry.find_match(registry, step)) for step in steps]
-    remember_matches(registry)
-    try:
-        assert "find_match" in registry.__dict__
-        for _ in range(2):  # first found, then remembered
-            assert [_answer(registry.find_match(step)) for step in steps] == plain
-    finally:
-        forget_matches(registry)
-    assert "find_match" not in registry.__dict__  # behave's own lookup is back
-
-
-def test_what_is_remembered_follows_the_registry() -> None:
-    """A text that matched nothing is asked again (a definition added later may match it); a
-    definition added later that comes first, or a cleared registry, forgets what was found."""
-    from behave.step_registry import StepRegistry
-
-    from mcp_bdd._matching import remember_matches
-
-    def first(context: object) -> None: ...
-
-    def second(context: object, what: str) -> None: ...
-
-    first.__module__ = second.__module__ = "mcp_bdd.steps.tools"  # as the vocabulary's are: remembered
-    mine = StepRegistry()
-    remember_matches(mine)
-    step = Step("x.feature", 1, "Given", "given", "a thing")
-    assert mine.find_match(step) is None
-    mine.add_step_definition("step", "a thing", first)
-    assert mine.find_match(step).func is first
-    mine.add_step_definition("given", "a {what}", second)  # given comes before step: now the first match
-    assert mine.find_match(step).func is second
-    mine.clear()
-    mine.add_step_definition("given", "a thing", first)
-    assert mine.find_match(step).func is first
-    mine.clear()
-    mine.add_step_definition("given", "a {what}", second)
-    match = mine.find_match(step)
-    assert match.func is second and _answer(match) == (second, [("what", "thing")])
-
-
-def test_a_projects_own_types_are_converted_for_every_step() -> None:
-    """A project's type may read the clock, count, or hand out a list a step changes: its steps are
-    looked up every time. So is a vocabulary step whose argument failed to convert."""
-    from behave.matchers import MatchWithError
-    from behave.step_registry import StepRegistry
-
-    from mcp_bdd._matching import forget_matches, remember_matches
-
-    calls: list[str] = []
-
-    def stamped(text: str) -> str:
-        calls.append(text)  # a clock, a counter, the environment: a value of this moment
-        return f"{text}-{len(calls)}"
-
-    def stamp(context: object, stamp: str) -> None: ...
-
-    def append_one(context: object, items: list[str]) -> None:
-        items.append("one")
-
-    def refuse(text: str) -> str:
-        raise ValueError(f"not a size: {text}")
-
-    def sized(context: object, size: str) -> None: ...
-
-    sized.__module__ = "mcp_bdd.steps.tools"
-    mine = StepRegistry()
-    mine.steps["given"].append(ParseMatcher(append_one, "the items {items:Items}", custom_types={"Items": str.split}))
-    mine.steps["given"].append(ParseMatcher(stamp, "the stamp {stamp:Stamp}", custom_types={"Stamp": stamped}))
-    mine.steps["given"].append(ParseMatcher(sized, "the size {size:Size}", custom_types={"Size": refuse}))
-    plugins = StepRegistry.find_match.__get__(mine)
-    mine.find_match = plugins  # another plugin's lookup, in place before the run
-    remember_matches(mine)
-    step = Step("x.feature", 1, "Given", "given", "the items a b")
-    first, second = mine.find_match(step), mine.find_match(step)
-    first.run(_context())
-    assert second.arguments[0].value == ["a", "b"]  # not the list the first step changed
-    now = Step("x.feature", 1, "Given", "given", "the stamp t")
-    assert [mine.find_match(now).arguments[0].value for _ in range(2)] == ["t-1", "t-2"]
-    bad = Step("x.feature", 1, "Given", "given", "the size huge")
-    assert isinstance(mine.find_match(bad), MatchWithError)
-    assert not mine.find_match.found  # neither was kept
-    forget_matches(mine)
-    assert mine.__dict__["find_match"] is plugins  # what was there before is back
-
-
-def _context() -> object:
-    class Context:
-        @staticmethod
-        def use_with_user_mode() -> object:
-            import contextlib
-
-            return contextlib.nullcontext()
-
-    return Context()
+    listed = pending()
+    steps = [(k, t) for k, t in contract_steps(with_pending=True) if t in listed]
+    assert {t for _, t in steps} == listed  # every pending line is a phrase of the contract
+    defined = [t for k, t in steps if registry.find_match(Step("x.feature", 1, k.title(), k, t)) is not None]
+    assert defined == [], "defined now: remove from tests/data/contract-pending.txt"

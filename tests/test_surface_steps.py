@@ -567,7 +567,7 @@ def test_an_unscripted_server_request_gets_a_clear_error_and_is_recorded(tmp_pat
     assert "sampling/createMessage" in next(root.glob("*.json")).read_text()
 
 
-LOOKAHEAD_OWN_STEPS = """
+OWN_STEP_READS_CHANGES = """
 from behave import then
 
 
@@ -595,10 +595,10 @@ def _listen_requests(scenario: dict[str, Any]) -> int:
     return sum(1 for i in items if i["method"] == "subscriptions/listen" and i["kind"] == "request")
 
 
-def test_only_a_scenario_that_may_read_change_notifications_listens_from_connect_time(tmp_path: Path) -> None:
-    """2026-07-28: the connect-time listen stream costs a request; a scenario-scoped session opens it
-    when a step of the scenario reads change notifications (a vocabulary step, or a project's own
-    step), a feature-scoped one always (later scenarios may read them), and the rest skip it."""
+def test_every_session_listens_for_change_notifications_from_connect_time(tmp_path: Path) -> None:
+    """2026-07-28: every session opens the list-changed stream as it connects, whatever its
+    scenario's steps are, so a project's hook or own step that reads `session.timeline` sees the
+    changes a vocabulary step would (a stream opened late misses them: the protocol has no replay)."""
     from behave_project import REPO as REPO_ROOT
     from behave_project import make_project, run_behave
 
@@ -625,7 +625,7 @@ def test_only_a_scenario_that_may_read_change_notifications_listens_from_connect
         config,
         {
             "l.feature": f"""
-        Feature: lookahead
+        Feature: listening
           Scenario: quiet
             Given the MCP server "shop" is running{change}
           Scenario: reader
@@ -644,14 +644,14 @@ def test_only_a_scenario_that_may_read_change_notifications_listens_from_connect
     """
         },
     )
-    (root / "steps" / "own.py").write_text(LOOKAHEAD_OWN_STEPS)
+    (root / "steps" / "own.py").write_text(OWN_STEP_READS_CHANGES)
     run = run_behave(root, "-f", "json", "-o", "behave.json", "-f", "plain")
     assert run.counts()["passed"] == 5, run.failures()
     scenarios = {s["name"]: s for s in json.loads((root / "behave.json").read_text())[0]["elements"]}
     listens = {name: _listen_requests(scenario) for name, scenario in scenarios.items()}
-    # every server of a scenario that may read changes listens (the look-ahead is asked once per server)
+    # each session once, whoever reads its notifications; the feature-scoped one in the scenario that opened it
     expected = {
-        "quiet": 0,
+        "quiet": 1,
         "reader": 1,
         "own step": 1,
         "kept for the feature": 1,

@@ -44,7 +44,6 @@ from typing import Any, Protocol, TypeVar
 
 from anyio.from_thread import BlockingPortal
 
-from mcp_bdd._turns import free
 from mcp_bdd.errors import FakeReplaced, McpBddError, ServerStartError, UsageError, did_you_mean, raised
 from mcp_bdd.fakes._database import FakeDatabase, TableStore
 from mcp_bdd.fakes._deadline import Stalled, within
@@ -673,7 +672,7 @@ def _make(kind: FakeKind, ctx: FakeContext, limit: float | None = None) -> _Entr
     where = f'The fake "{name}" ({factory.__qualname__})'
     try:
         try:
-            with within(limit), free():  # the project's code, and the threads a built-in fake starts
+            with within(limit):
                 result = factory(ctx)
                 gen = result if inspect.isgenerator(result) else None  # else a plain function's object
                 obj = next(gen) if gen is not None else result
@@ -729,7 +728,7 @@ def _stop_quietly(ctx: FakeContext) -> None:
 def _finisher(name: str, gen: Generator[Any, Any, Any], limit: float | None) -> Callable[[], None]:
     def finish() -> None:
         try:
-            with within(limit), free():
+            with within(limit):
                 next(gen)
         except StopIteration:
             return

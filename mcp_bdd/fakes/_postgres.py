@@ -37,7 +37,6 @@ from typing import Any
 
 from mcp_bdd._lifelines import die_with_parent, signal_group
 from mcp_bdd._net import free_port
-from mcp_bdd._turns import every_cpu
 from mcp_bdd.errors import ServerStartError, UsageError, did_you_mean, split_lines, tail
 from mcp_bdd.fakes._database import check_headings, check_identifier, no_column
 from mcp_bdd.transcript import Transcript
@@ -153,7 +152,6 @@ class PostgresCluster:
                 stdout=out,
                 stderr=out,
                 start_new_session=True,  # its session is what the lifeline kills; Ctrl-C reaches behave only
-                preexec_fn=every_cpu,  # not the CPU a step's thread may be pinned to (_turns)
                 **as_user,
             )
         from mcp_bdd.servers import lifeline  # (late: importing fakes must not import the servers)

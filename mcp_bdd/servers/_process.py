@@ -47,7 +47,6 @@ import psutil
 
 from mcp_bdd._lifelines import descendants, keeper_lifelines, kill_all, server_lifelines, signal_group
 from mcp_bdd._net import accepts
-from mcp_bdd._turns import every_cpu
 from mcp_bdd.secrets import remember_argv
 from mcp_bdd.servers._keeper import parent_of
 from mcp_bdd.servers._lifeline import kill_marked, kill_sessions
@@ -414,7 +413,6 @@ class _Lifeline:
                     stderr=subprocess.DEVNULL,
                     start_new_session=True,
                     close_fds=True,
-                    preexec_fn=every_cpu,  # whichever thread starts it first (_turns)
                 )
                 # first, the mark every process this one spawns carries
                 line = f"m{SPAWNED_BY}={spawned_by()}\n{line}"

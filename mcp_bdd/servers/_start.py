@@ -23,7 +23,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcp_bdd._net import free_port
-from mcp_bdd._turns import free
 from mcp_bdd.apps import as_server, describe, is_server, load_app
 from mcp_bdd.config import AppServer, CommandServer, Config, ServerConfig, UrlServer
 from mcp_bdd.errors import ServerStartError, TransportNotServed, raised, raised_at
@@ -181,7 +180,7 @@ def _in_memory(
     inject: Callable[[Callable[..., Any]], dict[str, Any]],
     startup_timeout: float,
 ) -> Any:
-    with _no_exit(name, cfg.app, "importing it"), free():  # the project's code: see _turns
+    with _no_exit(name, cfg.app, "importing it"):
         obj = load_app(cfg.app, root)
     if is_server(obj):
         return as_server(obj, cfg.app)
@@ -191,7 +190,7 @@ def _in_memory(
         )
     kwargs = inject(obj)  # a fake that cannot be made fails as itself, not as the factory
     started = time.monotonic()
-    with _patched_environ(env), _no_exit(name, cfg.app, "its factory"), free():
+    with _patched_environ(env), _no_exit(name, cfg.app, "its factory"):
         try:
             obj = obj(**kwargs)
         except Exception as exc:

@@ -1,27 +1,22 @@
-"""Hops from the behave thread into the run's event loop, on the session's hot path.
+"""How a session's steps reach the run's event loop, with a deadline that holds when the loop is blocked.
 
-Why not `BlockingPortal.call`: anyio spawns every call as a task of the portal's task group, with
-a cancel scope and a readiness handshake of its own. That costs 110-180 µs a hop on this 2-core
-machine, against 80-110 µs for a plain asyncio task scheduled with `run_coroutine_threadsafe`.
-An in-memory scenario hops at least three times (open, call, close), so sessions take the plain
-path: about 0.2 ms a scenario (`benchmarks/steps_overhead.py`).
+Why not `BlockingPortal.call`/`start_task_soon`: the portal hands each call to its loop with
+`from_thread.run_sync`, which itself waits for the loop to pick it up. An in-process tool that
+blocks the loop (`time.sleep` in an async function, a synchronous tool spinning in a worker the
+SDK's in-memory transport waits on) would then hang the step before any deadline could start,
+and the run with it. A hop schedules with `run_coroutine_threadsafe`, which never waits, so every
+wait below has a deadline: past it the hop raises `Stalled` and cancels its task, and the step
+fails in time. `stalled` remembers that, so the end of the run does not wait on that loop.
 
-Same loop, same guarantees: the hops run on the portal's own event loop, so a session's tasks
-share it with the fakes and with users' `ctx.portal` code; exceptions reach the caller unchanged;
-a hop from the loop's own thread, or into a loop that no longer runs, is refused (it would wait
-forever), as the portal does. The tasks are not children of the portal's task group, so the
+Same loop, same guarantees as the portal: the hops run on the portal's own event loop, so a
+session's tasks share it with the fakes and with users' `ctx.portal` code; exceptions reach the
+caller unchanged; a hop from the loop's own thread, or into a loop that no longer runs, is
+refused (it would wait forever). The tasks are not children of the portal's task group, so the
 portal's stop would not reach them: `cancel_pending` (called before it at the end of a run)
 cancels the ones an interrupted run left, again at every await as anyio does, not once as
 asyncio's shutdown would (a `finally` that awaits would otherwise hold the run's end). A start
-whose wait is interrupted (Ctrl-C) cancels its task. Fakes and `probe` keep the portal: their
-hops are per scenario at most, and `ctx.portal` is public API.
-
-Deadlines: a hop may say how long it will wait (`deadline`). Every request already has a timeout
-inside the loop, but nothing inside the loop can enforce it when the loop itself is blocked (an
-in-process tool that calls `time.sleep` in an async function) or when the cancelled work never
-lets go (the SDK's in-memory transport waits on a server whose synchronous tool spins forever).
-Past its deadline a hop raises `Stalled` and cancels its task: the step fails in time instead of
-the run hanging. `stalled` remembers it, so the end of the run does not wait on that loop.
+whose wait is interrupted (Ctrl-C) cancels its task. Fakes and `probe` use the portal: their
+calls do not wait on a server's code.
 """
 
 from __future__ import annotations
@@ -33,8 +28,6 @@ import weakref
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
-
-from mcp_bdd._turns import at_hop
 
 __all__ = ["STALL_GRACE", "Hops", "Stalled", "cancel_pending", "hops", "stalled"]
 
@@ -76,7 +69,6 @@ class Hops:
             raise RuntimeError("This method cannot be called from the event loop thread")
         if self.loop.is_closed() or not self.loop.is_running():
             raise RuntimeError("The run's event loop is not running (the run is ending)")
-        at_hop()  # a vocabulary step's first hop pins behave's thread and the loop's to one CPU (_turns)
         return asyncio.run_coroutine_threadsafe(self._run(fn, args, kwargs), self.loop)
 
     async def _run(self, fn: Callable[..., Awaitable[T]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:

@@ -9,16 +9,14 @@ is all it takes: the events land in the session's timeline and transcript exactl
 When: "Notifications are collected from the moment the session opens" (steps.md). An event
 that happens before a stream exists is lost (the protocol has no replay), so a session opens one
 list-changed stream at connect time, for the kinds whose `listChanged` the server advertises.
-It costs one request and a task to cancel: about 0.4 ms of a 5 ms in-memory scenario, one round
-trip over stdio or HTTP. A session only its own scenario uses skips it when no step of that
-scenario can read a change notification (`Session.listen_at_connect`, decided by the hooks from
-the scenario's steps: `_lookahead`); every other session always opens it. Resource streams
+It costs one request and a task to cancel; every session opens it, so a hook or a project's own
+step that reads `session.timeline` sees the same notifications a vocabulary step does. Resource streams
 are opened by "When I subscribe to the resource" (one stream per URI), as `resources/subscribe` would be.
 
 Lifetime: each stream is a child task of the session's lifetime task group (entered and exited
 in that task, as anyio requires), so closing the session ends every stream with it, and opening
 one costs no thread hop of its own: the connect-time stream opens inside the handshake's own
-portal call, a later one in one hop (`_hop`). A stream the server drops is noted in the transcript.
+portal call, a later one in one more. A stream the server drops is noted in the transcript.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Why synchronous: behave runs each `async def` step in a new task, and an MCP session opened in
 one task cannot be closed in another. So steps stay synchronous and every session is owned by one
 task in the event loop of the run's anyio blocking portal (`_lifetime`), entered and exited
-there; steps reach it by the cheaper hops of `_hop` (one per step).
+there; steps reach it by the hops of `_hop`, whose waits have deadlines even when the loop is blocked.
 
 Why raw requests: a testing tool must see what the server sent. Requests go through
 `ClientSession.send_request(..., TypeAdapter(dict))` so the SDK's own output-schema validation
@@ -36,6 +36,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from mcp_bdd._loop import ServerExited, as_exited, is_exit
 from mcp_bdd._sdk import (
+    DISCOVER_TIMEOUT_SECONDS,
     absorb_tool_listing,
     answer_key,
     restamp_log_level,
@@ -114,7 +115,6 @@ class Session(ClientSide):
         persona: Persona | None = None,
         log_level: str | None = None,
         max_message_bytes: int | None = None,
-        listen_at_connect: bool = True,
     ) -> None:
         self.name = name
         self.server = server
@@ -126,8 +126,6 @@ class Session(ClientSide):
         self.persona = persona or Persona()
         self.log_level = log_level
         self.max_message_bytes = max_message_bytes  # HTTP answers are bounded as stdio lines are (_http)
-        #: 2026-07-28: open the list-changed stream at connect time (off when nothing will read it, see _listen)
-        self.listen_at_connect = listen_at_connect
         self.timeline = Timeline()
         self.client: Client | None = None
         self._cm: Any = None  # the portal future of the session's lifetime task
@@ -157,7 +155,7 @@ class Session(ClientSide):
     # -- connecting ------------------------------------------------------------------------------
     @property
     def hops(self) -> Hops:
-        """Into the portal's event loop, where the session lives (see `_hop` for why not the portal)."""
+        """Into the portal's event loop, where the session lives (see `_hop` for why not the portal's calls)."""
         return hops(self.portal)
 
     @property
@@ -260,7 +258,7 @@ class Session(ClientSide):
                     watch_repeated_answers(client.session, self._on_repeated_answer)
                     self._record_connected(client, started_at)
                     self.streams = streams
-                    if self.listen_at_connect and client.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+                    if client.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
                         await listen_for_changes(self)
                     started = True
                     task_status.started(None)
@@ -729,7 +727,7 @@ class Session(ClientSide):
         except TimeoutError:
             self._timed_out(outcome, bad_before)
         except MCPError as exc:
-            if exc.code == types.REQUEST_TIMEOUT:
+            if _client_timed_out(exc, started, scope_limit):
                 self._timed_out(outcome, bad_before)
             elif is_connection_closed(exc):
                 # Not an answer from the server: it went away (crashed, exited) mid-request.
@@ -1075,14 +1073,23 @@ async def _discover_pinned(client: Client, version: str) -> None:
     `startup_timeout` allows (the connect's own deadline ends it)."""
     session = client.session
     while True:
+        asked = time.monotonic()
         try:
             raw = await session.send_discover(version)
         except MCPError as exc:
-            if exc.code == types.REQUEST_TIMEOUT:
+            if _client_timed_out(exc, asked, DISCOVER_TIMEOUT_SECONDS):
                 continue
             raise
         session.adopt(types.DiscoverResult.model_validate(raw))
         return
+
+
+def _client_timed_out(exc: MCPError, started: float, limit: float) -> bool:
+    """Whether the SDK gave up waiting (its -32001, after the time it allows), not the server: a
+    server may answer -32001 itself ("Session expired", the TypeScript SDK's "Session not found"),
+    at once, and its words are then its error, never a timeout. The SDK's own wait is never
+    shorter than the one mcp-bdd set (`limit`), so only a -32001 after it is the client's."""
+    return exc.code == types.REQUEST_TIMEOUT and time.monotonic() - started >= limit * 0.95
 
 
 def _cancelled_from_outside() -> bool:

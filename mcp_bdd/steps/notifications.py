@@ -13,11 +13,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from mcp_bdd._lookahead import reads_change_notifications
 from mcp_bdd.errors import ExpectationFailed, RequestRefused, UsageError, did_you_mean, size_text
 from mcp_bdd.session import KEEP, KEEP_BYTES, Session, Timeline
 from mcp_bdd.steps._base import at_least, current_session, expected_text, given, state, text, then
-from mcp_bdd.steps.resources import capability
 
 __all__ = ["KINDS", "LOG_LEVELS"]
 
@@ -79,12 +77,6 @@ def _listen_note(session: Session, method: str) -> str | None:
         )
     if why:
         return f"the listen stream opened at connect time failed ({why}); one was opened by this step."
-    if not session.listen_at_connect and capability(session, kind, "list_changed"):
-        return (
-            "no step of this scenario read change notifications when its session opened (this step ran from a "
-            "hook?), so no listen stream was opened then; this step opened one, and changes made before it "
-            "were not delivered."
-        )
     return (
         f"the server did not advertise {kind}.listChanged, so no listen stream was opened at connect time; "
         "this step opened one, and changes made before it were not delivered."
@@ -143,7 +135,6 @@ def _log_tip(session: Session) -> str | None:
 
 
 @then('I {tense:Receive} a "{kind:Q}" notification within {seconds:Num} {unit:SecondWord}')
-@reads_change_notifications
 def step_receive(context: Any, tense: str, kind: str, seconds: float, unit: str) -> None:
     """Wait until a notification of a kind has arrived (passes at once if it already has; "received" works too).
 
@@ -153,7 +144,6 @@ def step_receive(context: Any, tense: str, kind: str, seconds: float, unit: str)
 
 
 @then('I {tense:Receive} a "{kind:Q}" notification on "{server:Q}" within {seconds:Num} {unit:SecondWord}')
-@reads_change_notifications
 def step_receive_on(context: Any, tense: str, kind: str, server: str, seconds: float, unit: str) -> None:
     """Wait until a named server has sent a notification of a kind (passes at once if it already has).
 
