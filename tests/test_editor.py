@@ -9,7 +9,7 @@ the same keyword (with `strictGherkinCompletion`) that matches the text after th
 
 The harness below does those steps in Node (the JavaScript engine the extension runs on), so a
 regex JavaScript rejects, a `/` that ends a literal early, or a rewrite that breaks a phrase
-fails here — for every phrase of shared/spec/contract.feature and every docstring example.
+fails here — for every phrase of tests/data/contract.feature and every docstring example.
 """
 
 from __future__ import annotations
@@ -22,14 +22,13 @@ from pathlib import Path
 
 import pytest
 from behave.step_registry import registry
-from behave_project import REPO
+from contract_phrases import contract_steps as _contract_steps
 
 import mcp_bdd.steps  # noqa: F401 - registers the vocabulary
 from mcp_bdd.cli import main
 from mcp_bdd.steps._editor import STEPS_FILE
 from mcp_bdd.steps._phrases import split_doc
 
-CONTRACT = REPO.parent / "shared" / "spec" / "contract.feature"
 NODE = shutil.which("node")
 
 # What the extension does with a step file (see the module docstring), as a Node script: reads the
@@ -58,19 +57,6 @@ const missing = wanted.filter(([keyword, text]) =>
   !steps.some((s) => (s.keyword === keyword || s.keyword === "step") && s.reg.test(text)));
 console.log(JSON.stringify({ parsed: steps.length, missing }));
 """
-
-
-def _contract_steps() -> list[tuple[str, str]]:
-    """[keyword, text] of every step line of the contract, And/But taking the keyword before them."""
-    out: list[tuple[str, str]] = []
-    keyword = "given"
-    for line in CONTRACT.read_text(encoding="utf-8").splitlines():
-        match = re.match(r"^\s*(Given|When|Then|And|But) (.*)$", line)
-        if match:
-            if match.group(1) not in ("And", "But"):
-                keyword = match.group(1).lower()
-            out.append((keyword, match.group(2).rstrip()))
-    return out
 
 
 def _example_steps() -> list[tuple[str, str]]:
@@ -114,7 +100,6 @@ def _unmatched(root: Path, steps: list[tuple[str, str]]) -> dict[str, object]:
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
-@pytest.mark.skipif(not CONTRACT.exists(), reason="the contract feature is not available")
 def test_the_extension_parses_every_phrase_and_matches_the_contract(written: Path) -> None:
     result = _unmatched(written, _contract_steps())
     assert result["parsed"] == sum(len(m) for m in registry.steps.values())
