@@ -150,6 +150,8 @@ def terminal_json(value: Any, *, indent: int | None = 2) -> str:
 
 #: the most of a log file `tail` reads: a server (or a worker) may have written gigabytes
 TAIL_BYTES = 16384
+#: characters of one stderr line quoted in a failure (a long line keeps its start and its end)
+TAIL_LINE = 300
 
 
 def tail(path: Path, lines: int = 20) -> str:
@@ -162,7 +164,8 @@ def tail(path: Path, lines: int = 20) -> str:
             data = fh.read(TAIL_BYTES)
     except OSError:
         return ""
-    return mask("\n".join(split_lines(data.decode("utf-8", "replace").rstrip("\r\n"))[-lines:]))
+    kept = split_lines(data.decode("utf-8", "replace").rstrip("\r\n"))[-lines:]
+    return mask("\n".join(cut_middle(line, TAIL_LINE) for line in kept))
 
 
 def split_lines(text: str) -> list[str]:
@@ -244,9 +247,19 @@ def pretty(value: Any, limit: int = 2000) -> str:
             text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
         except (TypeError, ValueError):
             text = repr(value)
-    if len(text) > limit:
-        return f"{text[:limit]}… ({len(text)} characters in all)"
-    return text
+    return cut_middle(text, limit)
+
+
+def cut_middle(text: str, limit: int) -> str:
+    """`text` whole up to `limit` characters; longer, its start and its end with the count of what
+    was left out between them: a server's last words (the stderr line before a crash, the closing
+    part of an error) say why more often than its first."""
+    if len(text) <= limit:
+        return text
+    head = limit // 2
+    return (
+        f"{text[:head]}… ({len(text) - limit} of {len(text)} characters left out) …{text[len(text) - (limit - head) :]}"
+    )
 
 
 def size_text(n: int) -> str:

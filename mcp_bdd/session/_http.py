@@ -190,6 +190,8 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             events = _Events(
                 stream, self.event_limit, self._event_refusal(request, answers), self._event_screen(answers)
             )
+            if answers is not None and self.answers_on_post:
+                events.unanswered = self._stream_ended(request, answers, str(carried["method"]))
             legacy_get = not self.answers_on_post and request.method == "GET"
             response.stream = (
                 _Endpoint(events, request.url, self.server, self.on_refused, self.inbox) if legacy_get else events
@@ -439,6 +441,28 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             return b"event: message\ndata: " + _error(request_id, message, data[:_QUOTE]) + b"\n\n"
 
         return screen
+
+    def _stream_ended(self, request: httpx2.Request, answers: Any, method: str) -> Callable[[str], bytes]:
+        """`unanswered(cause)` for a POST's SSE stream: the error event for its request when the stream
+        ends without answering it. The SDK made up a -32000 "SSE stream ended without a response" for
+        that, which read as the server's own error (and passed "rejected with error code -32000")."""
+
+        def unanswered(cause: str) -> bytes:
+            message = (
+                f'The server "{self.server}" ended the SSE stream answering {method} (POST {_public(request.url)}) '
+                f"without an answer: {cause}."
+            )
+            self.on_refused(message, request=method)
+            tip = (
+                "a POST's event stream must carry the JSON-RPC answer to its request, each event ended by a blank "
+                "line, and end only after it; check the server's SSE writer (and any proxy between, which may cut "
+                "or buffer streams)."
+            )
+            return (
+                b"event: message\ndata: " + _error(answers, message, b"", code=types.INTERNAL_ERROR, tip=tip) + b"\n\n"
+            )
+
+        return unanswered
 
     def _event_refusal(self, request: httpx2.Request, answers: Any) -> Callable[[bytes, bytes | None], bytes | None]:
         """`refuse(head, tail)` for an SSE stream: the error event that replaces an event past the
@@ -740,9 +764,42 @@ class _Events(httpx2.AsyncByteStream):
         self.limit = limit
         self.refuse = refuse
         self.screen = screen  # what replaces a whole event (`BoundedTransport._event_screen`), or None
+        #: a POST's stream: the error event for its request if the stream ends without answering it
+        self.unanswered: Callable[[str], bytes] | None = None
+        self.resumable = False  # an event carried an id: the SDK resumes the stream with a GET
+        self.answered = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        held: list[bytes] = []  # the event in progress, not passed on yet
+        held: list[bytes] = []
+        broke: str | None = None
+        try:
+            async for ready in self._whole_events(held):
+                if self.unanswered is not None:
+                    self._note(ready)
+                yield ready
+        except httpx2.TransportError as exc:
+            if self.unanswered is None:
+                raise
+            broke = f"its HTTP body broke off before it was complete ({type(exc).__name__}: {exc})"
+        rest = b"".join(held)
+        if self.unanswered is not None and not self.answered and not self.resumable:
+            if rest:
+                broke = broke or f"{len(rest)} bytes of an event were never ended by a blank line"
+            yield self.unanswered(broke or "the stream ended with no event that answers the request")
+        elif rest and broke is None:
+            yield rest  # an event the stream ended in: the parser above decides what it is worth
+
+    def _note(self, ready: bytes) -> None:
+        """Whether the whole events in `ready` answer the POST's request, or make the stream resumable."""
+        for event in _events_of(ready):
+            if any(name == b"id" and value for name, value in _fields(event)):
+                self.resumable = True
+            data = _event_data(event)
+            if data is not None and b'"method"' not in data[:_QUOTE] and (b'"result"' in data or b'"error"' in data):
+                self.answered = True
+
+    async def _whole_events(self, held: list[bytes]) -> AsyncIterator[bytes]:
+        """Whole events, each bounded; what is left of an unfinished one stays in `held`."""
         size = 0
         skipping = False  # inside an event past the limit: dropped to its end
         replaced = False  # ... whose error event was already passed on
@@ -762,7 +819,8 @@ class _Events(httpx2.AsyncByteStream):
                 start = end
                 if not skipping and size + len(piece) > self.limit:
                     head = _head([*held, piece])
-                    held, size, skipping, tail = [], 0, True, b""
+                    held.clear()
+                    size, skipping, tail = 0, True, b""
                     event = self.refuse(head, None)
                     if event is not None:
                         ready.append(event)
@@ -780,13 +838,13 @@ class _Events(httpx2.AsyncByteStream):
                 if complete:
                     event = b"".join(held)
                     ready.append(self.screen(event) or event)
-                    held, size = [], 0
+                    held.clear()
+                    size = 0
             edge = chunk[-3:]
             if ready:
                 yield b"".join(ready)
-        rest = b"" if skipping else b"".join(held)
-        if rest:
-            yield rest  # an event the stream ended in: the parser above decides what it is worth
+        if skipping:
+            held.clear()
 
     async def aclose(self) -> None:
         await self.inner.aclose()
