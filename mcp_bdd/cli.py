@@ -119,7 +119,8 @@ def _parser() -> argparse.ArgumentParser:
         "write starter features from a live server's tools, resources and prompts",
         "Connect to a configured server and write a .feature file per tool (its required arguments as a\n"
         "table of placeholder values), per resource (read + MIME type) and per prompt (get with its\n"
-        "arguments). Scenarios a human must finish are tagged @wip. Never overwrites without --force.",
+        "arguments). Scenarios a human must finish are tagged @wip, and left out of a plain `behave` run by\n"
+        "behave's `default_tags = not @wip`, written to its config file. Never overwrites without --force.",
     )
     scaffold.add_argument("--server", metavar="NAME", help="the configured server (default: the default server)")
     scaffold.add_argument(

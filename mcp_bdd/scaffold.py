@@ -970,6 +970,68 @@ def _read_surface(session: Any) -> dict[str, Any]:
     return masked
 
 
+#: behave's tag expression for a run given no --tags (its `default_tags` setting): the scenarios
+#: scaffold tags @wip hold placeholder arguments and "TODO" texts, and fail until a human is done.
+WIP_EXCLUDED = "not @wip"
+_WIP_WHY = "# mcp-bdd scaffold: scenarios tagged @wip need a human first; `behave --tags @wip` runs them"
+_INI_BEHAVE = re.compile(r"^\s*\[\s*behave\s*\]\s*$", re.M)
+_TOML_BEHAVE = re.compile(r"""^\s*\[\s*tool\s*\.\s*(?:behave|"behave")\s*\]\s*(?:#.*)?$""", re.M)
+
+
+def default_tags_in(text: str, toml: bool) -> Any:
+    """behave's `default_tags` in a config file's text (None when it sets none)."""
+    if toml:
+        import tomllib
+
+        try:
+            section = tomllib.loads(text).get("tool", {}).get("behave", {})
+        except tomllib.TOMLDecodeError:
+            return None
+        return section.get("default_tags") if isinstance(section, dict) else None
+    import configparser
+
+    parser = configparser.ConfigParser()
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    return parser.get("behave", "default_tags", fallback=None)
+
+
+def merge_default_tags(current: str, toml: bool) -> str:
+    """`current` with `default_tags = not @wip`, so that a plain `behave` skips what scaffold left
+    for a human; a `default_tags` the project sets already is kept as it is."""
+    if default_tags_in(current, toml) is not None:
+        return current
+    line = f'default_tags = ["{WIP_EXCLUDED}"]' if toml else f"default_tags = {WIP_EXCLUDED}"
+    match = (_TOML_BEHAVE if toml else _INI_BEHAVE).search(current)
+    if match:  # right under the existing table header
+        at = match.end()
+        return current[:at] + f"\n{_WIP_WHY}\n{line}" + current[at:]
+    sep = "" if not current or current.endswith("\n\n") else ("\n" if current.endswith("\n") else "\n\n")
+    table = "[tool.behave]" if toml else "[behave]"
+    return current + sep + f"{table}\n{_WIP_WHY}\n{line}\n"
+
+
+def _wip_plan(root: Path) -> tuple[FilePlan, bool]:
+    """The behave config file with `default_tags = not @wip`, and whether plain runs skip @wip then."""
+    target = formatter_config(root)  # the file behave reads last: its settings win
+    toml = target.suffix == ".toml"
+
+    def merge(current: str) -> str:
+        merged = merge_default_tags(current, toml)
+        if merged != current and default_tags_in(merged, toml) in (None, ""):
+            return current  # a layout we cannot extend safely: leave it alone
+        return merged
+
+    current = target.read_text(encoding="utf-8") if target.is_file() else ""
+    tags = default_tags_in(merge(current), toml)
+    shown = " ".join(map(str, tags)) if isinstance(tags, list) else str(tags)
+    excluded = tags is not None and "not @wip" in shown
+    why = f"default_tags = {shown}" + ("" if excluded else ": add `and not @wip` to leave out what needs a human")
+    return FilePlan(target, "", merge=merge, kept_why=why), excluded
+
+
 def scaffold(*, server: str | None, out_dir: Path, force: bool, transport: str | None, out: Any = None) -> int:
     from mcp_bdd.config import load_config, normalize_transport
     from mcp_bdd.probe import open_session
@@ -996,12 +1058,18 @@ def scaffold(*, server: str | None, out_dir: Path, force: bool, transport: str |
         f"{len(surface['templates'])} resource templates, {len(surface['prompts'])} prompts",
         file=out,
     )
-    _write_plans([FilePlan(f.path, f.text) for f in files], root, force, out)
+    wip, excluded = _wip_plan(root)
+    _write_plans([*(FilePlan(f.path, f.text) for f in files), wip], root, force, out)
     for note in skipped:
         print(f"  skipped    {note}", file=out)
-    print(
-        f"Scenarios tagged @wip need a human: fill in the arguments and expectations.\n"
-        f'Run the rest now: behave --tags "not @wip" {_show(out_path, root)}',
-        file=out,
-    )
+    shown = _show(out_path, root)
+    print("Scenarios tagged @wip need a human: fill in the arguments and expectations.", file=out)
+    if excluded:
+        print(
+            f"Plain runs leave them out (default_tags in {_show(wip.path, root)}): behave {shown}\n"
+            f"Run them with: behave --tags @wip {shown}",
+            file=out,
+        )
+    else:
+        print(f'Run the rest now: behave --tags "not @wip" {shown}', file=out)
     return EXIT_OK

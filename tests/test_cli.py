@@ -177,6 +177,28 @@ def test_scaffold_writes_starter_features_from_the_demo_shop(tmp_path: Path) -> 
     assert "undefined" not in dry.stdout, dry.stdout[-3000:]
 
 
+def test_a_plain_behave_run_after_scaffold_is_green(tmp_path: Path) -> None:
+    """The @wip scenarios scaffold writes (placeholder arguments, "TODO" texts) turned a plain
+    `behave features/` red. scaffold now writes behave's `default_tags = not @wip`: a plain run
+    skips them, and `--tags @wip` still runs them."""
+    (tmp_path / "pyproject.toml").write_text(SHOP_CONFIG)
+    (tmp_path / "environment.py").write_text("from mcp_bdd.environment import *  # noqa: F401,F403\n")
+    (tmp_path / "steps").mkdir()
+    (tmp_path / "steps" / "mcp_steps.py").write_text("from mcp_bdd.steps import *  # noqa: F401,F403\n")
+    done = cli(tmp_path, "scaffold")
+    assert done.returncode == 0, done.stderr
+    assert "merged     pyproject.toml" in done.stdout, done.stdout
+    assert "Plain runs leave them out" in done.stdout, done.stdout
+    run = behave(tmp_path, "features/")
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert re.search(r"^[1-9]\d* scenarios passed, 0 failed, [1-9]\d* skipped", run.stdout, re.M), run.stdout[-500:]
+    wip = behave(tmp_path, "--tags", "@wip", "features/generated/prompts")
+    assert re.search(r"^0 scenarios passed, [1-9]\d* failed", wip.stdout, re.M), wip.stdout[-500:]
+    again = cli(tmp_path, "scaffold", "--force")  # the setting is there: kept, not written twice
+    assert "kept       pyproject.toml" in again.stdout, again.stdout
+    assert (tmp_path / "pyproject.toml").read_text().count("default_tags") == 1
+
+
 def test_placeholders_follow_the_schema() -> None:
     assert placeholder({"type": "integer", "minimum": 5}) == 5
     assert placeholder({"type": "string", "format": "email"}) == "user@example.com"

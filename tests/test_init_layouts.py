@@ -23,6 +23,7 @@ from mcp_bdd.scaffold import (
     ENVIRONMENT_PY,
     _aliases_in,
     init,
+    merge_default_tags,
     merge_environment,
     merge_formatters,
 )
@@ -94,6 +95,31 @@ def test_aliases_are_added_to_ini_files() -> None:
     assert _aliases_in(merged, toml=False) == {"html", *FORMATTER_ALIASES}
     assert merge_formatters(merged, toml=False) == merged
     assert _aliases_in(merge_formatters("", toml=False), toml=False) == set(FORMATTER_ALIASES)
+
+
+@pytest.mark.parametrize(
+    ("name", "current"),
+    [
+        ("behave.ini", ""),
+        ("behave.ini", "[behave]\nformat = progress\n\n[behave.formatters]\nhtml = x:Y\n"),
+        ("setup.cfg", "[metadata]\nname = x\n"),
+        ("pyproject.toml", '[project]\nname = "x"\n'),
+        ("pyproject.toml", '[tool.behave]\nformat = ["progress"]\n\n[tool.behave.formatters]\nhtml = "x:Y"\n'),
+        ("pyproject.toml", '[tool.behave.formatters]\nhtml = "x:Y"\n'),  # [tool.behave] after its sub-table
+    ],
+)
+def test_scaffold_leaves_wip_out_of_plain_runs_as_behave_reads_it(tmp_path: Path, name: str, current: str) -> None:
+    """`default_tags = not @wip`, read back by behave's own reader; a project's own value is kept."""
+    from behave.configuration import read_configuration
+
+    path = tmp_path / name
+    path.write_text(merge_default_tags(current, toml=name.endswith(".toml")))
+    assert read_configuration(str(path))["default_tags"] == ["not @wip"], path.read_text()
+    assert merge_default_tags(path.read_text(), toml=name.endswith(".toml")) == path.read_text()
+    if "format =" in current:
+        assert read_configuration(str(path)).get("format") == ["progress"]
+    own = "[behave]\ndefault_tags = @smoke\n"
+    assert merge_default_tags(own, toml=False) == own
 
 
 # ---------------------------------------------------------------------------------------------
