@@ -42,6 +42,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from behave.formatter.base import Formatter  # type: ignore[import-untyped, unused-ignore]
@@ -51,7 +52,7 @@ from mcp_bdd.report.coverage import compute_coverage, coverage_json
 from mcp_bdd.report.cucumber_json import write_cucumber_json
 from mcp_bdd.report.cucumber_messages import write_messages
 from mcp_bdd.report.evidence import PAYLOAD_LIMIT
-from mcp_bdd.report.files import write_text
+from mcp_bdd.report.files import not_written, write_text
 from mcp_bdd.report.glossary import from_registry
 from mcp_bdd.report.history import DEFAULT_KEEP, read_history, record_run
 from mcp_bdd.report.junit import write_junit
@@ -143,6 +144,7 @@ class _CollectingFormatter(Formatter):  # type: ignore[misc]
         self.collector = RunCollector(label=label, title=title, payload_limit=limit)
         self.configured_report, self.links = _project_settings(self.userdata)
         self.cwd = Path.cwd()  # where the run started: see `_in_the_run_directory`
+        self.writing = ("", "report")  # the file being written, and what it is: see `_not_written`
 
     # -- behave's formatter interface (see collector.py for the order of calls) --------------------
     def uri(self, uri: Any) -> None:
@@ -191,13 +193,27 @@ class _CollectingFormatter(Formatter):  # type: ignore[misc]
             with _in_the_run_directory(self.cwd):
                 self.write(self._finish())
         except OSError as exc:  # a bad path: say which, and let the other formatters still write theirs
-            print(
-                f"mcp-bdd: {type(self).__name__} could not write its file: {exc}.\n"
-                "Tip: check the path given with -o or -D mcp_bdd.<output>=PATH (a file, in a folder you may write to).",
-                file=sys.stderr,
-            )
+            self._not_written(exc)
         finally:
             self.close_stream()
+
+    def _path(self, path: str | os.PathLike[str], what: str) -> str:
+        """`path`, noted as the file being written and what it is (a formatter may write several)."""
+        self.writing = (str(path), what)
+        return str(path)
+
+    def _not_written(self, exc: OSError) -> None:
+        """Say what was not written, where, why and what to do, and fail the run: a CI job that
+        asked for a report and got none must not be green."""
+        path, what = self.writing
+        tip = (
+            "give a path in a folder you may write to (-o PATH, or -D mcp_bdd.<output>=PATH), or move "
+            "what is in the way; the run's results are in behave's own output above."
+        )
+        print(not_written(what, path or exc.filename or "?", exc, tip), file=sys.stderr)
+        runner = _runner_of(self)
+        if runner is not None:
+            runner.hook_failures += 1  # behave reads it after closing the formatters: the exit code is 1
 
     # -- writing ---------------------------------------------------------------------------------------
     def _finish(self) -> Run:
@@ -239,6 +255,23 @@ class _CollectingFormatter(Formatter):  # type: ignore[misc]
 
     def write(self, run: Run) -> None:
         raise NotImplementedError
+
+
+def _runner_of(formatter: Any) -> Any | None:
+    """The behave runner closing `formatter` (None when something else closes it).
+
+    Why look up the stack: a formatter's only way to fail the run is behave's own count of hook
+    failures, which behave reads right after it closes the formatters (runner.run_model), and
+    behave gives a formatter no reference to its runner."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        candidate = frame.f_locals.get("self")
+        if isinstance(getattr(candidate, "hook_failures", None), int) and any(
+            f is formatter for f in getattr(candidate, "formatters", None) or ()
+        ):
+            return candidate
+        frame = frame.f_back
+    return None
 
 
 @contextlib.contextmanager
@@ -307,20 +340,20 @@ class LivingDocFormatter(_CollectingFormatter):
         html = self.output_path(DEFAULT_HTML, "mcp_bdd.report", self.configured_report)
         folder, keep = history_settings(self.userdata)
         history = read_history(folder, run.label)[-(keep - 1) :] if folder else []
-        write_html(html, [run], history=history)
+        write_html(self._path(html, "living documentation"), [run], history=history)
         if folder:
-            record_run(folder, run, keep)
+            record_run(self._path(folder, "run history"), run, keep)
         json_path = self.userdata.get("mcp_bdd.json", "")
         if json_path.lower() not in ("none", "off", "false", "0"):
-            write_run_json(json_path or self._run_json_beside(html), run)
+            write_run_json(self._path(json_path or self._run_json_beside(html), "run model (JSON)"), run)
         junit = self.userdata.get("mcp_bdd.junit")
         if junit:
-            write_junit(junit, run)
+            write_junit(self._path(junit, "JUnit report"), run)
         # The step summary comes from here, not from a formatter of its own: the living doc is the
         # formatter every mcp-bdd run has (and `mcp-bdd run` writes one for the merged run).
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary and self.userdata.get("mcp_bdd.summary", "").lower() not in ("off", "none", "false", "0"):
-            append_step_summary(summary, [run], html, os.environ)
+            append_step_summary(self._path(summary, "GitHub step summary"), [run], html, os.environ)
 
     def _run_json_beside(self, html: Path) -> Path:
         """`<name>.json` beside the HTML, or `<name>.mcp-bdd.json` when that is another output of
@@ -358,7 +391,7 @@ class JUnitFormatter(_CollectingFormatter):
     description = "mcp-bdd JUnit XML (Rule-aware; hook errors count as errors)"
 
     def write(self, run: Run) -> None:
-        write_junit(self.output_path(DEFAULT_JUNIT, "mcp_bdd.junit_path"), run)
+        write_junit(self._path(self.output_path(DEFAULT_JUNIT, "mcp_bdd.junit_path"), "JUnit report"), run)
 
 
 class CucumberMessagesFormatter(_CollectingFormatter):
@@ -368,7 +401,8 @@ class CucumberMessagesFormatter(_CollectingFormatter):
     description = "Cucumber Messages NDJSON (Rules, outlines, MCP exchanges as attachments)"
 
     def write(self, run: Run) -> None:
-        write_messages(self.output_path(DEFAULT_MESSAGES, "mcp_bdd.cucumber_messages"), run)
+        path = self.output_path(DEFAULT_MESSAGES, "mcp_bdd.cucumber_messages")
+        write_messages(self._path(path, "Cucumber Messages"), run)
 
 
 class CucumberJsonFormatter(_CollectingFormatter):
@@ -378,4 +412,5 @@ class CucumberJsonFormatter(_CollectingFormatter):
     description = "Cucumber JSON (features/elements/steps; MCP exchanges as embeddings)"
 
     def write(self, run: Run) -> None:
-        write_cucumber_json(self.output_path(DEFAULT_CUCUMBER_JSON, "mcp_bdd.cucumber_json"), run)
+        path = self.output_path(DEFAULT_CUCUMBER_JSON, "mcp_bdd.cucumber_json")
+        write_cucumber_json(self._path(path, "Cucumber JSON"), run)

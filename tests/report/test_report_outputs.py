@@ -192,6 +192,28 @@ def test_a_path_that_cannot_be_written_is_named_and_the_other_outputs_still_come
         project, "-f", "progress", "-f", "cucumber-json", "-D", "mcp_bdd.cucumber_json=taken",
         "-f", "cucumber-messages", "-D", "mcp_bdd.cucumber_messages=out/run.ndjson",
     )  # fmt: skip
-    assert "CucumberJsonFormatter could not write its file" in proc.stderr and "'taken'" in proc.stderr
-    assert "Tip: check the path" in proc.stderr and "Traceback" not in proc.stderr
+    assert "the Cucumber JSON was not written to taken: that is a folder, not a file." in proc.stderr
+    assert "Tip: give a path in a folder you may write to" in proc.stderr and "Traceback" not in proc.stderr
     assert (project / "out" / "run.ndjson").stat().st_size > 0
+
+
+def test_a_report_that_could_not_be_written_fails_the_run(tmp_path: Path) -> None:
+    """A CI job that asked for a report and got none must not be green: a path through a file
+    (`[Errno 17] File exists` from mkdir) fails the run, naming the report, the path and the file
+    in the way; the other outputs are still written."""
+    project = make_project(tmp_path)
+    (project / "out").mkdir()
+    (project / "out" / "notadir").write_text("a file where a folder would go\n", encoding="utf-8")
+    passing = ("-i", "calculator", "-n", "Adding two numbers")
+    assert _behave(project, *passing, "-f", "progress").returncode == 0  # the run itself passes
+    proc = _behave(
+        project, *passing, "-f", "living-doc", "-o", "out/notadir/x.html",
+        "-f", "junit-mcp", "-D", "mcp_bdd.junit_path=out/junit.xml", "-f", "progress",
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    said = (
+        "mcp-bdd: the living documentation was not written to out/notadir/x.html: out/notadir is a file, not a folder."
+    )
+    assert said in proc.stderr and "Tip: give a path in a folder you may write to" in proc.stderr
+    assert "Errno" not in proc.stderr and "Traceback" not in proc.stderr
+    assert (project / "out" / "junit.xml").stat().st_size > 0
