@@ -203,6 +203,7 @@ class ServerChoice:
     python: bool = False  # an app server: in-memory, and every transport through mcp_bdd.serve
     setup: str = ""  # what CI must do for the server: "" | "python-own-venv" | "node" | "go"
     notes: list[str] = field(default_factory=list)  # printed after the files: what the user must check
+    comments: dict[str, str] = field(default_factory=dict)  # why a key of `body` is there, in the config
 
     @property
     def kind(self) -> str:
@@ -331,7 +332,21 @@ def _python_choice(root: Path, best: Candidate) -> ServerChoice:
     ]
     if not python.found:
         notes.append("No project environment was found, so the command uses python3 from PATH: edit it if needed.")
-    return ServerChoice(name, {"command": python_command(root, best)}, why, setup="python-own-venv", notes=notes)
+    return ServerChoice(
+        name,
+        {"command": python_command(root, best), "protocol": "legacy"},
+        why,
+        setup="python-own-venv",
+        notes=notes,
+        comments={"protocol": _LEGACY_WHY},
+    )
+
+
+#: Why a server on the 1.x SDK (or fastmcp < 4, which runs on it) is pinned to the handshake era.
+_LEGACY_WHY = (
+    "the 1.x SDK only speaks the initialize handshake: `auto` would ask server/discover first, "
+    "which it logs as a wall of pydantic errors"
+)
 
 
 def config_text(choice: ServerChoice, prefix: str) -> str:
@@ -343,7 +358,8 @@ def config_text(choice: ServerChoice, prefix: str) -> str:
         lines.append(f"transport = {_toml(choice.transport)}        # in-memory | stdio | streamable-http | sse")
     lines += ["", f"[{prefix}servers.{choice.name}]"]
     for key, value in choice.body.items():
-        lines.append(f"{key} = {_toml(value)}")
+        comment = choice.comments.get(key)
+        lines.append(f"{key} = {_toml(value)}" + (f"   # {comment}" if comment else ""))
     return "\n".join(lines) + "\n"
 
 

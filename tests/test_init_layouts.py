@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -279,3 +280,25 @@ def test_which_pins_mean_the_1x_sdk(tmp_path: Path, requirement: str, v1: bool) 
     (tmp_path / "server.py").write_text("from mcp.server import Server\n\nserver = Server('x')\n")
     best, _ = detect_server(tmp_path)
     assert best is not None and (best.sdk == "v1") is v1
+
+
+MCP1_SERVER = "from mcp.server.fastmcp import FastMCP\n\nmcp = FastMCP('weather')\n\nif __name__ == '__main__':\n    mcp.run()\n"
+
+
+def test_a_1x_sdk_server_is_configured_with_the_legacy_protocol_and_says_why(tmp_path: Path) -> None:
+    """init knew the server is on the 1.x SDK and still left `auto`, whose server/discover probe the
+    1.x SDK logs as 31 pydantic errors (`Input should be 'ping' [type=literal_error,
+    input_value='server/discover'`) that the report shows under "Server stderr" of every failure."""
+    from mcp_bdd.config import load_config
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "weather"\ndependencies = ["mcp>=1.20,<2"]\n')
+    (tmp_path / "server.py").write_text(MCP1_SERVER)
+    _init(tmp_path)
+    text = (tmp_path / "pyproject.toml").read_text()
+    section = text[text.index("[tool.mcp-bdd.servers.weather]") :]
+    assert re.search(r'^protocol = "legacy" +# .*server/discover', section, re.M), section
+    assert load_config(tmp_path).servers["weather"].protocol == "legacy"
+    (tmp_path / "v2").mkdir()
+    (tmp_path / "v2" / "server.py").write_text("from mcp.server.mcpserver import MCPServer\n\nmcp = MCPServer('x')\n")
+    _init(tmp_path / "v2")
+    assert "protocol" not in (tmp_path / "v2" / "mcp-bdd.toml").read_text()  # a 2.x server speaks both
