@@ -282,7 +282,9 @@ def test_which_pins_mean_the_1x_sdk(tmp_path: Path, requirement: str, v1: bool) 
     assert best is not None and (best.sdk == "v1") is v1
 
 
-MCP1_SERVER = "from mcp.server.fastmcp import FastMCP\n\nmcp = FastMCP('weather')\n\nif __name__ == '__main__':\n    mcp.run()\n"
+MCP1_SERVER = (
+    "from mcp.server.fastmcp import FastMCP\n\nmcp = FastMCP('weather')\n\nif __name__ == '__main__':\n    mcp.run()\n"
+)
 
 
 def test_a_1x_sdk_server_is_configured_with_the_legacy_protocol_and_says_why(tmp_path: Path) -> None:
