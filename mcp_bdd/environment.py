@@ -488,14 +488,41 @@ def _nothing_ran(context: Any) -> None:
         else ""
     )
     tip = "write their steps" if empty else "check --tags / --name and the paths; feature files end in .feature"
+    misspelt = misspelt_keywords(getattr(getattr(context, "_runner", None), "features", None) or [])
     message = (
         f"No scenario ran (paths: {paths}"
         + (f"; tags: {tags}" if tags else "")
         + f"): {selected}nothing was tested, and that is not a pass.\n"
-        f"  Tip: {tip}. (-D mcp_bdd.allow_empty=true accepts an empty run.)"
+        + "".join(f"  {line}\n" for line in misspelt)
+        + f"  Tip: {tip}. (-D mcp_bdd.allow_empty=true accepts an empty run.)"
     )
-    print(f"\nmcp-bdd: {message}\n", file=sys.stderr)
+    # behave prints a hook's error itself (once), after the formatter's last line, which a feature
+    # whose scenarios were read as description text leaves open: end it, on the real stdout
+    print(file=sys.__stdout__ or sys.stdout, flush=True)
     raise NothingSelected(message)
+
+
+#: the Gherkin keywords that start a block, which a misspelling turns into description text
+_BLOCK_KEYWORDS = ("Scenario", "Scenario Outline", "Scenario Template", "Background", "Rule", "Example", "Examples")
+
+
+def misspelt_keywords(features: list[Any]) -> list[str]:
+    """`file:line: "Scenari:" reads as description text` for each line of a feature's description
+    that looks like a misspelt block keyword, in features with no scenario: behave takes such a
+    line for prose and runs nothing, without a word."""
+    import difflib
+
+    found: list[str] = []
+    for feature in features:
+        if list(feature.walk_scenarios()):
+            continue
+        for offset, line in enumerate(feature.description or (), start=1):
+            word = line.strip().split(":", 1)[0] if ":" in line else ""
+            close = difflib.get_close_matches(word, _BLOCK_KEYWORDS, n=1, cutoff=0.75) if word else []
+            if close:
+                where = f"{feature.filename}:{feature.line + offset}"
+                found.append(f'{where}: "{word}:" is read as description text: did you mean "{close[0]}:"?')
+    return found
 
 
 _ABANDONED: list[Any] = []

@@ -294,3 +294,15 @@ Feature: tagged
     assert run.returncode == 0, run.output
     assert run.counts() == {"passed": 0, "failed": 0, "error": 0, "skipped": 1}, run.output
     assert "No scenario ran" not in run.output, run.output
+
+
+def test_a_misspelt_scenario_keyword_is_named_with_its_line_once(tmp_path: Path) -> None:
+    """`Scenari:` is description text to behave: the run selects nothing. The failure says so once
+    (behave prints the hook's error; mcp-bdd printed it again), on a line of its own, and names
+    the line and the keyword meant."""
+    feature = 'Feature: misspelt\n  Scenari: the one\n    Given the MCP server "shop" is running\n'
+    run = run_behave(make_project(tmp_path, SHOP, {"m.feature": feature}), "-f", "plain")
+    assert run.returncode != 0, run.output
+    assert run.output.count("No scenario ran") == 1, run.output
+    assert 'features/m.feature:2: "Scenari:" is read as description text: did you mean "Scenario:"?' in run.output
+    assert "is running----" not in run.output, run.output  # the error starts on a line of its own

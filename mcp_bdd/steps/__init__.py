@@ -15,6 +15,12 @@ import os
 from mcp_bdd.errors import UsageError
 
 
+class SdkHidden(UsageError, ModuleNotFoundError):
+    """A project file hides the SDK's `mcp` package. Also a ModuleNotFoundError (the SDK's module is
+    not found, a stranger is): behave prints that error of a steps module as its message alone,
+    where any other exception gets a traceback after the message that already says what to do."""
+
+
 def _sdk_not_hidden() -> None:
     """A project file named `mcp.py`, or a package `mcp/` of its own (a steps module, a server
     beside environment.py), hides the MCP SDK: behave puts those folders on sys.path, and the
@@ -32,7 +38,7 @@ def _sdk_not_hidden() -> None:
         where = spec.origin or (folders[0] if folders else "a module named mcp")
     except (ValueError, TypeError, OSError):
         return  # an `mcp` without a spec (a test's stub): not a file of the project
-    raise UsageError(
+    raise SdkHidden(
         f"{where} hides the MCP SDK: Python imports it as `mcp`, so mcp-bdd cannot "
         "import the SDK's package of that name.\n  Tip: rename it (e.g. mcp_steps.py; a server: "
         'mcp_server.py, with app = "mcp_server:..." in the configuration).'
