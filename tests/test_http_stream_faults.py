@@ -28,6 +28,13 @@ pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 ANSWER = b'{"jsonrpc": "2.0", "id": %d, "result": {"content": [{"type": "text", "text": "LAST-WORD"}]}}'
 
 
+#: paths whose every POST is refused with a JSON-RPC error in the body: (HTTP status, the server's reason)
+REFUSING = {
+    "unauthorized": (401, "Unauthorized: Missing bearer token"),
+    "forbidden": (403, "Forbidden: token revoked"),
+}
+
+
 class _Faulty(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -43,7 +50,11 @@ class _Faulty(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         message: dict[str, Any] = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-        if "id" not in message:
+        if self.path.strip("/") in REFUSING:
+            status, reason = REFUSING[self.path.strip("/")]
+            error = {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": -32001, "message": reason}}
+            self._send(status, "application/json", json.dumps(error).encode())
+        elif "id" not in message:
             self._send(202, "text/plain", b"")
         elif message["method"] == "initialize":
             result = {
@@ -120,6 +131,8 @@ FEATURE = "Feature: a faulty HTTP server\n" + "".join(
         ),
         _scenario("expired: the server's own code", "expired", "the request is rejected with error code -32001"),
         _scenario("expired: no timeout", "expired", "the tool call times out"),
+        _scenario("no token", "unauthorized", "the tool call succeeds"),
+        _scenario("a revoked token", "forbidden", "the tool call succeeds"),
     ]
 )
 
@@ -128,8 +141,11 @@ FEATURE = "Feature: a faulty HTTP server\n" + "".join(
 def run(faulty: str, tmp_path_factory: pytest.TempPathFactory) -> Run:
     config = "".join(
         f'[servers.{mode}]\nurl = "{faulty}/{mode}"\nprotocol = "legacy"\ntimeout = 30\n\n'
-        for mode in ("cut-chunked", "no-blank-line", "expired")
+        for mode in ("cut-chunked", "no-blank-line", "expired", "unauthorized")
     )
+    config += f'[servers.forbidden]\nurl = "{faulty}/forbidden"\nprotocol = "legacy"\n'
+    config += 'headers = { Authorization = "Bearer revoked-token-1234" }\n'
+
     root = make_project(tmp_path_factory.mktemp("faulty"), config, {"f.feature": FEATURE})
     started = time.monotonic()
     run = run_behave(root, "-f", "plain", "--no-capture")
@@ -165,4 +181,17 @@ def test_a_servers_own_minus_32001_is_its_error_not_a_timeout(run: Run) -> None:
     said = _failure_of(run, "expired: no timeout")
     assert "failed" in said and "Session expired: log in again" in said, said
     assert "timed out" not in said, said
-    assert run.counts() == {"passed": 1, "failed": 3, "error": 0, "skipped": 0}, run.failures()
+    assert run.counts() == {"passed": 1, "failed": 3, "error": 2, "skipped": 0}, run.failures()
+
+
+def test_a_refused_handshake_keeps_the_servers_reason_and_a_tip_that_fits_what_was_sent(run: Run) -> None:
+    """A 401 or 403 whose body is a JSON-RPC error: the server's reason is said; a 401 with nothing
+    sent asks for credentials, a 403 (or any refusal of credentials that were sent) says they were
+    not accepted."""
+    none = _failure_of(run, "no token")
+    assert "refused the connection with HTTP 401" in none and "Unauthorized: Missing bearer token" in none, none
+    assert "not an MCP endpoint's answer" not in none and "the server wants credentials" in none, none
+    revoked = _failure_of(run, "a revoked token")
+    assert "refused the connection with HTTP 403" in revoked and "Forbidden: token revoked" in revoked, revoked
+    assert "did not accept the credentials that were sent" in revoked, revoked
+    assert "revoked-token-1234" not in run.output, revoked  # a secret, masked wherever it is printed

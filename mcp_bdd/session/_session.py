@@ -341,12 +341,28 @@ class Session(ClientSide):
 
     def _connect_failure(self, cause: BaseException, elapsed: float, since: int) -> str:
         # the SDK says only "Server returned an error response" for an HTTP error: ours says which
-        what, tip = self._http_refusal(since) or self._not_connected(cause, since)
+        what, tip = self._http_refusal(since, cause) or self._not_connected(cause, since)
         return (
             f'The MCP server "{self.name}" {what} (after {elapsed:.2f} s).\n'
             + self.server.describe_death()
             + f"\n  Tip: {tip}"
         )
+
+    def _refused_connect(self, status: int, answer: dict[str, Any], cause: BaseException | None) -> tuple[str, str]:
+        """(what happened, tip) for a handshake refused with 401/403: the server's own reason when its
+        body was a JSON-RPC error (the SDK raised it as the cause), and a tip that fits what was sent."""
+        said = ""
+        if isinstance(cause, MCPError) and not stands_in(cause.error):
+            said = f": {cause.message!r}"  # the server's words (masked and escaped where printed)
+        what = f"refused the connection with HTTP {status} to {answer.get('method')} {answer.get('url')}{said}"
+        sent = any(name.lower() in ("authorization", "cookie") for name in self.server.headers)
+        if status == 403 or sent:
+            return what, (
+                "the server did not accept the credentials that were sent (a wrong or expired token, or one "
+                "without the scope or role this server asks for): check the value in `headers` of its "
+                "configuration, and where it comes from (an environment variable, a fake's token)."
+            )
+        return what, CREDENTIALS_TIP
 
     def _not_connected(self, cause: BaseException, since: int) -> tuple[str, str]:
         """(what happened, tip) for a handshake that failed without an HTTP error (`since`: the
@@ -436,7 +452,7 @@ class Session(ClientSide):
             f'{tip}: set protocol = "auto" (probe, then fall back to the handshake) or "legacy" for it.'
         )
 
-    def _http_refusal(self, since: int) -> tuple[str, str] | None:
+    def _http_refusal(self, since: int, cause: BaseException | None = None) -> tuple[str, str] | None:
         """(what happened, tip) when the URL's last answer to a handshake request was an HTTP error,
         or not what an MCP endpoint answers.
 
@@ -473,7 +489,7 @@ class Session(ClientSide):
         if status < 400:
             return None
         if status in (401, 403):
-            return what, CREDENTIALS_TIP
+            return self._refused_connect(status, last, cause)
         if status in (404, 405, 406, 415, 501):
             return what, (
                 "check the path in `url`: Streamable HTTP servers usually serve /mcp "
