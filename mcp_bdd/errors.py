@@ -154,13 +154,14 @@ TAIL_BYTES = 16384
 TAIL_LINE = 300
 
 
-def tail(path: Path, lines: int = 20) -> str:
-    """The last `lines` lines of a log file, secrets masked, reading at most its last
-    `TAIL_BYTES` (400 MB of stderr before a crash once cost 488 MB to quote); "" if unreadable."""
+def tail(path: Path, lines: int = 20, start: int = 0) -> str:
+    """The last `lines` lines of a log file after its first `start` bytes, secrets masked, reading
+    at most its last `TAIL_BYTES` (400 MB of stderr before a crash once cost 488 MB to quote); ""
+    if unreadable."""
     try:
         with path.open("rb") as fh:
             size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - TAIL_BYTES))
+            fh.seek(max(start, size - TAIL_BYTES))
             data = fh.read(TAIL_BYTES)
     except OSError:
         return ""

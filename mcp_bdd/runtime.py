@@ -55,7 +55,7 @@ class Runtime:
         self.start_failures: dict[tuple[str, str], TransportNotServed] = {}
         #: warnings for the user, once per run each (a server that stops slowly), taken by the hooks
         self._notices: list[str] = []
-        self._slow_stops_said: set[str] = set()
+        self._said: set[tuple[str, str]] = set()  # (kind, server) of the notices said already
         portal.call(contain_exits)  # an in-process server's sys.exit() ends the server, not the run
 
     def scenario_dir(self) -> Path:
@@ -112,11 +112,14 @@ class Runtime:
     def _close(self, session: Session) -> list[str]:
         """Close a session; a server that stopped slowly is said once a run (each stop costs as much)."""
         problems = session.close()
-        slow = session.server.slow_stop()
-        if slow is not None and session.name not in self._slow_stops_said:
-            self._slow_stops_said.add(session.name)
-            self._notices.append(slow)
+        self._say_once("slow stop", session.name, session.server.slow_stop())
         return problems
+
+    def _say_once(self, kind: str, server: str, notice: str | None) -> None:
+        """A warning of one kind about a server, said once a run (each scenario may meet the same cause)."""
+        if notice is not None and (kind, server) not in self._said:
+            self._said.add((kind, server))
+            self._notices.append(notice)
 
     def take_notices(self) -> list[str]:
         notices, self._notices = self._notices, []
@@ -237,6 +240,7 @@ class Runtime:
             max_message_bytes=int(config.setting(name, "max_message_bytes")),
         )
         session.open()  # closes the handle itself when it fails
+        self._say_once("probe", session.name, server.probe_notice)
         if scope != "scenario":
             self.long_lived[key] = _LongLived(session, state.fakes.lend(used))
             state.keeps_files = True  # the lent fakes' files live in this scenario's directory

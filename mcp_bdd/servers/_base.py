@@ -33,6 +33,11 @@ class RunningServer:
     process: ServerProcess | None = None
     stderr_path: Path | None = None
     evidence: StdoutEvidence | None = None
+    #: bytes of its stderr that failures do not quote: what it wrote while answering a discovery
+    #: probe it did not understand, on a connect that then fell back to the handshake and worked
+    stderr_quoted_from: int = 0
+    #: what the run says once about this server (the probe's noise, and how to spare it), or None
+    probe_notice: str | None = None
 
     def __init__(self, name: str, transport: str, display: str) -> None:
         self.name = name
@@ -83,7 +88,14 @@ class RunningServer:
             wait_exit(self.process.pid, timeout)
 
     def stderr_tail(self, lines: int = 20) -> str:
-        return "" if self.stderr_path is None else tail(self.stderr_path, lines)
+        return "" if self.stderr_path is None else tail(self.stderr_path, lines, self.stderr_quoted_from)
+
+    def stderr_size(self) -> int:
+        """How many bytes of stderr it wrote so far (0 when it has no stderr file)."""
+        try:
+            return 0 if self.stderr_path is None else self.stderr_path.stat().st_size
+        except OSError:
+            return 0
 
     def bad_stdout_lines(self) -> int:
         """How many lines it wrote on stdout that were not JSON-RPC messages so far (0 but over stdio)."""

@@ -145,6 +145,7 @@ class Session(ClientSide):
         self.problems: list[str] = []  # usage errors raised inside callbacks, surfaced by the next step
         self.surface_dirty = True
         self.lost = False  # the connection closed under a request: the server went away
+        self._stderr_at_connect = 0  # bytes of the server's stderr when the connect began
         #: progress notifications the SDK passed on, whatever their token (the ones a request asked for
         #: are in the timeline, from its callback): how many, and the first few, for a failure to quote
         self.progress_received = 0
@@ -178,6 +179,7 @@ class Session(ClientSide):
         )
         self.client = client
         started = time.monotonic()
+        self._stderr_at_connect = self.server.stderr_size()
         connect = self.transcript.record(
             "info",
             self.name,
@@ -219,9 +221,32 @@ class Session(ClientSide):
             raise
 
     def _after_connect(self, started: float) -> None:
+        self._set_probe_noise_aside()
         self._record_unscripted_requests()
         if self.log_level is not None and self.is_legacy:
             self.set_log_level(self.log_level)
+
+    def _set_probe_noise_aside(self) -> None:
+        """protocol = "auto" asks `server/discover` first; a server of the 2025-11-25 era (an mcp<2
+        Python server) may log a wall of validation errors for it before it answers the handshake.
+        That stderr is no failure's cause: failures quote what comes after, and the run says once
+        how to spare the probe."""
+        assert self.client is not None
+        if self.protocol != "auto" or self.client.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return
+        size = self.server.stderr_size()
+        if size <= self._stderr_at_connect:
+            return
+        self.server.stderr_quoted_from = size
+        self.transcript.record(
+            "info", self.name, "discover probe", {"stderr_bytes_set_aside": size - self._stderr_at_connect}
+        )
+        self.server.probe_notice = (
+            f'the MCP server "{self.name}" wrote {size - self._stderr_at_connect} bytes to its stderr while it '
+            'answered the server/discover probe of protocol = "auto", then spoke the 2025-11-25 handshake (an '
+            "mcp<2 server logs a validation error for the probe). Failures quote its stderr from after the "
+            f'handshake. Tip: set protocol = "legacy" in [servers.{self.name}] to skip the probe.'
+        )
 
     def _record_connected(self, client: Client, started: float) -> None:
         info = client.server_info
