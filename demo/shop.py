@@ -30,6 +30,7 @@ streams (2026-07-28).
 # No `from __future__ import annotations` here: the SDK reads `Annotated[..., Resolve(fn)]` with
 # typing.get_type_hints, which cannot see resolvers defined inside create_server() if annotations
 # are strings.
+import base64
 import functools
 import json
 import os
@@ -74,6 +75,7 @@ from mcp_types import (
     CompletionContext,
     CreateMessageResult,
     EmptyResult,
+    Icon,
     ListRootsResult,
     LoggingLevel,
     PromptReference,
@@ -121,9 +123,9 @@ LOG_LEVELS: tuple[LoggingLevel, ...] = (
 )
 
 INSTRUCTIONS = """\
-A small shop. Call list_products to see what is for sale, check_stock before ordering,
-create_order to reserve stock, pay_order to charge the customer and cancel_order to release
-the stock again. User accounts: create_user, get_user, delete_user (cannot be undone)."""
+A small shop that takes orders. Call list_products to see what is for sale, check_stock before
+ordering, create_order to reserve stock, pay_order to charge the customer and cancel_order to
+release the stock again. User accounts: create_user, get_user, delete_user (cannot be undone)."""
 
 
 def _png_1x1() -> bytes:
@@ -138,6 +140,7 @@ def _png_1x1() -> bytes:
 
 
 LOGO_PNG = _png_1x1()
+LOGO_DATA_URL = "data:image/png;base64," + base64.b64encode(LOGO_PNG).decode("ascii")
 
 
 # --------------------------------------------------------------------------- output models
@@ -621,6 +624,8 @@ def create_server() -> MCPServer:
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
     destructive = ToolAnnotations(read_only_hint=False, destructive_hint=True)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False)
+    # pay_order reaches the payment provider: beyond the shop, so open-world
+    charges = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
 
     # ---- shop
 
@@ -652,7 +657,7 @@ def create_server() -> MCPServer:
         + ("" if payments_url else " (No payment provider is configured: payments are simulated and succeed.)")
     )
 
-    @server.tool(annotations=writes, description=pay_description)
+    @server.tool(annotations=charges, description=pay_description)
     async def pay_order(order_id: str, ctx: Context) -> Order:
         order = store.order(order_id)
         if order.status == "paid":
@@ -696,7 +701,7 @@ def create_server() -> MCPServer:
 
     # ---- tutorial and test helpers
 
-    @server.tool(annotations=read_only)
+    @server.tool(title="Add two numbers", annotations=read_only)
     def add(a: int, b: int) -> int:
         """Add two integers and return their sum as {"result": a + b}."""
         return a + b
@@ -720,7 +725,7 @@ def create_server() -> MCPServer:
             '<img src=x onerror="window.__pwned=1"> & "quotes" \'too\''
         )
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=read_only, icons=[Icon(src=LOGO_DATA_URL, mime_type="image/png", sizes=["1x1"])])
     def get_logo() -> Image:
         """Return the shop logo as an inline PNG image content block."""
         return Image(data=LOGO_PNG, format="png")

@@ -16,6 +16,10 @@ Feature: Meeting the shop server
     Scenario: The shop speaks the current protocol by default
       Then the protocol version is "2026-07-28"
 
+    Scenario: The shop tells the assistant how its tools fit together
+      Then the server instructions mention "orders"
+      And the server instructions mention "check_stock"
+
   Rule: The shop declares everything it offers
 
     Scenario Outline: The shop supports <capability>

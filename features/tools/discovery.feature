@@ -108,3 +108,22 @@ Feature: Discovering the shop's tools
     Scenario: Dangerous tools warn that they cannot be undone
       Then the tool "delete_user" description mentions "cannot be undone"
       And the tool "pay_order" description mentions "payment provider"
+
+  Rule: Hosts show each tool by its title and icon, and know which calls are safe to repeat
+
+    Scenario: The tutorial tool has a title a person can read
+      Then the tool "add" has the title "Add two numbers"
+      And the tool "add" at "$.title" is "Add two numbers"
+
+    Scenario: Adding the same numbers twice changes nothing
+      Then the tool "add" is marked idempotent
+      And the tool "add" at "$.annotations.readOnlyHint" is true
+      And the tool "add" at "$.outputSchema.properties.result.type" is "integer"
+
+    Scenario: Paying reaches beyond the shop, to the payment provider
+      Then the tool "pay_order" is marked open-world
+      And the tool "pay_order" at "$.annotations.destructiveHint" is false
+
+    Scenario: The logo tool carries the logo as its icon
+      Then the tool "get_logo" at "$.icons[0].mimeType" is "image/png"
+      And the tool "get_logo" at "$.icons" is [{"src": "#regex data:image/png;base64,.+", "mimeType": "image/png", "sizes": ["1x1"]}]

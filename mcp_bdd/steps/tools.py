@@ -243,7 +243,14 @@ def _hint(context: Any, name: str, hint: str, label: str) -> None:
             f'The tool "{tool["name"]}" is not marked {label}',
             expected=f"annotations.{hint} = true",
             actual=annotations or "(no annotations)",
+            # an absent hint has a default in the spec, but only a written one tells a host what the author meant
+            tip=f'set it where the tool is defined: annotations {{"{hint}": true}} '
+            f"(MCPServer: ToolAnnotations({_snake(hint)}=True)); hosts read it to decide what to ask the user.",
         )
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
 
 
 @then('the tool "{name:Q}" is marked read-only')
@@ -262,6 +269,129 @@ def step_destructive(context: Any, name: str) -> None:
     Example: Then the tool "delete_user" is marked destructive
     """
     _hint(context, name, "destructiveHint", "destructive")
+
+
+@then('the tool "{name:Q}" is marked idempotent')
+def step_idempotent(context: Any, name: str) -> None:
+    """Check annotations.idempotentHint: calling the tool again with the same arguments changes nothing more.
+
+    Example: Then the tool "add" is marked idempotent
+    """
+    _hint(context, name, "idempotentHint", "idempotent")
+
+
+@then('the tool "{name:Q}" is marked open-world')
+def step_open_world(context: Any, name: str) -> None:
+    """Check annotations.openWorldHint: the tool reaches beyond the server (the web, a payment provider).
+
+    Example: Then the tool "pay_order" is marked open-world
+    """
+    _hint(context, name, "openWorldHint", "open-world")
+
+
+def _title(tool: dict[str, Any]) -> str | None:
+    """The title a host shows: the tool's own `title`, else the older `annotations.title`."""
+    title = tool.get("title") or (tool.get("annotations") or {}).get("title")
+    return title if isinstance(title, str) else None
+
+
+@then('the tool "{name:Q}" has the title "{expected:Q}"')
+def step_title(context: Any, name: str, expected: str) -> None:
+    """Check the title a host shows for a tool instead of its name: its `title`, else `annotations.title`.
+
+    Example: Then the tool "add" has the title "Add two numbers"
+    """
+    wanted = text(context, expected)
+    _, tool = _tool(context, name)
+    actual = _title(tool)
+    if actual != wanted:
+        raise ExpectationFailed(
+            f'The tool "{tool["name"]}" has another title' if actual else f'The tool "{tool["name"]}" has no title',
+            expected=wanted,
+            actual={"title": tool.get("title"), "annotations": tool.get("annotations")},
+            tip="hosts show the title instead of the name: set `title` where the tool is defined "
+            '(MCPServer: @server.tool(title="...")).',
+        )
+
+
+def _tool_at(context: Any, name: str, path: str) -> tuple[dict[str, Any], str, Any]:
+    from mcp_bdd.matchers import query_one
+
+    _, tool = _tool(context, name)
+    p = text(context, path)
+    return tool, p, query_one(tool, p, what=f'definition of the tool "{tool["name"]}"')
+
+
+def _tool_differs(
+    tool: dict[str, Any], p: str, wanted: Any, value: Any, why: list[str] | None = None
+) -> ExpectationFailed:
+    from mcp_bdd.errors import pretty
+
+    listed = "  The tool as the server lists it:\n" + "\n".join(f"    {line}" for line in pretty(tool).splitlines())
+    quoting = (
+        "numbers, booleans and null are written without quotes."
+        if isinstance(value, str)
+        else 'text is written in quotes: at "<path>" is "<text>".'
+    )
+    return ExpectationFailed(
+        f'Unexpected value at {p} in the tool "{tool["name"]}"',  # names the path itself: no `path=`
+        expected=wanted,
+        actual=value,
+        details="\n".join([*(f"  {line}" for line in why or []), listed]),
+        tip="the path reads the tool as tools/list sent it, with its wire names "
+        f'("$.annotations.readOnlyHint", "$._meta", "$.outputSchema"); {quoting}',
+    )
+
+
+@then('the tool "{name:Q}" at "{path:Q}" is "{expected:Q}"')
+def step_tool_at_text(context: Any, name: str, path: str, expected: str) -> None:
+    """Check any text field of a tool's definition by JSONPath: its `_meta`, icons, title, schemas.
+
+    Example: Then the tool "show_cart" at "$._meta.ui.resourceUri" is "ui://shop/cart.html"
+    """
+    tool, p, value = _tool_at(context, name, path)
+    wanted = text(context, expected)
+    if value != wanted:
+        raise _tool_differs(tool, p, wanted, value)
+
+
+@then('the tool "{name:Q}" at "{path:Q}" is {literal:Literal}')
+def step_tool_at_literal(context: Any, name: str, path: str, literal: str) -> None:
+    """Check any field of a tool's definition by JSONPath against a JSON literal (number, true/false, null,
+    array, object; fuzzy markers allowed).
+
+    Example: Then the tool "add" at "$.annotations.readOnlyHint" is true
+    """
+    from mcp_bdd.matchers import coerce_literal, compare
+
+    tool, p, value = _tool_at(context, name, path)
+    wanted = coerce_literal(text(context, literal))
+    mismatches = compare(wanted, value, subset=False)
+    if mismatches:
+        raise _tool_differs(tool, p, wanted, value, [f"{m.path}: {m.reason}" for m in mismatches])
+
+
+@then('the server instructions mention "{needle:Q}"')
+def step_instructions(context: Any, needle: str) -> None:
+    """Check the instructions the server gave when the client connected (case-insensitive): what a host
+    puts before the model to say how the server's tools fit together.
+
+    Example: Then the server instructions mention "orders"
+    """
+    wanted = expected_text(context, needle)
+    session = current_session(context)
+    assert session.client is not None  # current_session connects, or raises
+    instructions = session.client.instructions or ""
+    if wanted.lower() not in instructions.lower():
+        raise ExpectationFailed(
+            f'The instructions of the server "{session.name}" do not mention "{wanted}"'
+            if instructions
+            else f'The server "{session.name}" gave no instructions',
+            expected=f'instructions mentioning "{wanted}"',
+            actual=instructions or "(no instructions)",
+            tip="a server gives its instructions when the client connects (the initialize or server/discover "
+            'result): MCPServer("name", instructions="...").',
+        )
 
 
 # ---------------------------------------------------------------------------------------------
