@@ -1,6 +1,6 @@
 """`mcp-bdd check` on each real third-party stdio server the project installs.
 
-Target (README, Performance): under 10 s per server over stdio. The baseline, measured in the same run,
+Target (docs/performance.md): under 10 s per server over stdio. The baseline, measured in the same run,
 is `mcp-bdd probe` on the same command (spawn, connect, list): the ratio is what the checks
 themselves cost. Also printed: the per-server findings table the README quotes.
 

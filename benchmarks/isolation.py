@@ -3,7 +3,7 @@
 Every scenario gets a fresh server process either way. Cold: `python -m mcp_bdd.serve` per
 scenario (~1.5 s of imports). Pool (default): a fork of a pre-imported process. Printed: wall
 time per scenario beyond behave's fixed start-up (a 1-scenario run), and the ratio.
-Targets (README, Performance): under 0.1 s of wall time per scenario over stdio, under 0.15 s over HTTP.
+Targets (docs/performance.md): under 0.1 s of wall time per scenario over stdio, under 0.15 s over HTTP.
 
     python benchmarks/isolation.py [--scenarios 30]
 """

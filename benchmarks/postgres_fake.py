@@ -7,7 +7,7 @@ body of `--body` seconds, as a server start and a few calls take, and the drop r
 background); and the baseline
 measured in the same run — the cheapest fresh database there is, a SQLite fake file — as a
 ratio. The load average is printed too: on a busy machine the copy costs several times more.
-Target (README, Performance): a PostgreSQL database per scenario in under 0.15 s.
+Target (docs/performance.md): a PostgreSQL database per scenario in under 0.15 s.
 
     python benchmarks/postgres_fake.py [--scenarios 20] [--body 0.5]
 """

@@ -1,7 +1,7 @@
 """Scale: a 1,000-scenario in-memory suite vs the same checks as pytest + the raw SDK client,
 peak memory, and `mcp-bdd run --jobs 2` vs `--jobs 1` on a stdio-bound suite. One run, ratios.
 
-Targets (README, Performance): in-memory suite within 1.15x of pytest + raw SDK; peak memory < 300 MB;
+Targets (docs/performance.md): in-memory suite within 1.15x of pytest + raw SDK; peak memory < 300 MB;
 --jobs 2 at least 1.8x faster than --jobs 1 on a stdio-bound suite (2 cores).
 
     python benchmarks/scale.py [--scenarios 1000] [--stdio-files 8] [--stdio-per-file 4]

@@ -3,7 +3,7 @@
 The server (tests/servers/hostile.py, stdlib only) answers `big` with N MB of text. Each side runs
 in a fresh process; printed: seconds for the call, MB/s, and the peak of Python allocations during
 the call (tracemalloc) as a multiple of the result's size — the result itself counts once.
-Target (README, Performance): a 60 MB result in under 2 s, under 3x its size in extra memory.
+Target (docs/performance.md): a 60 MB result in under 2 s, under 3x its size in extra memory.
 
     python benchmarks/stdio_framing.py [--mb 60]
 """
