@@ -28,9 +28,12 @@ class LastResult:
     kind: str  # "tool" | "resource" | "prompt"
     server: str
     raw: dict[str, Any]
-    value: Any  # structuredContent, else text parsed as JSON, else text
+    #: structuredContent, else text parsed as JSON, else text; JSON a tool returned as text (structuredContent
+    #: `{"result": "<json text>"}`, see steps._base.json_held) is that JSON
+    value: Any
     text: str  # concatenated text content
     name: str = ""  # tool / prompt name or resource uri
+    held_json: bool = False  # `value` is JSON the tool returned as text, read out of structuredContent's "result"
 
 
 @dataclass

@@ -42,6 +42,7 @@ __all__ = [
     "ensure_server",
     "expected_text",
     "given",
+    "json_held",
     "keep_result",
     "result_value",
     "state",
@@ -363,8 +364,14 @@ def coerce_arguments(
     return args
 
 
-def result_value(raw: dict[str, Any]) -> Any:
-    """structuredContent when present, else the text content parsed as JSON when it parses, else text."""
+def result_value(raw: dict[str, Any], listed: dict[str, Any] | None = None) -> Any:
+    """ "The result": structuredContent when present, else the text content parsed as JSON when it
+    parses, else the text. JSON a tool returned as text (`json_held`) is read as that JSON."""
+    held = json_held(raw, listed)
+    return held if held is not None else _plain_value(raw)
+
+
+def _plain_value(raw: dict[str, Any]) -> Any:
     if raw.get("structuredContent") is not None:
         return raw["structuredContent"]
     content = result_text(raw)
@@ -374,11 +381,54 @@ def result_value(raw: dict[str, Any]) -> Any:
         return content
 
 
+def json_held(raw: dict[str, Any], listed: dict[str, Any] | None = None) -> dict[str, Any] | list[Any] | None:
+    """The JSON object or array a tool returned as text, when its structuredContent only wraps that text.
+
+    Why: a `-> str` tool returning `json.dumps(...)` is the most common shape in the wild, and its
+    framework wraps the text as `{"result": "<json text>"}` (fastmcp marks the wrap, in the result's
+    `_meta` and the output schema's `x-fastmcp-wrap-result`; the SDK's MCPServer does not, but then
+    the only text content is that same string). `listed`: the tool as the server listed it, if known.
+    """
+    structured = raw.get("structuredContent")
+    if not isinstance(structured, dict) or list(structured) != ["result"] or not isinstance(structured["result"], str):
+        return None
+    wrapped = structured["result"]
+    if not (_marked_wrap(raw, listed) or _text_blocks(raw) == [wrapped]):
+        return None
+    try:
+        value = json.loads(wrapped)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict | list) else None  # "42" or "true" stays the text it is
+
+
+def _marked_wrap(raw: dict[str, Any], listed: dict[str, Any] | None) -> bool:
+    meta = raw.get("_meta") or {}
+    fastmcp = meta.get("fastmcp") if isinstance(meta, dict) else None
+    schema = (listed or {}).get("outputSchema") or {}
+    return (isinstance(fastmcp, dict) and fastmcp.get("wrap_result") is True) or (
+        isinstance(schema, dict) and schema.get("x-fastmcp-wrap-result") is True
+    )
+
+
+def _text_blocks(raw: dict[str, Any]) -> list[Any]:
+    return [b.get("text") for b in raw.get("content") or [] if isinstance(b, dict) and b.get("type") == "text"]
+
+
 def keep_result(context: Any, kind: str, outcome: Outcome, name: str) -> None:
     st = state(context)
-    if outcome.raw is not None:
-        st.last = LastResult(
-            kind, outcome.server, outcome.raw, result_value(outcome.raw), result_text(outcome.raw), name
-        )
-    else:
+    if outcome.raw is None:
         st.last = None
+        return
+    held = json_held(outcome.raw, _listed_tool(st, outcome.server, name) if kind == "tool" else None)
+    value = held if held is not None else _plain_value(outcome.raw)
+    st.last = LastResult(
+        kind, outcome.server, outcome.raw, value, result_text(outcome.raw), name, held_json=held is not None
+    )
+
+
+def _listed_tool(st: ScenarioState, server: str, name: str) -> dict[str, Any] | None:
+    """The tool as the listing already taken shows it, if one was: reading a result sends no request."""
+    session = st.sessions.get(server)
+    tools = session.tools if session is not None else None
+    return next((t for t in tools or [] if t.get("name") == name), None)

@@ -1,7 +1,9 @@
 """Results: check "the result" of the last tool call, resource read or prompt (whichever came last).
 
 "The result" is structuredContent when present, else the text content parsed as JSON when it
-parses, else the text. "The result text" is the concatenated text content.
+parses, else the text. JSON a tool returned as text, which its framework wrapped as
+structuredContent `{"result": "<json text>"}`, is the JSON it holds (`_base.json_held`). "The
+result text" is the concatenated text content.
 """
 
 from __future__ import annotations
@@ -102,6 +104,11 @@ def step_text_matches(context: Any, pattern: str) -> None:
 def step_result_is(context: Any) -> None:
     """Match the whole result against JSON; fuzzy markers like "#string" or "#uuid" are allowed.
 
+    "The result" is the tool's structuredContent, else its text parsed as JSON when it parses, else
+    its text. JSON returned as text is read as the JSON it holds: a tool that returns
+    `json.dumps(...)` as a string (fastmcp and the SDK's MCPServer send it wrapped, as
+    `{"result": "<json text>"}`) is checked, and read by path, as that JSON.
+
     Example:
         Then the result is:
           \"\"\"json
@@ -146,14 +153,27 @@ def step_result_lacks(context: Any) -> None:
         )
 
 
-def _at(context: Any, path: str) -> tuple[str, Any]:
+def _at(context: Any, path: str, *, allow_empty: bool = False) -> tuple[str, Any]:
     p = text(context, path)
-    return p, matchers.query_one(_last(context).value, p)
+    last = _last(context)
+    try:
+        return p, matchers.query_one(last.value, p, allow_empty=allow_empty)
+    except ExpectationFailed as exc:
+        if not last.held_json:
+            raise
+        # a path written for the wrapper (`$.result.rows`) was right before JSON text was read as JSON
+        raise ExpectationFailed(
+            exc.title,
+            details=exc.details,
+            tip=f'the tool "{last.name}" returned JSON as text (structuredContent {{"result": "<json text>"}}): '
+            'paths read the JSON it holds, so "$.result.rows" is written "$.rows". ' + (exc.tip or ""),
+        ) from None
 
 
 @then('the result at "{path:Q}" is "{expected:Q}"')
 def step_at_is_text(context: Any, path: str, expected: str) -> None:
-    """Check the value at a JSONPath equals a string.
+    """Check the value at a JSONPath equals a string. Paths read "the result" (see "the result is:"),
+    so JSON a tool returned as text is read by path too: `$.rows[0][0]`, not `$.result`.
 
     Example: Then the result at "$.status" is "pending"
     """
@@ -235,8 +255,7 @@ def step_at_count(context: Any, path: str, n: int, unit: str) -> None:
 
     Example: Then the result at "$.items" has 3 items
     """
-    p = text(context, path)
-    value = matchers.query_one(_last(context).value, p, allow_empty=True)
+    p, value = _at(context, path, allow_empty=True)
     count = matchers.count_items(value, path=p)
     if count != n:
         raise ExpectationFailed(f"The value at {p} has {count} items, not {n}", path=p, expected=n, actual=value)
