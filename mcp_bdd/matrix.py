@@ -467,6 +467,13 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
+def _whole(text: str, lines: int = 12) -> str:
+    """A message whose first line leads into the next ones (`...not configured (nothing was run):`
+    then each server it could not find), indented under the leg, at most `lines` of it."""
+    kept = [line.rstrip() for line in text.strip().splitlines() if line.strip()][:lines]
+    return "\n      ".join(line.strip() for line in kept)
+
+
 def _tail(path: Path, lines: int = 12) -> str:
     return "\n".join("      " + line for line in split_lines(tail(path, lines)))
 
@@ -525,7 +532,7 @@ def _analyse(result: LegResult, interrupted: bool) -> None:
             result.severity = max(result.severity, EXIT_FAILED if died else EXIT_USAGE)
     for run in runs:
         if run.error_kind == ConfigError.kind and run.error_message:  # the worker's before_all said so
-            problem = f"configuration error: {_first_line(run.error_message)}"
+            problem = f"configuration error: {_whole(run.error_message)}"
             if problem not in result.problems:  # once a leg, however many of its workers said it
                 result.problems.append(problem)
             result.severity = max(result.severity, EXIT_USAGE)

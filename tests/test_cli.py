@@ -442,6 +442,20 @@ def _read(path: Path) -> str:
         return ""
 
 
+def test_run_shows_a_workers_configuration_error_whole(tmp_path: Path) -> None:
+    """It showed `! configuration error: Features name servers that are not configured (nothing was
+    run):` and stopped there — the server it could not find and the ones configured were cut."""
+    assert cli(tmp_path, "init").returncode == 0
+    (tmp_path / "features" / "typo.feature").write_text(
+        'Feature: A typo\n  Scenario: The wrong name\n    Given the MCP server "exampel" is running\n'
+    )
+    done = cli(tmp_path, "run")
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = done.stdout[done.stdout.index("! configuration error: Features name servers that are not configured") :]
+    assert 'unknown server "exampel". Did you mean "example"?' in said, done.stdout
+    assert f"Configured servers: example (in {tmp_path / 'mcp-bdd.toml'})" in said, done.stdout
+
+
 def test_unknown_transport_lists_the_valid_ones(initialised: Path) -> None:
     done = cli(initialised, "run", "--transport", "stdio,carrier-pigeon")
     assert done.returncode == 2
