@@ -185,7 +185,8 @@ def _parser() -> argparse.ArgumentParser:
         "protocol and a SHA-256 of the tool surface. With --baseline, compare with a saved surface.\n\n"
         "  mcp-bdd probe https://mcp.example.com/mcp --baseline surface.json\n"
         "  mcp-bdd probe -- mcp-server-time --local-timezone UTC\n"
-        "  mcp-bdd probe shop --save-baseline surface.json",
+        "  mcp-bdd probe shop --save-baseline surface.json\n"
+        "  mcp-bdd probe                     # the default server, as `check` does",
     )
     probe.add_argument("target", nargs="*", metavar="SERVER | URL | -- COMMAND ARGS", help="what to probe")
     _connect_options(probe)
