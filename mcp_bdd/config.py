@@ -113,12 +113,14 @@ class _Overrides(_Model):
 
 
 class Endpoint(_Model):
-    """How to start a server so that it speaks HTTP (streamable-http) or SSE on `url`."""
+    """How to start a server so that it speaks HTTP (streamable-http) or SSE on `url`, and the
+    `headers` the client then sends it (a bearer token: secrets, as a url server's are)."""
 
     command: list[str]
     url: str
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("command", mode="before")
     @classmethod

@@ -55,6 +55,7 @@ class _Launch:
     cwd: str
     url: str | None
     display: str
+    headers: dict[str, str]  # what the client sends an HTTP server (the `http`/`sse` section's `headers`)
 
 
 def start_server(
@@ -169,7 +170,9 @@ def _launch(
     if transport == "stdio":
         return StdioServer(name, process, pipes, display, stderr_path, max_line)
     assert launch.url is not None
-    return HttpServer(name, transport, process, launch.url, display, stderr_path)
+    server = HttpServer(name, transport, process, launch.url, display, stderr_path)
+    server.headers.update(launch.headers)  # sent by the session's HTTP client, as a url server's are
+    return server
 
 
 def _in_memory(
@@ -280,6 +283,7 @@ def _resolve(
     extra = {"port": str(port)}
     root = config.root
     url: str | None = None
+    headers: dict[str, str] = {}
     cwd = _working_dir(name, cfg, config, transport, interp, extra)
     if isinstance(cfg, AppServer):
         argv = [sys.executable, "-m", "mcp_bdd.serve", cfg.app, "--transport", transport]
@@ -296,11 +300,13 @@ def _resolve(
             remember_mapping(own)
             env = {**env, **own}
             url = interp(endpoint.url, extra)
+            headers = {k: interp(v, extra) for k, v in endpoint.headers.items()}
+            remember_mapping(headers, all_values=True)  # every header value is a secret
         else:
             argv = [interp(a, extra) for a in cfg.command]
     shown = mask_mapping(env)
     display = " ".join(argv) + ("  (env: " + ", ".join(f"{k}={v}" for k, v in shown.items()) + ")" if env else "")
-    return _Launch(argv, env, cwd, url, display)
+    return _Launch(argv, env, cwd, url, display, headers)
 
 
 def _working_dir(
