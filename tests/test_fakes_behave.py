@@ -25,6 +25,7 @@ pytestmark = pytest.mark.slow
 HARNESS_ENVIRONMENT = """
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -52,14 +53,22 @@ def before_scenario(context, scenario):
         variables=variables,
         location="",
         interpolate=lambda text, extra=None: interpolate(text, variables, fake=fakes.resolve, extra=extra),
+        next_step_sends=None,  # a request the app sends as the next step begins (while it waits)
+        senders=[],
     )
 
 
 def before_step(context, step):
     context.mcp.location = str(step.location)
+    send, context.mcp.next_step_sends = context.mcp.next_step_sends, None
+    if send is not None:
+        context.mcp.senders.append(threading.Thread(target=send))
+        context.mcp.senders[-1].start()
 
 
 def after_scenario(context, scenario):
+    for sender in context.mcp.senders:
+        sender.join(timeout=10)
     problems = context.mcp.fakes.close()
     shutil.rmtree(context.mcp.tmpdir, ignore_errors=True)
     assert problems == [], problems
@@ -112,6 +121,17 @@ def app_sends_impatient(context, method, url, seconds):
 @when('the app sends {method:w} "{url}"')
 def app_sends(context, method, url):
     _send(context, method, url)
+
+
+@when('the app sends {method:w} "{url}" as the next step begins')
+def app_sends_later(context, method, url):
+    request = urllib.request.Request(context.mcp.interpolate(url), data=b"{}", method=method)
+
+    def send():
+        with urllib.request.urlopen(request, timeout=10) as response:
+            response.read()
+
+    context.mcp.next_step_sends = send
 
 
 @then("the app got status {status:d}")
@@ -222,6 +242,13 @@ Feature: Fake HTTP services
     And the fake HTTP service "payments" received 1 request to "/health"
     And the fake HTTP service "payments" received 1 request to "/charges"
 
+  Scenario: A request that comes while the step waits, and one that came before it
+    Given the fake HTTP service "hooks" responds to POST "/ping" with status 204
+    When the app sends POST "${fake.hooks.url}/ping" as the next step begins
+    Then the fake HTTP service "hooks" receives a POST request to "/ping" within 10 seconds
+    And the fake HTTP service "hooks" receives a POST request to "/ping" within 0 seconds
+    And the fake HTTP service "hooks" received 1 request to "/ping"
+
   Scenario: A service nobody calls
     Given the fake HTTP service "idle" responds to GET "/" with status 200
     Then the fake HTTP service "idle" received no requests
@@ -284,6 +311,9 @@ Feature: Failures read like bug reports
       {"amount": 6}
       """
 
+  Scenario: never arrives
+    Then the fake HTTP service "payments" receives a GET request to "/charges" within 0.2 seconds
+
   Scenario: never set up
     Then the fake HTTP service "paymnts" received no requests
 
@@ -342,7 +372,7 @@ def test_fake_steps_pass(tmp_path: Path) -> None:
     result = _run_behave(project)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
-    assert "8 scenarios passed, 0 failed" in output, output
+    assert "9 scenarios passed, 0 failed" in output, output
     assert "Started server process" not in output
 
 
@@ -363,6 +393,9 @@ def test_failures_read_like_bug_reports(tmp_path: Path) -> None:
         # body mismatch: the difference from the closest request
         "Differences from the closest request:",
         "$.amount",
+        # never arrives: what did arrive, and where
+        'The fake HTTP service "payments" received no GET request to "/charges" within 0.2 seconds',
+        "Requests to that path did arrive",
         # never set up
         'The fake HTTP service "paymnts" was never set up in this scenario; fakes in use: "payments"',
         # stub errors
@@ -389,6 +422,7 @@ def test_steps_are_catalogued_with_docstrings(tmp_path: Path) -> None:
     for phrase in [
         'Given the fake HTTP service "{name:Q}" responds to {method:Method} "{path:Q}" with status',
         'Then the fake HTTP service "{name:Q}" received {count:d} {noun:Requests} to "{path:Q}"',
+        'Then the fake HTTP service "{name:Q}" receives a {method:Method} request to "{path:Q}" within',
         'Given the workspace contains the file "{path:Q}" with:',
         'Then the table "{table:Q}" of the fake database "{name:Q}" has {count:d} {noun:Rows}',
     ]:

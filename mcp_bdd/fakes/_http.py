@@ -174,6 +174,7 @@ class FakeHttpService:
         self._portal = portal
         self._transcript = transcript
         self._lock = threading.Lock()  # stubs/requests are touched from the behave and portal threads
+        self._arrived = threading.Condition(self._lock)  # notified on each request: "receives ... within"
         self._stubs: dict[tuple[str, str, tuple[tuple[str, str], ...]], Stub] = {}
         self._requests: list[ReceivedRequest] = []
         self._closed = False
@@ -291,9 +292,19 @@ class FakeHttpService:
         with self._lock:
             return list(self._requests)
 
+    def wait_for(self, arrived: Callable[[list[ReceivedRequest]], bool], timeout: float) -> bool:
+        """Block until `arrived(the requests so far)` holds, at most `timeout` seconds; whether it did.
+
+        Woken by each request as it is recorded (no polling): a step waits for a server that calls
+        on its own schedule exactly as long as it takes, and no longer than `timeout`.
+        """
+        with self._arrived:
+            return self._arrived.wait_for(lambda: arrived(list(self._requests)), timeout)
+
     def _record(self, request: ReceivedRequest) -> None:
-        with self._lock:
+        with self._arrived:
             self._requests.append(request)
+            self._arrived.notify_all()
         self._transcript.record("fake", self.name, f"{request.method} {request.target}", request.to_json())
 
     # -- lifecycle ------------------------------------------------------------------------------

@@ -223,11 +223,15 @@ def step_http_drop(context: Any, name: str, method: str, path: str) -> None:
 
 
 def _matching(service: FakeHttpService, method: str | None, target: str, query: str = "") -> list[ReceivedRequest]:
+    return _select(service.requests, method, target, query)
+
+
+def _select(requests: list[ReceivedRequest], method: str | None, target: str, query: str = "") -> list[ReceivedRequest]:
     path, pairs = split_target(target)
     wanted = set(pairs) | set(parse_qsl(query, keep_blank_values=True))
     return [
         r
-        for r in service.requests
+        for r in requests
         if r.path == path and (method is None or r.method == method) and wanted <= set(r.query_pairs)
     ]
 
@@ -339,6 +343,27 @@ def step_http_received_method(context: Any, name: str, method: str, path: str) -
     Example: Then the fake HTTP service "payments" received a POST request to "/charges"
     """
     _expect_one(context, name, method, path, "", lambda r: True)
+
+
+@then(_SERVICE + ' receives a {method:Method} request to "{path:Q}" within {seconds:Seconds} {unit:SecondWord}')
+def step_http_receives_within(context: Any, name: str, method: str, path: str, seconds: float, unit: str) -> None:
+    """Wait until a fake HTTP service receives a request with this method and path, at most a number of
+    seconds: for a server that calls on its own schedule (a scheduler, a webhook, a retry). Passes as soon
+    as the request arrives, or at once when one arrived earlier in the scenario.
+
+    Example: Then the fake HTTP service "hooks" receives a POST request to "/ping" within 5 seconds
+    """
+    service, target, wanted = _service(context, name), text(context, path), check_method(method)
+    split_target(target)  # a malformed path is a usage error now, not once the wait is over
+    if service.wait_for(lambda requests: bool(_select(requests, wanted, target)), seconds):
+        return
+    raise _fail(
+        service,
+        f'The fake HTTP service "{service.name}" received no {wanted} request to "{target}" within {seconds:g} {unit}',
+        target,
+        expected=f"a {wanted} request to {target} within {seconds:g} {unit}",
+        actual="none arrived",
+    )
 
 
 @then(_SERVICE + ' received a {method:Method} request to "{path:Q}" with body containing "{needle:Q}"')
