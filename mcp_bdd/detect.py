@@ -439,3 +439,146 @@ def formatter_config(root: Path) -> Path:
     if existing:
         return existing[-1]
     return root / "behave.ini"
+
+
+# ---------------------------------------------------------------------------------------------
+# what CI must install: the project's own requirements, and mcp-bdd as it is installed here
+
+_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _name(requirement: str) -> str:
+    """A requirement's distribution name, normalized (PEP 503): "FastMCP[cli]>=4" -> "fastmcp"."""
+    match = _REQUIREMENT_NAME.match(requirement)
+    return re.sub(r"[-_.]+", "-", match.group(1)).lower() if match else ""
+
+
+def _pyproject_dependencies(root: Path) -> list[str]:
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return []
+    deps = data.get("project", {}).get("dependencies", [])
+    return [str(d) for d in deps] if isinstance(deps, list) else []
+
+
+def _requirements_file(root: Path) -> list[str]:
+    try:
+        lines = (root / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [line for line in lines if line.strip() and not line.lstrip().startswith(("#", "-"))]
+
+
+def project_requirements(root: Path, candidate: Candidate | None) -> list[str]:
+    """pip arguments for what the project's server needs, read statically.
+
+    requirements.txt when there is one; the project itself (`-e .`) only when its server lives in
+    a src/ layout, which must be installed to import; else `[project] dependencies` as they are —
+    `pip install .` of a flat folder fails (no setup.py, or setuptools finding `features` and
+    `steps` as packages), and nothing else needs it: the server runs from the project root.
+    Then the SDK the code is written for, when no requirement names it (the code imports it,
+    the environment it was written in had it, and the runner's has not).
+    """
+    args: list[str] = []
+    declared = _requirements_file(root) + _pyproject_dependencies(root)
+    if (root / "requirements.txt").is_file():
+        args += ["-r", "requirements.txt"]
+    if candidate is not None and candidate.path.startswith("src/"):
+        args += ["-e", "."]
+    elif not (root / "requirements.txt").is_file():
+        args += _pyproject_dependencies(root)
+    needed = _sdk_requirement(candidate)
+    if needed and _name(needed) not in {_name(d) for d in declared}:
+        args.append(needed)
+    return args
+
+
+def _sdk_requirement(candidate: Candidate | None) -> str:
+    if candidate is None:
+        return ""
+    if candidate.sdk == "fastmcp":  # the version init found beside mcp-bdd, where it ran in-process
+        return f"fastmcp=={metadata.version('fastmcp')}"
+    return {"v1": "mcp<2", "fastmcp-old": "fastmcp<4"}.get(candidate.sdk, "")
+
+
+@dataclass(frozen=True)
+class Install:
+    """How to install mcp-bdd the way it is installed here, for a CI runner."""
+
+    args: list[str]  # pip arguments
+    how: str  # where this install came from: "an editable install of the clone at /src/mcp-bdd"
+    advice: str = ""  # why a hosted runner may not have it ("" when it has whatever the checkout has)
+
+
+#: How to point a workflow at a copy of mcp-bdd that a hosted runner can install.
+COPIES = (
+    "a clone checked out in an earlier step:  pip install -e path/to/mcp-bdd",
+    "a wheel committed to this repository:    pip install ./wheels/mcp_bdd-<version>-py3-none-any.whl",
+    'a VCS URL:   pip install "mcp-bdd @ git+https://github.com/<owner>/mcp-bdd@<commit>"',
+)
+_ON_THIS_MACHINE = "{} is on this machine only: on a hosted runner, point this at your copy instead"
+
+
+def mcp_bdd_install(root: Path) -> Install:
+    """mcp-bdd is not on PyPI yet: `pip install mcp-bdd` fails. pip records where an install came
+    from in the distribution's direct_url.json (PEP 610): a folder (editable or not), a file or
+    URL (a wheel), or a VCS URL at a commit."""
+    found = list(metadata.distributions(name="mcp-bdd"))
+    if not found:
+        return Install(["mcp-bdd"], "not as a package", "Point this at your copy")
+    # a clone's own mcp_bdd.egg-info (a build's by-product) may come first on sys.path: it says nothing
+    recorded = [d for d in found if d.read_text("direct_url.json")]
+    return install_of((recorded or found)[0], root)
+
+
+def install_of(dist: metadata.Distribution, root: Path) -> Install:
+    """`dist`'s install as pip arguments (see mcp_bdd_install)."""
+    try:
+        data = json.loads(dist.read_text("direct_url.json") or "null")
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("url"), str):
+        return Install([f"mcp-bdd=={dist.version}"], f"mcp-bdd {dist.version} from a package index",
+                       "If the runner's index has no mcp-bdd, point this at your copy instead")  # fmt: skip
+    url: str = data["url"]
+    if isinstance(data.get("vcs_info"), dict):
+        return _vcs_install(url, data)
+    local = _file_path(url)
+    if local is None:  # an archive from a URL
+        return Install([f"mcp-bdd @ {url}"], f"from {url}")
+    shown, inside = _project_path(local, root)
+    advice = "" if inside else _ON_THIS_MACHINE.format(local)
+    if isinstance(data.get("archive_info"), dict):
+        return Install([shown], f"from the file {local}", advice)
+    if (data.get("dir_info") or {}).get("editable"):
+        return Install(["-e", shown], f"an editable install of the clone at {local}", advice)
+    return Install([shown], f"from the folder {local}", advice)
+
+
+def _vcs_install(url: str, data: dict[str, Any]) -> Install:
+    info: dict[str, Any] = data["vcs_info"]
+    revision = str(info.get("commit_id") or info.get("requested_revision") or "")
+    spec = f"mcp-bdd @ {info.get('vcs', 'git')}+{url}" + (f"@{revision}" if revision else "")
+    if data.get("subdirectory"):
+        spec += f"#subdirectory={data['subdirectory']}"
+    asked = f" (asked for {info['requested_revision']})" if info.get("requested_revision") else ""
+    advice = _ON_THIS_MACHINE.format(url) if url.startswith("file:") else ""
+    return Install([spec], f"from {url} at {revision[:12]}{asked}", advice)
+
+
+def _file_path(url: str) -> Path | None:
+    from urllib.parse import unquote, urlparse
+    from urllib.request import url2pathname
+
+    parsed = urlparse(url)
+    return Path(url2pathname(unquote(parsed.path))) if parsed.scheme == "file" else None
+
+
+def _project_path(path: Path, root: Path) -> tuple[str, bool]:
+    """`path` for a pip command run in the project root: relative (`./wheels/x.whl`) when inside it,
+    so that it works in any checkout; and whether it is."""
+    try:
+        return "./" + path.resolve().relative_to(root.resolve()).as_posix(), True
+    except ValueError:
+        return str(path), False

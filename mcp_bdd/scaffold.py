@@ -25,14 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from mcp_bdd.detect import (
+    COPIES,
     Candidate,
+    Install,
     Layout,
     behave_layout,
     detect_server,
     formatter_config,
     go_module,
+    mcp_bdd_install,
     node_project,
     project_python,
+    project_requirements,
     python_command,
 )
 from mcp_bdd.errors import EXIT_OK, UsageError, for_terminal
@@ -204,6 +208,7 @@ class ServerChoice:
     setup: str = ""  # what CI must do for the server: "" | "python-own-venv" | "node" | "go"
     notes: list[str] = field(default_factory=list)  # printed after the files: what the user must check
     comments: dict[str, str] = field(default_factory=dict)  # why a key of `body` is there, in the config
+    candidate: Candidate | None = None  # the Python server found, whose requirements CI installs
 
     @property
     def kind(self) -> str:
@@ -318,7 +323,12 @@ def _python_choice(root: Path, best: Candidate) -> ServerChoice:
             what += " (src layout: install the project, e.g. `pip install -e .`, so that it imports)"
         framework = " (fastmcp 4)" if best.sdk == "fastmcp" else ""
         return ServerChoice(
-            name, {"app": best.spec}, f"found {what}{framework} in {best.path}", transport="in-memory", python=True
+            name,
+            {"app": best.spec},
+            f"found {what}{framework} in {best.path}",
+            transport="in-memory",
+            python=True,
+            candidate=best,
         )
     python = project_python(root)
     era = "the 1.x MCP SDK" if best.sdk == "v1" else "fastmcp < 4 (on the 1.x SDK)"
@@ -326,9 +336,10 @@ def _python_choice(root: Path, best: Candidate) -> ServerChoice:
         f"found {what} in {best.path}, written for {era}: it runs as a command with {python.why}, "
         "because mcp-bdd needs the 2.x SDK in its own environment"
     )
+    args = shlex.join(mcp_bdd_install(root).args)
     notes = [
         "Keep mcp-bdd out of the server's environment (installing it there upgrades mcp to 2.x): "
-        "install it in its own venv, e.g. `pipx install mcp-bdd` or `python -m venv ~/.mcp-bdd`."
+        f"install it in its own venv, e.g. `python -m venv ~/.mcp-bdd && ~/.mcp-bdd/bin/pip install {args}`."
     ]
     if not python.found:
         notes.append("No project environment was found, so the command uses python3 from PATH: edit it if needed.")
@@ -339,6 +350,7 @@ def _python_choice(root: Path, best: Candidate) -> ServerChoice:
         setup="python-own-venv",
         notes=notes,
         comments={"protocol": _LEGACY_WHY},
+        candidate=best,
     )
 
 
@@ -430,31 +442,67 @@ def _server_setup_steps(root: Path, choice: ServerChoice) -> str:
           go-version: stable
 """
     if choice.setup == "python-own-venv":
-        argv = choice.body.get("command") or []
-        if argv[:2] == ["uv", "run"]:
-            install = "pip install uv && uv sync --frozen"
-        elif argv[:2] == ["poetry", "run"]:
-            install = "pip install poetry && poetry install"
-        else:
-            venv = str(argv[0]).split("/")[0] if argv and "/" in str(argv[0]) else ".venv"
-            source = "-r requirements.txt" if (root / "requirements.txt").exists() else "-e ."
-            install = f"python -m venv {venv} && {venv}/bin/pip install {source}"
-        return f"""\
-      - name: Install the server in its own environment
-        run: {install}
-"""
+        return _run_step("Install the server in its own environment", _own_venv_lines(root, choice))
     return ""
 
 
-def ci_workflow(root: Path, choice: ServerChoice, has_pyproject: bool) -> str:
-    own_venv = choice.setup == "python-own-venv"
+def _own_venv_lines(root: Path, choice: ServerChoice) -> list[str]:
+    """The server's own environment, where its command will find it: `.venv/bin/python` needs a
+    .venv (git leaves the author's out), `python3` the runner's Python."""
+    argv = [str(a) for a in choice.body.get("command") or []]
+    if argv[:2] == ["uv", "run"]:
+        return ["pip install uv", "uv sync --frozen"]
+    if argv[:2] == ["poetry", "run"]:
+        return ["pip install poetry", "poetry install"]
+    requirements = shlex.join(project_requirements(root, choice.candidate))
+    if argv and "/" in argv[0]:
+        venv = argv[0].split("/")[0]
+        return [f"python -m venv {venv}"] + ([f"{venv}/bin/pip install {requirements}"] if requirements else [])
+    return [f"python -m pip install {requirements}"] if requirements else []
+
+
+def _run_step(name: str, lines: Sequence[str], comment: Sequence[str] = ()) -> str:
+    """One workflow step running `lines` (a block scalar: no quoting of what pip is given)."""
+    if not lines:
+        return ""
+    said = "".join(f"      # {line}\n" for line in comment)
+    body = "".join(f"          {line}\n" for line in lines)
+    return f"{said}      - name: {name}\n        run: |\n{body}"
+
+
+def _mcp_bdd_step(install: Install, own_venv: bool) -> str:
+    """mcp-bdd, installed as where init ran (it is not on PyPI yet): in a venv of its own beside a
+    1.x-SDK server (which keeps its mcp<2), else with the runner's Python."""
+    args = shlex.join(install.args)
     if own_venv:
-        # the server keeps its 1.x SDK; mcp-bdd (on 2.x) lives in a venv of its own
-        install = "python -m venv ../mcp-bdd-env && ../mcp-bdd-env/bin/pip install mcp-bdd"
+        lines = ["python -m venv ../mcp-bdd-env", f"../mcp-bdd-env/bin/pip install {args}"]
+    else:
+        lines = [f"python -m pip install {args}"]
+    comment = [
+        "mcp-bdd is not on PyPI yet, so this installs it as it is installed where `mcp-bdd init` ran:",
+        f"{install.how}.",
+    ]
+    if install.advice:
+        comment += [f"{install.advice}:", *(f"  {copy}" for copy in COPIES)]
+    return _run_step("Install mcp-bdd", lines, comment)
+
+
+def _app_requirements_step(root: Path, choice: ServerChoice) -> str:
+    """An in-process (app) server imports in mcp-bdd's own environment: what it needs goes there."""
+    if not choice.python or choice.example:
+        return ""
+    requirements = project_requirements(root, choice.candidate)
+    lines = [f"python -m pip install {shlex.join(requirements)}"] if requirements else []
+    return _run_step("Install what the server needs", lines)
+
+
+def ci_workflow(root: Path, choice: ServerChoice, install: Install) -> str:
+    own_venv = choice.setup == "python-own-venv"
+    if own_venv:  # the server keeps its 1.x SDK; mcp-bdd (on 2.x) lives in a venv of its own
         run = "../mcp-bdd-env/bin/mcp-bdd run"
     else:
-        install = "pip install mcp-bdd" + ("\n          pip install -e ." if has_pyproject and choice.python else "")
         run = "mcp-bdd run" + (" --transport in-memory,stdio" if choice.kind == "app" else "")
+    steps = _server_setup_steps(root, choice) + _mcp_bdd_step(install, own_venv) + _app_requirements_step(root, choice)
     return f"""\
 # Written by `mcp-bdd init`: runs the features on every push and pull request and keeps the
 # living documentation (reports/living-doc.html) and JUnit results (reports/junit.xml).
@@ -468,11 +516,7 @@ jobs:
       - uses: actions/setup-python@v5
         with:
           python-version: "3.11"
-{_server_setup_steps(root, choice)}      - name: Install mcp-bdd
-        run: |
-          python -m pip install --upgrade pip
-          {install}
-      - name: Acceptance tests
+{steps}      - name: Acceptance tests
         run: {run}
       - name: Living documentation
         if: always()
@@ -639,14 +683,16 @@ def init(
     if name is not None:
         choice.name = name
     layout = behave_layout(root)
-    has_pyproject = (root / "pyproject.toml").exists()
+    install = mcp_bdd_install(root)
+    workflow = root / ".github" / "workflows" / "mcp-bdd.yml"
+    workflow_text = ci_workflow(root, choice, install)
     plans = [
         _config_plan(root, choice, keep),
         _formatter_plan(root),
         FilePlan(layout.environment, "", merge=merge_environment, kept_why="wired to mcp-bdd already"),
         _steps_plan(layout),
         FilePlan(layout.features / "example.feature", example_feature(choice)),
-        FilePlan(root / ".github" / "workflows" / "mcp-bdd.yml", ci_workflow(root, choice, has_pyproject)),
+        FilePlan(workflow, workflow_text),
     ]
     if choice.example:
         plans.append(FilePlan(root / f"{EXAMPLE_MODULE}.py", EXAMPLE_SERVER))
@@ -655,11 +701,26 @@ def init(
     print(f'mcp-bdd init: server "{choice.name}" — {choice.why}', file=out)
     print(f"  layout     {layout.why}", file=out)
     _write_plans(plans, root, force, out)
-    for note in choice.notes:
+    for note in [*choice.notes, *_workflow_note(workflow, workflow_text, install, root)]:
         print(f"  note: {note}", file=out)
     for line in _next_steps(choice, layout, root):
         print(line, file=out)
     return EXIT_OK
+
+
+def _workflow_note(workflow: Path, text: str, install: Install, root: Path) -> list[str]:
+    """What to know about the workflow written (not one kept as the team edited it): it installs
+    mcp-bdd from where it is on this machine, which a hosted runner may not have."""
+    try:
+        written = workflow.read_text(encoding="utf-8") == text
+    except OSError:
+        written = False
+    if not install.advice or not written:
+        return []
+    return [
+        f"{_show(workflow, root)} installs mcp-bdd as it is installed here (pip install {shlex.join(install.args)}): "
+        "read its comment before a hosted runner uses it."
+    ]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from userenv import REPO, Venv
+from userenv import REPO, Venv, wheel_of
 
 pytestmark = pytest.mark.slow
 
@@ -113,7 +113,7 @@ if __name__ == "__main__":
 
 
 def test_an_mcp_1x_project_runs_as_a_command_from_its_own_venv(
-    user_venv: Venv, mcp1_venv: Venv, tmp_path: Path
+    user_venv: Venv, mcp1_venv: Venv, dist: Path, tmp_path: Path
 ) -> None:
     (tmp_path / ".venv").symlink_to(mcp1_venv.path)  # the project's own venv, pinned to mcp<2
     (tmp_path / "pyproject.toml").write_text(
@@ -123,7 +123,7 @@ def test_an_mcp_1x_project_runs_as_a_command_from_its_own_venv(
     init = _init_and_behave(user_venv, tmp_path, scenarios=1)
     assert "written for the 1.x MCP SDK" in init and "--transport in-memory" not in init
     config = (tmp_path / "pyproject.toml").read_text()
-    assert 'command = [".venv/bin/python", "server.py"]' in config, config
+    assert 'command = [".venv/bin/python", "server.py"]\nprotocol = "legacy"   # ' in config, config
     (tmp_path / "features" / "forecast.feature").write_text(
         "Feature: Forecast\n"
         "  Scenario: Sunny\n"
@@ -136,7 +136,11 @@ def test_an_mcp_1x_project_runs_as_a_command_from_its_own_venv(
     run = user_venv.run(tmp_path, "behave", "--no-color", "-f", "progress", "features/")
     assert "2 scenarios passed, 0 failed" in run.stdout, run.stdout
     workflow = (tmp_path / ".github" / "workflows" / "mcp-bdd.yml").read_text()
-    assert "python -m venv .venv && .venv/bin/pip install -e ." in workflow
+    assert "python -m venv .venv\n          .venv/bin/pip install 'mcp>=1.20,<2'\n" in workflow, workflow
+    # mcp-bdd as this venv got it (the wheel: direct_url.json), not `pip install mcp-bdd`, which fails
+    wheel = re.search(r"\.\./mcp-bdd-env/bin/pip install (\S+)\n", workflow)
+    assert wheel is not None and Path(wheel.group(1)).name == wheel_of(dist).name, workflow
+    assert "pipx install mcp-bdd" not in init and f"bin/pip install {wheel.group(1)}`" in init, init
     assert "../mcp-bdd-env/bin/mcp-bdd run" in workflow
 
 
