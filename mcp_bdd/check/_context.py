@@ -35,6 +35,7 @@ class CheckOptions:
     min_description: int = 20  # shortest acceptable description, in characters
     max_items: int = 25  # resources read / prompts got at most, per listing
     call_timeout: float = 5.0  # per generated tool call: a call slower than this counts as hung
+    max_findings: int = 25  # of one check at one severity; the rest folded into one that counts them (0: all)
 
 
 @dataclass
@@ -63,9 +64,12 @@ class CheckContext:
     refused: set[str] = field(default_factory=set)  # targets refused with HTTP 401/403: never judged, not asked again
     refused_listings: dict[str, RequestRefused] = field(default_factory=dict)  # kind -> its listing's refusal
     shared: dict[str, Any] = field(default_factory=dict)  # what a group's checks learn once and share (auth)
+    _noted: set[str] = field(default_factory=set, repr=False)
+    _by_name: tuple[tuple[int, int], dict[str, dict[str, Any]]] = field(default=((0, 0), {}), repr=False)
 
     def note_once(self, note: str) -> None:
-        if note not in self.notes:
+        if note not in self._noted:  # a set: a check notes once per tool, and a catalog may have thousands
+            self._noted.add(note)
             self.notes.append(note)
 
     # -- the server's identity and declarations ------------------------------------------------
@@ -111,7 +115,15 @@ class CheckContext:
 
     # -- calling tools ---------------------------------------------------------------------------
     def tool(self, name: str) -> dict[str, Any] | None:
-        return next((t for t in self.tools if t.get("name") == name), None)
+        """The first listed tool of that name: looked up, as every call any check made is (scanning
+        the list for each made the late checks quadratic). Rebuilt when `tools` is another list."""
+        built_for, index = self._by_name
+        if built_for != (id(self.tools), len(self.tools)):
+            index = {}
+            for tool in self.tools:
+                index.setdefault(str(tool.get("name")), tool)
+            self._by_name = ((id(self.tools), len(self.tools)), index)
+        return index.get(name)
 
     def may_call(self, tool: dict[str, Any]) -> bool:
         """Only read-only tools, unless the user opted in: a check must never change the world."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 import traceback
 from collections.abc import Iterable, Sequence
@@ -19,6 +20,8 @@ __all__ = ["CheckReport", "run_checks"]
 
 #: characters of a crashed check's exception message quoted
 _SAID = 500
+#: targets a folded finding names before it only counts them
+_NAMED = 20
 
 
 @dataclass
@@ -119,6 +122,48 @@ def _broken(spec: CheckSpec, details: str, what: str = "") -> Problem:
     )
 
 
+def _folded(findings: list[Finding], options: CheckOptions) -> list[Finding]:
+    """`findings` (sorted) with those of one check at one severity past `max_findings` folded into
+    one finding that counts them and names some of their targets. Why: a catalog of 5,000 tools
+    made 4,000 findings of one kind, and a gate's report must stay readable (and its SARIF a
+    dashboard can take). The fold keeps the severity, so the exit code is the same; findings on a
+    tool the run was asked about (`only_tools`, the per-tool step) are never folded."""
+    limit = options.max_findings
+    if limit <= 0:
+        return findings
+    asked = tuple(f"tool {t}" for t in options.only_tools)
+
+    def about_asked(finding: Finding) -> bool:  # "tool x", "tool x, argument y"
+        return any(finding.target == t or finding.target.startswith(t + ",") for t in asked)
+
+    kept: list[Finding] = []
+    for _key, group in itertools.groupby(findings, key=lambda f: (f.check, f.severity)):  # sorted: contiguous
+        items = list(group)
+        kept.extend(items[:limit])
+        kept.extend(f for f in items[limit:] if about_asked(f))
+        folded = [f for f in items[limit:] if not about_asked(f)]
+        if folded:
+            kept.append(_fold(folded, limit))
+    return kept
+
+
+def _fold(folded: list[Finding], limit: int) -> Finding:
+    """One finding for `folded`: how many, and the first of their targets by name."""
+    first = folded[0]
+    targets = list(dict.fromkeys(f.target for f in folded))
+    more = len(targets) - _NAMED
+    return Finding(
+        check=first.check,
+        group=first.group,
+        severity=first.severity,
+        title=f"{len(folded):,} more findings of this check at {first.severity.label} severity, not listed one by one",
+        target=", ".join(targets[:_NAMED]) + (f", … and {more:,} more" if more > 0 else ""),
+        details=f"the first {limit} are listed one by one; findings of one check most often share one fix",
+        tip=first.tip,
+        rationale=first.rationale,
+    )
+
+
 def run_checks(session: Session, specs: Sequence[CheckSpec], options: CheckOptions | None = None) -> CheckReport:
     """Run `specs` in order against `session`; a check that breaks on the server becomes a finding."""
     import mcp_bdd.check.checks  # noqa: F401 - registers the built-in checks
@@ -137,6 +182,7 @@ def run_checks(session: Session, specs: Sequence[CheckSpec], options: CheckOptio
                 seen.add(key)
                 findings.append(finding)
     findings.sort(key=lambda f: (-f.severity, f.group, f.check, f.target))
+    findings = _folded(findings, options)
     handle = session.server
     return CheckReport(
         target=handle.display,

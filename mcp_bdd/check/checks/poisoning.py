@@ -60,7 +60,9 @@ TRACES = [re.compile(p) for p in _TRACES]
 def hidden_instruction(text: str) -> str | None:
     """The first phrase of `text` that instructs the model behind the user's back, or None."""
     normal = unicodedata.normalize("NFKC", text)
-    normal = "".join(c for c in normal if unicodedata.category(c) != "Cf")
+    hidden = [c for c in set(normal) if unicodedata.category(c) == "Cf"]  # each distinct letter once
+    if hidden:
+        normal = normal.translate(dict.fromkeys(map(ord, hidden)))
     for pattern in INSTRUCTIONS:
         match = pattern.search(normal)
         if match:
@@ -72,11 +74,11 @@ def hidden_instruction(text: str) -> str | None:
 def invisible_characters(text: str) -> list[str]:
     """Code points a user cannot see: format controls (zero-width, bidi, tags) and private-use ones."""
     found = []
-    for char in text:
+    for char in set(text):  # each distinct letter once: a 10 MB description took seconds letter by letter
         category = unicodedata.category(char)
         if category in ("Cf", "Co") or (category == "Cc" and char not in "\n\r\t"):
             found.append(f"U+{ord(char):04X} {unicodedata.name(char, category)}")
-    return sorted(set(found))
+    return sorted(found)
 
 
 def leaked_secret(text: str) -> str | None:
