@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -150,3 +151,24 @@ def test_contract_command_and_probe_read_one_file(
     }  # fmt: skip
     assert main(["contract", "verify", str(tmp_path / "missing.json"), "shop"]) == 2
     assert "mcp-bdd contract update" in capsys.readouterr().err
+
+
+def test_a_name_listed_twice_is_said_never_dropped_without_a_word(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The contract kept one of two same-named tools (22 of 23 recorded) without a word."""
+    server = [sys.executable, str(Path(__file__).parent / "servers" / "catalog.py"), "--tools", "3", "--duplicate"]
+    contract = tmp_path / "contract.json"
+    assert main(["contract", "update", str(contract), "--", *server]) == 0
+    out = capsys.readouterr().out
+    said = 'the server lists 2 tools named "get_order_0": the contract keeps the first one listed'
+    assert "(3 tools of 4 listed, sha256" in out and f"  warning: {said}" in out, out
+    data = json.loads(contract.read_text(encoding="utf-8"))
+    assert data["duplicates"] == {"tools": {"get_order_0": 2}}
+    assert data["tools"]["get_order_0"]["description"].startswith("Get the order records")  # the first one
+    assert main(["contract", "verify", str(contract), "--", *server]) == 0
+    assert f"(note) {said}" in capsys.readouterr().out
+    code = main(["check", "--only", "contract", "--contract", str(contract), "--json", "--", *server])
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert code == 1 and [(f["severity"], f["target"]) for f in findings] == [("medium", "tool get_order_0")]
+    assert findings[0]["title"].endswith("only the first one is compared with the contract")

@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from mcp_bdd.errors import (
     EXIT_FAILED,
     EXIT_OK,
+    EXIT_USAGE,
     McpBddError,
     RequestRefused,
     ServerStartError,
@@ -84,29 +85,18 @@ def _sdk_logs_held() -> Iterator[_Collect]:
 
 
 def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
+    started = time.monotonic()  # the whole run's time is what the summary reports, not the checks' alone
     import mcp_bdd.check.checks  # noqa: F401 - registers the built-in checks
-    from mcp_bdd.check._context import CheckOptions
-    from mcp_bdd.check._output import dumps, print_report, report_json, sarif
     from mcp_bdd.check._registry import Severity, select
-    from mcp_bdd.check._runner import run_checks
     from mcp_bdd.config import normalize_transport
-    from mcp_bdd.probe import Unanswered, open_session, resolve_target
+    from mcp_bdd.probe import resolve_target
 
-    out = out or sys.stdout
-    if not options.as_json:
-        out = for_terminal(out)  # the report quotes the server's names, descriptions and errors
+    raw = out or sys.stdout
+    out = raw if options.as_json else for_terminal(raw)  # the report quotes the server's words
     fail_on = Severity.parse(options.fail_on)
     _load_project_checks(options.checks)
-    specs = select(options.only, options.skip)
-    writes = options.allow_writes
-    check_options = CheckOptions(
-        allow_writes=writes == "*",
-        write_tools=tuple(t.strip() for t in (writes or "").split(",") if t.strip() and writes != "*"),
-        no_call=tuple(options.no_call),
-        seed=options.seed,
-        min_description=options.min_description,
-        call_timeout=options.call_timeout,
-    )
+    specs = select(options.only, options.skip, contract=options.contract is not None)
+    contract = _contract_to_compare(options)
     config, name, natural, shown = resolve_target(
         options.target,
         options.server,
@@ -116,46 +106,106 @@ def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
         verb="check",
     )
     transport = normalize_transport(options.transport, "--transport") if options.transport else natural
-    contract = None
-    if options.contract is not None:
-        from mcp_bdd.check.contract import load_contract
-
-        contract = load_contract(options.contract)
-    started = time.monotonic()
     try:
-        with _sdk_logs_held() as held, open_session(config, name, transport) as session:
-            report = run_checks(session, specs, check_options)
-            if contract is not None:
-                report.findings.extend(_contract_findings(session, contract, str(options.contract)))
-                report.checks.append("contract.matches")
+        report = _checked(config, name, transport, specs, _check_options(options), contract, options)
     except UsageError:
         raise
     except (ServerStartError, McpBddError, AssertionError) as exc:
-        elapsed = time.monotonic() - started
-        error = str(exc).strip() + (_token_tip(config, name) if options.target else "")
-        said = Unanswered.of(exc)
-        if options.as_json:
-            print(dumps({"status": said.status, "target": shown, "error": error, "elapsed_s": round(elapsed, 3)}),
-                  file=out)  # fmt: skip
-        else:
-            print(f"{said.word}: {shown}\n  {error}\n  time: {elapsed:.2f} s", file=out)
-        return said.exit_code
+        return _unanswered(exc, options, config, name, shown, time.monotonic() - started, out, raw)
+    report.elapsed_s = time.monotonic() - started  # with the server's start and stop
+    return _write_report(report, options, fail_on, out)
+
+
+def _check_options(options: CheckCommand) -> Any:
+    from mcp_bdd.check._context import CheckOptions
+
+    writes = options.allow_writes
+    return CheckOptions(
+        allow_writes=writes == "*",
+        write_tools=tuple(t.strip() for t in (writes or "").split(",") if t.strip() and writes != "*"),
+        no_call=tuple(options.no_call),
+        seed=options.seed,
+        min_description=options.min_description,
+        call_timeout=options.call_timeout,
+    )
+
+
+def _contract_to_compare(options: CheckCommand) -> Any | None:
+    """The contract `--contract` names, unless `--skip contract` leaves it out."""
+    from mcp_bdd.check._registry import names_contract
+
+    if options.contract is None or any(names_contract(p) for p in options.skip):
+        return None
+    from mcp_bdd.check.contract import load_contract
+
+    return load_contract(options.contract)
+
+
+def _checked(config: Any, name: str, transport: str | None, specs: Any, check_options: Any, contract: Any,
+             options: CheckCommand) -> Any:  # fmt: skip
+    """The check report of one run on the server (and the contract's differences, when given)."""
+    from mcp_bdd.check._runner import run_checks
+    from mcp_bdd.probe import open_session
+
+    with _sdk_logs_held() as held, open_session(config, name, transport) as session:
+        report = run_checks(session, specs, check_options)
+        if contract is not None:
+            report.findings.extend(_contract_findings(session, contract, str(options.contract)))
+            report.checks.append("contract.matches")
     if held.count:
         print(
             "mcp-bdd check: the MCP SDK's own log lines were held back (an in-process server logs every call "
             "the checks make it reject); MCP_BDD_DEBUG=1 shows them.",
             file=sys.stderr,
         )
-    if options.sarif is not None:
-        from mcp_bdd.report.files import write_text
+    return report
 
-        write_text(options.sarif, dumps(sarif(report)) + "\n")  # masked, like every other output of check
+
+def _unanswered(exc: Exception, options: CheckCommand, config: Any, name: str, shown: str, elapsed: float,
+                out: TextIO, raw: TextIO) -> int:  # fmt: skip
+    """The report of a server that could not be started or reached: what it said, and a way on."""
+    from mcp_bdd.check._output import dumps
+    from mcp_bdd.probe import Unanswered
+
+    said, tip = str(exc).strip(), _token_tip(config, name) if options.target else ("", "")
+    verdict = Unanswered.of(exc)
+    if options.as_json:
+        error = said + tip[0] + (f"\n{tip[1]}" if tip[1] else "")
+        print(dumps({"status": verdict.status, "target": shown, "error": error, "elapsed_s": round(elapsed, 3)}),
+              file=out)  # fmt: skip
+        return verdict.exit_code
+    print(f"{verdict.word}: {shown}\n  {said}{tip[0]}", file=out)
+    if tip[1]:
+        # mcp-bdd's own words, with no server text in them: written as they are, so that the
+        # placeholder a user copies (`Authorization: Bearer <token>`) is not masked as a secret
+        print(tip[1], file=raw)
+    print(f"  time: {elapsed:.2f} s", file=out)
+    return verdict.exit_code
+
+
+def _write_report(report: Any, options: CheckCommand, fail_on: Any, out: TextIO) -> int:
+    """The report to the console or as JSON, and SARIF when asked; a SARIF file that could not be
+    written is a usage error (exit 2), said after the report, which is not lost with it."""
+    from mcp_bdd.check._output import dumps, print_report, report_json, sarif
+
+    unwritten = None
+    if options.sarif is not None:
+        from mcp_bdd.report.files import not_written, write_text
+
+        try:
+            write_text(options.sarif, dumps(sarif(report)) + "\n")  # masked, like every other output of check
+        except OSError as exc:
+            tip = "give --sarif a file in a folder you may write to, or move what is in the way."
+            unwritten = not_written("SARIF report", options.sarif, exc, tip)
     if options.as_json:
         print(dumps(report_json(report, fail_on=fail_on)), file=out)
     else:
         print_report(report, out, fail_on=fail_on)
-        if options.sarif is not None:
+        if options.sarif is not None and unwritten is None:
             print(f"SARIF: {options.sarif}", file=out)
+    if unwritten is not None:
+        print(unwritten, file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_FAILED if report.at_or_above(fail_on) else EXIT_OK
 
 
@@ -183,8 +233,9 @@ def _contract_findings(session: Any, contract: Any, where: str) -> list[Any]:
         ]
 
 
-def _token_tip(config: Any, name: str) -> str:
-    """For a URL target that could not be connected to: if the server asks for a token, say how to give one.
+def _token_tip(config: Any, name: str) -> tuple[str, str]:
+    """For a URL target that could not be connected to: if the server asks for a token, what it
+    answered (its words) and how to give one (mcp-bdd's own, with a placeholder: see `_unanswered`).
 
     Only for `check URL` (its --header values are literal; a configured server's may hold ${env...})."""
     from mcp_bdd.check._discovery import refused_for_token
@@ -192,17 +243,20 @@ def _token_tip(config: Any, name: str) -> str:
 
     cfg = config.servers.get(name)
     if not isinstance(cfg, UrlServer):
-        return ""
+        return "", ""
     challenge = refused_for_token(cfg.url, dict(cfg.headers))
     if challenge is None:
-        return ""
+        return "", ""
     given = any(k.lower() == "authorization" for k in cfg.headers)
-    return (
+    said = (
         f"\n  The server answers 401 Unauthorized{f' (WWW-Authenticate: {challenge[:300]})' if challenge else ''}: "
         + ("the token given was refused." if given else "it asks for a token.")
-        + '\n  Tip: pass a valid one: --header "Authorization: Bearer <token>" (the auth checks then test the '
+    )
+    tip = (
+        '  Tip: pass a valid one: --header "Authorization: Bearer <token>" (the auth checks then test the '
         "refusals with their own requests); for a configured server, headers = { Authorization = ... }."
     )
+    return said, tip
 
 
 def _load_project_checks(sources: list[str]) -> None:
@@ -271,7 +325,11 @@ def run_contract_command(
         return said.exit_code
     if contract is None:
         save_contract(path, surface)
-        print(f"recorded: {path} ({len(surface.tools)} tools, sha256 {surface.sha256})", file=out)
+        listed = len(surface.tools) + sum(times - 1 for times in surface.duplicates.get("tools", {}).values())
+        count = f"{len(surface.tools)} tools" + (f" of {listed} listed" if listed != len(surface.tools) else "")
+        print(f"recorded: {path} ({count}, sha256 {surface.sha256})", file=out)
+        for note in surface.duplicate_notes():  # the contract holds one of each: never without a word
+            print(f"  warning: {note}", file=out)
         return EXIT_OK
     changes = compare(contract, surface)
     failing = changes.of("breaking") if fail_on == "breaking" else changes.items

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from mcp_bdd.check._registry import REGISTRY, Severity
+from mcp_bdd.check._registry import GROUPS, REGISTRY, Severity
 from mcp_bdd.check._runner import CheckReport
 from mcp_bdd.errors import terminal_json
 
 __all__ = ["print_report", "sarif"]
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+#: tools the console lists as not called before it only counts the rest (`--json` lists them all)
+NOT_CALLED_SHOWN = 20
 HELP_URI = "https://github.com/mcp-bdd/mcp-bdd/blob/main/docs/check.md"
 
 
@@ -22,7 +24,7 @@ def print_report(report: CheckReport, out: TextIO, *, fail_on: Severity) -> None
     print(f"{head}: {who}", file=out)
     print(f"  target:    {report.target}", file=out)
     print(f"  protocol:  {report.protocol} over {report.transport}", file=out)
-    print("  surface:   " + ", ".join(f"{n} {k}" for k, n in report.counts.items()), file=out)
+    print("  surface:   " + ", ".join(counted(n, k) for k, n in report.counts.items()), file=out)
     print(f"  checks:    {len(report.checks)} run, seed {report.seed}", file=out)
     for level in sorted(Severity, reverse=True):
         group = [f for f in report.findings if f.severity == level]
@@ -32,18 +34,31 @@ def print_report(report: CheckReport, out: TextIO, *, fail_on: Severity) -> None
         for finding in group:
             print("", file=out)
             print("\n".join("  " + line for line in finding.render().splitlines()), file=out)
-    if report.skipped:
-        print(f"\nNot called ({len(report.skipped)} tools):", file=out)
-        for tool, why in sorted(report.skipped.items()):
-            print(f'  "{tool}": {why}', file=out)
+    _print_not_called(report, out)
     if report.notes:
         print("\nNotes:", file=out)
         for note in report.notes:
             print(f"  {note}", file=out)
     counts = {level.label: sum(1 for f in report.findings if f.severity == level) for level in Severity}
     summary = ", ".join(f"{n} {label}" for label, n in sorted(counts.items(), key=lambda kv: -Severity.parse(kv[0])))
-    print(f"\n{len(report.findings)} findings ({summary}); failing at {fail_on.label} or above: "
+    print(f"\n{counted(len(report.findings), 'findings')} ({summary}); failing at {fail_on.label} or above: "
           f"{len(failing)}; {report.elapsed_s:.2f} s", file=out)  # fmt: skip
+
+
+def _print_not_called(report: CheckReport, out: TextIO) -> None:
+    if not report.skipped:
+        return
+    print(f"\nNot called ({counted(len(report.skipped), 'tools')}):", file=out)
+    skipped = sorted(report.skipped.items())
+    for tool, why in skipped[:NOT_CALLED_SHOWN]:
+        print(f'  "{tool}": {why}', file=out)
+    if len(skipped) > NOT_CALLED_SHOWN:
+        print(f"  … and {len(skipped) - NOT_CALLED_SHOWN:,} more (--json lists every one, with its reason)", file=out)
+
+
+def counted(n: int, plural: str) -> str:
+    """`1 tool call`, `2 tool calls`, `1 resource template`: `plural` as the counts name it."""
+    return f"{n:,} {plural[:-1] if n == 1 and plural.endswith('s') else plural}"
 
 
 def report_json(report: CheckReport, *, fail_on: Severity) -> dict[str, Any]:
@@ -58,17 +73,8 @@ def sarif(report: CheckReport) -> dict[str, Any]:
     rules: list[dict[str, Any]] = []
     index: dict[str, int] = {}
     for check_id in report.checks:
-        spec = REGISTRY[check_id]
         index[check_id] = len(rules)
-        rules.append({
-            "id": spec.id,
-            "name": spec.id.replace(".", "/"),
-            "shortDescription": {"text": spec.rationale},
-            "fullDescription": {"text": spec.doc or spec.rationale},
-            "helpUri": f"{HELP_URI}#{spec.id.replace('.', '')}",
-            "defaultConfiguration": {"level": spec.severity.sarif_level},
-            "properties": {"group": spec.group, "tags": ["mcp", spec.group]},
-        })  # fmt: skip
+        rules.append(_rule(check_id))
     results = []
     for finding in report.findings:
         message = finding.title + (f"\n{finding.details}" if finding.details else "")
@@ -102,6 +108,25 @@ def sarif(report: CheckReport) -> dict[str, Any]:
             "results": results,
         }],
     }  # fmt: skip
+
+
+def _rule(check_id: str) -> dict[str, Any]:
+    """A check as a SARIF rule; the contract check has no registered function, so no spec."""
+    spec = REGISTRY.get(check_id)
+    if spec is None:  # CONTRACT: its findings' severity is the change's category
+        why = GROUPS["contract"]
+        group, level, doc = "contract", Severity.HIGH.sarif_level, why
+    else:
+        why, group, level, doc = spec.rationale, spec.group, spec.severity.sarif_level, spec.doc or spec.rationale
+    return {
+        "id": check_id,
+        "name": check_id.replace(".", "/"),
+        "shortDescription": {"text": why},
+        "fullDescription": {"text": doc},
+        "helpUri": f"{HELP_URI}#{check_id.replace('.', '')}",
+        "defaultConfiguration": {"level": level},
+        "properties": {"group": group, "tags": ["mcp", group]},
+    }
 
 
 def _artifact(report: CheckReport) -> str:

@@ -21,7 +21,18 @@ from mcp_bdd.errors import UsageError, did_you_mean
 if TYPE_CHECKING:
     from mcp_bdd.check._context import CheckContext
 
-__all__ = ["GROUPS", "REGISTRY", "CheckFunc", "CheckSpec", "Severity", "check", "finding_of", "select"]
+__all__ = [
+    "CONTRACT",
+    "GROUPS",
+    "REGISTRY",
+    "CheckFunc",
+    "CheckSpec",
+    "Severity",
+    "check",
+    "finding_of",
+    "names_contract",
+    "select",
+]
 
 
 #: The groups, in the order they run and print.
@@ -89,16 +100,42 @@ def check(
 
 
 def _matches(spec: CheckSpec, pattern: str) -> bool:
-    return pattern == spec.group or fnmatch.fnmatchcase(spec.id, pattern) or spec.id.startswith(pattern + ".")
+    return _names(spec.id, spec.group, pattern)
 
 
-def select(only: Sequence[str] = (), skip: Sequence[str] = ()) -> list[CheckSpec]:
-    """The checks to run: `only`/`skip` name check ids, groups or globs (`poisoning`, `schemas.*`)."""
+def _names(check_id: str, group: str, pattern: str) -> bool:
+    return pattern == group or fnmatch.fnmatchcase(check_id, pattern) or check_id.startswith(pattern + ".")
+
+
+#: The contract check: no registered function, it compares the surface with `--contract FILE`.
+CONTRACT = "contract.matches"
+
+
+def names_contract(pattern: str) -> bool:
+    """Whether an `--only` / `--skip` pattern names the contract check (`contract`, `contract.*`)."""
+    return _names(CONTRACT, "contract", pattern)
+
+
+def select(only: Sequence[str] = (), skip: Sequence[str] = (), *, contract: bool = False) -> list[CheckSpec]:
+    """The checks to run: `only`/`skip` name check ids, groups or globs (`poisoning`, `schemas.*`).
+
+    `contract`: a contract is given (`mcp-bdd check --contract FILE`), so `contract` and
+    `contract.matches` name what will run; without one they name a check that cannot run, which is
+    said, not answered with "no such check" (`--list` shows it)."""
     specs = list(REGISTRY.values())
     for pattern in [*only, *skip]:
-        if not any(_matches(s, pattern) for s in specs):
-            names = [*GROUPS, *REGISTRY]
-            raise UsageError(f'No check matches "{pattern}". {did_you_mean(pattern, names, "check or group")}.')
+        if any(_matches(s, pattern) for s in specs):
+            continue
+        if names_contract(pattern) and (contract or pattern in skip):
+            continue
+        if names_contract(pattern):
+            raise UsageError(
+                f'"{pattern}" names {CONTRACT}, which compares the server\'s surface with a contract file: '
+                "give it with --contract FILE (recorded by `mcp-bdd contract update FILE ...`); in a feature, "
+                'the step is `Then the tool surface matches the contract "FILE"`.'
+            )
+        names = [*GROUPS, *REGISTRY, CONTRACT]
+        raise UsageError(f'No check matches "{pattern}". {did_you_mean(pattern, names, "check or group")}.')
     if only:
         specs = [s for s in specs if any(_matches(s, p) for p in only)]
     specs = [s for s in specs if not any(_matches(s, p) for p in skip)]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,14 @@ __all__ = [
 ]
 
 BASELINE_SCHEMA = "mcp-bdd.probe/1"
+_UNIQUE = "a name must be unique: a client keeps one of them, not always the same; rename the others"
+#: each kind of the surface: how a name of it is said, and its findings' target
+_CALLED = {
+    "tools": ("tools named", "tool"),
+    "prompts": ("prompts named", "prompt"),
+    "resources": ("resources with the URI", "resource"),
+    "resource_templates": ("resource templates with the URI template", "resource template"),
+}
 TOOL_FIELDS = ("name", "description", "inputSchema", "outputSchema", "annotations")
 #: Categories from worst to mildest; `--fail-on breaking` fails only on the first.
 CATEGORIES = ("breaking", "routing", "annotations", "additive")
@@ -75,6 +83,9 @@ class Surface:
     resources: dict[str, dict[str, Any]] = field(default_factory=dict)
     templates: dict[str, dict[str, Any]] = field(default_factory=dict)
     prompts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: kind ("tools", "resources", "resource_templates", "prompts") -> {name: times listed} of the
+    #: names the server listed more than once; the surface keeps the first of each
+    duplicates: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def sha256(self) -> str:
@@ -91,7 +102,21 @@ class Surface:
             "resources": self.resources,
             "resource_templates": self.templates,
             "prompts": self.prompts,
-        }
+        } | ({"duplicates": self.duplicates} if self.duplicates else {})
+
+    def duplicate_notes(self) -> list[str]:
+        """One line per name listed more than once: the contract holds one of them, and says so."""
+        return [f"{said}: the contract keeps the first one listed ({_UNIQUE})" for _, said in self.duplicated()]
+
+    def duplicated(self) -> list[tuple[str, str]]:
+        """(target, what the server did) per name listed more than once: ("tool x", 'the server lists
+        2 tools named "x"')."""
+        return [
+            (f"{_CALLED[kind][1]} {name}", f'the server lists {times} {_CALLED[kind][0]} "{name}"')
+            for kind, names in self.duplicates.items()
+            if kind in _CALLED
+            for name, times in names.items()
+        ]
 
     @classmethod
     def from_json(cls, data: Any, where: str) -> Surface:
@@ -114,6 +139,7 @@ class Surface:
             resources=data.get("resources") or {},
             templates=data.get("resource_templates") or {},
             prompts=data.get("prompts") or {},
+            duplicates=data.get("duplicates") or {},
         )
 
 
@@ -139,17 +165,47 @@ def read_surface(session: Any) -> Surface:
     # masked here, once, for every reader (probe's output, `contract update`'s file meant for git,
     # the contract check): a server's own words may repeat a secret it was given
     tools, resources, templates, prompts = mask_data([tools, resources, templates, prompts])
+    duplicates: dict[str, dict[str, int]] = {}
+    kept = {
+        kind: _by_key(items, key, keep, duplicates.setdefault(kind, {}))
+        for kind, items, key, keep in (
+            ("tools", tools, "name", canonical_tool),
+            ("resources", resources, "uri", _keeping("uri", "name", "mimeType")),
+            ("resource_templates", templates, "uriTemplate", _keeping("uriTemplate", "name", "mimeType")),
+            ("prompts", prompts, "name", _keeping("name", "description", "arguments")),
+        )
+    }
     return Surface(
         name=_masked(info.name) if info else None,
         version=_masked(info.version) if info else None,
         protocol=str(client.protocol_version),
         transport=session.server.transport,
         target=session.server.display,
-        tools={str(t.get("name")): canonical_tool(t) for t in tools},
-        resources={str(r.get("uri")): _keep(r, ("uri", "name", "mimeType")) for r in resources},
-        templates={str(t.get("uriTemplate")): _keep(t, ("uriTemplate", "name", "mimeType")) for t in templates},
-        prompts={str(p.get("name")): _keep(p, ("name", "description", "arguments")) for p in prompts},
+        tools=kept["tools"],
+        resources=kept["resources"],
+        templates=kept["resource_templates"],
+        prompts=kept["prompts"],
+        duplicates={kind: names for kind, names in duplicates.items() if names},
     )
+
+
+def _keeping(*keys: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    return lambda item: _keep(item, keys)
+
+
+def _by_key(
+    items: list[dict[str, Any]], key: str, kept: Callable[[dict[str, Any]], dict[str, Any]], repeated: dict[str, int]
+) -> dict[str, dict[str, Any]]:
+    """`items` by their name (or URI), the first of each kept; `repeated` gets how many times each
+    name listed more than once was listed (a dict kept the last one without a word)."""
+    out: dict[str, dict[str, Any]] = {}
+    seen: dict[str, int] = {}
+    for item in items:
+        name = str(item.get(key))
+        seen[name] = seen.get(name, 0) + 1
+        out.setdefault(name, kept(item))
+    repeated.update({name: times for name, times in seen.items() if times > 1})
+    return out
 
 
 def _masked(text: str | None) -> str | None:
@@ -383,6 +439,7 @@ def compare(baseline: Surface, now: Surface) -> Changes:
     ):
         if old_value != new_value:
             changes.notes.append(f"{what}: {old_value} -> {new_value}")
+    changes.notes.extend(now.duplicate_notes())
     return changes
 
 
@@ -405,4 +462,15 @@ def contract_findings(contract: Surface, now: Surface, where: str) -> list[Any]:
             "clients if it is breaking).",
         )
         for change in compare(contract, now).items
+    ] + [
+        Finding(
+            check="contract.matches",
+            group="contract",
+            severity=Severity.MEDIUM,
+            title=f"{said}: only the first one is compared with the contract",
+            target=target,
+            details=f"against the contract {where}",
+            tip=_UNIQUE[0].upper() + _UNIQUE[1:] + ".",
+        )
+        for target, said in now.duplicated()
     ]

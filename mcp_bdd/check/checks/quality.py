@@ -73,8 +73,9 @@ def descriptions(ctx: CheckContext) -> Iterator[Problem]:
                 if not (isinstance(p, dict) and str(p.get("description") or "").strip())
             ]
             if bare:
+                have = "has" if len(bare) == 1 else "have"
                 yield Problem(
-                    title=f"{len(bare)} of {len(props)} arguments have no description: {', '.join(bare)}",
+                    title=f"{len(bare)} of {len(props)} arguments {have} no description: {', '.join(bare)}",
                     target=f"tool {name}",
                     tip="describe each argument (format, units, where the value comes from): the model fills it in "
                     "from that text alone.",
