@@ -53,13 +53,14 @@ class ServerCoverage:
     server: str
     items: tuple[CoverageItem, ...] = ()
     methods: tuple[tuple[str, int], ...] = ()  # every request method seen, with its count
+    unlisted: int = 0  # catalog items the report did not keep, not even by name (ServerSurface.left_out)
 
     def of_kind(self, kind: ItemKind) -> list[CoverageItem]:
         return [i for i in self.items if i.kind == kind]
 
     @property
     def catalog_total(self) -> int:
-        return sum(1 for i in self.items if i.in_catalog)
+        return sum(1 for i in self.items if i.in_catalog) + self.unlisted
 
     @property
     def catalog_exercised(self) -> int:
@@ -106,6 +107,7 @@ class _Server:
         self.items: dict[tuple[ItemKind, str], _Acc] = {}
         self.methods: dict[str, int] = {}
         self.templates: list[tuple[re.Pattern[str], str]] = []
+        self.unlisted = sum(surface.left_out.values()) if surface is not None else 0
         if surface is not None:
             catalog: tuple[tuple[ItemKind, Sequence[dict[str, Any]] | None, str], ...] = (
                 ("tool", surface.tools, "name"),
@@ -164,6 +166,7 @@ def compute_coverage(features: Iterable[Feature], surfaces: Iterable[ServerSurfa
             server=s.name,
             items=tuple(a.freeze() for a in s.items.values()),
             methods=tuple(sorted(s.methods.items())),
+            unlisted=s.unlisted,
         )
         for s in servers.values()
     ]

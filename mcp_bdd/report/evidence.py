@@ -23,10 +23,14 @@ from mcp_bdd.secrets import MASK, mask, mask_data
 from mcp_bdd.transcript import HOOKS_MIME, SERVER_MIME, STDERR_MIME, TEARDOWN_MIME, TRANSCRIPT_MIME
 
 __all__ = [
+    "CATALOG_ITEMS",
+    "CATALOG_KEYS",
+    "CATALOG_NAMES",
     "IMAGE_LIMIT",
     "MASK",
     "PAYLOAD_LIMIT",
     "SAFE_IMAGE_MIMES",
+    "bounded",
     "exchange_from_json",
     "mask_again",
     "merge_surfaces",
@@ -151,45 +155,118 @@ def mask_again(item: Exchange | StderrTail | Attachment) -> Exchange | StderrTai
     return replace(item, text=text)
 
 
-def _records(value: Any) -> tuple[dict[str, Any], ...] | None:
+#: Records of one kind (tools, resources, ...) of a server's surface kept in full, in its order.
+CATALOG_ITEMS = 100
+#: The characters of one kind's records kept in full, in payload limits (each record is cut to one).
+CATALOG_SPAN = 10
+#: Records of one kind kept at all: past those in full by their name (or URI) only; the rest counted.
+CATALOG_NAMES = 10_000
+#: A name (or URI) of a record kept by name only is cut at this many characters.
+NAME_LIMIT = 300
+#: Each kind of record, and the field that names one.
+CATALOG_KEYS = {"tools": "name", "resources": "uri", "resource_templates": "uriTemplate", "prompts": "name"}
+
+
+def bounded(value: Any, limit: int) -> Any:
+    """`value` with its strings cut so that the whole stays near `limit` characters (a string past
+    what is left keeps its start and says its size, as a cut payload does; a container past it says
+    how many items were left out). Every item costs a little, so depth and width are bounded too."""
+    budget = [limit]
+
+    def cut(item: Any) -> Any:
+        budget[0] -= 8  # the JSON around any item: a key's quotes, a comma
+        if isinstance(item, str):
+            room = max(0, budget[0])
+            budget[0] -= min(len(item), room)
+            return item if len(item) <= room else f"{item[:room]}… ({len(item):,} characters in all)"
+        if isinstance(item, dict):
+            out: dict[str, Any] = {}
+            for i, (key, inner) in enumerate(item.items()):
+                if budget[0] <= 0:
+                    out["…"] = f"{len(item) - i:,} more keys, left out"
+                    break
+                name = str(key)[:NAME_LIMIT]
+                budget[0] -= len(name)
+                out[name] = cut(inner)
+            return out
+        if isinstance(item, list):
+            kept = []
+            for i, inner in enumerate(item):
+                if budget[0] <= 0:
+                    kept.append(f"… ({len(item) - i:,} more items, left out)")
+                    break
+                kept.append(cut(inner))
+            return kept
+        return item
+
+    return cut(value)
+
+
+def _catalog(value: Any, key: str, limit: int) -> tuple[tuple[dict[str, Any], ...] | None, int, int]:
+    """A kind's records as kept, how many of them keep their name only, and how many are not kept.
+
+    In full: the first CATALOG_ITEMS, each cut to `limit` characters, while they add up to
+    `CATALOG_SPAN` times `limit`; past them, names only (a name can be a tool the scenarios called);
+    past CATALOG_NAMES, a count. Masked before they are cut: a cut could split a secret that
+    masking would then no longer recognise."""
     if not isinstance(value, list):
-        return None
-    return tuple(mask_data(v, any_key=True) for v in value if isinstance(v, dict))
+        return None, 0, 0
+    items = [v for v in value if isinstance(v, dict)]
+    full: list[dict[str, Any]] = []
+    spent = 0
+    for item in items[:CATALOG_ITEMS]:
+        if spent >= CATALOG_SPAN * limit:
+            break
+        full.append(bounded(mask_data(item, any_key=True), limit))
+        spent += len(json.dumps(full[-1], ensure_ascii=False, default=str))
+    names = tuple(
+        {key: mask_data(v[key])[:NAME_LIMIT]} for v in items[len(full) : CATALOG_NAMES] if isinstance(v.get(key), str)
+    )
+    return (*full, *names), len(names), len(items) - len(full) - len(names)
 
 
-def _str(value: Any) -> str | None:
-    return None if value is None else str(value)
+def _str(value: Any, limit: int = PAYLOAD_LIMIT) -> str | None:
+    return None if value is None else bounded(str(value), limit)
 
 
 _SURFACE_KEYS = frozenset(
-    {"server", "name", "version", "protocol", "transport", "capabilities", "instructions"}
-    | {"tools", "resources", "resource_templates", "prompts"}
+    {"server", "name", "version", "protocol", "transport", "capabilities", "instructions"} | set(CATALOG_KEYS)
 )
 
 
-def surface_from_json(data: Mapping[str, Any]) -> ServerSurface:
+def surface_from_json(data: Mapping[str, Any], limit: int = PAYLOAD_LIMIT) -> ServerSurface:
+    """A server's surface as attached, bounded: its catalog by `CATALOG_ITEMS` / `CATALOG_NAMES`,
+    each string by `limit` (the payload limit), so the report's size does not follow the server's."""
     capabilities = data.get("capabilities")
+    catalog = {kind: _catalog(data.get(kind), key, limit) for kind, key in CATALOG_KEYS.items()}
     return ServerSurface(
-        server=str(data.get("server") or data.get("name") or "server"),
-        name=_str(data.get("name")),
-        version=_str(data.get("version")),
-        protocol=_str(data.get("protocol")),
-        transport=_str(data.get("transport")),
-        capabilities=mask_data(capabilities, any_key=True) if isinstance(capabilities, dict) else None,
-        instructions=_str(data.get("instructions")),
-        tools=_records(data.get("tools")),
-        resources=_records(data.get("resources")),
-        resource_templates=_records(data.get("resource_templates")),
-        prompts=_records(data.get("prompts")),
-        extra=mask_data({k: v for k, v in data.items() if k not in _SURFACE_KEYS}, any_key=True),
+        server=str(data.get("server") or data.get("name") or "server")[:NAME_LIMIT],
+        name=_str(data.get("name"), NAME_LIMIT),
+        version=_str(data.get("version"), NAME_LIMIT),
+        protocol=_str(data.get("protocol"), NAME_LIMIT),
+        transport=_str(data.get("transport"), NAME_LIMIT),
+        capabilities=bounded(mask_data(capabilities, any_key=True), limit) if isinstance(capabilities, dict) else None,
+        instructions=_str(data.get("instructions"), limit),
+        tools=catalog["tools"][0],
+        resources=catalog["resources"][0],
+        resource_templates=catalog["resource_templates"][0],
+        prompts=catalog["prompts"][0],
+        extra=bounded(mask_data({k: v for k, v in data.items() if k not in _SURFACE_KEYS}, any_key=True), limit),
+        named_only={kind: named for kind, (_, named, _) in catalog.items() if named},
+        left_out={kind: out for kind, (_, _, out) in catalog.items() if out},
     )
 
 
 def merge_surfaces(old: ServerSurface, new: ServerSurface) -> ServerSurface:
-    """Later attachments fill in what earlier ones lacked: per field, non-null wins (newest first)."""
+    """Later attachments fill in what earlier ones lacked: per field, non-null wins (newest first);
+    a kind's counts of records cut come with its records."""
 
     def pick(a: Any, b: Any) -> Any:
         return b if b is not None else a
+
+    def counts(field: str) -> dict[str, int]:
+        mine = {k: n for k, n in getattr(new, field).items() if getattr(new, k) is not None}
+        return {**{k: n for k, n in getattr(old, field).items() if getattr(new, k) is None}, **mine}
 
     return ServerSurface(
         server=old.server,
@@ -204,6 +281,8 @@ def merge_surfaces(old: ServerSurface, new: ServerSurface) -> ServerSurface:
         resource_templates=pick(old.resource_templates, new.resource_templates),
         prompts=pick(old.prompts, new.prompts),
         extra={**old.extra, **new.extra},
+        named_only=counts("named_only"),
+        left_out=counts("left_out"),
     )
 
 
@@ -235,7 +314,7 @@ def parse_attachment(mime_type: str, data: bytes, limit: int = PAYLOAD_LIMIT) ->
             items = decoded if isinstance(decoded, list) else [decoded]
             return tuple(exchange_from_json(item, limit) for item in items)
         if mime_type == SERVER_MIME and isinstance(decoded, dict):
-            return surface_from_json(decoded)
+            return surface_from_json(decoded, limit)
         if mime_type == STDERR_MIME and isinstance(decoded, dict):
             text = mask(str(decoded.get("text", "")))
             return StderrTail(server=str(decoded.get("server", "")), text=text[-limit:])

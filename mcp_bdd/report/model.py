@@ -349,6 +349,12 @@ class ServerSurface:
     resource_templates: tuple[dict[str, Any], ...] | None = None
     prompts: tuple[dict[str, Any], ...] | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # anything else sent (env, headers: masked)
+    #: per kind ("tools", "resources", "resource_templates", "prompts"), how many records at the end
+    #: of its tuple keep their name (or URI) only, and how many the server listed past those that
+    #: are not kept at all: a server's catalog must not make the report as large as it is
+    #: (report/evidence.py, `CATALOG_ITEMS`, `CATALOG_NAMES`)
+    named_only: dict[str, int] = field(default_factory=dict)
+    left_out: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

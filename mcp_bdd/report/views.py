@@ -373,6 +373,22 @@ class RunView:
         return pass_rate(self.counts)
 
 
+@dataclass(frozen=True)
+class CatalogPart:
+    """What the page lists of one kind of a server's catalog (the model keeps it bounded:
+    report/evidence.py): the records kept in full, those kept by name only that the scenarios
+    exercised (each a row), the names of the others, and how many were not kept at all."""
+
+    full: tuple[dict[str, Any], ...]
+    exercised: tuple[dict[str, Any], ...]
+    unexercised: tuple[str, ...]
+    left_out: int
+
+    @property
+    def total(self) -> int:
+        return len(self.full) + len(self.exercised) + len(self.unexercised) + self.left_out
+
+
 @dataclass
 class ServerView:
     surface: ServerSurface
@@ -383,13 +399,30 @@ class ServerView:
     def id(self) -> str:
         return "server-" + "".join(c if c.isalnum() else "-" for c in self.surface.server).lower()
 
+    @cached_property
+    def _items(self) -> dict[tuple[str, Any], CoverageItem]:
+        # a lookup per listed record: scanning the items for each made a large catalog quadratic
+        items = self.coverage.items if self.coverage is not None else ()
+        return {(i.kind, i.name): i for i in reversed(items)}
+
     def item(self, kind: str, name: Any) -> CoverageItem | None:
-        if self.coverage is None:
+        return self._items.get((kind, name))
+
+    def catalog(self, kind: str, field_name: str, key: str) -> CatalogPart | None:
+        """`kind` ("tool") of the surface's `field_name` ("tools"), as the page lists it."""
+        records: tuple[dict[str, Any], ...] | None = getattr(self.surface, field_name)
+        if records is None:
             return None
-        for item in self.coverage.items:
-            if item.kind == kind and item.name == name:
-                return item
-        return None
+        cut = len(records) - self.surface.named_only.get(field_name, 0)
+        exercised, unexercised = [], []
+        for record in records[cut:]:
+            item = self.item(kind, record.get(key))
+            if item is not None and item.exercised:
+                exercised.append(record)
+            else:
+                unexercised.append(str(record.get(key)))
+        left_out = self.surface.left_out.get(field_name, 0)
+        return CatalogPart(records[:cut], tuple(exercised), tuple(unexercised), left_out)
 
     def uncatalogued(self) -> list[CoverageItem]:
         return [] if self.coverage is None else [i for i in self.coverage.items if not i.in_catalog]
