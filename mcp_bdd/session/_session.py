@@ -79,6 +79,7 @@ from mcp_bdd.session._outcome import (
     unwrap,
 )
 from mcp_bdd.session._persona import ClientSide, Persona
+from mcp_bdd.session._tasks import asks_for_task, send_as_task
 from mcp_bdd.session._timeline import Timeline
 from mcp_bdd.transcript import Transcript, Weight
 
@@ -726,8 +727,10 @@ class Session(ClientSide):
         timeout: float | None = None,
         cancel_after: float | None = None,
         progress: bool = False,
+        as_task: bool = False,
     ) -> Outcome:
-        """Send one request, record it and what came back; never raises for server-side failures."""
+        """Send one request, record it and what came back; never raises for server-side failures.
+        `as_task`: a tools/call that asks for a task (as one with `params.task` does), answered with one."""
         assert self.client is not None
         session = self.client.session
         data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -755,9 +758,12 @@ class Session(ClientSide):
                 raise ServerExited(SystemExit(self.server.exit_code))  # as the connection to a process would be gone
             scope_limit = cancel_after if cancel_after is not None else limit
             with anyio.fail_after(scope_limit) if cancel_after is None else anyio.move_on_after(scope_limit) as scope:
-                outcome.raw = await session.send_request(
-                    request, _RAW, progress_callback=cast(Any, on_progress) if progress else None
-                )
+                if as_task or asks_for_task(method, params):  # its answer is a task, not a tool result (_tasks)
+                    outcome.raw = await send_as_task(self.client, request, on_progress if progress else None)
+                else:
+                    outcome.raw = await session.send_request(
+                        request, _RAW, progress_callback=cast(Any, on_progress) if progress else None
+                    )
                 if isinstance(outcome.raw, dict) and outcome.raw.get("resultType") == "input_required":
                     outcome.raw = await self._drive_input_required(
                         request, outcome.raw, on_progress if progress else None

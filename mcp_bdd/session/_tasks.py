@@ -1,0 +1,367 @@
+"""Tasks: tool calls answered with a task handle, followed until a terminal state, both revisions.
+
+Why here, by hand: the SDK (mcp 2.3) defines the 2025-11-25 Task types but no client for them,
+and nothing of the 2026-07-28 Tasks extension. Worse, its `send_request` validates every
+`tools/call` answer as a CallToolResult, so the CreateTaskResult a task-augmented call gets was
+recorded as a protocol violation although the server had created the task. So:
+
+- a task-augmented `tools/call` is sent by `send_as_task` (the session's `_send` calls it), and
+  its answer is validated as what it is: a CreateTaskResult (2025-11-25: `{"task": Task}`;
+  2026-07-28: `resultType: "task"` and the Task inline), or, when the server ignored the ask,
+  a CallToolResult;
+- `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` go through the session's own
+  `_send` (recorded in the transcript like every request) and are validated here.
+
+The two revisions:
+- 2025-11-25 (core): `capabilities.tasks.requests.tools.call`; `params.task = {ttl?}` asks for a
+  task; a tool's `execution.taskSupport` (absent = forbidden); `tasks/result` gives the tool
+  result; `tasks/list`; `notifications/tasks/status`.
+- 2026-07-28 (extension `io.modelcontextprotocol/tasks`): advertised in `capabilities.extensions`;
+  the client declares it in the request's `_meta` client capabilities and the server decides per
+  call; `ttlMs`/`pollIntervalMs`; `tasks/get` inlines `result` (or `error`) once terminal; no
+  `tasks/list` and no `tasks/result`; `tasks/update` answers a task's input requests (not done
+  here); status notifications `notifications/tasks` only on a `subscriptions/listen` stream with
+  `taskIds`.
+
+Waiting for a status polls `tasks/get` at the server's poll interval (bounded: it is untrusted),
+and wakes early on a status notification for the task, when the session receives one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+import mcp_types as types
+from mcp_types import methods as _methods
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mcp_bdd.session._outcome import Outcome, dump
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+    from mcp_bdd.session._session import Session
+
+__all__ = [
+    "EXTENSION",
+    "STATUSES",
+    "TERMINAL",
+    "Support",
+    "TaskView",
+    "asks_for_task",
+    "call_as_task",
+    "cancel_task",
+    "get_task",
+    "list_tasks",
+    "send_as_task",
+    "support",
+    "task_result",
+    "wait_for_status",
+]
+
+EXTENSION = "io.modelcontextprotocol/tasks"
+_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
+STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
+#: the status notifications of each revision (2025-11-25, then the 2026-07-28 extension's)
+STATUS_NOTIFICATIONS = ("notifications/tasks/status", "notifications/tasks")
+#: bounds on the server's pollInterval (untrusted): never a busy loop, never a minute's nap
+_POLL_MIN_S, _POLL_DEFAULT_S, _POLL_MAX_S = 0.01, 0.5, 5.0
+_MAX_PAGES = 1000
+
+
+class ExtensionTask(BaseModel):
+    """A Task as the 2026-07-28 extension spells it (the SDK has no model of it)."""
+
+    model_config = ConfigDict(extra="allow")
+    task_id: str = Field(alias="taskId")
+    status: Literal["working", "input_required", "completed", "failed", "cancelled"]
+    status_message: str | None = Field(default=None, alias="statusMessage")
+    created_at: str = Field(alias="createdAt")
+    last_updated_at: str = Field(alias="lastUpdatedAt")
+    ttl_ms: int | None = Field(alias="ttlMs")
+    poll_interval_ms: int | None = Field(default=None, alias="pollIntervalMs")
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
+class _GetTask(types.GetTaskRequest):
+    name_param = "taskId"  # 2026-07-28 over HTTP: Mcp-Name carries the task id (routing)
+
+
+class _CancelTask(types.CancelTaskRequest):
+    name_param = "taskId"
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """One task as last seen (a CreateTaskResult, a tasks/get answer or a status notification)."""
+
+    task_id: str
+    status: str
+    message: str | None
+    poll_s: float  # the server's suggested poll interval, bounded
+    raw: dict[str, Any]  # the Task as sent
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    def said(self) -> str:
+        """Status and message, for failures: `failed ("a report needs at least one page")`."""
+        return self.status + (f" ({self.message!r})" if self.message else "")
+
+
+@dataclass(frozen=True)
+class Support:
+    """What the server offers for tasks at the negotiated revision."""
+
+    revision: str  # "2025-11-25" (core) or "2026-07-28" (the extension)
+    offered: bool
+    where: str  # the capability that says so, for messages
+    lists: bool  # tasks/list
+    cancels: bool  # tasks/cancel
+
+    @property
+    def modern(self) -> bool:
+        return self.revision == "2026-07-28"
+
+
+def is_modern(version: str) -> bool:
+    return version in MODERN_PROTOCOL_VERSIONS
+
+
+def support(client: Client) -> Support:
+    """The server's tasks capability: `capabilities.tasks` (2025-11-25) or the extension (2026-07-28)."""
+    caps: dict[str, Any] = dump(client.server_capabilities) or {}
+    if is_modern(client.protocol_version):
+        offered = EXTENSION in (caps.get("extensions") or {})
+        return Support("2026-07-28", offered, f'capabilities.extensions["{EXTENSION}"]', False, offered)
+    tasks = caps.get("tasks") or {}
+    call = ((tasks.get("requests") or {}).get("tools") or {}).get("call")
+    return Support(
+        "2025-11-25", call is not None, "capabilities.tasks.requests.tools.call", "list" in tasks, "cancel" in tasks
+    )
+
+
+def task_support(tool: dict[str, Any]) -> str | None:
+    """A listed tool's `execution.taskSupport` as sent, or None when it says nothing."""
+    execution = tool.get("execution")
+    value = execution.get("taskSupport") if isinstance(execution, dict) else None
+    return str(value)[:40] if value is not None else None
+
+
+def asks_for_task(method: str, params: dict[str, Any]) -> bool:
+    """A tools/call whose `params.task` asks for a task (2025-11-25): its answer is a CreateTaskResult."""
+    return method == "tools/call" and isinstance(params.get("task"), dict)
+
+
+async def send_as_task(client: Client, request: Any, on_progress: Any = None) -> dict[str, Any]:
+    """Send a task-augmented tools/call and return its answer, validated as a CreateTaskResult
+    (or as a CallToolResult, when the server chose to answer at once).
+
+    Why below `send_request`: it validates a tools/call answer as a CallToolResult, and on
+    2026-07-28 stamps the client capabilities the client was built with, while the extension is
+    declared for this call only (a plain call must never get a task back). So the request is
+    stamped as the SDK stamps it, then sent on its dispatcher. Private SDK use (`_stamp`,
+    `_dispatcher`): it belongs in `mcp_bdd._sdk` with the others.
+    """
+    low: Any = client.session
+    version = client.protocol_version
+    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+    params: dict[str, Any] = data.setdefault("params", {})
+    if is_modern(version):
+        params.pop("task", None)  # 2025-11-25 only: the extension is declared instead
+    opts: dict[str, Any] = {}
+    low._stamp(data, opts)
+    if is_modern(version):
+        meta = params.setdefault("_meta", {})
+        caps = dict(meta.get(_CAPABILITIES_META) or {})
+        caps["extensions"] = {**(caps.get("extensions") or {}), EXTENSION: {}}
+        meta[_CAPABILITIES_META] = caps
+    if on_progress is not None:
+        opts["on_progress"] = on_progress
+    raw: dict[str, Any] = await low._dispatcher.send_raw_request(data["method"], params, opts)
+    _check_answer(raw, version)
+    return raw
+
+
+def _check_answer(raw: dict[str, Any], version: str) -> None:
+    """Raises ValidationError when the answer is neither a CreateTaskResult nor a tool result."""
+    if is_modern(version) and raw.get("resultType") == "task":
+        ExtensionTask.model_validate(raw)
+    elif not is_modern(version) and "task" in raw:
+        types.CreateTaskResult.model_validate(raw, by_name=False)
+    else:
+        _methods.validate_server_result("tools/call", version, raw)
+
+
+def created(raw: dict[str, Any] | None, version: str) -> TaskView | None:
+    """The task a tools/call answer created, or None (a plain tool result, or nothing)."""
+    if raw is None:
+        return None
+    if is_modern(version):
+        return _view(raw) if raw.get("resultType") == "task" else None
+    task = raw.get("task")
+    return _view(task) if isinstance(task, dict) else None
+
+
+def _view(task: dict[str, Any]) -> TaskView:
+    poll = task.get("pollIntervalMs", task.get("pollInterval"))
+    poll_s = poll / 1000 if isinstance(poll, int | float) and not isinstance(poll, bool) else _POLL_DEFAULT_S
+    message = task.get("statusMessage")
+    return TaskView(
+        str(task.get("taskId"))[:200],
+        str(task.get("status"))[:40],
+        str(message)[:500] if message is not None else None,
+        min(max(poll_s, _POLL_MIN_S), _POLL_MAX_S),
+        task,
+    )
+
+
+def call_as_task(
+    session: Session,
+    name: str,
+    arguments: Callable[[dict[str, Any] | None], dict[str, Any]],
+    ttl: int | None = None,
+) -> Outcome:
+    """Call a tool as a task: the listing (when none was taken), the arguments (a function of the
+    tool as listed, e.g. a coerced table) and the call in one portal call, as `call_tool` does."""
+
+    async def call() -> Outcome:
+        listed = session.tools if session.tools is not None else await session._list_pages("tools")
+        args = arguments(next((t for t in listed if t.get("name") == name), None))
+        request = types.CallToolRequest(
+            params=types.CallToolRequestParams(name=name, arguments=args, task=types.TaskMetadata(ttl=ttl))
+        )
+        return await session._send(request, progress=True, as_task=True)
+
+    return session._run(call)
+
+
+def _validated(session: Session, outcome: Outcome, check: Callable[[dict[str, Any]], Any]) -> Outcome:
+    """The outcome, or one marked as a protocol violation when its answer does not fit `check`."""
+    if outcome.raw is None:
+        return outcome
+    try:
+        check(outcome.raw)
+    except ValidationError as exc:
+        errors = exc.errors()
+        where = ".".join(str(p) for p in errors[0]["loc"]) if errors else ""
+        said = (errors[0]["msg"] if errors else exc.title) + (f" at {where}" if where else "")
+        session.transcript.record(
+            "error", session.name, outcome.method, {"message": f"does not fit the schema: {said}"}, related=outcome.seq
+        )
+        return replace(
+            outcome,
+            raw=None,
+            protocol_violation=True,
+            exception=f"the server's {outcome.method} result does not fit the MCP schema: {said}",
+        )
+    return outcome
+
+
+def _task_check(version: str) -> Callable[[dict[str, Any]], Any]:
+    if is_modern(version):
+        return ExtensionTask.model_validate
+    return lambda raw: types.GetTaskResult.model_validate(raw, by_name=False)
+
+
+def get_task(session: Session, task_id: str) -> tuple[Outcome, TaskView | None]:
+    """tasks/get: the task as the server sees it now (validated as a Task of the revision)."""
+    version = session.protocol_version
+    kind = _GetTask if is_modern(version) else types.GetTaskRequest
+    outcome = session.request(kind(params=types.GetTaskRequestParams(task_id=task_id)))
+    outcome = _validated(session, outcome, _task_check(version))
+    return outcome, (_view(outcome.raw) if outcome.raw is not None else None)
+
+
+def cancel_task(session: Session, task_id: str) -> Outcome:
+    """tasks/cancel (2025-11-25 answers with the Task; 2026-07-28 with an empty acknowledgement)."""
+    version = session.protocol_version
+    kind = _CancelTask if is_modern(version) else types.CancelTaskRequest
+    outcome = session.request(kind(params=types.CancelTaskRequestParams(task_id=task_id)))
+    if is_modern(version):
+        return outcome
+    return _validated(session, outcome, lambda raw: types.CancelTaskResult.model_validate(raw, by_name=False))
+
+
+def list_tasks(session: Session) -> tuple[Outcome, list[dict[str, Any]]]:
+    """tasks/list, every page (2025-11-25 only); a repeated cursor ends the listing."""
+    tasks: list[dict[str, Any]] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    outcome = Outcome("tasks/list", {})
+    for _ in range(_MAX_PAGES):
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        outcome = session.request(types.ListTasksRequest(params=params))
+        outcome = _validated(session, outcome, lambda raw: types.ListTasksResult.model_validate(raw, by_name=False))
+        if outcome.raw is None:
+            break
+        tasks.extend(t for t in outcome.raw.get("tasks") or [] if isinstance(t, dict))
+        cursor = outcome.raw.get("nextCursor")
+        if not isinstance(cursor, str) or not cursor or cursor in seen:
+            break
+        seen.add(cursor)
+    return outcome, tasks
+
+
+def task_result(session: Session, task: TaskView, call: Outcome) -> Outcome:
+    """The task's tool result as the outcome of its tools/call (so every Tool outcome and Results
+    step reads it): tasks/result on 2025-11-25, the `result` a completed task inlines on 2026-07-28.
+    Validated as a CallToolResult."""
+    version = session.protocol_version
+    if is_modern(version):
+        inline = task.raw.get("result")
+        outcome = replace(call, raw=inline if isinstance(inline, dict) else None)
+        if outcome.raw is None:
+            outcome = replace(call, raw=None, exception=f"the completed task {task.task_id} carries no result")
+    else:
+        payload = types.GetTaskPayloadRequestParams(task_id=task.task_id)
+        fetched = session.request(types.GetTaskPayloadRequest(params=payload))
+        outcome = replace(fetched, method="tools/call", params=call.params)
+    return _validated(session, outcome, lambda raw: _methods.validate_server_result("tools/call", version, raw))
+
+
+def wait_for_status(
+    session: Session, task: TaskView, done: Callable[[TaskView], bool], timeout: float
+) -> tuple[TaskView, Outcome | None]:
+    """Follow the task until `done` (or a terminal status) or `timeout` s: poll tasks/get at the
+    server's poll interval, and wake early on a status notification for it, whichever comes
+    first. Returns the task as last seen and the failed tasks/get, if one failed."""
+    deadline = time.monotonic() + timeout
+    seen = task
+    while True:
+        outcome, now = get_task(session, task.task_id)
+        if now is None:
+            return seen, outcome
+        seen = now
+        if done(seen) or seen.terminal:
+            return seen, None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return seen, None
+        pushed = _notified(session, task.task_id, min(seen.poll_s, left))
+        if pushed is not None and (done(pushed) or pushed.terminal):
+            return pushed, None
+
+
+def _notified(session: Session, task_id: str, wait: float) -> TaskView | None:
+    """A status notification for the task that arrives within `wait` s, or None (the poll is due)."""
+    timeline = session.timeline
+    before = {m: timeline.count(m) for m in STATUS_NOTIFICATIONS}
+
+    def arrived() -> bool:
+        return any(timeline.count(m) > n for m, n in before.items())
+
+    if not timeline.wait_until(arrived, wait):
+        return None
+    for method in STATUS_NOTIFICATIONS:
+        last = timeline.last(method)
+        if timeline.count(method) > before[method] and last is not None and last.get("taskId") == task_id:
+            return _view(last)
+    return None
