@@ -109,7 +109,7 @@ def test_the_token_tip_shows_its_placeholder_and_masks_the_real_token(
     assert '--header "Authorization: Bearer <token>"' in out and secret not in out
 
 
-def test_a_sarif_file_that_could_not_be_written_is_said_after_the_report(
+def test_a_sarif_or_contract_file_that_could_not_be_written_is_said(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
@@ -118,3 +118,5 @@ def test_a_sarif_file_that_could_not_be_written_is_said_after_the_report(
     assert code == 2 and out.startswith("passed: catalog 1.0.0") and "SARIF:" not in out
     assert "the SARIF report was not written to out/x.sarif: out is a file, not a folder." in err
     assert "Tip: give --sarif a file in a folder you may write to" in err and "Errno" not in err
+    assert main(["contract", "update", "out/c.json", "--", *CATALOG]) == 2
+    assert "the contract was not written to out/c.json: out is a file, not a folder." in capsys.readouterr().err

@@ -324,7 +324,14 @@ def run_contract_command(
         print(f"{said.word}: {shown}\n  {str(exc).strip()}", file=out)
         return said.exit_code
     if contract is None:
-        save_contract(path, surface)
+        try:
+            save_contract(path, surface)
+        except OSError as exc:
+            from mcp_bdd.report.files import not_written
+
+            tip = "give a contract file in a folder you may write to, or move what is in the way."
+            print(not_written("contract", path, exc, tip), file=sys.stderr)
+            return EXIT_USAGE
         listed = len(surface.tools) + sum(times - 1 for times in surface.duplicates.get("tools", {}).values())
         count = f"{len(surface.tools)} tools" + (f" of {listed} listed" if listed != len(surface.tools) else "")
         print(f"recorded: {path} ({count}, sha256 {surface.sha256})", file=out)
