@@ -317,7 +317,8 @@ def task_result(session: Session, task: TaskView, call: Outcome) -> Outcome:
     version = session.protocol_version
     if is_modern(version):
         inline = task.raw.get("result")
-        outcome = replace(call, raw=inline if isinstance(inline, dict) else None)
+        # the inlined result is the tool's CallToolResult; a resultType absent there means "complete"
+        outcome = replace(call, raw={"resultType": "complete", **inline} if isinstance(inline, dict) else None)
         if outcome.raw is None:
             outcome = replace(call, raw=None, exception=f"the completed task {task.task_id} carries no result")
     else:

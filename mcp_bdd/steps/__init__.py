@@ -58,6 +58,7 @@ from mcp_bdd.steps import (  # noqa: E402, F401 - imported for their step regist
     resources,
     results,
     servers,
+    tasks,
     tools,
 )
 

@@ -1,0 +1,346 @@
+"""Tasks: tool calls the server answers with a task, followed until a terminal state.
+
+"The task" is the last task this scenario created. A server that does not offer tasks, or a tool
+that forbids them, fails the step at once, naming the capability or the tool's
+`execution.taskSupport`: nothing waits for a timeout. Both revisions: the 2025-11-25 core Tasks
+(`capabilities.tasks`) and the 2026-07-28 extension `io.modelcontextprotocol/tasks` (see
+`mcp_bdd.session._tasks`).
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
+from mcp_bdd.session import Outcome, Session
+from mcp_bdd.session._tasks import (
+    STATUSES,
+    Support,
+    TaskView,
+    call_as_task,
+    cancel_task,
+    created,
+    list_tasks,
+    support,
+    task_result,
+    task_support,
+    wait_for_status,
+)
+from mcp_bdd.state import ScenarioState
+from mcp_bdd.steps._base import coerce_arguments, current_session, keep_result, state, text, then, when
+
+
+@dataclass
+class _Tasks:
+    """One scenario's task: the call that asked for it and the task as last seen."""
+
+    server: str = ""
+    tool: str = ""
+    call: Outcome | None = None
+    task: TaskView | None = None
+    listed: list[dict[str, Any]] | None = None
+
+
+#: each scenario's task, by its state object (ScenarioState has no field for it; gone with the scenario)
+_BY_SCENARIO: dict[int, _Tasks] = {}
+
+
+def _tasks(st: ScenarioState) -> _Tasks:
+    key = id(st)
+    if key not in _BY_SCENARIO:
+        _BY_SCENARIO[key] = _Tasks()
+        weakref.finalize(st, _BY_SCENARIO.pop, key, None)
+    return _BY_SCENARIO[key]
+
+
+def _offered(session: Session) -> Support:
+    """The server's tasks support, or a failure that names the capability it lacks."""
+    assert session.client is not None
+    offered = support(session.client)
+    if not offered.offered:
+        raise ExpectationFailed(
+            f'The server "{session.name}" does not support tasks (protocol {session.protocol_version})',
+            expected=f"{offered.where} in its capabilities",
+            actual="absent",
+            tip="a server that runs tool calls as tasks declares it: "
+            + (
+                f'the "{offered.where.split(chr(34))[1]}" extension in the server/discover capabilities.'
+                if offered.modern
+                else "capabilities.tasks.requests.tools.call in its initialize result."
+            ),
+        )
+    return offered
+
+
+def _listed(session: Session, name: str) -> dict[str, Any]:
+    tool = session.tool_named(name)
+    if tool is None:
+        names = [str(t.get("name")) for t in session.tool_list()]
+        raise ExpectationFailed(
+            f'The server "{session.name}" has no tool "{name}"', details="  " + did_you_mean(name, names, "tool")
+        )
+    return tool
+
+
+def _said(value: str | None, modern: bool) -> str:
+    if value is not None:
+        return f"execution.taskSupport = {value!r}"
+    return "no execution.taskSupport" + ("" if modern else " (absent means forbidden)")
+
+
+def _task_support(context: Any, name: str, wanted: tuple[str, ...]) -> None:
+    session = current_session(context)
+    offered = _offered(session)
+    value = task_support(_listed(session, text(context, name)))
+    if value in wanted or (value is None and offered.modern and "optional" in wanted):
+        return  # 2026-07-28: with the extension, the server decides per call unless the tool says
+    raise ExpectationFailed(
+        f'The tool "{text(context, name)}" does not {"require" if wanted == ("required",) else "support"} tasks',
+        expected=" or ".join(f"execution.taskSupport = {w!r}" for w in wanted),
+        actual=_said(value, offered.modern),
+        tip="a tool says how it runs as a task in its definition: execution.taskSupport is "
+        '"forbidden" (the default), "optional" or "required".',
+    )
+
+
+@then('the tool "{tool:Q}" supports tasks')
+def step_tool_supports_tasks(context: Any, tool: str) -> None:
+    """Check that a tool may be called as a task: its `execution.taskSupport` is "optional" or
+    "required", and the server declares tasks (2025-11-25: `capabilities.tasks`; 2026-07-28: the
+    `io.modelcontextprotocol/tasks` extension, where a tool that says nothing leaves it to the server).
+
+    Example: Then the tool "report" supports tasks
+    """
+    _task_support(context, tool, ("optional", "required"))
+
+
+@then('the tool "{tool:Q}" requires tasks')
+def step_tool_requires_tasks(context: Any, tool: str) -> None:
+    """Check that a tool runs only as a task: its `execution.taskSupport` is "required".
+
+    Example: Then the tool "archive" requires tasks
+    """
+    _task_support(context, tool, ("required",))
+
+
+def _call_as_task(context: Any, tool: str, table: bool) -> None:
+    st = state(context)
+    session = current_session(context)
+    name = text(context, tool)
+    offered = _offered(session)  # before any request: a server without tasks is no wait
+    listed = session.tool_named(name)
+    value = task_support(listed) if listed is not None else None
+    if listed is not None and (value == "forbidden" or (value is None and not offered.modern)):
+        raise ExpectationFailed(
+            f'The tool "{name}" cannot be called as a task',
+            expected='execution.taskSupport = "optional" or "required"',
+            actual=_said(value, offered.modern),
+            tip=f'call it as a plain tool ("When I call the tool "{name}"), or declare the task support in its '
+            "definition.",
+        )
+    outcome = call_as_task(session, name, lambda found: coerce_arguments(context, name, found) if table else {})
+    st.last_request = outcome
+    kept = _tasks(st)
+    kept.server, kept.tool, kept.call, kept.listed = session.name, name, outcome, None
+    kept.task = created(outcome.raw, session.protocol_version)
+    session.raise_problems()
+
+
+@when('I call the tool "{tool:Q}" as a task')
+def step_call_as_task(context: Any, tool: str) -> None:
+    """Call a tool as a task, without arguments: the server answers with a task (an id and a status),
+    not the tool's result. 2025-11-25 sends `params.task`; 2026-07-28 declares the tasks extension
+    for this call.
+
+    Example: When I call the tool "archive" as a task
+    """
+    _call_as_task(context, tool, table=False)
+
+
+@when('I call the tool "{tool:Q}" as a task with:')
+def step_call_as_task_with(context: Any, tool: str) -> None:
+    """Call a tool as a task with an argument table (heading row = names, one row of values,
+    coerced by the tool's inputSchema, as for plain calls).
+
+    Example:
+        When I call the tool "report" as a task with:
+          | title | pages |
+          | Q1    | 3     |
+    """
+    _call_as_task(context, tool, table=True)
+
+
+def _the_task(context: Any) -> tuple[Session, _Tasks, TaskView]:
+    """This scenario's task, or a failure that says why there is none."""
+    st = state(context)
+    kept = _tasks(st)
+    if kept.call is None:
+        raise UsageError(f'{st.location}: no tool was called as a task yet ("When I call the tool ... as a task").')
+    session = current_session(context, kept.server)
+    if kept.task is None:
+        outcome = kept.call
+        raise ExpectationFailed(
+            f'The server did not create a task for the tool "{kept.tool}"',
+            expected="a CreateTaskResult (a task id and a status)",
+            actual=outcome.describe() if not outcome.ok else f"a plain tool result: {outcome.describe()}",
+            exchange=produced_by(session.transcript.items, session.name),
+            tip="the server refused the task (read the error), or ran the call at once and ignored the ask.",
+            kind=outcome.failure_kind,
+        )
+    return session, kept, kept.task
+
+
+@then("the task is created")
+def step_task_created(context: Any) -> None:
+    """Check that the last call as a task was answered with a task: an id and a status.
+
+    Example: Then the task is created
+    """
+    _, _, task = _the_task(context)
+    if not task.task_id or task.status not in STATUSES:
+        raise ExpectationFailed(
+            "The task has no usable id or status",
+            expected=f"a task id and one of {', '.join(STATUSES)}",
+            actual=f"taskId {task.task_id!r}, status {task.status!r}",
+        )
+
+
+def _follow(context: Any, wanted: str | None) -> tuple[Session, _Tasks, TaskView]:
+    """The task once it has `wanted` status (None: any terminal one) or the request timeout passed."""
+    session, kept, task = _the_task(context)
+    seen, failed = wait_for_status(
+        session, task, lambda t: t.status == wanted if wanted else t.terminal, session.timeout
+    )
+    kept.task = seen
+    if failed is not None:
+        session.check(failed)  # raises: the tasks/get failed, or broke the protocol
+    return session, kept, seen
+
+
+@then('the task status becomes "{status:Q}"')
+def step_task_status_becomes(context: Any, status: str) -> None:
+    """Wait until the task has this status: working, input_required, completed, failed or cancelled.
+    Polls tasks/get at the server's poll interval, or takes a status notification when one comes
+    first; up to the request timeout. A task that ends in another status fails at once.
+
+    Example: Then the task status becomes "completed"
+    """
+    wanted = text(context, status)
+    if wanted not in STATUSES:
+        raise UsageError(f'{state(context).location}: "{wanted}" is no task status: {", ".join(STATUSES)}.')
+    session, _, seen = _follow(context, wanted)
+    if seen.status != wanted:
+        ended = seen.terminal
+        raise ExpectationFailed(
+            f"The task {'ended' if ended else 'is still'} {seen.said()}"
+            + ("" if ended else f" after {session.timeout:g} s"),
+            expected=f'status "{wanted}"',
+            actual=seen.said(),
+            exchange=produced_by(session.transcript.items, session.name),
+            tip="a terminal status never changes: read the status message."
+            if ended
+            else "raise `timeout` (or -D timeout=30) if the work is just slow.",
+            kind=None if ended else "timeout",
+        )
+
+
+@when("I cancel the task")
+def step_cancel_task(context: Any) -> None:
+    """Ask the server to cancel the task (tasks/cancel); the task may then become "cancelled".
+
+    Example: When I cancel the task
+    """
+    session, _, task = _the_task(context)
+    _offered_to(session, "cancels", "cancel")
+    outcome = cancel_task(session, task.task_id)
+    state(context).last_request = outcome
+    session.check(outcome)
+
+
+def _offered_to(session: Session, what: str, method: str) -> None:
+    """A failure naming the capability when the server does not offer tasks/<method>."""
+    assert session.client is not None
+    offered = support(session.client)
+    if not getattr(offered, what):
+        raise ExpectationFailed(
+            f'The server "{session.name}" does not offer tasks/{method} (protocol {session.protocol_version})',
+            expected=f"capabilities.tasks.{method}" if not offered.modern else f"tasks/{method}",
+            actual="absent" if not offered.modern else "not part of the 2026-07-28 Tasks extension",
+            tip="the 2026-07-28 Tasks extension has no tasks/list: follow a task by its id."
+            if offered.modern
+            else f"a server that lets clients {method} tasks declares capabilities.tasks.{method}.",
+        )
+
+
+@when("I wait for the task result")
+def step_wait_for_task_result(context: Any) -> None:
+    """Wait until the task ends, then take its tool result: "the result" is then the task's tool
+    result, so every Tool outcome and Results step applies to it. A task that failed or was
+    cancelled fails here, with its status message.
+
+    Example:
+        When I wait for the task result
+        Then the tool call succeeds
+        And the result at "$.pages" is 3
+    """
+    session, kept, seen = _follow(context, None)
+    if not seen.terminal:
+        raise ExpectationFailed(
+            f"The task did not end within {session.timeout:g} s: it is {seen.said()}",
+            expected="completed",
+            actual=seen.said(),
+            tip="raise `timeout` (or -D timeout=30) if the work is just slow.",
+            kind="timeout",
+        )
+    if seen.status != "completed":
+        raise ExpectationFailed(
+            f'The task of the tool "{kept.tool}" ended {seen.status}' + (f": {seen.message}" if seen.message else ""),
+            expected="completed",
+            actual=seen.said(),
+            exchange=produced_by(session.transcript.items, session.name),
+            tip="read the status message: the server says there why the work did not complete.",
+        )
+    assert kept.call is not None
+    outcome = task_result(session, seen, kept.call)
+    st = state(context)
+    st.last_call = outcome
+    st.calls_by_server[outcome.server] = outcome
+    st.last_calls = [outcome]
+    st.last_request = outcome
+    keep_result(context, "tool", outcome, kept.tool)
+
+
+@when("I list the tasks")
+def step_list_tasks(context: Any) -> None:
+    """List the server's tasks (tasks/list, every page; 2025-11-25: the 2026-07-28 extension has none).
+
+    Example: When I list the tasks
+    """
+    session = current_session(context)
+    _offered(session)
+    _offered_to(session, "lists", "list")
+    outcome, listed = list_tasks(session)
+    state(context).last_request = outcome
+    session.check(outcome)
+    _tasks(state(context)).listed = listed
+
+
+@then("the task list includes the task")
+def step_task_list_includes(context: Any) -> None:
+    """Check that the last task listing shows this scenario's task (by its id).
+
+    Example: Then the task list includes the task
+    """
+    _, kept, task = _the_task(context)
+    if kept.listed is None:
+        raise UsageError(f'{state(context).location}: the tasks were not listed yet ("When I list the tasks").')
+    ids = [str(t.get("taskId")) for t in kept.listed]
+    if task.task_id not in ids:
+        raise ExpectationFailed(
+            f"The task list lacks the task {task.task_id}",
+            expected=f"a task with taskId {task.task_id!r}",
+            actual=ids[:20] or "no tasks",
+            tip="a server lists the tasks of this client until their ttl ends.",
+        )
