@@ -30,9 +30,9 @@ and wakes early on a status notification for the task, when the session receives
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import mcp_types as types
 from mcp_types import methods as _methods
@@ -44,7 +44,29 @@ from mcp_bdd.session._outcome import Outcome, dump
 if TYPE_CHECKING:
     from mcp import Client
 
-    from mcp_bdd.session._session import Session
+    from mcp_bdd.session._timeline import Timeline
+    from mcp_bdd.transcript import Transcript
+
+
+class Session(Protocol):
+    """What of `_session.Session` the tasks need (a Protocol: `_session` imports this module)."""
+
+    name: str
+    timeout: float
+    transcript: Transcript
+    timeline: Timeline
+    tools: list[dict[str, Any]] | None
+
+    @property
+    def protocol_version(self) -> str: ...
+
+    def request(self, request: Any, **kw: Any) -> Outcome: ...
+
+    def _run(self, fn: Callable[[], Awaitable[T]], limit: float | None = None) -> T: ...
+
+    async def _send(self, request: Any, *, progress: bool = False, as_task: bool = False) -> Outcome: ...
+
+    async def _list_pages(self, kind: str) -> list[dict[str, Any]]: ...
 
 __all__ = [
     "EXTENSION",
@@ -72,6 +94,7 @@ STATUS_NOTIFICATIONS = ("notifications/tasks/status", "notifications/tasks")
 #: bounds on the server's pollInterval (untrusted): never a busy loop, never a minute's nap
 _POLL_MIN_S, _POLL_DEFAULT_S, _POLL_MAX_S = 0.01, 0.5, 5.0
 _MAX_PAGES = 1000
+T = TypeVar("T")
 
 
 class ExtensionTask(BaseModel):
