@@ -68,6 +68,7 @@ class Session(Protocol):
 
     async def _list_pages(self, kind: str) -> list[dict[str, Any]]: ...
 
+
 __all__ = [
     "EXTENSION",
     "STATUSES",
