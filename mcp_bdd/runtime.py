@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,17 @@ def _others_named(state: Any, name: str) -> frozenset[str]:
     """The servers other than `name` that the scenario's steps name (none known outside behave)."""
     named = getattr(state, "servers_named", None)
     return (named() if named is not None else frozenset()) - {name}
+
+
+def _closed(closers: list[Callable[[], list[str]]]) -> list[str]:
+    """Run each closer; what one raises is a problem like the ones it returns (teardown goes on)."""
+    problems: list[str] = []
+    for close in closers:
+        try:
+            problems += close()
+        except Exception as exc:
+            problems.append(f"{type(exc).__name__}: {exc}")
+    return problems
 
 
 @dataclass
@@ -56,6 +68,10 @@ class Runtime:
         #: warnings for the user, once per run each (a server that stops slowly), taken by the hooks
         self._notices: list[str] = []
         self._said: set[tuple[str, str]] = set()  # (kind, server) of the notices said already
+        #: what a step started that ends with its scenario (an MCP App's page: `at_scenario_end`) or with the
+        #: run (the MCP Apps browser: `at_run_end`); each returns its problems, as sessions' closes do
+        self._scenario_closers: dict[int, list[Callable[[], list[str]]]] = {}
+        self._run_closers: list[Callable[[], list[str]]] = []
         portal.call(contain_exits)  # an in-process server's sys.exit() ends the server, not the run
 
     def scenario_dir(self) -> Path:
@@ -99,6 +115,7 @@ class Runtime:
         one while closing), then the scenario's directory. Never raises; returns the problems."""
         problems: list[str] = []
         try:
+            problems += _closed(self._scenario_closers.pop(id(state), []))  # an app's page, before its session
             for session in list(state.sessions.values()):
                 if not self.is_long_lived(session):
                     problems += self._close(session)
@@ -120,6 +137,14 @@ class Runtime:
         if notice is not None and (kind, server) not in self._said:
             self._said.add((kind, server))
             self._notices.append(notice)
+
+    def at_scenario_end(self, state: Any, close: Callable[[], list[str]]) -> None:
+        """Close something a step started for this scenario first when it ends (an MCP App's page)."""
+        self._scenario_closers.setdefault(id(state), []).append(close)
+
+    def at_run_end(self, close: Callable[[], list[str]]) -> None:
+        """Close something started once for the run when it ends (the MCP Apps browser)."""
+        self._run_closers.append(close)
 
     def take_notices(self) -> list[str]:
         notices, self._notices = self._notices, []
@@ -255,7 +280,9 @@ class Runtime:
         return problems
 
     def close(self) -> list[str]:
-        problems = self.close_scope("all")
+        problems = _closed(self._run_closers)
+        self._run_closers = []
+        problems += self.close_scope("all")
         discard_prestarted()
         problems += close_shared()  # run-wide fake resources (the PostgreSQL server), before their files go
         with contextlib.suppress(OSError):

@@ -30,10 +30,12 @@ from mcp_bdd.errors import size_text
 from mcp_bdd.secrets import dumps_masked, mask, mask_data
 
 __all__ = [
+    "APP_BRIDGE_MIME",
     "ARROWS",
     "HOOKS_MIME",
     "NOTIFICATION_BYTES",
     "NOTIFICATION_LIMIT",
+    "SCREENSHOT_MIME",
     "SERVER_MIME",
     "STDERR_MIME",
     "TEARDOWN_MIME",
@@ -57,6 +59,10 @@ TEARDOWN_MIME = "application/vnd.mcp-bdd.transcript+json; phase=teardown"
 SERVER_MIME = "application/vnd.mcp-bdd.server+json"
 #: The last lines of a server's stderr, attached to the failing step: {"server": ..., "text": ...}.
 STDERR_MIME = "application/vnd.mcp-bdd.stderr+json"
+#: An MCP App as a step left it: a screenshot (PNG, bounded), beside the bridge messages the step saw
+#: ({"app": ..., "messages": [...], ...}; JSON, shown as text).
+SCREENSHOT_MIME = "image/png"
+APP_BRIDGE_MIME = "application/vnd.mcp-bdd.app-bridge+json"
 
 Kind = Literal[
     "request",  # client -> server request (payload: params)

@@ -34,9 +34,12 @@ class Persona:
     elicitation: str | None = None  # "accept" | "decline" | "cancel"
     elicitation_values: dict[str, str] = field(default_factory=dict)
     roots: list[tuple[str, str | None]] | None = None
+    #: the client advertises the MCP Apps extension (`io.modelcontextprotocol/ui`): a server may then
+    #: bind UIs to its tools and answer with less text ("Given the client supports MCP Apps")
+    apps: bool = False
 
     def empty(self) -> bool:
-        return self.sampling_text is None and self.elicitation is None and self.roots is None
+        return self.sampling_text is None and self.elicitation is None and self.roots is None and not self.apps
 
 
 class ClientSide:

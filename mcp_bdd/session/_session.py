@@ -30,6 +30,7 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp import Client
+from mcp.client.extension import ClientExtension, advertise
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
@@ -177,6 +178,7 @@ class Session(ClientSide):
             list_roots_callback=cast(Any, self._on_roots) if self.persona.roots is not None else None,
             message_handler=self._on_message,
             log_level=self.log_level,  # type: ignore[arg-type]
+            extensions=_extensions(self.persona),
         )
         self.client = client
         started = time.monotonic()
@@ -380,7 +382,9 @@ class Session(ClientSide):
         said = ""
         if isinstance(cause, MCPError) and not stands_in(cause.error):
             said = f": {cause.message!r}"  # the server's words (masked and escaped where printed)
-        what = f"refused the connection with HTTP {status} to {answer.get('method')} {answer.get('url')}{said}"
+        kind = _content_type(answer)
+        shown = f"HTTP {status} ({kind})" if kind else f"HTTP {status}"
+        what = f"refused the connection with {shown} to {answer.get('method')} {answer.get('url')}{said}"
         sent = any(name.lower() in ("authorization", "cookie") for name in self.server.headers)
         if status == 403 or sent:
             return what, (
@@ -1108,6 +1112,19 @@ class Session(ClientSide):
             "prompts": self.prompts,
             "listing pages": dict(self.pages),
         }
+
+
+#: the MCP Apps extension as a client advertises it (SEP-1865): its id, and the one content type it renders
+APPS_EXTENSION = "io.modelcontextprotocol/ui"
+APP_MIME_TYPE = "text/html;profile=mcp-app"
+
+
+def _extensions(persona: Persona) -> list[ClientExtension] | None:
+    """The extensions the client advertises in its capabilities: MCP Apps when the scenario said the
+    client supports them (a server may then bind UIs to its tools), else none, as a plain client."""
+    if not persona.apps:
+        return None
+    return [advertise(APPS_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]})]
 
 
 async def _discover_pinned(client: Client, version: str) -> None:

@@ -60,6 +60,7 @@ from mcp_bdd.steps import (  # noqa: E402, F401 - imported for their step regist
     servers,
     tasks,
     tools,
+    ui_apps,
 )
 
 __all__: list[str] = []
