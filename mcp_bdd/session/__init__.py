@@ -8,6 +8,7 @@ Timeline         the notifications of a session, with waiting on arrival
 listen streams   2026-07-28 `subscriptions/listen` (open_stream, covers, listening)
 cancel_pending   end of a run: cancel the session hops an interruption left running (`_hop`)
 stalled          whether a hop outlived its deadline: the run's event loop may be blocked for good
+tasks            tool calls answered with a task (`_tasks`): call, follow, cancel, list, fetch the result
 """
 
 from __future__ import annotations
@@ -17,6 +18,19 @@ from mcp_bdd.session._listen import ListenFailed, covers, listening, open_stream
 from mcp_bdd.session._outcome import Outcome, Refusal, result_text, unwrap
 from mcp_bdd.session._persona import ELICITATION, SAMPLING, Persona, coerce_elicitation, coerce_value, schema_types
 from mcp_bdd.session._session import Session
+from mcp_bdd.session._tasks import (
+    TASK_STATUSES,
+    TaskSupport,
+    TaskView,
+    call_as_task,
+    cancel_task,
+    created_task,
+    list_tasks,
+    task_result,
+    task_support,
+    tasks_offered,
+    wait_for_status,
+)
 from mcp_bdd.session._timeline import KEEP, KEEP_BYTES, Timeline
 
 __all__ = [
@@ -24,20 +38,31 @@ __all__ = [
     "KEEP",
     "KEEP_BYTES",
     "SAMPLING",
+    "TASK_STATUSES",
     "ListenFailed",
     "Outcome",
     "Persona",
     "Refusal",
     "Session",
+    "TaskSupport",
+    "TaskView",
     "Timeline",
+    "call_as_task",
     "cancel_pending",
+    "cancel_task",
     "coerce_elicitation",
     "coerce_value",
     "covers",
+    "created_task",
+    "list_tasks",
     "listening",
     "open_stream",
     "result_text",
     "schema_types",
     "stalled",
+    "task_result",
+    "task_support",
+    "tasks_offered",
     "unwrap",
+    "wait_for_status",
 ]

@@ -390,3 +390,10 @@ def _notified(session: Session, task_id: str, wait: float) -> TaskView | None:
         if timeline.count(method) > before[method] and last is not None and last.get("taskId") == task_id:
             return _view(last)
     return None
+
+
+#: the names the package exports (`mcp_bdd.session`): what each is, without the module's context
+TASK_STATUSES = STATUSES
+TaskSupport = Support
+created_task = created
+tasks_offered = support

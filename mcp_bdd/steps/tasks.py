@@ -14,18 +14,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
-from mcp_bdd.session import Outcome, Session
-from mcp_bdd.session._tasks import (
-    STATUSES,
-    Support,
+from mcp_bdd.session import (
+    TASK_STATUSES,
+    Outcome,
+    Session,
+    TaskSupport,
     TaskView,
     call_as_task,
     cancel_task,
-    created,
+    created_task,
     list_tasks,
-    support,
     task_result,
     task_support,
+    tasks_offered,
     wait_for_status,
 )
 from mcp_bdd.state import ScenarioState
@@ -55,10 +56,10 @@ def _tasks(st: ScenarioState) -> _Tasks:
     return _BY_SCENARIO[key]
 
 
-def _offered(session: Session) -> Support:
+def _offered(session: Session) -> TaskSupport:
     """The server's tasks support, or a failure that names the capability it lacks."""
     assert session.client is not None
-    offered = support(session.client)
+    offered = tasks_offered(session.client)
     if not offered.offered:
         raise ExpectationFailed(
             f'The server "{session.name}" does not support tasks (protocol {session.protocol_version})',
@@ -144,7 +145,7 @@ def _call_as_task(context: Any, tool: str, table: bool) -> None:
     st.last_request = outcome
     kept = _tasks(st)
     kept.server, kept.tool, kept.call, kept.listed = session.name, name, outcome, None
-    kept.task = created(outcome.raw, session.protocol_version)
+    kept.task = created_task(outcome.raw, session.protocol_version)
     session.raise_problems()
 
 
@@ -199,10 +200,10 @@ def step_task_created(context: Any) -> None:
     Example: Then the task is created
     """
     _, _, task = _the_task(context)
-    if not task.task_id or task.status not in STATUSES:
+    if not task.task_id or task.status not in TASK_STATUSES:
         raise ExpectationFailed(
             "The task has no usable id or status",
-            expected=f"a task id and one of {', '.join(STATUSES)}",
+            expected=f"a task id and one of {', '.join(TASK_STATUSES)}",
             actual=f"taskId {task.task_id!r}, status {task.status!r}",
         )
 
@@ -228,8 +229,8 @@ def step_task_status_becomes(context: Any, status: str) -> None:
     Example: Then the task status becomes "completed"
     """
     wanted = text(context, status)
-    if wanted not in STATUSES:
-        raise UsageError(f'{state(context).location}: "{wanted}" is no task status: {", ".join(STATUSES)}.')
+    if wanted not in TASK_STATUSES:
+        raise UsageError(f'{state(context).location}: "{wanted}" is no task status: {", ".join(TASK_STATUSES)}.')
     session, _, seen = _follow(context, wanted)
     if seen.status != wanted:
         ended = seen.terminal
@@ -262,7 +263,7 @@ def step_cancel_task(context: Any) -> None:
 def _offered_to(session: Session, what: str, method: str) -> None:
     """A failure naming the capability when the server does not offer tasks/<method>."""
     assert session.client is not None
-    offered = support(session.client)
+    offered = tasks_offered(session.client)
     if not getattr(offered, what):
         raise ExpectationFailed(
             f'The server "{session.name}" does not offer tasks/{method} (protocol {session.protocol_version})',
