@@ -153,6 +153,7 @@ def test_contract_command_and_probe_read_one_file(
     assert "mcp-bdd contract update" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_name_listed_twice_is_said_never_dropped_without_a_word(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

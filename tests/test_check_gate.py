@@ -22,6 +22,8 @@ from mcp_bdd.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = [sys.executable, str(ROOT / "tests" / "servers" / "catalog.py")]
 
+pytestmark = pytest.mark.slow
+
 
 def _check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     code = main(["check", *args])

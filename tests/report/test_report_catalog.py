@@ -22,6 +22,7 @@ CATALOG = REPO / "tests" / "servers" / "catalog.py"
 DESCRIPTION = 10_000_000
 
 
+@pytest.mark.slow
 def test_a_huge_catalog_makes_a_small_report(tmp_path: Path) -> None:
     project = make_project(
         tmp_path,
