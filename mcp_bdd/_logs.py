@@ -12,7 +12,7 @@ a filter on one logger misses its children.
 Every other record (an in-process server's own logging runs in behave's process, and behave
 prints and keeps what it captured) is masked, not escaped: a server that logs the token it was
 given leaked it with a failure, in the console and behave's JUnit. Its own print() is masked
-where behave captures it (`_capture`).
+where behave captures it (`_behave`).
 
 An error mcp-bdd raised on purpose inside the SDK's tasks (an SSE endpoint it refuses, a message
 past `max_message_bytes`) is logged by the SDK with its traceback, then reported by mcp-bdd as
@@ -27,6 +27,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 from mcp_bdd.errors import McpBddError, printable, unwrap
@@ -51,11 +52,13 @@ def _package_dirs() -> tuple[str, ...]:
     return tuple(dirs)
 
 
-def guard_sdk_logs() -> None:
-    """Install the guard once per process (behave's before_all, the `mcp-bdd` command)."""
+def guard_sdk_logs() -> Callable[[], None]:
+    """Install the guard (behave's before_all, the `mcp-bdd` command); returns what takes it out
+    again, unless another factory was installed over it since. Installed once: a second call
+    returns a no-op."""
     previous = logging.getLogRecordFactory()
     if getattr(previous, "mcp_bdd_guard", False):
-        return
+        return lambda: None
 
     quoting = _package_dirs()
 
@@ -69,6 +72,12 @@ def guard_sdk_logs() -> None:
 
     make_record.mcp_bdd_guard = True  # type: ignore[attr-defined]
     logging.setLogRecordFactory(make_record)
+
+    def take_out() -> None:
+        if logging.getLogRecordFactory() is make_record:
+            logging.setLogRecordFactory(previous)
+
+    return take_out
 
 
 def _mask(record: logging.LogRecord) -> None:

@@ -17,16 +17,15 @@ import functools
 import json
 import os
 import re
-import signal
 import sys
 import threading
-import traceback
 import warnings
 from typing import Any, NoReturn
 
 import behave.model as behave_model
 
 from mcp_bdd._attach import Phase, attach, deliver_held, mask_again, place_users_attachments
+from mcp_bdd._behave import adapt_behave, wrap_after_scenario
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import WARNING_PREFIX, ConfigError, McpBddError, NothingSelected, printable
 from mcp_bdd.secrets import dumps_masked, generation, mask
@@ -44,43 +43,12 @@ __all__ = [
 ]
 
 
-class _TracebackShim:
-    """behave prints a full Python traceback for a step's non-assertion error. Ours (UsageError,
-    ServerStartError, ...) already say what went wrong, where and what to do; the traceback
-    would only bury that. This shim, installed as behave.model's `traceback`, shortens just those,
-    and masks secrets and terminal escapes in every other traceback (errors.McpBddError.__str__
-    does that for ours)."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(traceback, name)
-
-    @staticmethod
-    def format_exc(*args: Any, **kwargs: Any) -> str:
-        exc = sys.exc_info()[1]
-        if isinstance(exc, McpBddError) and not os.environ.get("MCP_BDD_TRACEBACK"):
-            return f"{type(exc).__name__}: {exc}\n"
-        # any error's message may quote a server (an SDK validation error): no secrets, no escapes
-        return printable(traceback.format_exc(*args, **kwargs))
-
-
-behave_model.traceback = _TracebackShim()
-
-
-def _on_signal(signum: int, frame: Any) -> None:
-    # Turn SIGTERM into the same path as Ctrl-C: behave stops, after_all and atexit reap the
-    # servers. Reaping here could deadlock on a lock the interrupted code holds.
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def before_all(context: Any) -> None:
     from anyio.from_thread import start_blocking_portal
 
-    from mcp_bdd._capture import mask_captured_output
-    from mcp_bdd._logs import guard_sdk_logs
     from mcp_bdd.runtime import Runtime
 
-    guard_sdk_logs()
-    mask_captured_output()
+    context._mcp_undo_adaptations = adapt_behave()  # put back by _close_run: see _behave.py
 
     userdata = {k: str(v) for k, v in dict(context.config.userdata).items()}
     try:
@@ -102,7 +70,7 @@ def before_all(context: Any) -> None:
     ):
         print(f"{WARNING_PREFIX}{warning}", file=sys.stderr)
     context._mcp_empty_scenarios = []  # the ones skipped, named when nothing else ran
-    _mark_where_after_hooks_start(runner)
+    wrap_after_scenario(runner, _after_hooks_begin)
     place_users_attachments(context, functools.partial(_phase_of, context))
     portal_cm = start_blocking_portal()
     portal = portal_cm.__enter__()
@@ -110,8 +78,6 @@ def before_all(context: Any) -> None:
     context._mcp_at_exit = functools.partial(_close_at_exit, context)  # one per run: after_all unregisters it
     atexit.register(context._mcp_at_exit)
     context.mcp_runtime = Runtime(config, portal)
-    if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
-        signal.signal(signal.SIGTERM, _on_signal)
 
 
 def _abort_run(context: Any, message: str) -> NoReturn:
@@ -259,30 +225,6 @@ def _end_before_hooks(context: Any, state: Any) -> None:
         deliver_held(context)  # what a before hook attached before behave's json had steps
 
 
-def _mark_where_after_hooks_start(runner: Any) -> None:
-    """Take the before hooks' evidence when the after_scenario hook starts, ahead of the user's
-    code, and tell mcp-bdd's formatters that what is attached from then on comes after the steps.
-
-    Usually the first step's start marks where the before hooks' evidence ends. When no step
-    began (the first one is undefined, a before hook failed), only the start of after_scenario
-    can; and a user's after_scenario runs its own code before it calls ours. behave keeps the
-    hooks in `runner.hooks` (environment.py's namespace), so the one found there is wrapped.
-    """
-    hooks = getattr(runner, "hooks", None)
-    if not isinstance(hooks, dict):
-        return
-    user_hook = hooks.get("after_scenario")
-    if user_hook is None or getattr(user_hook, "_mcp_bdd_marks_after", False):
-        return
-
-    def after_scenario(context: Any, scenario: Any) -> None:
-        _after_hooks_begin(context)
-        user_hook(context, scenario)
-
-    after_scenario._mcp_bdd_marks_after = True  # type: ignore[attr-defined]
-    hooks["after_scenario"] = after_scenario
-
-
 def _after_hooks_begin(context: Any) -> None:
     """The scenario's after hooks begin: the before hooks' evidence is taken if no step took it,
     and what is attached from now on, by `_attach` and to mcp-bdd's formatters, comes after the
@@ -337,7 +279,7 @@ def after_step(context: Any, step: Any) -> None:
 def _mask_exception(step: Any) -> None:
     """A failed step's exception as its reporters show it (behave's JUnit `message`, its JSON), with
     secrets masked and control characters escaped: behave takes its str() as is, while mcp-bdd's
-    own errors mask themselves and the traceback is masked by `_TracebackShim`. A user step's
+    own errors mask themselves and the traceback is masked (`_behave`). A user step's
     KeyError quoting a token went into junit.xml whole. The stand-in keeps the type's name."""
     exc = getattr(step, "exception", None)
     if exc is None or isinstance(exc, McpBddError):
@@ -578,6 +520,10 @@ def _close_at_exit(context: Any) -> None:
 
 
 def _close_run(context: Any, runtime: Any) -> None:
+    undo = getattr(context, "_mcp_undo_adaptations", None)
+    if undo is not None:
+        context._mcp_undo_adaptations = None
+        undo()
     at_exit = getattr(context, "_mcp_at_exit", None)
     if at_exit is not None:
         context._mcp_at_exit = None

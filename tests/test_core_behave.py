@@ -674,8 +674,13 @@ def test_a_formatter_that_cannot_take_attachments_is_named_once_and_the_others_s
 
 RUN_WATCHING_HOOKS = """
 import gc
+import io
+import logging
+import signal
 import traceback
 
+import behave.capture
+import behave.model
 import behave.runner
 
 import mcp_bdd.environment as mcp_bdd_hooks
@@ -687,6 +692,13 @@ from mcp_bdd.environment import *  # noqa: F401,F403
 def _say(when):
     print(f"{{when}}: frozen {{gc.get_freeze_count()}} thresholds {{gc.get_threshold()}}")
     print(f"{{when}}: the module {{behave.runner.traceback is traceback}}")
+    adapted = [
+        behave.model.traceback is not traceback,
+        behave.capture.StringIO is not io.StringIO,
+        getattr(logging.getLogRecordFactory(), "mcp_bdd_guard", False),
+        signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL,
+    ]
+    print(f"{{when}}: adapted {{adapted}}")
 
 
 def before_scenario(context, scenario):
@@ -722,6 +734,23 @@ def test_behave_and_the_gc_stay_as_the_project_set_them_during_a_run(tmp_path: P
     run = _watch_a_run(tmp_path, "gc.set_threshold(5000, 20, 20)")
     assert _printed(run, "during the run") == ("0 thresholds (5000, 20, 20)", "True"), run.stdout[-3000:]
     assert _printed(run, "after the run") == ("0 thresholds (5000, 20, 20)", "True"), run.stdout[-3000:]
+
+
+def test_behave_is_adapted_for_the_run_only(tmp_path: Path) -> None:
+    """Step tracebacks, capture buffers, the log guard and SIGTERM are mcp-bdd's during the run
+    (`_behave`), and the process's own again after it: a project that runs behave in-process
+    (`behave.__main__.main`, a test runner) gets its process back."""
+    run = _watch_a_run(tmp_path)
+    assert "during the run: adapted [True, True, True, True]" in run.stdout, run.stdout[-3000:]
+    assert "after the run: adapted [False, False, False, False]" in run.stdout, run.stdout[-3000:]
+
+
+def test_another_behave_version_gets_a_warning_naming_both() -> None:
+    from mcp_bdd._behave import version_warning
+
+    assert version_warning("1.3.3") is None
+    said = version_warning("1.4.0")
+    assert said is not None and "behave 1.3" in said and "behave 1.4.0" in said and '"behave>=1.3,<1.4"' in said
 
 
 def test_the_gc_keeps_the_interpreters_own_thresholds_during_a_run(tmp_path: Path) -> None:

@@ -732,7 +732,7 @@ Feature: secrets
         thread.join()
     assert run.counts()["passed"] == 0, run.failures()
     assert f"/v1/{key}/mcp" in _RefusesTheKeyInItsPath.paths, _RefusesTheKeyInItsPath.paths  # the key was sent
-    assert "answered HTTP 401" in run.output and "/v1/****/mcp" in run.output, run.failures()
+    assert "refused the connection with HTTP 401" in run.output and "/v1/****/mcp" in run.output, run.failures()
     html = (out / "doc.html").read_text()
     shown = {
         "console": run.output,
@@ -1543,7 +1543,7 @@ Feature: a url
     ("status", "over", "said", "tip"),
     [
         (404, "", "answered HTTP 404 (text/html) to POST {url}", "check the path in `url`"),
-        (401, "", "answered HTTP 401 (text/html) to POST {url}", "the server wants credentials"),
+        (401, "", "refused the connection with HTTP 401 (text/html) to POST {url}", "the server wants credentials"),
         (
             200,
             "",
