@@ -124,8 +124,8 @@ def _broken(spec: CheckSpec, details: str, what: str = "") -> Problem:
 
 def _folded(findings: list[Finding], options: CheckOptions) -> list[Finding]:
     """`findings` (sorted) with those of one check at one severity past `max_findings` folded into
-    one finding that counts them and names some of their targets. Why: a catalog of 5,000 tools
-    made 4,000 findings of one kind, and a gate's report must stay readable (and its SARIF a
+    one finding that counts them and names some of their targets. Why: a large catalog made
+    thousands of findings of one kind, and a gate's report must stay readable (and its SARIF a
     dashboard can take). The fold keeps the severity, so the exit code is the same; findings on a
     tool the run was asked about (`only_tools`, the per-tool step) are never folded."""
     limit = options.max_findings

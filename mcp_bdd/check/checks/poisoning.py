@@ -74,7 +74,7 @@ def hidden_instruction(text: str) -> str | None:
 def invisible_characters(text: str) -> list[str]:
     """Code points a user cannot see: format controls (zero-width, bidi, tags) and private-use ones."""
     found = []
-    for char in set(text):  # each distinct letter once: a 10 MB description took seconds letter by letter
+    for char in set(text):  # each distinct letter once: letter by letter, a long description took seconds
         category = unicodedata.category(char)
         if category in ("Cf", "Co") or (category == "Cc" and char not in "\n\r\t"):
             found.append(f"U+{ord(char):04X} {unicodedata.name(char, category)}")
