@@ -15,6 +15,9 @@ Why each is needed (mcp 2.3):
   requests sent with `send_request` (the SDK drives them only for its own typed calls).
 - `JSONRPCDispatcher._resolve_pending`: the one place every answer a JSON-RPC session reads
   reaches; the SDK drops a second answer to one request at debug level, like a late one.
+- `ClientSession._stamp` and `._dispatcher.send_raw_request` (`send_stamped`): a task-augmented
+  tools/call must not be validated as a CallToolResult, and on 2026-07-28 declares the Tasks
+  extension for that one call; so it is stamped as the SDK stamps requests and sent raw.
 - `DISCOVER_TIMEOUT_SECONDS` (mcp.client.session): the fixed wait the SDK gives `server/discover`;
   only a -32001 after it is the SDK's own timeout (a server may answer -32001 itself).
 """
@@ -45,6 +48,7 @@ __all__ = [
     "redirect_target",
     "restamp_log_level",
     "run_input_required",
+    "send_stamped",
     "unsupported_version",
     "watch_repeated_answers",
 ]
@@ -79,6 +83,21 @@ def restamp_log_level(low: Any, level: Callable[[], str | None]) -> None:
 
     low._stamp = stamp
     low._mcp_bdd_stamp = True
+
+
+async def send_stamped(
+    low: Any, data: dict[str, Any], adjust: Callable[[dict[str, Any]], None], on_progress: Any = None
+) -> dict[str, Any]:
+    """Send the request `data` as the SDK sends its own (its `_meta` stamped: log level, client
+    capabilities), then changed by `adjust(params)`, and return the raw answer, unvalidated."""
+    opts: dict[str, Any] = {}
+    low._stamp(data, opts)
+    params: dict[str, Any] = data.setdefault("params", {})
+    adjust(params)
+    if on_progress is not None:
+        opts["on_progress"] = on_progress
+    raw: dict[str, Any] = await low._dispatcher.send_raw_request(data["method"], params, opts)
+    return raw
 
 
 async def run_input_required(

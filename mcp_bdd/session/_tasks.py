@@ -39,6 +39,7 @@ from mcp_types import methods as _methods
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mcp_bdd._sdk import send_stamped
 from mcp_bdd.session._outcome import Outcome, dump
 
 if TYPE_CHECKING:
@@ -191,25 +192,21 @@ async def send_as_task(client: Client, request: Any, on_progress: Any = None) ->
     Why below `send_request`: it validates a tools/call answer as a CallToolResult, and on
     2026-07-28 stamps the client capabilities the client was built with, while the extension is
     declared for this call only (a plain call must never get a task back). So the request is
-    stamped as the SDK stamps it, then sent on its dispatcher. Private SDK use (`_stamp`,
-    `_dispatcher`): it belongs in `mcp_bdd._sdk` with the others.
+    stamped as the SDK stamps it, then sent raw (`_sdk.send_stamped`).
     """
-    low: Any = client.session
     version = client.protocol_version
     data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-    params: dict[str, Any] = data.setdefault("params", {})
     if is_modern(version):
-        params.pop("task", None)  # 2025-11-25 only: the extension is declared instead
-    opts: dict[str, Any] = {}
-    low._stamp(data, opts)
-    if is_modern(version):
-        meta = params.setdefault("_meta", {})
-        caps = dict(meta.get(_CAPABILITIES_META) or {})
-        caps["extensions"] = {**(caps.get("extensions") or {}), EXTENSION: {}}
-        meta[_CAPABILITIES_META] = caps
-    if on_progress is not None:
-        opts["on_progress"] = on_progress
-    raw: dict[str, Any] = await low._dispatcher.send_raw_request(data["method"], params, opts)
+        data.setdefault("params", {}).pop("task", None)  # 2025-11-25 only: the extension is declared instead
+
+    def declare(params: dict[str, Any]) -> None:
+        if is_modern(version):
+            meta = params.setdefault("_meta", {})
+            caps = dict(meta.get(_CAPABILITIES_META) or {})
+            caps["extensions"] = {**(caps.get("extensions") or {}), EXTENSION: {}}
+            meta[_CAPABILITIES_META] = caps
+
+    raw = await send_stamped(client.session, data, declare, on_progress)
     _check_answer(raw, version)
     return raw
 
