@@ -281,7 +281,10 @@ def did_you_mean(name: str, choices: Iterable[str], what: str = "name") -> str:
     if len(options) > 40:
         listing += f", … ({len(options)} in all)"
     hint = f'Did you mean "{close[0]}"? ' if close else ""
-    if close and unicodedata.normalize("NFC", close[0]) == unicodedata.normalize("NFC", name):
+    if close and close[0] == name:
+        # asked for a name that is there: the caller looked among other choices than it offered
+        hint = f'"{name}" is one of them, but not where it was looked for. '
+    elif close and unicodedata.normalize("NFC", close[0]) == unicodedata.normalize("NFC", name):
         # "café" typed one way, served the other: the hint would read as the very name given
         hint = (
             f'"{close[0]}" looks the same, but its letters are other Unicode code points: {name!a} here, '

@@ -80,3 +80,11 @@ def test_only_the_sdks_validation_of_the_handshake_is_a_protocol_violation() -> 
     with pytest.raises(ValidationError) as answer:
         types.InitializeResult.model_validate(bad)
     assert _broke_the_handshake(answer.value)
+
+
+def test_did_you_mean_never_claims_an_identical_name_differs_in_accents() -> None:
+    from mcp_bdd.errors import did_you_mean
+
+    said = did_you_mean("contract", ["contract", "quality"], "check")
+    assert "Unicode code points" not in said and '"contract" is one of them' in said
+    assert "other Unicode code points" in did_you_mean("cafe\u0301", ["caf\u00e9"], "tool")
