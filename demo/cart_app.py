@@ -111,7 +111,11 @@ APP_HTML = """<!DOCTYPE html>
     protocolVersion: "2026-01-26",
   }).then(() => {
     notify("ui/notifications/initialized", {});
-    notify("ui/notifications/size-changed", { width: document.body.scrollWidth, height: document.body.scrollHeight });
+    // the host sizes the frame to the app: tell it the height whenever it changes
+    const root = document.documentElement;
+    const height = () => Math.ceil(root.getBoundingClientRect().height);
+    const size = () => notify("ui/notifications/size-changed", { height: height() });
+    new ResizeObserver(size).observe(root);
   });
 })();
 </script>

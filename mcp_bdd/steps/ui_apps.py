@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -53,8 +54,20 @@ __all__: list[str] = []
 _HOSTS: dict[int, AppHost] = {}
 #: the runs whose end already closes the browser (by the id of their runtime)
 _RUNS: set[int] = set()
-#: the longest a screenshot may take (the step's own deadline may be longer)
-SHOT_SECONDS = 10.0
+#: the longest a step's screenshot may take (after its own work: evidence, not the check)
+SHOT_SECONDS = 3.0
+
+
+class _Budget:
+    """A step's time: its work shares the request timeout, so the step ends within it, whatever it waits on."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+
+    def left(self) -> float:
+        """What is left of it (never less than a moment: a step that ran out still makes its last check)."""
+        return max(0.2, self.end - time.monotonic())
 
 
 def _host(context: Any, session: Session) -> AppHost:
@@ -231,9 +244,10 @@ def _open(context: Any, tool: str, *, table: bool) -> None:
             arguments, result = earlier
     resource = _served(session, name, uri)
     host = _host(context, session)
+    budget = _Budget(session.timeout)  # from the page's load: the browser's start has its own (startup_timeout)
     app = host.open(session, tool=listed, uri=uri, resource=resource, arguments=arguments, result=result)
     with _evidence(context, host, app):
-        if not host.initialized(app, session.timeout):
+        if not host.initialized(app, budget.left()):
             raise ExpectationFailed(
                 f"{app.label.capitalize()} did not finish its handshake within {session.timeout:g} s",
                 expected="ui/initialize, answered by the host, then ui/notifications/initialized",
@@ -242,6 +256,7 @@ def _open(context: Any, tool: str, *, table: bool) -> None:
                 "postMessage of ui/initialize to window.parent); its errors above say why it did not.",
                 kind="timeout",
             )
+        host.settle(app, budget.left())  # what the app does with its input and result (render, resize)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -373,8 +388,9 @@ def step_app_does_not_show(context: Any, needle: str) -> None:
     host, app = _current(context)
     unwanted = expected_text(context, needle)
     with _evidence(context, host, app):
-        host.settle(app, app.view.timeout)
-        count = host.run(app.view.count_shown, unwanted, limit=app.view.timeout)
+        budget = _Budget(app.view.timeout)
+        host.settle(app, budget.left())
+        count = host.run(app.view.count_shown, unwanted, limit=budget.left())
         if count:
             raise ExpectationFailed(
                 f'{app.label.capitalize()} shows "{unwanted}" ({count} element{"s" if count > 1 else ""})',
@@ -392,9 +408,9 @@ def step_click_in_app(context: Any, needle: str) -> None:
     host, app = _current(context)
     target = text(context, needle)
     with _evidence(context, host, app):
-        timeout = app.view.timeout
+        budget = _Budget(app.view.timeout)
         try:
-            host.run(app.view.click, target, timeout, limit=timeout)
+            host.run(app.view.click, target, budget.left(), limit=budget.left())
         except Exception as exc:
             raise ExpectationFailed(
                 f'{app.label.capitalize()} has no button or link "{target}" to click',
@@ -402,7 +418,7 @@ def step_click_in_app(context: Any, needle: str) -> None:
                 details=host.what_it_did(app),
                 tip="a button or link is found by its text or its accessible name (aria-label, title).",
             ) from None
-        host.settle(app, timeout)
+        host.settle(app, budget.left())
 
 
 @when('I type "{value:Q}" into "{field:Q}" in the app')
@@ -415,9 +431,9 @@ def step_type_in_app(context: Any, value: str, field: str) -> None:
     host, app = _current(context)
     typed, target = text(context, value), text(context, field)
     with _evidence(context, host, app):
-        timeout = app.view.timeout
+        budget = _Budget(app.view.timeout)
         try:
-            host.run(app.view.type_into, target, typed, timeout, limit=timeout)
+            host.run(app.view.type_into, target, typed, budget.left(), limit=budget.left())
         except Exception as exc:
             raise ExpectationFailed(
                 f'{app.label.capitalize()} has no field "{target}" to type into',
@@ -425,7 +441,7 @@ def step_type_in_app(context: Any, value: str, field: str) -> None:
                 details=host.what_it_did(app),
                 tip="a field is found by its <label>, its placeholder, its accessible name or its name attribute.",
             ) from None
-        host.settle(app, timeout)
+        host.settle(app, budget.left())
 
 
 def _said(exc: BaseException) -> str:

@@ -188,6 +188,7 @@ class Bridge:
         self.initialize_answered = False
         self.initialized = False
         self.messages_in = 0
+        self.messages_out = 0
         self.asked: dict[str, int] = {}  # the methods the app sent, how often (the first 50 methods)
         self._held: list[dict[str, Any]] = []  # host notifications waiting for `initialized`
         self._outbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
@@ -197,6 +198,7 @@ class Bridge:
         self._next_id = 1
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}  # host requests awaiting the app's answer
         self.closed = False
+        self.stopped: str | None = None  # why the host stopped the app (its document is gone)
         # what the app is told once it is initialised: the tool's input, then its result
         tool_input = {"arguments": arguments}
         self._held.append({"jsonrpc": "2.0", "method": "ui/notifications/tool-input", "params": tool_input})
@@ -264,7 +266,7 @@ class Bridge:
 
     async def idle(self, timeout: float) -> bool:
         """Wait until no request of the app is being answered and every host message is posted."""
-        return await self.wait_for(lambda: self._busy == 0 or self.closed, timeout)
+        return await self.wait_for(lambda: self._busy == 0 or self.closed or self.stopped is not None, timeout)
 
     # -- sending -------------------------------------------------------------------------------
     async def _send_all(self) -> None:
@@ -281,7 +283,13 @@ class Bridge:
                 self._busy -= 1
                 self._wake()
 
+    @property
+    def traffic(self) -> int:
+        """How many messages went either way so far (a settled app adds none)."""
+        return self.messages_in + self.messages_out
+
     def send(self, message: dict[str, Any], note: str | None = None) -> None:
+        self.messages_out += 1
         self.note("host → app", message, note)
         self._busy += 1
         self._outbox.put_nowait(message)
@@ -305,6 +313,7 @@ class Bridge:
             return
         kind = relayed.get("kind")
         if kind == "flood":
+            self.stopped = "it flooded the host with messages"
             self.error(
                 f"flooded the host: more than {relayed.get('relayed')} messages posted; the host stopped reading them"
             )
@@ -628,7 +637,7 @@ class Bridge:
     # -- teardown ------------------------------------------------------------------------------
     async def teardown(self, timeout: float) -> str | None:
         """`ui/resource-teardown`, and the app's answer awaited at most `timeout` s. What went wrong, or None."""
-        if not self.initialized or self.closed:
+        if not self.initialized or self.closed or self.stopped is not None:
             return None
         request_id = self._next_id
         self._next_id += 1

@@ -46,7 +46,7 @@ class OpenedApp:
     uri: str
     server: str
     view: AppView
-    attached_png: bytes | None = None  # the last screenshot a step attached
+    attached: str | None = None  # the fingerprint of what the last screenshot a step attached showed
 
     @property
     def label(self) -> str:
@@ -158,6 +158,8 @@ class AppHost:
             lines.append("it sent ui/initialize but never ui/notifications/initialized")
         else:
             lines.append("it never sent ui/initialize")
+        if bridge.stopped:
+            lines.append(f"the host stopped it: {bridge.stopped}")
         if bridge.asked:
             lines.append("it sent: " + ", ".join(f"{m} ×{n}" for m, n in bridge.asked.items()))
         else:
@@ -182,23 +184,27 @@ class AppHost:
         console = [c for c in app.view.console if not c.startswith("error:")][:5]
         if console:
             lines.append("its console:\n      " + "\n      ".join(c[:300] for c in console))
-        if shown:
+        if shown and not bridge.stopped:
             text = self.run(app.view.visible_text, limit=5)
             lines.append(f"it shows: {json.dumps(text, ensure_ascii=False)}" if text else "it shows no text")
         return "\n".join("  " + line for line in lines)
 
     def evidence(self, app: OpenedApp, timeout: float) -> list[tuple[str, bytes]]:
-        """What a step attaches about the app: a screenshot as it is now (left out when it is the same
-        picture as the last one attached: the report shows that one), and the bridge messages since
-        the last step's, secrets masked."""
-        shot = self.screenshot(app, timeout)
+        """What a step attaches about the app: a screenshot as it is now (left out when the app shows
+        what it showed in the last one attached: the report shows that one), and the bridge messages
+        since the last step's, secrets masked."""
         out: list[tuple[str, bytes]] = []
-        note = shot.note
-        if shot.png is not None:
-            if shot.png == app.attached_png:
-                note = "the app looks as in the previous screenshot"
-            else:
-                app.attached_png = shot.png
+        try:
+            seen = self.run(app.view.fingerprint, min(timeout, 1.0), limit=timeout)
+        except Exception:
+            seen = None
+        if seen is not None and seen == app.attached:
+            note = "the app looks as in the previous screenshot"
+        else:
+            shot = self.screenshot(app, timeout)
+            note = shot.note
+            if shot.png is not None:
+                app.attached = seen
                 out.append((SCREENSHOT_MIME, shot.png))
         bridge = app.bridge
         record = {

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -211,17 +212,24 @@ class AppView:
     # -- what a step does ----------------------------------------------------------------------
     async def settle(self, timeout: float) -> None:
         """Let the app finish what the last action started: its handlers run (a round trip through
-        its event loop and the host's), then every request it made is answered. Bounded."""
+        its event loop and the host's), every request it made is answered, and again while that
+        brought more traffic (an answer it acts on: a message, a resize). Bounded by `timeout`."""
         assert self.page is not None and self.bridge is not None
+        bridge = self.bridge
         try:
             async with asyncio.timeout(timeout):
-                app = next((f for f in self.page.frames if f.url.startswith(APP_ORIGIN)), None)
-                if app is not None:
-                    await app.evaluate("() => new Promise(r => setTimeout(r, 0))")
-                await self.page.evaluate("() => new Promise(r => setTimeout(r, 0))")
-        except Exception:  # a hung or gone app: what it did is in its record
-            pass
-        await self.bridge.idle(timeout)
+                for _ in range(20):
+                    before = bridge.traffic
+                    app = next((f for f in self.page.frames if f.url.startswith(APP_ORIGIN)), None)
+                    if app is not None and bridge.stopped is None:
+                        # after a frame is drawn: its resize observers have spoken by then
+                        await app.evaluate("() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)))")
+                    await self.page.evaluate("() => new Promise(r => setTimeout(r, 0))")
+                    await bridge.idle(timeout)
+                    if bridge.traffic == before:
+                        return
+        except Exception:  # out of time, or a hung or gone app: what it did is in its record
+            return
 
     def _text(self, wanted: str) -> Any:
         """Visible elements whose text holds `wanted` (case-sensitive, white space as written)."""
@@ -243,7 +251,7 @@ class AppView:
     async def visible_text(self, limit: int = 1500) -> str:
         """The app's visible text, for failure messages (bounded; "" when it cannot be read)."""
         try:
-            text = await self.frame.locator("body").inner_text(timeout=min(self.timeout, 3) * 1000)
+            text = await self.frame.locator("body").inner_text(timeout=min(self.timeout, 2) * 1000)
         except Exception:
             return ""
         text = re.sub(r"\s+", " ", str(text)).strip()
@@ -288,7 +296,12 @@ class AppView:
             return Shot(None, "the app's page is closed")
         try:
             png = await self.page.screenshot(
-                type="png", scale="css", animations="disabled", caret="hide", timeout=timeout * 1000
+                type="png",
+                scale="css",
+                animations="disabled",
+                caret="hide",
+                clip=await self._shown_box(),
+                timeout=timeout * 1000,
             )
             factor = 0.7
             while len(png) > SHOT_BYTES and factor > 0.1:
@@ -304,6 +317,50 @@ class AppView:
             return Shot(None, f"the screenshot stayed above {SHOT_BYTES} bytes")
         self.last_png = png
         return Shot(png)
+
+    async def fingerprint(self, timeout: float) -> str | None:
+        """What the app shows, as text: its document, its fields' values, its frame's size, or None when
+        it cannot be read. Two alike look alike: a step leaves out a screenshot the last one already
+        shows (pixels would not do: Chromium draws a rounded corner a little differently each time).
+        An empty style attribute is what a screenshot's hidden caret leaves on a field: not the app's."""
+        assert self.page is not None
+        app = next((f for f in self.page.frames if f.url.startswith(APP_ORIGIN)), None)
+        if app is None or self.bridge is None or self.bridge.stopped is not None:
+            return None
+        try:
+            seen = await asyncio.wait_for(
+                app.evaluate(
+                    """() => JSON.stringify([
+                        document.documentElement.outerHTML.replaceAll(' style=""', ""),
+                        [...document.querySelectorAll("input, textarea, select")].map(e => [e.value, e.checked]),
+                        innerWidth, innerHeight, scrollX, scrollY,
+                    ])"""
+                ),
+                timeout,
+            )
+        except Exception:
+            return None
+        return hashlib.sha256(str(seen).encode()).hexdigest()
+
+    async def _shown_box(self) -> dict[str, float] | None:
+        """The part of the window the app (or the host's notice in its place) takes, within the window:
+        what the screenshot shows (the white below a short app costs bytes and says nothing)."""
+        assert self.page is not None
+        box = await self.page.evaluate(
+            """() => {
+                const e = document.getElementById("app") || document.getElementById("stopped");
+                if (!e) return null;
+                const r = e.getBoundingClientRect();
+                return {x: r.x, y: r.y, width: r.width, height: r.height};
+            }"""
+        )
+        if not isinstance(box, dict):
+            return None
+        width = min(float(box["width"]), VIEWPORT[0] - float(box["x"]))
+        height = min(float(box["height"]), VIEWPORT[1] - float(box["y"]))
+        if width < 1 or height < 1:
+            return None
+        return {"x": float(box["x"]), "y": float(box["y"]), "width": width, "height": height}
 
     # -- closing -------------------------------------------------------------------------------
     async def close(self, timeout: float) -> str | None:
