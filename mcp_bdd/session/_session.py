@@ -397,16 +397,35 @@ class Session(ClientSide):
     def _not_connected(self, cause: BaseException, since: int) -> tuple[str, str]:
         """(what happened, tip) for a handshake that failed without an HTTP error (`since`: the
         transcript entry of this connect)."""
-        from mcp_bdd.session._http import EndpointRefused  # httpx2 only for HTTP servers
-
-        tip = "check the server's stderr above; run the command by hand to see it start."
+        tip = self._start_tip()
+        said = self._broken_handshake(cause) or self._handshake_unanswered(cause, tip)
+        said = said or (self._handshake_error(cause, since, tip) if isinstance(cause, MCPError) else None)
+        if said is not None:
+            return said
+        if is_exit(cause):  # its lifespan or a handler of the handshake called sys.exit()
+            return f"exited as it started: {_said(as_exited(cause))}", exit_at_start_tip(self.name)
         if self.server.transport == "in-memory":
-            tip = (
+            return f"raised {raised(cause)} while starting", (
+                "the app's own code failed (its lifespan, or a handler of the handshake): fix it where named. "
+                "Run with -D transport=stdio to see the whole traceback on the server's stderr."
+            )
+        return f"could not be connected to: {type(cause).__name__}: {str(cause) or type(cause).__name__}", tip
+
+    def _start_tip(self) -> str:
+        """What to look at when a server did not connect, by how it was started."""
+        if self.server.transport == "in-memory":
+            return (
                 "the app's factory or lifespan did not finish starting (does it wait for something that never "
                 "comes?): fix it there; -D transport=stdio runs it as a process, with its stderr."
             )
-        elif not self.server.started:
-            tip = "is the server running at that URL? Check `url` and `headers` in your configuration."
+        if not self.server.started:
+            return "is the server running at that URL? Check `url` and `headers` in your configuration."
+        return "check the server's stderr above; run the command by hand to see it start."
+
+    def _broken_handshake(self, cause: BaseException) -> tuple[str, str] | None:
+        """(what happened, tip) when the server answered the handshake with something unusable."""
+        from mcp_bdd.session._http import EndpointRefused  # httpx2 only for HTTP servers
+
         if isinstance(cause, MCPError) and is_protocol_violation(cause):
             return f"broke the protocol during the handshake ({cause.message})", made_up_tip(cause.error) or (
                 "fix what the server sends in answer to the handshake (quoted above)."
@@ -422,44 +441,44 @@ class Session(ClientSide):
             )
         if isinstance(cause, EndpointRefused):
             return cause.what, cause.tip
+        return None
+
+    def _handshake_unanswered(self, cause: BaseException, tip: str) -> tuple[str, str] | None:
+        """(what happened, tip) when no answer to the handshake came in time."""
         if isinstance(cause, Stalled):
             return f"could not be connected: {cause} (it is blocked)", (
                 "an in-process server's tool, or its lifespan's teardown, that blocks holds the run's event loop "
                 "(see the failure or the teardown warning before this one): run that server over stdio, or make "
                 "its code await instead of blocking."
             )
-        if isinstance(cause, TimeoutError):
-            if self.server.stdout_evidence():  # an answer written wrong never arrives as one
-                tip = "fix what the server writes on stdout (quoted above); raise startup_timeout only if it is slow."
-            if self.server.transport == "sse" and self._no_endpoint_came():
-                return (
-                    f"opened its SSE stream but sent no `endpoint` event (the URL to POST requests to) within "
-                    f"startup_timeout = {self.startup_timeout:g} s"
-                ), (
-                    "a legacy SSE MCP server sends `event: endpoint` first: is this URL an MCP endpoint, and of "
-                    'the legacy kind (a streamable HTTP server is configured with transport = "streamable-http")?'
-                )
-            return f"did not complete the MCP handshake within startup_timeout = {self.startup_timeout:g} s", tip
-        if isinstance(cause, MCPError) and is_connection_closed(cause):
+        if not isinstance(cause, TimeoutError):
+            return None
+        if self.server.stdout_evidence():  # an answer written wrong never arrives as one
+            tip = "fix what the server writes on stdout (quoted above); raise startup_timeout only if it is slow."
+        if self.server.transport == "sse" and self._no_endpoint_came():
+            return (
+                f"opened its SSE stream but sent no `endpoint` event (the URL to POST requests to) within "
+                f"startup_timeout = {self.startup_timeout:g} s"
+            ), (
+                "a legacy SSE MCP server sends `event: endpoint` first: is this URL an MCP endpoint, and of "
+                'the legacy kind (a streamable HTTP server is configured with transport = "streamable-http")?'
+            )
+        return f"did not complete the MCP handshake within startup_timeout = {self.startup_timeout:g} s", tip
+
+    def _handshake_error(self, cause: MCPError, since: int, tip: str) -> tuple[str, str]:
+        """(what happened, tip) for a JSON-RPC error in the handshake: a closed connection, the
+        pinned discover's error, or the server's refusal."""
+        if is_connection_closed(cause):
             if self.server.started and self.server.returncode == 0:
                 tip = exit_0_tip(self.server.transport)
             broken = self._broken_exchange(since)  # over SSE: a handshake POST whose connection broke
             return f"closed the connection during the handshake ({broken or f'{cause.code}: {cause.message}'})", tip
-        if isinstance(cause, MCPError) and self.protocol in MODERN_PROTOCOL_VERSIONS:  # `_discover_pinned`
+        if self.protocol in MODERN_PROTOCOL_VERSIONS:  # `_discover_pinned`
             return self._not_discovered(cause)
-        if isinstance(cause, MCPError):
-            return f"answered the handshake with a JSON-RPC error ({cause.code}: {cause.message})", (
-                "the server refused to start the session: read its message and logs; if it does not speak "
-                'this protocol version, set protocol = "legacy" (2025-11-25) or "2026-07-28" for it.'
-            )
-        if is_exit(cause):  # its lifespan or a handler of the handshake called sys.exit()
-            return f"exited as it started: {_said(as_exited(cause))}", exit_at_start_tip(self.name)
-        if self.server.transport == "in-memory":
-            return f"raised {raised(cause)} while starting", (
-                "the app's own code failed (its lifespan, or a handler of the handshake): fix it where named. "
-                "Run with -D transport=stdio to see the whole traceback on the server's stderr."
-            )
-        return f"could not be connected to: {type(cause).__name__}: {str(cause) or type(cause).__name__}", tip
+        return f"answered the handshake with a JSON-RPC error ({cause.code}: {cause.message})", (
+            "the server refused to start the session: read its message and logs; if it does not speak "
+            'this protocol version, set protocol = "legacy" (2025-11-25) or "2026-07-28" for it.'
+        )
 
     def _not_discovered(self, cause: MCPError) -> tuple[str, str]:
         """(what happened, tip) for a pinned protocol's server/discover that got an error."""
@@ -735,15 +754,27 @@ class Session(ClientSide):
     ) -> Outcome:
         """Send one request, record it and what came back; never raises for server-side failures.
         `as_task`: a tools/call that asks for a task (as one with `params.task` does), answered with one."""
-        assert self.client is not None
-        session = self.client.session
         data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-        method = data["method"]
-        params = data.get("params") or {}
+        method, params = data["method"], data.get("params") or {}
         req = self.transcript.record("request", self.name, method, params)
         outcome = Outcome(method, params, seq=req.seq, server=self.name)
         limit = timeout if timeout is not None else self.timeout
-        last_progress: list[float] = []
+        waited = cancel_after if cancel_after is not None else limit
+        on_progress = self._progress_recorder(req.seq) if progress else None
+        started = time.monotonic()
+        bad_before = self.server.bad_stdout_lines()
+        try:
+            await self._exchange(request, outcome, waited, cancel_after is not None, on_progress, as_task)
+        except BaseException as exc:
+            if not await self._met(exc, outcome, time.monotonic() - started >= waited * 0.95, bad_before):
+                raise
+        outcome.elapsed_ms = (time.monotonic() - started) * 1000
+        self._record_answer(outcome, limit, cancel_after)
+        return outcome
+
+    def _progress_recorder(self, seq: int) -> Callable[[float, float | None, str | None], Awaitable[None]]:
+        """The progress callback of the request recorded as `seq`: each notification into the
+        transcript and the timeline, tied to its request."""
 
         async def on_progress(value: float, total: float | None, message: str | None) -> None:
             payload: dict[str, Any] = {"progress": value}
@@ -751,93 +782,100 @@ class Session(ClientSide):
                 payload["total"] = total
             if message is not None:
                 payload["message"] = message
-            last_progress.append(value)
-            item = self.transcript.record("notification", self.name, "notifications/progress", payload, related=req.seq)
-            self.timeline.add("notifications/progress", {**payload, "request": req.seq}, item.seq)
+            item = self.transcript.record("notification", self.name, "notifications/progress", payload, related=seq)
+            self.timeline.add("notifications/progress", {**payload, "request": seq}, item.seq)
 
-        started = time.monotonic()
-        bad_before = self.server.bad_stdout_lines()
-        try:
-            if isinstance(self.server, InMemoryServer) and self.server.exit_code is not None:
-                raise ServerExited(SystemExit(self.server.exit_code))  # as the connection to a process would be gone
-            scope_limit = cancel_after if cancel_after is not None else limit
-            with anyio.fail_after(scope_limit) if cancel_after is None else anyio.move_on_after(scope_limit) as scope:
-                if as_task or asks_for_task(method, params):  # its answer is a task, not a tool result (_tasks)
-                    outcome.raw = await send_as_task(self.client, request, on_progress if progress else None)
-                else:
-                    outcome.raw = await session.send_request(
-                        request, _RAW, progress_callback=cast(Any, on_progress) if progress else None
-                    )
-                if isinstance(outcome.raw, dict) and outcome.raw.get("resultType") == "input_required":
-                    outcome.raw = await self._drive_input_required(
-                        request, outcome.raw, on_progress if progress else None
-                    )
-                _strictly_fits(method, outcome.raw)
-            if cancel_after is not None and scope.cancelled_caught:
-                outcome.cancelled = True
-        except TimeoutError:
-            self._timed_out(outcome, bad_before)
-        except MCPError as exc:
-            if _client_timed_out(exc, started, scope_limit):
-                self._timed_out(outcome, bad_before)
-            elif is_connection_closed(exc):
-                # Not an answer from the server: it went away (crashed, exited) mid-request.
-                self.lost = True  # a long-lived session must not be handed to the next scenario
-                await anyio.to_thread.run_sync(self.server.settle)
-                gone = self._gone(req.seq)
-                outcome.exception = f"the connection closed before an answer came ({gone})\n" + (
-                    self.server.describe_death()
-                )
-            elif (
-                refusal := Refusal.taken(exc, self.refusals)
-            ) is not None:  # 401/403: the server's answer, not a JSON-RPC error
-                outcome.refusal = refusal
-            elif is_protocol_violation(exc):
-                outcome.protocol_violation = True
-                tip = made_up_tip(exc.error)
-                outcome.exception = (
-                    exc.message + (f"\n  Tip: {tip}" if tip else "") + f"\n{self.server.describe_death()}"
-                )
+        return on_progress
+
+    async def _exchange(
+        self, request: Any, outcome: Outcome, waited: float, cancellable: bool, on_progress: Any, as_task: bool
+    ) -> None:
+        """The request and its answer into `outcome.raw`: within `waited` seconds (past it, a
+        TimeoutError; `cancellable`: the request is cancelled then, and the outcome says so)."""
+        assert self.client is not None
+        if isinstance(self.server, InMemoryServer) and self.server.exit_code is not None:
+            raise ServerExited(SystemExit(self.server.exit_code))  # as the connection to a process would be gone
+        with anyio.move_on_after(waited) if cancellable else anyio.fail_after(waited) as scope:
+            if as_task or asks_for_task(outcome.method, outcome.params):  # answered with a task (_tasks)
+                outcome.raw = await send_as_task(self.client, request, on_progress)
             else:
-                outcome.error = exc.error
-        except (ValidationError, _Unfit) as exc:
+                outcome.raw = await self.client.session.send_request(
+                    request, _RAW, progress_callback=cast(Any, on_progress)
+                )
+            if isinstance(outcome.raw, dict) and outcome.raw.get("resultType") == "input_required":
+                outcome.raw = await self._drive_input_required(request, outcome.raw, on_progress)
+            _strictly_fits(outcome.method, outcome.raw)
+        outcome.cancelled = cancellable and scope.cancelled_caught
+
+    async def _met(self, exc: BaseException, outcome: Outcome, waited_out: bool, bad_before: int) -> bool:
+        """What the request met instead of an answer, into `outcome`; False for what must go on up
+        (a cancellation from outside, Ctrl-C in behave's thread, a user's BaseException)."""
+        if isinstance(exc, TimeoutError):
+            self._timed_out(outcome, bad_before)
+        elif isinstance(exc, MCPError):
+            await self._answered_with_error(exc, outcome, waited_out, bad_before)
+        elif isinstance(exc, (ValidationError, _Unfit)):
             outcome.raw = None
             outcome.protocol_violation = True  # an answer came, but not one the protocol allows
-            outcome.exception = f"the server's {method} result does not fit the MCP schema: {exc}"
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
+            outcome.exception = f"the server's {outcome.method} result does not fit the MCP schema: {exc}"
+        elif isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)):
             outcome.exception = f"the connection to the server was lost ({type(exc).__name__})"
-        except asyncio.CancelledError:
+        elif isinstance(exc, asyncio.CancelledError):
             if _cancelled_from_outside():
-                raise
+                return False
             # no one cancelled this request: an in-process handler raised it (a task of its own that was
             # cancelled, whose CancelledError it let through) and it ended the call with no answer
             outcome.exception = (
                 "the server's code raised CancelledError while no one had cancelled the request: it let a "
                 "cancellation of its own (a task it started, a cancel scope) escape its handler, and no answer came"
             )
-        except BaseException as exc:  # an in-process server's handler runs in this very task (or its worker thread)
-            if not is_exit(exc):
-                raise
+        elif is_exit(exc):  # an in-process server's handler runs in this very task (or its worker thread)
             outcome.exception = self._exited(as_exited(exc))
-        outcome.elapsed_ms = (time.monotonic() - started) * 1000
+        else:
+            return False
+        return True
+
+    async def _answered_with_error(self, exc: MCPError, outcome: Outcome, waited_out: bool, bad_before: int) -> None:
+        """A JSON-RPC error: the server's own, or one the SDK or mcp-bdd stood in with for something
+        else (a timeout the client measured, a connection that closed, a refusal, a broken answer)."""
+        if exc.code == types.REQUEST_TIMEOUT and waited_out:  # only the client's own: see _client_timed_out
+            self._timed_out(outcome, bad_before)
+        elif is_connection_closed(exc):
+            # Not an answer from the server: it went away (crashed, exited) mid-request.
+            self.lost = True  # a long-lived session must not be handed to the next scenario
+            await anyio.to_thread.run_sync(self.server.settle)
+            gone = self._gone(outcome.seq)
+            outcome.exception = f"the connection closed before an answer came ({gone})\n" + self.server.describe_death()
+        elif (refusal := Refusal.taken(exc, self.refusals)) is not None:  # 401/403: an answer, not a JSON-RPC error
+            outcome.refusal = refusal
+        elif is_protocol_violation(exc):
+            outcome.protocol_violation = True
+            tip = made_up_tip(exc.error)
+            outcome.exception = exc.message + (f"\n  Tip: {tip}" if tip else "") + f"\n{self.server.describe_death()}"
+        else:
+            outcome.error = exc.error
+
+    def _record_answer(self, outcome: Outcome, limit: float, cancel_after: float | None) -> None:
+        """What came back for the request, in the transcript: its result, or why there is none."""
         if outcome.raw is not None:
             self.transcript.record(
-                "response", self.name, method, outcome.raw, duration_ms=outcome.elapsed_ms, related=req.seq
+                "response", self.name, outcome.method, outcome.raw, duration_ms=outcome.elapsed_ms, related=outcome.seq
             )
+            return
+        err: dict[str, Any]
+        if outcome.error is not None:
+            err = dump(outcome.error)
+        elif outcome.timed_out:
+            err = {"message": f"no answer within {limit:g} s (timed out)"}
+        elif outcome.cancelled:
+            err = {"message": f"cancelled by the client after {cancel_after:g} s"}
+        elif outcome.refusal is not None:
+            err = {"message": f"refused: {outcome.refusal.said()}"}
         else:
-            err: dict[str, Any]
-            if outcome.error is not None:
-                err = dump(outcome.error)
-            elif outcome.timed_out:
-                err = {"message": f"no answer within {limit:g} s (timed out)"}
-            elif outcome.cancelled:
-                err = {"message": f"cancelled by the client after {cancel_after:g} s"}
-            elif outcome.refusal is not None:
-                err = {"message": f"refused: {outcome.refusal.said()}"}
-            else:
-                err = {"message": outcome.exception or "unknown failure"}
-            self.transcript.record("error", self.name, method, err, duration_ms=outcome.elapsed_ms, related=req.seq)
-        return outcome
+            err = {"message": outcome.exception or "unknown failure"}
+        self.transcript.record(
+            "error", self.name, outcome.method, err, duration_ms=outcome.elapsed_ms, related=outcome.seq
+        )
 
     def _gone(self, since: int) -> str:
         """Why the connection closed under the request made after transcript entry `since`."""
