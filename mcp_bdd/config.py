@@ -9,6 +9,7 @@ file, and the closest valid choice. behave userdata (`-D key=value`) overrides t
 from __future__ import annotations
 
 import difflib
+import re
 import shlex
 import tomllib
 from collections.abc import Mapping
@@ -221,7 +222,7 @@ class Config(_Model):
     fakes: dict[str, str | FakeSpec] = Field(default_factory=dict)
     #: where the living-doc formatter writes its HTML whatever `-o` behave paired with it
     report: str | None = None
-    #: requirement links: tag key -> URL template with "{}" (see mcp_bdd.report.links)
+    #: requirement links: tag key -> URL template with "{}" (`check_link_template`; see mcp_bdd.report.links)
     links: dict[str, str] = Field(default_factory=dict)
     #: folder where the living-doc report keeps a compact record of past runs (trends, flaky marks); off when unset
     history: str | None = None
@@ -247,10 +248,8 @@ class Config(_Model):
     @field_validator("links")
     @classmethod
     def _links(cls, v: dict[str, str]) -> dict[str, str]:
-        from mcp_bdd.report.links import check_template
-
         for key, template in v.items():
-            problem = check_template(key, template)
+            problem = check_link_template(key, template)
             if problem:
                 raise ValueError(problem)
         return v
@@ -581,3 +580,18 @@ def _explain(exc: ValidationError, where: str, prefix: str) -> str:
             value = err.get("input")
             problems.append(f"{prefix}{loc}: {err['msg']} (got {value!r})")
     return f"{where}: " + "; ".join(problems)
+
+
+#: a requirement link's key: what a tag starts with (`@JIRA-123`, `@req:ABC-1`)
+_LINK_KEY = re.compile(r"^[A-Za-z][\w.]*$")
+
+
+def check_link_template(key: str, template: str) -> str | None:
+    """Why `key = template` is not a usable link template, or None when it is."""
+    if not _LINK_KEY.match(key):
+        return f'link key "{key}" must start with a letter and hold only letters, digits, "_" and "."'
+    if template.count("{}") != 1:
+        return f'link template for "{key}" must contain "{{}}" exactly once (where the id goes), got "{template}"'
+    if not re.match(r"^https?://[^\s]+$", template):
+        return f'link template for "{key}" must be an http:// or https:// URL without spaces, got "{template}"'
+    return None

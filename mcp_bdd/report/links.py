@@ -8,19 +8,17 @@ Two tag forms, because teams write both: `KEY-<n>` (an issue key, which *include
 so `{}` is the whole tag) and `KEY:<id>` (a namespaced id, so `{}` is what follows the colon).
 One pure function for every output (HTML, JUnit properties, Cucumber JSON and Messages), so a
 tag links to the same place everywhere. The id is URL-quoted; templates are checked by the
-configuration (http/https only, one `{}`), so a link can never be a `javascript:` URL.
+configuration (`config.check_link_template`: http/https only, one `{}`), so a link can never be a
+`javascript:` URL.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import quote
 
-__all__ = ["Link", "check_template", "requirement_links"]
-
-_KEY = re.compile(r"^[A-Za-z][\w.]*$")
+__all__ = ["Link", "requirement_links"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,17 +29,6 @@ class Link:
     key: str  # the configured key it matched ("JIRA", "req")
     id: str  # what `{}` was replaced with ("JIRA-123", "ABC-1")
     url: str
-
-
-def check_template(key: str, template: str) -> str | None:
-    """Why `key = template` is not a usable link template, or None when it is."""
-    if not _KEY.match(key):
-        return f'link key "{key}" must start with a letter and hold only letters, digits, "_" and "."'
-    if template.count("{}") != 1:
-        return f'link template for "{key}" must contain "{{}}" exactly once (where the id goes), got "{template}"'
-    if not re.match(r"^https?://[^\s]+$", template):
-        return f'link template for "{key}" must be an http:// or https:// URL without spaces, got "{template}"'
-    return None
 
 
 def _match(tag: str, templates: Mapping[str, str]) -> Link | None:
