@@ -18,6 +18,7 @@ if os.name != "posix":  # pragma: no cover - checked by tests/test_packaging.py 
         "Tip: on Windows, install and run it inside WSL 2 (or a Linux container)."
     )
 
+from mcp_bdd._version import __version__
 from mcp_bdd.errors import (
     ConfigError,
     ExpectationFailed,
@@ -26,8 +27,6 @@ from mcp_bdd.errors import (
     ServerStartError,
     UsageError,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "ConfigError",

@@ -75,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=_Formatter,
         allow_abbrev=False,
     )
-    from mcp_bdd import __version__
+    from mcp_bdd._version import __version__
 
     parser.add_argument("--version", action="version", version=f"mcp-bdd {__version__}")
     sub = parser.add_subparsers(dest="cmd", metavar="<command>")

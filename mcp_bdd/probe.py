@@ -11,7 +11,7 @@ the canonical JSON (sorted keys, no whitespace, tools sorted by name) of each to
 out, so the hash is the same over every transport and both protocol eras.
 
 The baseline is the same file as a contract (`mcp-bdd contract`, the contract steps): its
-differences are classified breaking / routing / annotations / additive by mcp_bdd.check.contract.
+differences are classified breaking / routing / annotations / additive by mcp_bdd.contract.
 
 Exit: 0 healthy and unchanged, 1 the surface differs from the baseline (with `--fail-on breaking`:
 a breaking difference), 2 usage, 3 unreachable.
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_bdd.check.contract import (  # one implementation with the contract step and `mcp-bdd contract`
+from mcp_bdd.contract import (  # one implementation with the contract step and `mcp-bdd contract`
     BASELINE_SCHEMA,
     TOOL_FIELDS,
     Changes,

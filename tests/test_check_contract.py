@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from mcp_bdd.check.contract import Surface, compare, tools_hash
 from mcp_bdd.cli import main
+from mcp_bdd.contract import Surface, compare, tools_hash
 from mcp_bdd.probe import compare as probe_compare
 from mcp_bdd.probe import tools_hash as probe_tools_hash
 
@@ -48,6 +48,13 @@ def _changed(edit: Any) -> list[tuple[str, str]]:
     new = copy.deepcopy(TOOL)
     edit(new)
     return [(c.category, c.text) for c in compare(_surface(TOOL), _surface(new)).items]
+
+
+def test_a_tools_title_is_recorded_and_its_change_is_said() -> None:
+    """Hosts show a tool's top-level title; the lock ignored it (issue: protocol 2026, metadata)."""
+    titled = {**TOOL, "title": "Search the catalog"}
+    assert tools_hash([titled]) != tools_hash([TOOL])
+    assert _changed(lambda t: t.update(title="Find products")) == [("routing", "title changed: None -> 'Find products'")]
 
 
 def test_one_implementation_with_probe() -> None:

@@ -153,6 +153,15 @@ def _unit(module: str) -> str:
     return parts[1] if len(parts) > 1 else "mcp_bdd"
 
 
+def _rows() -> list[tuple[list[str], set[str] | None]]:
+    """ARCHITECTURE.md's module table in its order: (the units of a row, what they may import; None: any)."""
+    rows = []
+    for names, may in _ROW.findall(ARCHITECTURE.read_text()):
+        allowed = None if may.strip() == "everything" else {n.rstrip("/") for n in re.findall(r"`([^`]+)`", may)}
+        rows.append(([n.rstrip("/") for n in re.findall(r"`([^`]+)`", names)], allowed))
+    return rows
+
+
 def _table() -> dict[str, set[str] | None]:
     """ARCHITECTURE.md's module table: each unit -> the units its row lets it import (None: any)."""
     rules: dict[str, set[str] | None] = {}
@@ -183,3 +192,21 @@ def test_the_table_check_would_see_a_forbidden_import() -> None:
     rules = _table()
     assert rules["secrets"] == set() and "session" not in (rules["report"] or set())
     assert rules["cli"] is None and rules["servers"] is not None and "_sdk" in rules["servers"]
+
+
+def test_the_table_is_an_order_each_row_imports_only_rows_above_it() -> None:
+    """The layers as floors (what import-linter's `layers` contract says): a row names only rows
+    above it, or its own, so no two units ever import each other, even through others."""
+    seen: set[str] = set()
+    upward: dict[str, list[str]] = {}
+    for units, allowed in _rows():
+        if allowed is not None and (later := sorted(allowed - seen - set(units))):
+            upward[", ".join(units)] = later
+        seen.update(units)
+    assert upward == {}, f"rows of ARCHITECTURE.md that name rows below them: {upward}"
+
+
+def test_the_order_check_would_see_a_row_that_names_a_row_below_it() -> None:
+    rows = _rows()
+    names = [units[0] for units, _ in rows]
+    assert names.index("secrets") < names.index("errors") < names.index("session") < names.index("steps")

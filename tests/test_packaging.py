@@ -70,6 +70,15 @@ def test_every_direct_import_is_a_declared_dependency_and_back() -> None:
     assert not unused, f"declared in [project] dependencies but never imported by mcp_bdd: {sorted(unused)}"
 
 
+def test_the_version_is_the_one_pyproject_declares() -> None:
+    import tomllib
+
+    from mcp_bdd import __version__
+
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    assert __version__ == declared
+
+
 def test_the_package_never_imports_fastmcp() -> None:
     # Importing fastmcp monkeypatches the SDK's types for everything in the process:
     # its objects are recognised by duck typing in mcp_bdd/apps.py instead.

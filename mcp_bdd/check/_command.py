@@ -136,7 +136,7 @@ def _contract_to_compare(options: CheckCommand) -> Any | None:
 
     if options.contract is None or any(names_contract(p) for p in options.skip):
         return None
-    from mcp_bdd.check.contract import load_contract
+    from mcp_bdd.contract import load_contract
 
     return load_contract(options.contract)
 
@@ -213,9 +213,10 @@ def _contract_findings(session: Any, contract: Any, where: str) -> list[Any]:
     """The surface's differences from the contract; one that could not be compared, refused with
     HTTP 401/403 (a token without the scope to list), is a finding too: a gate that compared
     nothing must not pass."""
+    from mcp_bdd.check._contract import contract_findings
     from mcp_bdd.check._finding import Finding
     from mcp_bdd.check._registry import Severity
-    from mcp_bdd.check.contract import contract_findings, read_surface
+    from mcp_bdd.contract import read_surface
 
     try:
         return contract_findings(contract, read_surface(session), where)
@@ -302,8 +303,8 @@ def run_contract_command(
     out: TextIO | None = None,
 ) -> int:
     """`mcp-bdd contract update|verify FILE [SERVER | URL | -- COMMAND]`."""
-    from mcp_bdd.check.contract import compare, load_contract, read_surface, save_contract
     from mcp_bdd.config import normalize_transport
+    from mcp_bdd.contract import compare, load_contract, read_surface, save_contract
     from mcp_bdd.probe import Unanswered, open_session, resolve_target
 
     out = out or sys.stdout

@@ -95,7 +95,7 @@ def sarif(report: CheckReport) -> dict[str, Any]:
         if finding.call is not None:
             result["properties"] = {"call": finding.call.to_json()}
         results.append(result)
-    from mcp_bdd import __version__
+    from mcp_bdd._version import __version__
 
     return {
         "$schema": SARIF_SCHEMA,

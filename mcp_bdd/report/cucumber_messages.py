@@ -79,7 +79,7 @@ def _text(lines: tuple[str, ...]) -> str:
 
 
 def _mcp_bdd_version() -> str:
-    from mcp_bdd import __version__
+    from mcp_bdd._version import __version__
 
     return __version__
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_bdd.check import CheckOptions, CheckReport, Finding, Severity, run_checks, select
-from mcp_bdd.check.contract import compare, load_contract, read_surface, save_contract
+from mcp_bdd.contract import compare, load_contract, read_surface, save_contract
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
 from mcp_bdd.steps._base import current_session, state, text, then
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import mcp_types as types
 
-from mcp_bdd import __version__
+from mcp_bdd._version import __version__
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, some_of
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.steps._base import (

@@ -6,14 +6,14 @@ One implementation for `Then the tool surface matches the contract "contracts/sh
 post-deploy probe agree.
 
 The hash: SHA-256 of the canonical JSON (sorted keys, no whitespace, tools sorted by name) of
-each tool's `name`, `description`, `inputSchema`, `outputSchema` and `annotations`; absent and
+each tool's `name`, `title`, `description`, `inputSchema`, `outputSchema` and `annotations`; absent and
 null fields are left out, so it is the same over every transport and both protocol eras.
 
 Each difference is classified:
     breaking     a client that worked yesterday fails today: tool / prompt / resource removed,
                  required argument added, argument removed, type narrowed, enum value removed,
                  output field removed or made optional
-    routing      the text a model reads to choose changed (descriptions, titles)
+    routing      the text a model reads to choose, or a host shows, changed (descriptions, titles)
     annotations  readOnlyHint / destructiveHint / ... changed
     additive     something new that breaks no one: tool added, optional argument added, type widened
 """
@@ -33,6 +33,7 @@ from mcp_bdd.secrets import mask, mask_data
 
 __all__ = [
     "CATEGORIES",
+    "UNIQUE",
     "Change",
     "Changes",
     "Surface",
@@ -45,7 +46,7 @@ __all__ = [
 ]
 
 BASELINE_SCHEMA = "mcp-bdd.probe/1"
-_UNIQUE = "a name must be unique: a client keeps one of them, not always the same; rename the others"
+UNIQUE = "a name must be unique: a client keeps one of them, not always the same; rename the others"
 #: each kind of the surface: how a name of it is said, and its findings' target
 _CALLED = {
     "tools": ("tools named", "tool"),
@@ -53,7 +54,7 @@ _CALLED = {
     "resources": ("resources with the URI", "resource"),
     "resource_templates": ("resource templates with the URI template", "resource template"),
 }
-TOOL_FIELDS = ("name", "description", "inputSchema", "outputSchema", "annotations")
+TOOL_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
 #: Categories from worst to mildest; `--fail-on breaking` fails only on the first.
 CATEGORIES = ("breaking", "routing", "annotations", "additive")
 
@@ -106,7 +107,7 @@ class Surface:
 
     def duplicate_notes(self) -> list[str]:
         """One line per name listed more than once: the contract holds one of them, and says so."""
-        return [f"{said}: the contract keeps the first one listed ({_UNIQUE})" for _, said in self.duplicated()]
+        return [f"{said}: the contract keeps the first one listed ({UNIQUE})" for _, said in self.duplicated()]
 
     def duplicated(self) -> list[tuple[str, str]]:
         """(target, what the server did) per name listed more than once: ("tool x", 'the server lists
@@ -371,6 +372,8 @@ def _property_changes(name: str, before: Any, after: Any, *, where: str, output:
 
 
 def _tool_changes(old: dict[str, Any], new: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    if old.get("title") != new.get("title"):  # what a host shows the user for the tool
+        yield "routing", f"title changed: {old.get('title')!r} -> {new.get('title')!r}"
     if old.get("description") != new.get("description"):
         yield "routing", "description changed (it changes what the model picks)"
     if canonical_json(old.get("annotations")) != canonical_json(new.get("annotations")):
@@ -441,36 +444,3 @@ def compare(baseline: Surface, now: Surface) -> Changes:
             changes.notes.append(f"{what}: {old_value} -> {new_value}")
     changes.notes.extend(now.duplicate_notes())
     return changes
-
-
-def contract_findings(contract: Surface, now: Surface, where: str) -> list[Any]:
-    """Each classified difference as a check finding (breaking: high; routing, annotations: medium; additive: low)."""
-    from mcp_bdd.check._finding import Finding
-    from mcp_bdd.check._registry import Severity
-
-    level = {"breaking": Severity.HIGH, "routing": Severity.MEDIUM, "annotations": Severity.MEDIUM,
-             "additive": Severity.LOW}  # fmt: skip
-    return [
-        Finding(
-            check="contract.matches",
-            group="contract",
-            severity=level[change.category],
-            title=f"{change.category}: {change.text}",
-            target=f"{change.kind} {change.key}",
-            details=f"against the contract {where}",
-            tip=f"if this change is intended, record it: `mcp-bdd contract update {where} ...` (and tell the "
-            "clients if it is breaking).",
-        )
-        for change in compare(contract, now).items
-    ] + [
-        Finding(
-            check="contract.matches",
-            group="contract",
-            severity=Severity.MEDIUM,
-            title=f"{said}: only the first one is compared with the contract",
-            target=target,
-            details=f"against the contract {where}",
-            tip=_UNIQUE[0].upper() + _UNIQUE[1:] + ".",
-        )
-        for target, said in now.duplicated()
-    ]
