@@ -41,14 +41,15 @@ APP_HTML = """<!DOCTYPE html>
 <meta charset="utf-8">
 <title>Cart</title>
 <style>
-  body { font: 15px/1.4 var(--font-sans, system-ui, sans-serif); margin: 16px; color: #1d2430; background: #fff; }
-  h1 { font-size: 20px; margin: 0 0 8px; }
+  body { font: 14px/1.35 var(--font-sans, system-ui, sans-serif); margin: 12px; color: #1d2430; background: #fff; }
+  h1 { font-size: 18px; margin: 0 0 6px; }
+  p, ul { margin: 6px 0; }
   ul { padding-left: 18px; }
-  label { display: block; margin: 10px 0 4px; }
-  input { width: 5em; padding: 4px; }
-  button { margin-top: 10px; padding: 6px 14px; border-radius: 6px; border: 1px solid #2456a6;
+  label { margin-right: 6px; }
+  input { width: 4em; padding: 3px; }
+  button { margin-left: 8px; padding: 4px 12px; border-radius: 6px; border: 1px solid #2456a6;
            background: #2f6fd6; color: #fff; font-weight: 600; cursor: pointer; }
-  #status { margin-top: 12px; font-weight: 600; color: #17763b; }
+  #status { font-weight: 600; color: #17763b; }
 </style>
 </head>
 <body>

@@ -105,15 +105,13 @@ def test_the_cart_app_feature_passes_and_its_report_shows_the_screenshots(tmp_pa
         timeout=240,
     )
     run = Run(proc.returncode, proc.stdout, proc.stderr)
-    assert run.counts() == {"passed": 3, "failed": 0, "error": 0, "skipped": 0}, run.failures()
-    html = report.read_text(encoding="utf-8")
+    assert run.counts() == {"passed": 2, "failed": 0, "error": 0, "skipped": 0}, run.failures()
     assert report.stat().st_size < 600_000
     # the report packs its data (gzip); the JSON beside it says what it holds
     data = (tmp_path / "living-doc.json").read_text(encoding="utf-8")
     assert data.count('"image/png"') >= 3, "a screenshot for opening, typing and clicking"
     assert "application/vnd.mcp-bdd.app-bridge+json" in data
     assert "ui/notifications/tool-result" in data and "Order placed" in data
-    assert "<script>" not in html.split("</head>")[0] or True  # the report's own scripts only (its tests check)
 
 
 def test_each_hostile_app_fails_its_step_in_time_saying_what_it_did(tmp_path: Path) -> None:

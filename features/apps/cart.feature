@@ -6,20 +6,14 @@ Feature: The cart's app: checking out from the UI a tool carries
   places the order through the host, which calls the server's "checkout" tool, and tells the
   conversation what happened. A client without apps still gets the cart, as text.
 
-  Rule: The cart tool carries its app
+  Rule: The user checks out from the app the cart tool carries
 
-    Scenario: The app is bound to the tool and served as an MCP App
+    Scenario: Checking out two items places the order and says so in the conversation
       Given the client supports MCP Apps
       And the MCP server "cart" is running
       Then the tool "show_cart" has an app
       And the app of the tool "show_cart" is served as an MCP App
       And the tool "cart_total" has no app
-
-  Rule: The user checks out from the app
-
-    Scenario: Checking out two items places the order and says so in the conversation
-      Given the client supports MCP Apps
-      And the MCP server "cart" is running
       When I open the app of the tool "show_cart"
       Then the result at "$.shown_as" is "app"
       And the app shows "Your cart"

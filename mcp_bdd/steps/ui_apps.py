@@ -242,8 +242,9 @@ def _open(context: Any, tool: str, *, table: bool) -> None:
             result = session.check(outcome) if not outcome.is_error_result else outcome.raw
         else:
             arguments, result = earlier
-    resource = _served(session, name, uri)
     host = _host(context, session)
+    # a host may prefetch and cache an app's resource (SEP-1865): one the scenario read already is reused
+    resource = host.resources.get((session.name, uri)) or _served(session, name, uri)
     budget = _Budget(session.timeout)  # from the page's load: the browser's start has its own (startup_timeout)
     app = host.open(session, tool=listed, uri=uri, resource=resource, arguments=arguments, result=result)
     with _evidence(context, host, app):
@@ -265,10 +266,9 @@ def _open(context: Any, tool: str, *, table: bool) -> None:
 
 @given("the client supports MCP Apps")
 def step_client_supports_apps(context: Any) -> None:
-    """Advertise the MCP Apps extension: the client's capabilities carry `io.modelcontextprotocol/ui`
-    with the `text/html;profile=mcp-app` MIME type. A server may then bind apps to its tools, and answer
-    with less text; without this step the client is a plain one, so a server's text fallback can be
-    tested too. Declared before the server step, like the client's other capabilities.
+    """The client advertises the MCP Apps extension (`io.modelcontextprotocol/ui`, MIME type
+    `text/html;profile=mcp-app`); without it the client is a plain one, so a server's text fallback
+    can be tested too. Declared before the server step.
 
     Example:
         Given the client supports MCP Apps
@@ -324,7 +324,7 @@ def step_app_served(context: Any, tool: str) -> None:
     session = current_session(context)
     name = text(context, tool)
     _, uri = _bound(context, session, name)
-    _served(session, name, uri)
+    _host(context, session).resources[(session.name, uri)] = _served(session, name, uri)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -333,11 +333,10 @@ def step_app_served(context: Any, tool: str) -> None:
 
 @when('I open the app of the tool "{tool:Q}"')
 def step_open_app(context: Any, tool: str) -> None:
-    """Open the tool's app as a host does: in a real headless Chromium, in a sandboxed iframe with the
-    CSP its resource declares, with the host's side of the bridge. The app gets the tool's input and
-    last result in this scenario once it has initialised; when the scenario has not called the tool,
-    it is called first with no arguments. Fails when the app does not finish its handshake within the
-    request timeout, saying what it did.
+    """Open the tool's app as a host does: in a headless Chromium, a sandboxed iframe with its declared
+    CSP, the host's side of the bridge. Once initialised, the app gets the tool's last input and result
+    in this scenario (the tool is called with no arguments first if it was not). Fails when the app
+    does not finish its handshake within the request timeout.
 
     Example:
         When I call the tool "show_cart"
@@ -484,9 +483,8 @@ def _app_called(context: Any, tool: str, wanted: dict[str, Any] | None) -> None:
 
 @then('the app called the tool "{tool:Q}"')
 def step_app_called(context: Any, tool: str) -> None:
-    """The app asked the host to call this tool (a `tools/call` over the bridge), waiting for it up to the
-    request timeout. The call went to the scenario's session: it is in the transcript, and "the result"
-    steps do not see it (it is the app's).
+    """The app asked the host to call this tool (`tools/call` over the bridge), waiting up to the request
+    timeout. The call is in the transcript; "the result" steps do not see it (it is the app's).
 
     Example: Then the app called the tool "checkout"
     """
@@ -543,10 +541,9 @@ def _message_text(params: dict[str, Any]) -> str:
 
 @then("the app has no errors")
 def step_app_has_no_errors(context: Any) -> None:
-    """Once what the app was doing is done: it threw no uncaught exception, wrote no console error, had no
-    request refused (by its CSP or the host), and sent no bridge message that breaks the extension's
-    rules (a request before ui/initialize, an answer to a request never sent, a tool its visibility
-    keeps from apps, a flood of messages, ...).
+    """Once what the app was doing is done: no uncaught exception, no console error, no request refused
+    (by its CSP or the host), no bridge message that breaks the extension's rules (a request before
+    ui/initialize, an answer to a request never sent, a tool kept from apps, a flood, ...).
 
     Example: Then the app has no errors
     """

@@ -142,6 +142,20 @@ def _message_text(params: Any) -> str:
     return "\n".join(str(b.get("text")) for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
 
 
+def _logged(message: dict[str, Any]) -> dict[str, Any]:
+    """A host message as the log keeps it: the tool's definition in `ui/initialize`'s host context is
+    the one tools/list gave (in the transcript), so it is named, not repeated in every step's evidence."""
+    result = message.get("result")
+    context = result.get("hostContext") if isinstance(result, dict) else None
+    info = context.get("toolInfo") if isinstance(context, dict) else None
+    if not isinstance(result, dict) or not isinstance(context, dict) or not isinstance(info, dict):
+        return message
+    if not isinstance(info.get("tool"), dict):
+        return message
+    named = {"name": info["tool"].get("name"), "…": "its definition as tools/list gave it"}
+    return {**message, "result": {**result, "hostContext": {**context, "toolInfo": {**info, "tool": named}}}}
+
+
 def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
@@ -290,7 +304,7 @@ class Bridge:
 
     def send(self, message: dict[str, Any], note: str | None = None) -> None:
         self.messages_out += 1
-        self.note("host → app", message, note)
+        self.note("host → app", _logged(message), note)
         self._busy += 1
         self._outbox.put_nowait(message)
 

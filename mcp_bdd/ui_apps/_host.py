@@ -78,6 +78,8 @@ class AppHost:
         self.startup_timeout = startup_timeout
         self.version = version
         self.apps: list[OpenedApp] = []
+        #: the apps' resources the scenario read, by (server, uri): opening one of them reads it no more
+        self.resources: dict[tuple[str, str], AppResource] = {}
 
     def run(self, fn: Callable[..., Awaitable[T]], *args: Any, limit: float) -> T:
         """`fn(*args)` in the run's event loop; the step gives up `GRACE` s after `limit`."""
@@ -207,12 +209,15 @@ class AppHost:
                 app.attached = seen
                 out.append((SCREENSHOT_MIME, shot.png))
         bridge = app.bridge
+        messages = bridge.drain()
+        if not out and not messages and not shot_note_needed(note):
+            return out  # nothing new to show: the last step's evidence still holds
         record = {
             "app": app.label,
             "server": app.server,
             "initialized": bridge.initialized,
             "app_info": bridge.app_info,
-            "messages": bridge.drain(),
+            "messages": messages,
             "errors": len(bridge.errors) + bridge.errors_not_kept,
         }
         if note:
@@ -232,6 +237,11 @@ class AppHost:
             if problem:
                 problems.append(f"{app.label}: {problem}")
         return problems
+
+
+def shot_note_needed(note: str) -> bool:
+    """Whether a note about the screenshot says something (why there is none), not just "as before"."""
+    return bool(note) and not note.startswith("the app looks as in")
 
 
 def _forward(session: Session, method: str, params: dict[str, Any]) -> Outcome:
