@@ -63,6 +63,7 @@ HOSTILE = {
     "flood": ("Then the app has no errors", ["flooded the host", "the host stopped it"]),
     "peeker": ("Then the app has no errors", ['called the tool "secret_report"', "visibility"]),
     "outsider": ("Then the app has no errors", ["Content-Security-Policy", "cdn.example.com"]),
+    "forger": ("Then the app has no errors", ["bypassing postMessage"]),
 }
 
 
