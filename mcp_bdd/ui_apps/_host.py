@@ -25,7 +25,7 @@ from mcp_bdd.secrets import dumps_masked
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.transcript import APP_BRIDGE_MIME, SCREENSHOT_MIME
 from mcp_bdd.ui_apps._bridge import Bridge, HostInfo
-from mcp_bdd.ui_apps._browser import browser_for
+from mcp_bdd.ui_apps._browser import BrowserUnavailable, browser_for
 from mcp_bdd.ui_apps._meta import AppResource
 from mcp_bdd.ui_apps._view import VIEWPORT, AppView, Shot
 
@@ -124,7 +124,16 @@ class AppHost:
         show = functools.partial(
             view.open, browser, tool=tool, arguments=arguments, result=result, proxy=proxy, tools=tools
         )
-        self.run(show, limit=session.timeout)
+        try:
+            self.run(show, limit=session.timeout)
+        except Exception as exc:  # the host page did not load: the browser's words, shortened
+            said = str(exc).strip().splitlines()
+            raise BrowserUnavailable(
+                f"{opened.label.capitalize()} could not be shown: {type(exc).__name__}: "
+                + (said[0][:300] if said else "")
+                + f"\n  Tip: the browser ({holder.executable or 'Chromium'}) did not load the host page within "
+                f"{session.timeout:g} s; a loaded machine may need a larger `timeout`."
+            ) from None
         return opened
 
     def initialized(self, app: OpenedApp, timeout: float) -> bool:
