@@ -260,10 +260,20 @@ class Config(_Model):
             from mcp_bdd.errors import UsageError, did_you_mean
 
             raise UsageError(
-                f'Unknown server "{name}". {did_you_mean(name, self.servers, "server")}. '
-                f"Servers are configured under [tool.mcp-bdd.servers.<name>] in {self.source}."
+                f'Unknown server "{name}". {did_you_mean(name, self.servers, "server")}. {self.where_servers_go()}'
             )
         return self.servers[name]
+
+    def where_servers_go(self) -> str:
+        """Where servers are configured, in the form of the file in use: a mcp-bdd.toml has no `tool.` prefix."""
+        pyproject = " [tool.mcp-bdd]"
+        if self.source.endswith(pyproject):
+            return (
+                f"Servers are configured under [tool.mcp-bdd.servers.<name>] in {self.source.removesuffix(pyproject)}."
+            )
+        if self.source.endswith(".toml"):
+            return f"Servers are configured under [servers.<name>] in {self.source}."
+        return f"{self.source}: `mcp-bdd init` writes the configuration; or give a URL, or -- COMMAND ARGS."
 
     def default_server(self) -> str | None:
         if self.server:

@@ -146,7 +146,7 @@ def split_server(verb: str, words: Sequence[str]) -> tuple[str, list[str]]:
     default = config.default_server()
     if default is not None and not _meant_as_server(verb, first, rest, config.servers):
         return default, list(words)
-    where = _where_servers_go(config.source)
+    where = config.where_servers_go()
     if not config.servers:
         raise UsageError(f"No servers are configured {where}")
     if verb == "list" and first in KINDS:
@@ -163,16 +163,6 @@ def _meant_as_server(verb: str, first: str, rest: Sequence[str], servers: Iterab
     if verb == "list":
         return bool(rest)
     return bool(difflib.get_close_matches(first, list(servers), n=1, cutoff=0.75))
-
-
-def _where_servers_go(source: str) -> str:
-    """Where servers are configured, in the form of the file in use: a mcp-bdd.toml has no `tool.` prefix."""
-    pyproject = " [tool.mcp-bdd]"
-    if source.endswith(pyproject):
-        return f"Servers are configured under [tool.mcp-bdd.servers.<name>] in {source.removesuffix(pyproject)}."
-    if source.endswith(".toml"):
-        return f"Servers are configured under [servers.<name>] in {source}."
-    return f"{source}: `mcp-bdd init` writes the configuration; or give a URL, or -- COMMAND ARGS."
 
 
 def _resolve(options: ShellOptions) -> tuple[Any, str, str | None]:

@@ -154,3 +154,12 @@ def test_endpoint_keys_are_checked_with_suggestions() -> None:
 
 def test_context_built_ins_win_over_scenario_variables() -> None:
     assert interpolate("${i}-${port}", {"i": "x", "port": "y"}, extra={"i": "3", "port": "8080"}) == "3-8080"
+
+
+def test_an_unknown_server_is_told_where_servers_go_in_the_files_own_form(tmp_path: Path) -> None:
+    """A mcp-bdd.toml has `[servers.<name>]`; pyproject.toml `[tool.mcp-bdd.servers.<name>]`."""
+    toml = parse_config({"servers": {"shop": {"app": "a:b"}}}, source=str(tmp_path / "mcp-bdd.toml"), root=tmp_path)
+    with pytest.raises(UsageError) as err:
+        toml.server_named("shp")
+    assert "[servers.<name>] in" in str(err.value) and "tool.mcp-bdd" not in str(err.value)
+    assert "[tool.mcp-bdd.servers.<name>] in pyproject.toml" in parse({}).where_servers_go()
