@@ -10,6 +10,10 @@ step that meets them within the timeout, say what the app did, and leave no brow
 - ``peeker``: calls ``secret_report``, a tool whose visibility is the model's only
 - ``outsider``: loads a script from a domain its CSP does not declare
 - ``forger``: calls the host page's relay (a Playwright binding every frame sees) instead of postMessage
+
+and bindings a host must judge before it opens anything: ``legacy_bound`` (the deprecated flat
+``_meta["ui/resourceUri"]``), ``web_bound`` (not a ``ui://`` URI), ``plain_html`` (a ``ui://`` resource
+served as ``text/html``, not as an MCP App), ``dangling`` (a ``ui://`` resource that does not exist).
 """
 
 from __future__ import annotations
@@ -117,5 +121,25 @@ def create_server() -> MCPServer:
     @server.tool(description="model only", meta={"ui": {"visibility": ["model"]}})
     def secret_report() -> str:
         return "for the model's eyes only"
+
+    @server.tool(description="bound the deprecated way", meta={"ui/resourceUri": "ui://hostile/good.html"})
+    def legacy_bound() -> str:
+        return "legacy"
+
+    @server.tool(description="bound to a web page", meta={"ui": {"resourceUri": "https://example.com/app"}})
+    def web_bound() -> str:
+        return "web"
+
+    @server.tool(description="bound to plain HTML", meta={"ui": {"resourceUri": "ui://hostile/plain.html"}})
+    def plain_html() -> str:
+        return "plain"
+
+    @server.tool(description="bound to nothing", meta={"ui": {"resourceUri": "ui://hostile/missing.html"}})
+    def dangling() -> str:
+        return "dangling"
+
+    @server.resource("ui://hostile/plain.html", mime_type="text/html")
+    def plain() -> str:
+        return "<!DOCTYPE html><p>plain</p>"
 
     return server
