@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-stress lint bench clean
+.PHONY: demo test test-fast test-stress lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,11 @@ test: $(STAMP) node_modules/.installed
 	$(BIN)/ruff check mcp_bdd tests demo benchmarks
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 -q
+
+# The unit lane: no process, no behave run (tests/unit/conftest.py refuses both), in seconds.
+test-fast: $(STAMP)
+	$(BIN)/ruff check mcp_bdd tests demo benchmarks
+	$(BIN)/python -m pytest -q tests/unit
 
 # The suite five times in a row with two CPU busy-loops beside it (a test that fails under load is
 # a defect). The busy-loops are this shell's own children, stopped by PID when the runs end.

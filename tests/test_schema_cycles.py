@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from behave_project import make_project, run_behave
-from test_layering import _imports, _modules
+from unit.test_layering import _imports, _modules
 
 from mcp_bdd._schema import SchemaLoops, SchemaUnusable, find_dangling_ref, find_ref_cycle, fragment, guarded
 from mcp_bdd.check.checks.honest import draw_calls

@@ -13,7 +13,7 @@ import ast
 import re
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "mcp_bdd"
+PACKAGE = Path(__file__).resolve().parents[2] / "mcp_bdd"
 
 #: modules that must stay importable without behave and without the MCP SDK
 PURE = {
