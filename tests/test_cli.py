@@ -22,9 +22,9 @@ import pytest
 from behave_project import alive
 
 from mcp_bdd.cli import main
-from mcp_bdd.matrix import _defines, assign_jobs, feature_units, parse_shard, select_shard, split_behave_args
+from mcp_bdd.cli.matrix import _defines, assign_jobs, feature_units, parse_shard, select_shard, split_behave_args
+from mcp_bdd.cli.scaffold import placeholder
 from mcp_bdd.probe import tools_hash
-from mcp_bdd.scaffold import placeholder
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -524,10 +524,10 @@ def test_bare_probe_uses_the_default_server_as_check_does(
 
 def test_the_exit_codes_in_the_docs_are_the_commands_own() -> None:
     """docs/cli.md's table, "the same for every command", had no 5 (nothing ran)."""
-    import mcp_bdd.cli
+    import mcp_bdd.cli._main
 
-    assert mcp_bdd.cli.__doc__ is not None
-    codes = re.findall(r"^ +(\d+)  ", mcp_bdd.cli.__doc__, re.M)
+    assert mcp_bdd.cli._main.__doc__ is not None
+    codes = re.findall(r"^ +(\d+)  ", mcp_bdd.cli._main.__doc__, re.M)
     assert codes == ["0", "1", "2", "3", "5", "130"]
     documented = re.findall(r"^\| (\d+) \|", (ROOT / "docs" / "cli.md").read_text(), re.M)
     assert documented == codes

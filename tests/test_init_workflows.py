@@ -29,8 +29,8 @@ import pytest
 import yaml  # PyYAML: here through fastmcp's jsonschema-path (the dev extra); a real parser, as a runner's
 from userenv import REPO, make_venv, user_env
 
-from mcp_bdd.detect import install_of, mcp_bdd_install
-from mcp_bdd.scaffold import init
+from mcp_bdd.cli.detect import install_of, mcp_bdd_install
+from mcp_bdd.cli.scaffold import init
 
 #: The actions a runner provides here by what is on PATH (setup-*), or that change no file the test reads.
 RUNNER_ACTIONS = {

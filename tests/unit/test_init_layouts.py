@@ -1,4 +1,4 @@
-"""What `init` reads from a project (mcp_bdd.detect) and how it merges into the project's files.
+"""What `init` reads from a project (mcp_bdd.cli.detect) and how it merges into the project's files.
 
 Fast and in-process: behave's layout rule, where formatter aliases go, merging environment.py
 and behave config files, hook chaining order, server detection by kind, and the CLI's `--name`
@@ -17,10 +17,8 @@ from typing import Any
 import pytest
 
 from mcp_bdd.chain import chain_hooks
-from mcp_bdd.detect import behave_layout, detect_server, formatter_config, go_module, node_project, project_python
-from mcp_bdd.errors import UsageError
-from mcp_bdd.report.formatter import ALIASES as FORMATTER_ALIASES
-from mcp_bdd.scaffold import (
+from mcp_bdd.cli.detect import behave_layout, detect_server, formatter_config, go_module, node_project, project_python
+from mcp_bdd.cli.scaffold import (
     ENVIRONMENT_PY,
     _aliases_in,
     init,
@@ -28,6 +26,8 @@ from mcp_bdd.scaffold import (
     merge_environment,
     merge_formatters,
 )
+from mcp_bdd.errors import UsageError
+from mcp_bdd.report.formatter import ALIASES as FORMATTER_ALIASES
 
 # ---------------------------------------------------------------------------------------------
 # behave's layout

@@ -4,7 +4,7 @@ Both write files and neither overwrites one without `--force`: every file is pla
 and if any existing file would change, nothing at all is written and the conflicts are listed.
 
 `init` asks nothing. Without `--command`, `--url` or `--app` it looks at the project (see
-mcp_bdd.detect): a Python server on the 2.x SDK or fastmcp 4 becomes an in-memory `app`; one on
+mcp_bdd.cli.detect): a Python server on the 2.x SDK or fastmcp 4 becomes an in-memory `app`; one on
 the 1.x SDK, a Node or a Go server becomes a `command` run by the project's own toolchain;
 finding none, it writes a tiny example server so that `behave` is green straight away. It wires
 into whichever folder behave will load steps and hooks from (features/steps + features/
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcp_bdd.detect import (
+from mcp_bdd.cli.detect import (
     COPIES,
     Candidate,
     Install,

@@ -335,7 +335,7 @@ def _report_merge(argv: Sequence[str]) -> int:
 
 def _shell(args: argparse.Namespace, extra: list[str]) -> int:
     """`call` / `list`: the words before `--` say what to do; after `--` comes the server's command."""
-    from mcp_bdd.shell import ShellOptions, call, listing, split_server
+    from mcp_bdd.cli.shell import ShellOptions, call, listing, split_server
 
     unknown = [w for w in extra if w.startswith("-")]
     if unknown:
@@ -376,15 +376,15 @@ def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.Argum
     if command != "run" and extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if command == "init":
-        from mcp_bdd.scaffold import init
+        from mcp_bdd.cli.scaffold import init
 
         return init(Path.cwd(), command=args.command, url=args.url, app=args.app, force=args.force, name=args.name)
     if command == "scaffold":
-        from mcp_bdd.scaffold import scaffold
+        from mcp_bdd.cli.scaffold import scaffold
 
         return scaffold(server=args.server, out_dir=args.out, force=args.force, transport=args.transport)
     if command == "run":
-        from mcp_bdd.matrix import RunOptions, run_matrix
+        from mcp_bdd.cli.matrix import RunOptions, run_matrix
 
         if args.profile:  # an unknown profile stops here, before any worker starts
             from mcp_bdd.config import load_config
@@ -596,6 +596,3 @@ def print_steps(*, markdown: bool, project: bool, out: TextIO | None = None) -> 
     stream.write(catalog(step_registry.registry.steps, markdown=markdown))
     return EXIT_OK
 
-
-if __name__ == "__main__":
-    sys.exit(main())
