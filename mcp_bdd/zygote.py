@@ -50,8 +50,20 @@ __all__ = ["run_zygote"]
 
 
 def run_zygote(spec: str, control_fd: int) -> int:
+    _prepare(spec)
+    adopt_orphans()  # see the module doc: what a crashed server orphans comes here, not to init
+    zygote = _Zygote(spec, socket.socket(fileno=control_fd), own=_children())
+    try:
+        zygote.serve()
+    finally:
+        zygote.close()
+    return 0
+
+
+def _prepare(spec: str) -> None:
+    """Import everything a child will need before forking (that is the whole point), then let go
+    of what the app's import holds alone (a socket, a lock file)."""
     sys.path.insert(0, os.getcwd())
-    # Import everything a child will need before forking: that is the whole point.
     import anyio  # noqa: F401
     from mcp.server import Server  # noqa: F401
     from mcp.server.mcpserver import MCPServer  # noqa: F401
@@ -68,16 +80,25 @@ def run_zygote(spec: str, control_fd: int) -> int:
     _let_go({fd: what for fd, what in _open_fds().items() if opened.get(fd) != what})
     with contextlib.suppress(Exception):  # only an optimisation: a child imports what is missing
         warm_up()
-    adopt_orphans()  # see the module doc: what a crashed server orphans comes here, not to init
-    own = _children()  # what the app's imports started (a resource tracker): not orphans
-    sock = socket.socket(fileno=control_fd)
-    sock.settimeout(0.2)
-    children: dict[int, int | None] = {}  # forked server -> its exit code once reaped
 
-    def live() -> set[int]:
-        return own | {pid for pid, code in children.items() if code is None}
 
-    def reap() -> None:
+class _Zygote:
+    """The control loop: a frame (4-byte length, JSON) per request, with the fds it passes; a fork
+    per `start`, the exit code of one for `status`; the orphans of a server that ended, killed."""
+
+    def __init__(self, spec: str, sock: socket.socket, own: set[int]) -> None:
+        self.spec = spec
+        self.sock = sock
+        self.sock.settimeout(0.2)
+        self.own = own  # what the app's imports started (a resource tracker): not orphans
+        self.children: dict[int, int | None] = {}  # forked server -> its exit code once reaped
+        self.buffer = b""
+        self.pending_fds: list[int] = []
+
+    def live(self) -> set[int]:
+        return self.own | {pid for pid, code in self.children.items() if code is None}
+
+    def reap(self) -> None:
         ended = False
         while True:
             try:
@@ -86,57 +107,74 @@ def run_zygote(spec: str, control_fd: int) -> int:
                 break
             if pid == 0:
                 break
-            own.discard(pid)  # its pid may be reused, by an orphan too
-            if children.get(pid, 0) is None:  # a live server ended; an orphan's status is nobody's
-                children[pid] = os.waitstatus_to_exitcode(status)
+            self.own.discard(pid)  # its pid may be reused, by an orphan too
+            if self.children.get(pid, 0) is None:  # a live server ended; an orphan's status is nobody's
+                self.children[pid] = os.waitstatus_to_exitcode(status)
                 ended = True
         if ended:
-            _kill_orphans(live())
+            _kill_orphans(self.live())
 
-    def reply(data: dict[str, Any]) -> None:
-        sock.sendall(json.dumps(data).encode() + b"\n")
+    def reply(self, data: dict[str, Any]) -> None:
+        self.sock.sendall(json.dumps(data).encode() + b"\n")
 
-    buffer = b""
-    pending_fds: list[int] = []
-    try:
+    def serve(self) -> None:
+        """Answer requests until the control socket closes (EOF: the run is over)."""
         while True:
-            reap()
-            if len(buffer) < 4 or len(buffer) < 4 + int.from_bytes(buffer[:4], "big"):
-                try:
-                    msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 3)
-                except TimeoutError:
-                    continue
-                if not msg:
-                    break
-                buffer += msg
-                pending_fds += fds
+            self.reap()
+            frame = self._next_frame()
+            if frame is None:
                 continue
-            size = int.from_bytes(buffer[:4], "big")
-            request = json.loads(buffer[4 : 4 + size])
-            buffer = buffer[4 + size :]
-            fds, pending_fds = pending_fds, []
+            if frame is _CLOSED:
+                return
+            request, fds = frame
             if request["op"] == "status":
-                reap()
-                reply({"returncode": children.get(request["pid"])})
-                continue
-            zygote = os.getpid()
-            pid = os.fork()
-            if pid == 0:  # the child: becomes the server
-                _child(spec, request, fds, sock, zygote)
-            for fd in fds:
-                os.close(fd)
-            children[pid] = None
-            reply({"pid": pid})
-    finally:
-        running = [pid for pid, code in children.items() if code is None]
+                self.reap()
+                self.reply({"returncode": self.children.get(request["pid"])})
+            else:
+                self._start(request, fds)
+
+    def _next_frame(self) -> Any:
+        """(request, fds) once a whole frame is in; None while one is still coming; `_CLOSED` at EOF."""
+        if len(self.buffer) < 4 or len(self.buffer) < 4 + int.from_bytes(self.buffer[:4], "big"):
+            try:
+                msg, fds, _flags, _addr = socket.recv_fds(self.sock, 1 << 20, 3)
+            except TimeoutError:
+                return None
+            if not msg:
+                return _CLOSED
+            self.buffer += msg
+            self.pending_fds += fds
+            return None
+        size = int.from_bytes(self.buffer[:4], "big")
+        request = json.loads(self.buffer[4 : 4 + size])
+        self.buffer = self.buffer[4 + size :]
+        fds, self.pending_fds = self.pending_fds, []
+        return request, fds
+
+    def _start(self, request: dict[str, Any], fds: list[int]) -> None:
+        zygote = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # the child: becomes the server
+            _child(self.spec, request, fds, self.sock, zygote)
+        for fd in fds:
+            os.close(fd)
+        self.children[pid] = None
+        self.reply({"pid": pid})
+
+    def close(self) -> None:
+        """Kill every server still running (and what they orphan as they die), then the orphans left."""
+        running = [pid for pid, code in self.children.items() if code is None]
         for pid in running:
             signal_group(pid, signal.SIGKILL)
         for pid in running:  # killed, it ends at once; its orphans come here as it does
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
-        _kill_orphans(own)
-        reap()
-    return 0
+        _kill_orphans(self.own)
+        self.reap()
+
+
+#: what `_Zygote._next_frame` returns when the control socket has closed
+_CLOSED = object()
 
 
 def _open_fds() -> dict[int, tuple[int, int, int]]:
