@@ -519,38 +519,12 @@ def _parse_server(name: str, body: Any, source: str) -> ServerConfig:
     where = f"{source} [servers.{name}]"
     if not isinstance(body, Mapping):
         raise ConfigError(f"{where}: must be a table with one of `app`, `command` or `url`.")
-    kinds = [k for k in ("app", "command", "url") if k in body]
-    if len(kinds) != 1:
-        if not kinds:
-            for key in body:
-                if key not in _ALL_SERVER_KEYS:
-                    raise ConfigError(
-                        f'{where}: unknown key "{key}".{_closest(key, list(_ALL_SERVER_KEYS))} A server needs '
-                        f"exactly one of `app`, `command` or `url`. Valid keys are {', '.join(_ALL_SERVER_KEYS)}."
-                    )
-            raise ConfigError(
-                f"{where}: say how to reach the server with exactly one of `app` (a Python server object, "
-                '"module:attr"), `command` (argv of a stdio server) or `url` (an already running server).'
-            )
-        raise ConfigError(f"{where}: `{'` and `'.join(kinds)}` cannot be combined; keep exactly one.")
-    kind = kinds[0]
+    kind = _server_kind(body, where)
+    if kind == "command":
+        for section in ("http", "sse"):
+            if isinstance(body.get(section), Mapping):
+                _check_endpoint(body[section], f"{where}.{section}", section)
     valid = _SERVER_KEYS[kind]
-    for section in ("http", "sse"):
-        endpoint = body.get(section)
-        if kind == "command" and isinstance(endpoint, Mapping):
-            allowed = tuple(Endpoint.model_fields)
-            for key in endpoint:
-                if key not in allowed:
-                    raise ConfigError(
-                        f'{where}.{section}: unknown key "{key}".{_closest(key, list(allowed))} '
-                        f"Valid keys here: {', '.join(allowed)}."
-                    )
-            missing = [k for k in ("command", "url") if k not in endpoint]
-            if missing:
-                raise ConfigError(
-                    f"{where}.{section}: needs {' and '.join(f'`{m}`' for m in missing)} to say how to start the "
-                    f'server for {section} and where it listens (e.g. url = "http://127.0.0.1:${{port}}/mcp").'
-                )
     for key in body:
         if key not in valid:
             other = [k for k, keys in _SERVER_KEYS.items() if key in keys]
@@ -558,11 +532,47 @@ def _parse_server(name: str, body: Any, source: str) -> ServerConfig:
             raise ConfigError(
                 f'{where}: unknown key "{key}"{extra}.{_closest(key, list(valid))} Valid keys here: {", ".join(valid)}.'
             )
-    model: Any = {
-        "app": AppServer,
-        "command": CommandServer,
-        "url": UrlServer,
-    }[kind]
+    return _server_model(kind, body, where)
+
+
+def _server_kind(body: Mapping[str, Any], where: str) -> str:
+    """Which of `app`, `command` or `url` the table gives: exactly one, or a ConfigError that says why."""
+    kinds = [k for k in ("app", "command", "url") if k in body]
+    if len(kinds) == 1:
+        return kinds[0]
+    if kinds:
+        raise ConfigError(f"{where}: `{'` and `'.join(kinds)}` cannot be combined; keep exactly one.")
+    for key in body:
+        if key not in _ALL_SERVER_KEYS:
+            raise ConfigError(
+                f'{where}: unknown key "{key}".{_closest(key, list(_ALL_SERVER_KEYS))} A server needs '
+                f"exactly one of `app`, `command` or `url`. Valid keys are {', '.join(_ALL_SERVER_KEYS)}."
+            )
+    raise ConfigError(
+        f"{where}: say how to reach the server with exactly one of `app` (a Python server object, "
+        '"module:attr"), `command` (argv of a stdio server) or `url` (an already running server).'
+    )
+
+
+def _check_endpoint(endpoint: Mapping[str, Any], where: str, section: str) -> None:
+    """A `command` server's `http` or `sse` table: known keys, and both `command` and `url`."""
+    allowed = tuple(Endpoint.model_fields)
+    for key in endpoint:
+        if key not in allowed:
+            raise ConfigError(
+                f'{where}: unknown key "{key}".{_closest(key, list(allowed))} Valid keys here: {", ".join(allowed)}.'
+            )
+    missing = [k for k in ("command", "url") if k not in endpoint]
+    if missing:
+        raise ConfigError(
+            f"{where}: needs {' and '.join(f'`{m}`' for m in missing)} to say how to start the "
+            f'server for {section} and where it listens (e.g. url = "http://127.0.0.1:${{port}}/mcp").'
+        )
+
+
+def _server_model(kind: str, body: Mapping[str, Any], where: str) -> ServerConfig:
+    """The model of the table's kind, validated, with a transport it can serve."""
+    model: Any = {"app": AppServer, "command": CommandServer, "url": UrlServer}[kind]
     try:
         server: ServerConfig = model(**body)
     except ConfigError as exc:
