@@ -240,90 +240,103 @@ class FakeAuthServer:
 
 
 def _handler(fake: FakeAuthServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    """The request handler class of one fake (the standard library's server makes one per request)."""
+    return type("Handler", (_Handler,), {"fake": fake})
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
 
-        def _send(self, status: int, body: Any, headers: Mapping[str, str] | None = None) -> None:
-            raw = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Cache-Control", "no-store")
-            self.send_header("Content-Length", str(len(raw)))
-            # one request per connection: nothing is left open (or served) after close()
-            self.send_header("Connection", "close")
-            self.close_connection = True
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(raw)
+class _Handler(BaseHTTPRequestHandler):
+    """The authorization server's endpoints: metadata, JWKS, client registration, tokens."""
 
-        def _error(self, status: int, error: str, description: str) -> None:
-            self._send(status, {"error": error, "error_description": description})
+    protocol_version = "HTTP/1.1"
+    fake: FakeAuthServer
 
-        def _body(self) -> bytes:
-            length = int(self.headers.get("Content-Length") or 0)
-            return self.rfile.read(min(length, _MAX_BODY))
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
 
-        def do_GET(self) -> None:
-            path = urlsplit(self.path).path
-            fake._transcript.record("fake", fake.name, f"GET {path}")
-            if path in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
-                self._send(200, fake.metadata())
-            elif path == "/jwks":
-                self._send(200, fake.jwks())
-            else:
-                self._error(404, "not_found", f"{path} is not served by this authorization server")
+    def _send(self, status: int, body: Any, headers: Mapping[str, str] | None = None) -> None:
+        raw = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Content-Length", str(len(raw)))
+        # one request per connection: nothing is left open (or served) after close()
+        self.send_header("Connection", "close")
+        self.close_connection = True
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(raw)
 
-        def do_POST(self) -> None:
-            path = urlsplit(self.path).path
-            body = self._body()
-            fake._transcript.record("fake", fake.name, f"POST {path}")
-            if path == "/register":
-                try:
-                    metadata = json.loads(body or b"{}")
-                except ValueError:
-                    self._error(400, "invalid_client_metadata", "the body is not JSON")
-                    return
-                if not isinstance(metadata, dict):
-                    self._error(400, "invalid_client_metadata", "the body is not a JSON object")
-                    return
-                self._send(201, fake.register(metadata))
-            elif path == "/token":
-                self._token(body)
-            else:
-                self._error(404, "not_found", f"{path} is not served by this authorization server")
+    def _error(self, status: int, error: str, description: str) -> None:
+        self._send(status, {"error": error, "error_description": description})
 
-        def _token(self, body: bytes) -> None:
-            form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
-            client_id, secret = form.get("client_id"), form.get("client_secret")
-            basic = self.headers.get("Authorization", "")
-            if basic.lower().startswith("basic "):
-                with contextlib.suppress(ValueError):
-                    client_id, _, secret = base64.b64decode(basic[6:]).decode().partition(":")
-            if form.get("grant_type") != "client_credentials":
-                self._error(400, "unsupported_grant_type", "this fake grants client_credentials only")
-                return
-            client = fake.clients.get(client_id or "")
-            if client is None or not secrets.compare_digest(client.client_secret, secret or ""):
-                self._error(401, "invalid_client", "unknown client or wrong secret (register at /register)")
-                return
-            scopes = (form.get("scope") or "").split()
-            try:
-                token = fake.issue(
-                    scopes,
-                    audience=form.get("resource") or form.get("audience"),
-                    client_id=client.client_id,
-                    via="token endpoint",
-                )
-            except UsageError as exc:
-                self._error(400, "invalid_scope", str(exc))
-                return
-            self._send(
-                200,
-                {"access_token": token, "token_type": "Bearer", "expires_in": fake.lifetime, "scope": " ".join(scopes)},
+    def _body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(min(length, _MAX_BODY))
+
+    def do_GET(self) -> None:
+        path = urlsplit(self.path).path
+        self.fake._transcript.record("fake", self.fake.name, f"GET {path}")
+        if path in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
+            self._send(200, self.fake.metadata())
+        elif path == "/jwks":
+            self._send(200, self.fake.jwks())
+        else:
+            self._error(404, "not_found", f"{path} is not served by this authorization server")
+
+    def do_POST(self) -> None:
+        path = urlsplit(self.path).path
+        body = self._body()
+        self.fake._transcript.record("fake", self.fake.name, f"POST {path}")
+        if path == "/register":
+            self._register(body)
+        elif path == "/token":
+            self._token(body)
+        else:
+            self._error(404, "not_found", f"{path} is not served by this authorization server")
+
+    def _register(self, body: bytes) -> None:
+        try:
+            metadata = json.loads(body or b"{}")
+        except ValueError:
+            self._error(400, "invalid_client_metadata", "the body is not JSON")
+            return
+        if not isinstance(metadata, dict):
+            self._error(400, "invalid_client_metadata", "the body is not a JSON object")
+            return
+        self._send(201, self.fake.register(metadata))
+
+    def _token(self, body: bytes) -> None:
+        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+        if form.get("grant_type") != "client_credentials":
+            self._error(400, "unsupported_grant_type", "this fake grants client_credentials only")
+            return
+        client = self._client(form)
+        if client is None:
+            self._error(401, "invalid_client", "unknown client or wrong secret (register at /register)")
+            return
+        scopes = (form.get("scope") or "").split()
+        try:
+            token = self.fake.issue(
+                scopes,
+                audience=form.get("resource") or form.get("audience"),
+                client_id=client.client_id,
+                via="token endpoint",
             )
+        except UsageError as exc:
+            self._error(400, "invalid_scope", str(exc))
+            return
+        answer = {"access_token": token, "token_type": "Bearer", "expires_in": self.fake.lifetime}
+        self._send(200, {**answer, "scope": " ".join(scopes)})
 
-    return Handler
+    def _client(self, form: Mapping[str, str]) -> Any:
+        """The registered client whose id and secret the request gives (form or Basic auth), or None."""
+        client_id, secret = form.get("client_id"), form.get("client_secret")
+        basic = self.headers.get("Authorization", "")
+        if basic.lower().startswith("basic "):
+            with contextlib.suppress(ValueError):
+                client_id, _, secret = base64.b64decode(basic[6:]).decode().partition(":")
+        client = self.fake.clients.get(client_id or "")
+        if client is None or not secrets.compare_digest(client.client_secret, secret or ""):
+            return None
+        return client
