@@ -70,10 +70,13 @@ from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types import (
     INVALID_PARAMS,
+    Annotations,
+    AudioContent,
     Completion,
     CompletionArgument,
     CompletionContext,
     CreateMessageResult,
+    EmbeddedResource,
     EmptyResult,
     Icon,
     ListRootsResult,
@@ -85,6 +88,7 @@ from mcp_types import (
     SetLevelRequestParams,
     SubscribeRequestParams,
     TextContent,
+    TextResourceContents,
     ToolAnnotations,
     UnsubscribeRequestParams,
 )
@@ -141,6 +145,18 @@ def _png_1x1() -> bytes:
 
 LOGO_PNG = _png_1x1()
 LOGO_DATA_URL = "data:image/png;base64," + base64.b64encode(LOGO_PNG).decode("ascii")
+
+
+def _wav_chime() -> bytes:
+    """A valid 8 kHz mono 8-bit WAV of a few samples (the shop's jingle), built like the logo."""
+    samples = bytes([128, 160, 128, 96] * 8)
+    fmt = struct.pack("<HHIIHH", 1, 1, 8000, 8000, 1, 8)  # PCM, mono, 8 kHz, 8000 B/s, align 1, 8 bits
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", len(samples)) + samples
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+JINGLE_WAV = _wav_chime()
+RETURNS_POLICY = "Returns: any unused item within 30 days, refunded to the original payment method."
 
 
 # --------------------------------------------------------------------------- output models
@@ -741,6 +757,23 @@ def create_server() -> MCPServer:
             mime_type="text/markdown",
         )
 
+    @server.tool(annotations=read_only, structured_output=False)
+    def play_jingle() -> list[AudioContent | TextContent]:
+        """Play the shop's jingle: a short WAV audio clip for the customer and a note for the assistant."""
+        audio = base64.b64encode(JINGLE_WAV).decode("ascii")
+        for_user = Annotations(audience=["user"], priority=0.5)
+        for_model = Annotations(audience=["assistant"], priority=1.0)
+        return [
+            AudioContent(type="audio", data=audio, mime_type="audio/wav", annotations=for_user),
+            TextContent(type="text", text="The jingle played (0.004 s of audio).", annotations=for_model),
+        ]
+
+    @server.tool(annotations=read_only, structured_output=False)
+    def get_return_policy() -> list[EmbeddedResource]:
+        """Return the shop's return policy as an embedded resource (shop://docs/returns with its text)."""
+        policy = TextResourceContents(uri="shop://docs/returns", mime_type="text/markdown", text=RETURNS_POLICY)
+        return [EmbeddedResource(type="resource", resource=policy)]
+
     # ---- users
 
     @server.tool(annotations=writes)
@@ -868,6 +901,18 @@ def create_server() -> MCPServer:
     def greeting(name: str) -> str:
         """Greet a customer by name."""
         return f"Please greet our customer {name} warmly and offer help with their order."
+
+    @server.prompt()
+    def product_card(product_id: str) -> list[Message]:
+        """Draft a product card: the request, the shop logo, a link to the inventory docs and the policy."""
+        policy = TextResourceContents(uri="shop://docs/returns", mime_type="text/markdown", text=RETURNS_POLICY)
+        docs = ResourceLink(type="resource_link", uri="shop://docs/inventory", name="docs-inventory")
+        return [
+            UserMessage(f"Write a product card for {product_id} with the shop logo and the return policy."),
+            UserMessage(Image(data=LOGO_PNG, format="png")),
+            UserMessage(docs),
+            UserMessage(EmbeddedResource(type="resource", resource=policy)),
+        ]
 
     @server.completion()  # type: ignore[no-untyped-call, untyped-decorator]  # the SDK leaves it untyped
     async def complete(

@@ -28,6 +28,8 @@ Feature: Discovering the shop's tools
         | render_html        |
         | get_logo           |
         | find_docs          |
+        | play_jingle        |
+        | get_return_policy  |
         | create_user        |
         | get_user           |
         | delete_user        |

@@ -204,6 +204,33 @@ def step_resource_update(context: Any, tense: str, uri: str, seconds: float, uni
     )
 
 
+@then('no update for the resource "{uri:Q}" arrived after unsubscribing')
+def step_no_update_after_unsubscribe(context: Any, uri: str) -> None:
+    """Check that the server sent no update of a resource since the scenario unsubscribed from it.
+
+    Example: Then no update for the resource "shop://catalog" arrived after unsubscribing
+    """
+    from mcp_bdd.steps.resources import updates_since_unsubscribing
+
+    st = state(context)
+    session = current_session(context)
+    wanted = text(context, uri)
+    late = updates_since_unsubscribing(session, wanted)
+    if late is None:
+        raise UsageError(
+            f'{st.location}: the scenario did not unsubscribe from "{wanted}" '
+            f'(add "When I unsubscribe from the resource "{wanted}"" before the change).'
+        )
+    if late:
+        raise ExpectationFailed(
+            f'The server "{session.name}" sent {late} update(s) of "{wanted}" after the client unsubscribed',
+            expected="no notifications/resources/updated for it",
+            actual=f"{late} update(s)",
+            tip="a server must stop sending updates for a resource once the client unsubscribes "
+            "(resources/unsubscribe, or the listen stream ended).",
+        )
+
+
 # ---------------------------------------------------------------------------------------------
 # logging
 

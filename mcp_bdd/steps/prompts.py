@@ -8,6 +8,7 @@ an unknown prompt with JSON-RPC code 0 on 2025-11-25 and -32603 on 2026-07-28.)
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import mcp_types as types
@@ -15,7 +16,17 @@ import mcp_types as types
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.state import LastResult
-from mcp_bdd.steps._base import argument_table, current_session, expected_text, keep_result, state, text, then, when
+from mcp_bdd.steps._base import (
+    argument_table,
+    current_session,
+    expected_text,
+    keep_result,
+    state,
+    table_rows,
+    text,
+    then,
+    when,
+)
 from mcp_bdd.steps.resources import advertised, capability, failure_tip, rejection_checked_later
 
 __all__: list[str] = []
@@ -263,11 +274,79 @@ def step_prompt_message(context: Any, n: int, role: str, needle: str) -> None:
         )
 
 
+def _message_blocks(context: Any, n: int) -> tuple[str, list[dict[str, Any]]]:
+    """Prompt message `n` (from 1) of the prompt just got: the prompt's name and its content blocks."""
+    last, messages = _last_prompt(context)
+    if not 1 <= n <= len(messages):
+        raise ExpectationFailed(
+            f'The prompt "{last.name}" has no message {n} (it has {len(messages)}; they count from 1)',
+            actual=_overview(messages),
+        )
+    content = messages[n - 1].get("content")
+    blocks = content if isinstance(content, list) else [content]
+    return last.name, [b for b in blocks if isinstance(b, dict)]
+
+
+def _shown(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A message's blocks as a failure shows them: type, MIME type, URI (never their data)."""
+    out: list[dict[str, Any]] = []
+    for b in blocks[:20]:
+        inner = b.get("resource")
+        resource: dict[str, Any] = inner if isinstance(inner, dict) else {}
+        item = {"type": b.get("type"), "mimeType": b.get("mimeType"), "uri": b.get("uri") or resource.get("uri")}
+        out.append({k: v for k, v in item.items() if v is not None})
+    return out
+
+
+@then('prompt message {n:Int} contains an image of type "{mime:Q}"')
+def step_prompt_image(context: Any, n: int, mime: str) -> None:
+    """Check that one message of the prompt just got (counted from 1) is an image of a MIME type.
+
+    Example: Then prompt message 2 contains an image of type "image/png"
+    """
+    wanted = text(context, mime)
+    name, blocks = _message_blocks(context, n)
+    images = [b for b in blocks if b.get("type") == "image" and b.get("mimeType") == wanted]
+    if not images:
+        raise ExpectationFailed(
+            f'Prompt message {n} of "{name}" has no image of type {wanted}',
+            expected=f'{{"type": "image", "mimeType": "{wanted}", "data": "<base64>"}}',
+            actual=_shown(blocks) or "(no content)",
+        )
+    try:
+        base64.b64decode(str(images[0].get("data", "")), validate=True)
+    except ValueError as exc:
+        raise ExpectationFailed(
+            f'The image of prompt message {n} of "{name}" is not valid base64', actual=str(exc)[:200]
+        ) from None
+
+
+@then('prompt message {n:Int} contains a link to the resource "{uri:Q}"')
+def step_prompt_link(context: Any, n: int, uri: str) -> None:
+    """Check that one message of the prompt just got links to (resource_link) or embeds a resource by its URI.
+
+    Example: Then prompt message 3 contains a link to the resource "shop://docs/inventory"
+    """
+    wanted = text(context, uri)
+    name, blocks = _message_blocks(context, n)
+    uris = [
+        b.get("uri") or (b.get("resource") or {}).get("uri")
+        for b in blocks
+        if b.get("type") in ("resource_link", "resource")
+    ]
+    if wanted not in uris:
+        raise ExpectationFailed(
+            f'Prompt message {n} of "{name}" has no link to {wanted}',
+            expected=f'a resource_link (or an embedded resource) with the URI "{wanted}"',
+            actual=_shown(blocks) or "(no content)",
+        )
+
+
 # ---------------------------------------------------------------------------------------------
 # completions
 
 
-def _complete(context: Any, ref: Any, arg: str, value: str, what: str) -> None:
+def _complete(context: Any, ref: Any, arg: str, value: str, what: str, arguments: dict[str, str] | None = None) -> None:
     st = state(context)
     session = current_session(context)
     if not capability(session, "completions"):
@@ -277,7 +356,11 @@ def _complete(context: Any, ref: Any, arg: str, value: str, what: str) -> None:
             actual=advertised(session),
             tip='check it with "Then the server does not support completions" instead.',
         )
-    params = types.CompleteRequestParams(ref=ref, argument=types.CompletionArgument(name=arg, value=value))
+    params = types.CompleteRequestParams(
+        ref=ref,
+        argument=types.CompletionArgument(name=arg, value=value),
+        context=types.CompletionContext(arguments=arguments) if arguments is not None else None,
+    )
     outcome = session.request(types.CompleteRequest(params=params))
     st.last_request = outcome
     session.raise_problems()
@@ -316,6 +399,48 @@ def step_complete_template(context: Any, arg: str, template: str, value: str) ->
     uri = text(context, template)
     ref = types.ResourceTemplateReference(type="ref/resource", uri=uri)
     _complete(context, ref, text(context, arg), text(context, value), f'the resource template "{uri}"')
+
+
+def _context_arguments(context: Any) -> dict[str, str]:
+    """The arguments already chosen (a heading row of names, one row of values): the request's context."""
+    st = state(context)
+    headings, rows = table_rows(context)
+    if len(rows) != 1:
+        raise UsageError(
+            f"{st.location}: the arguments already chosen are a heading row of names and one row of values "
+            f"(got {len(rows)} rows). Example:\n      | department  |\n      | Engineering |"
+        )
+    return {h: v for h, v in zip(headings, rows[0], strict=True) if v != ""}
+
+
+@when('I ask for completions of the argument "{arg:Q}" of the prompt "{name:Q}" with "{value:Q}" given:')
+def step_complete_prompt_given(context: Any, arg: str, name: str, value: str) -> None:
+    """Ask to complete a prompt argument, telling the server the arguments already chosen (context.arguments).
+
+    Example:
+        When I ask for completions of the argument "name" of the prompt "team" with "" given:
+          | department  |
+          | Engineering |
+    """
+    prompt = text(context, name)
+    ref = types.PromptReference(type="ref/prompt", name=prompt)
+    arguments = _context_arguments(context)
+    _complete(context, ref, text(context, arg), text(context, value), f'the prompt "{prompt}"', arguments)
+
+
+@when('I ask for completions of the argument "{arg:Q}" of the resource template "{template:Q}" with "{value:Q}" given:')
+def step_complete_template_given(context: Any, arg: str, template: str, value: str) -> None:
+    """Ask to complete a resource template variable, telling the server the variables already chosen.
+
+    Example:
+        When I ask for completions of the argument "col" of the resource template "db://{table}/{col}" with "n" given:
+          | table |
+          | users |
+    """
+    uri = text(context, template)
+    ref = types.ResourceTemplateReference(type="ref/resource", uri=uri)
+    arguments = _context_arguments(context)
+    _complete(context, ref, text(context, arg), text(context, value), f'the resource template "{uri}"', arguments)
 
 
 @then('the completions include "{value:Q}"')

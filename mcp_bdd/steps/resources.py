@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import weakref
 from typing import Any
 
 import mcp_types as types
@@ -382,3 +383,67 @@ def _listen_for_updates(context: Any, session: Session, wanted: str) -> None:
             expected=f"resourceSubscriptions including {wanted}",
             actual=stream.honored,
         )
+
+
+#: per session, how many resource updates had arrived when the scenario unsubscribed from a URI
+#: (what "no update ... since unsubscribing" counts from)
+_UNSUBSCRIBED: weakref.WeakKeyDictionary[Session, dict[str, int]] = weakref.WeakKeyDictionary()
+
+
+def updates_since_unsubscribing(session: Session, uri: str) -> int | None:
+    """Updates of `uri` kept since the scenario unsubscribed from it (None: it never did)."""
+    mark = _UNSUBSCRIBED.get(session, {}).get(uri)
+    if mark is None:
+        return None
+    updates = session.timeline.of("notifications/resources/updated")
+    return sum(1 for p in updates[mark:] if p.get("uri") == uri)
+
+
+@when('I unsubscribe from the resource "{uri:Q}"')
+def step_unsubscribe(context: Any, uri: str) -> None:
+    """Stop the updates of one resource (resources/unsubscribe, or its listen stream closed on 2026-07-28).
+
+    Example: When I unsubscribe from the resource "shop://catalog"
+    """
+    st = state(context)
+    session = current_session(context)
+    wanted = text(context, uri)
+    _UNSUBSCRIBED.setdefault(session, {})[wanted] = len(session.timeline.of("notifications/resources/updated"))
+    if not session.is_legacy:
+        _close_streams(session, wanted)
+        return
+    outcome = session.request(types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=wanted)))
+    st.last_request = outcome
+    if outcome.ok or rejection_checked_later(context):
+        return
+    raise ExpectationFailed(
+        f'Unsubscribing from "{wanted}" on "{session.name}" failed',
+        expected="an empty result",
+        actual=outcome.describe(),
+        exchange=produced_by(session.transcript.items, session.name),
+        kind=outcome.failure_kind,
+        tip="a server that supports subscriptions answers resources/unsubscribe, even for a URI it never updated.",
+    )
+
+
+def _close_streams(session: Session, uri: str) -> None:
+    """2026-07-28: end the listen streams that carry `uri` (there is no unsubscribe request)."""
+    from mcp_bdd.session._hop import hops
+    from mcp_bdd.session._listen import listening
+
+    streams = [s for s in listening(session).streams if uri in s.uris and s.scope is not None and s.running]
+    if not streams:
+        raise ExpectationFailed(
+            f'There is no subscription to "{uri}" on "{session.name}" to end',
+            expected=f"a listen stream carrying {uri}",
+            actual=[list(s.uris) for s in listening(session).streams] or "no listen streams",
+            tip=f'subscribe first: "When I subscribe to the resource "{uri}"".',
+        )
+
+    async def cancel() -> None:
+        for stream in streams:
+            assert stream.scope is not None
+            stream.scope.cancel()
+
+    hops(session.portal).call(cancel)
+    session.transcript.record("info", session.name, "subscriptions/listen", {"ended": f"unsubscribed from {uri}"})

@@ -311,7 +311,26 @@ def step_output_schema(context: Any) -> None:
 
 
 def _blocks(context: Any) -> list[dict[str, Any]]:
-    return [b for b in _last(context).raw.get("content", []) or [] if isinstance(b, dict)]
+    """The content blocks of the result: a tool result's content, or those of every prompt message."""
+    raw = _last(context).raw
+    content = raw.get("content")
+    blocks: list[Any] = list(content) if isinstance(content, list) else []
+    messages = raw.get("messages")
+    for message in messages if isinstance(messages, list) else []:
+        inner = message.get("content") if isinstance(message, dict) else None
+        blocks.extend(inner if isinstance(inner, list) else [inner])
+    return [b for b in blocks if isinstance(b, dict)]
+
+
+def _kinds(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What a failure shows of content blocks: their type and MIME type or URI, never their data."""
+    shown: list[dict[str, Any]] = []
+    for b in blocks[:20]:
+        inner = b.get("resource")
+        resource: dict[str, Any] = inner if isinstance(inner, dict) else {}
+        item = {"type": b.get("type"), "mimeType": b.get("mimeType"), "uri": b.get("uri") or resource.get("uri")}
+        shown.append({k: v for k, v in item.items() if v is not None})
+    return shown
 
 
 @then('the result contains an image of type "{mime:Q}"')
@@ -347,7 +366,112 @@ def step_resource_link(context: Any, uri: str) -> None:
         if b.get("type") in ("resource_link", "resource")
     ]
     if wanted not in uris:
-        raise ExpectationFailed(f"No link to {wanted} in the result", expected=wanted, actual=uris or _blocks(context))
+        raise ExpectationFailed(
+            f"No link to {wanted} in the result", expected=wanted, actual=uris or _kinds(_blocks(context))
+        )
+
+
+@then('the result contains audio of type "{mime:Q}"')
+def step_audio(context: Any, mime: str) -> None:
+    """Check for an audio content block with a MIME type (and valid base64 data).
+
+    Example: Then the result contains audio of type "audio/wav"
+    """
+    wanted = text(context, mime)
+    match = [b for b in _blocks(context) if b.get("type") == "audio" and b.get("mimeType") == wanted]
+    if not match:
+        raise ExpectationFailed(
+            f"No audio of type {wanted} in the result",
+            expected=f'a block {{"type": "audio", "mimeType": "{wanted}", "data": "<base64>"}}',
+            actual=_kinds(_blocks(context)) or "(no content blocks)",
+            exchange=_exchange(context),
+            tip="audio is a content block of its own (type audio), not a link to an audio resource.",
+        )
+    try:
+        base64.b64decode(str(match[0].get("data", "")), validate=True)
+    except ValueError as exc:
+        raise ExpectationFailed("The audio data is not valid base64", actual=str(exc)[:200]) from None
+
+
+def _embedded(context: Any, uri: str) -> dict[str, Any]:
+    for block in _blocks(context):
+        resource = block.get("resource")
+        if block.get("type") == "resource" and isinstance(resource, dict) and resource.get("uri") == uri:
+            return resource
+    raise ExpectationFailed(
+        f"No embedded resource {uri} in the result",
+        expected=f'a block {{"type": "resource", "resource": {{"uri": "{uri}", ...}}}}',
+        actual=_kinds(_blocks(context)) or "(no content blocks)",
+        exchange=_exchange(context),
+        tip='a resource_link only names a resource; check it with "Then the result contains a link to the resource".',
+    )
+
+
+@then('the result embeds the resource "{uri:Q}" with text containing "{needle:Q}"')
+def step_embedded_text(context: Any, uri: str, needle: str) -> None:
+    """Check an embedded resource (a content block of type resource) by its URI and the text it carries.
+
+    Example: Then the result embeds the resource "shop://docs/returns" with text containing "30 days"
+    """
+    wanted_uri = text(context, uri)
+    wanted = expected_text(context, needle)
+    resource = _embedded(context, wanted_uri)
+    body = resource.get("text")
+    if not isinstance(body, str) or wanted not in body:
+        raise ExpectationFailed(
+            f'The embedded resource {wanted_uri} does not contain "{wanted}"',
+            expected=f'text containing "{wanted}"',
+            actual=body if isinstance(body, str) else f"no text (a {'blob' if 'blob' in resource else 'resource'})",
+            exchange=_exchange(context),
+        )
+
+
+def _annotated(context: Any, audience: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for block in _blocks(context):
+        notes = block.get("annotations")
+        if isinstance(notes, dict) and isinstance(notes.get("audience"), list) and audience in notes["audience"]:
+            found.append(notes)
+    return found
+
+
+def _annotations_shown(context: Any) -> list[Any]:
+    return [{"type": b.get("type"), "annotations": b.get("annotations")} for b in _blocks(context)[:20]]
+
+
+@then('the result has content for the "{audience:Q}" audience')
+def step_audience(context: Any, audience: str) -> None:
+    """Check that a content block is annotated for an audience ("user" or "assistant").
+
+    Example: Then the result has content for the "user" audience
+    """
+    wanted = text(context, audience)
+    if not _annotated(context, wanted):
+        raise ExpectationFailed(
+            f'No content of the result is annotated for the "{wanted}" audience',
+            expected=f'a block with annotations.audience including "{wanted}"',
+            actual=_annotations_shown(context) or "(no content blocks)",
+            exchange=_exchange(context),
+            tip='the audience is "user" (shown to people) or "assistant" (read by the model).',
+        )
+
+
+@then('the result has content for the "{audience:Q}" audience with priority {priority:Num}')
+def step_audience_priority(context: Any, audience: str, priority: float) -> None:
+    """Check that a content block is annotated for an audience with a priority (0 least, 1 most important).
+
+    Example: Then the result has content for the "assistant" audience with priority 1.0
+    """
+    wanted = text(context, audience)
+    step_audience(context, audience)
+    priorities = [n.get("priority") for n in _annotated(context, wanted)]
+    if not any(isinstance(p, int | float) and abs(float(p) - priority) < 1e-9 for p in priorities):
+        raise ExpectationFailed(
+            f'No content for the "{wanted}" audience has priority {priority:g}',
+            expected=priority,
+            actual=priorities,
+            exchange=_exchange(context),
+        )
 
 
 # ---------------------------------------------------------------------------------------------
