@@ -37,9 +37,28 @@ class Persona:
     #: the client advertises the MCP Apps extension (`io.modelcontextprotocol/ui`): a server may then
     #: bind UIs to its tools and answer with less text ("Given the client supports MCP Apps")
     apps: bool = False
+    #: how URL-mode elicitations are answered ("accept" | "decline" | "cancel"): without `content`,
+    #: which the spec says a URL-mode answer omits ("Given the client completes URL elicitations")
+    url_elicitation: str | None = None
+    #: sampling declares `sampling.tools`: the server may send tools and toolChoice with its requests
+    sampling_tools: bool = False
 
     def empty(self) -> bool:
-        return self.sampling_text is None and self.elicitation is None and self.roots is None and not self.apps
+        return (
+            self.sampling_text is None
+            and self.elicitation is None
+            and self.url_elicitation is None
+            and self.roots is None
+            and not self.apps
+        )
+
+    def elicits(self) -> bool:
+        """Whether the client declares elicitation (form mode, URL mode, or both)."""
+        return self.elicitation is not None or self.url_elicitation is not None
+
+    def sampling_capabilities(self) -> types.SamplingCapability | None:
+        """The sampling sub-capabilities declared beside the sampling callback (`sampling.tools`)."""
+        return types.SamplingCapability(tools=types.SamplingToolsCapability()) if self.sampling_tools else None
 
 
 class ClientSide:
@@ -82,7 +101,7 @@ class ClientSide:
             ),
             "elicitation/create": (
                 "elicitation",
-                self.persona.elicitation is not None,
+                self.persona.elicits(),
                 "Given the client accepts elicitation requests with:",
             ),
             "roots/list": ("roots", self.persona.roots is not None, "Given the client exposes the roots:"),
@@ -132,6 +151,10 @@ class ClientSide:
         weight = Weight(payload)  # weighed once for both bounds
         self.elicitation_asked.add(ELICITATION, payload, weight=weight)
         req = self.transcript.record("server_request", self.name, ELICITATION, payload, weight=weight)
+        if payload.get("mode") == "url":  # answered without content, which URL mode omits
+            url_result = types.ElicitResult(action=self.persona.url_elicitation or "decline")  # type: ignore[arg-type]
+            self.transcript.record("client_response", self.name, ELICITATION, dump(url_result), related=req.seq)
+            return url_result
         action = self.persona.elicitation or "decline"
         if action == "accept":
             schema = payload.get("requestedSchema") or {}

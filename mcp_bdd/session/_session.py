@@ -174,7 +174,8 @@ class Session(ClientSide):
             # A callback is passed only when the scenario declared it: the client then advertises
             # exactly those capabilities (a server may offer more tools to a client that can sample).
             sampling_callback=cast(Any, self._on_sampling) if self.persona.sampling_text is not None else None,
-            elicitation_callback=cast(Any, self._on_elicitation) if self.persona.elicitation is not None else None,
+            elicitation_callback=cast(Any, self._on_elicitation) if self.persona.elicits() else None,
+            sampling_capabilities=self.persona.sampling_capabilities(),
             list_roots_callback=cast(Any, self._on_roots) if self.persona.roots is not None else None,
             message_handler=self._on_message,
             log_level=self.log_level,  # type: ignore[arg-type]

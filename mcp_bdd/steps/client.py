@@ -13,8 +13,9 @@ import json
 from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError
+from mcp_bdd.matchers import coerce_literal
 from mcp_bdd.session import ELICITATION, SAMPLING, Session
-from mcp_bdd.steps._base import current_session, expected_text, given, state, table_rows, text, then
+from mcp_bdd.steps._base import column, current_session, expected_text, given, state, table_rows, text, then, when
 
 __all__: list[str] = []
 
@@ -81,6 +82,41 @@ def step_elicitation_cancel(context: Any) -> None:
     state(context).persona.elicitation = "cancel"
 
 
+@given("the client completes URL elicitations")
+def step_url_elicitation_accept(context: Any) -> None:
+    """Declare elicitation and answer every URL-mode request as completed (accept, without content).
+
+    Example: Given the client completes URL elicitations
+    """
+    _before_connecting(context, "completing URL elicitations")
+    state(context).persona.url_elicitation = "accept"
+
+
+@given("the client declines URL elicitations")
+def step_url_elicitation_decline(context: Any) -> None:
+    """Declare elicitation and decline every URL-mode request (the user would not open the link).
+
+    Example: Given the client declines URL elicitations
+    """
+    _before_connecting(context, "declining URL elicitations")
+    state(context).persona.url_elicitation = "decline"
+
+
+@given("the client supports tools in sampling")
+def step_sampling_tools(context: Any) -> None:
+    """Declare sampling with tools (`sampling.tools`): the server may offer tools to the client's model.
+
+    Combine it with "Given the client answers sampling requests with" for the reply; alone, the reply is empty.
+
+    Example: Given the client supports tools in sampling
+    """
+    _before_connecting(context, "supporting tools in sampling")
+    persona = state(context).persona
+    persona.sampling_tools = True
+    if persona.sampling_text is None:
+        persona.sampling_text = ""
+
+
 @given("the client exposes the roots:")
 def step_roots(context: Any) -> None:
     """Declare roots and answer roots/list with these folders (table headings `uri` and `name`, name optional).
@@ -115,7 +151,7 @@ def _declared(session: Session, what: str) -> str | None:
     persona = session.persona
     declared = {
         "sampling": persona.sampling_text is not None,
-        "elicitation": persona.elicitation is not None,
+        "elicitation": persona.elicits(),
     }[what]
     if declared:
         return None
@@ -199,4 +235,247 @@ def step_elicitation_message(context: Any, needle: str) -> None:
             + (f" (of the first {len(messages)}; {unseen} more were counted, not kept)" if unseen else ""),
             actual=messages or "no elicitation requests",
             tip=_declared(session, "elicitation"),
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# URL-mode elicitation and the requested schema
+
+
+def _url_elicitations(session: Session) -> list[dict[str, Any]]:
+    return [r for r in session.elicitation_asked.of(ELICITATION) if r.get("mode") == "url"]
+
+
+def _no_url_elicitation(session: Session, wanted: str) -> ExpectationFailed:
+    forms = [str(r.get("message", ""))[:200] for r in session.elicitation_asked.of(ELICITATION)]
+    return ExpectationFailed(
+        f'The server "{session.name}" requested no URL elicitation' + (f" of {wanted}" if wanted else ""),
+        expected=f"elicitation/create with mode url{f' and url {wanted}' if wanted else ''}",
+        actual=[str(r.get("url"))[:300] for r in _url_elicitations(session)] or forms or "no elicitation requests",
+        tip=_declared(session, "elicitation")
+        or "a server that needs a URL elicitation before it can go on may answer -32042 instead: "
+        'check that with "Then the request is rejected with error code -32042".',
+    )
+
+
+@then('the server requested a URL elicitation of "{url:Q}"')
+def step_url_elicitation(context: Any, url: str) -> None:
+    """Check that the server asked the client to open a URL (a URL-mode elicitation with an elicitation id).
+
+    Example: Then the server requested a URL elicitation of "https://pay.example.com/checkout"
+    """
+    wanted = text(context, url)
+    session = current_session(context)
+    session.raise_problems()
+    found = [r for r in _url_elicitations(session) if r.get("url") == wanted]
+    if not found:
+        raise _no_url_elicitation(session, wanted)
+    ident = found[-1].get("elicitationId")
+    if not isinstance(ident, str) or not ident:
+        raise ExpectationFailed(
+            f"The URL elicitation of {wanted} has no elicitation id",
+            expected="a non-empty elicitationId (the client matches the completion notification with it)",
+            actual=found[-1],
+        )
+
+
+@when('I remember the elicitation id as "{var:Q}"')
+def step_remember_elicitation_id(context: Any, var: str) -> None:
+    """Save the elicitation id of the last URL elicitation as a variable, for `${var}` in later steps.
+
+    Example: When I remember the elicitation id as "flow"
+    """
+    session = current_session(context)
+    asked = _url_elicitations(session)
+    ident = asked[-1].get("elicitationId") if asked else None
+    if not isinstance(ident, str) or not ident:
+        raise _no_url_elicitation(session, "")
+    state(context).set_variable(text(context, var), ident)
+
+
+ELICITATION_COMPLETE = "notifications/elicitation/complete"
+
+
+@then("I receive the elicitation-complete notification within {seconds:Num} {unit:SecondWord}")
+def step_elicitation_complete(context: Any, seconds: float, unit: str) -> None:
+    """Wait until the server says a URL elicitation it asked for is complete (its elicitation id).
+
+    Example: Then I receive the elicitation-complete notification within 5 seconds
+    """
+    session = current_session(context)
+    asked = {str(r.get("elicitationId")) for r in _url_elicitations(session)}
+    asked |= _required_ids(state(context).last_request)
+    if not asked:
+        raise _no_url_elicitation(session, "")
+
+    def done(method: str, params: dict[str, Any]) -> bool:
+        return method == ELICITATION_COMPLETE and str(params.get("elicitationId")) in asked
+
+    if not session.timeline.wait_for(done, seconds):
+        got = [str(p.get("elicitationId"))[:80] for p in session.timeline.of(ELICITATION_COMPLETE)]
+        raise ExpectationFailed(
+            f"No elicitation-complete notification within {seconds:g} s",
+            expected=f"{ELICITATION_COMPLETE} with an elicitationId among {sorted(asked)[:5]}",
+            actual=got or "no elicitation-complete notifications",
+            tip="a server sends it when the out-of-band flow (the page the URL opened) finishes; "
+            "it is optional, so a server may also just answer the original request.",
+        )
+
+
+def _required_elicitations(outcome: Any) -> list[dict[str, Any]]:
+    """The elicitations a -32042 error's data asks for (untrusted: only well-formed entries)."""
+    error = getattr(outcome, "error", None)
+    if error is None or error.code != -32042 or not isinstance(error.data, dict):
+        return []
+    items = error.data.get("elicitations")
+    return [e for e in items[:50] if isinstance(e, dict)] if isinstance(items, list) else []
+
+
+def _required_ids(outcome: Any) -> set[str]:
+    return {str(e.get("elicitationId")) for e in _required_elicitations(outcome) if e.get("elicitationId")}
+
+
+@then('the error asks for a URL elicitation of "{url:Q}"')
+def step_required_elicitation(context: Any, url: str) -> None:
+    """Check the data of a -32042 error (URL elicitation required): it names this URL, with an elicitation id.
+
+    Example: Then the error asks for a URL elicitation of "https://auth.example.com/consent"
+    """
+    wanted = text(context, url)
+    outcome = state(context).last_request
+    if outcome is None:
+        raise UsageError(f"{state(context).location}: no request was made yet in this scenario.")
+    needed = _required_elicitations(outcome)
+    match = [e for e in needed if e.get("url") == wanted and e.get("mode", "url") == "url"]
+    if not match or not match[0].get("elicitationId"):
+        error = outcome.error
+        raise ExpectationFailed(
+            f"The {outcome.method} request did not ask for a URL elicitation of {wanted}",
+            expected=f'error -32042 with data.elicitations including {{"mode": "url", "url": "{wanted}", '
+            '"elicitationId": "..."}',
+            actual=(
+                f"error {error.code}: {str(error.message)[:300]}; data: {str(error.data)[:500]}"
+                if error
+                else outcome.describe()
+            ),
+        )
+
+
+def _requested_field(context: Any, name: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """The field `name` of the last form elicitation's requestedSchema: (name, its schema, the whole schema)."""
+    session = current_session(context)
+    session.raise_problems()
+    forms = [r for r in session.elicitation_asked.of(ELICITATION) if r.get("mode", "form") == "form"]
+    if not forms:
+        raise ExpectationFailed(
+            f'The server "{session.name}" made no form elicitation request',
+            expected="elicitation/create with a requestedSchema",
+            tip=_declared(session, "elicitation"),
+        )
+    schema = forms[-1].get("requestedSchema")
+    schema = schema if isinstance(schema, dict) else {}
+    found = schema.get("properties")
+    props: dict[str, Any] = found if isinstance(found, dict) else {}
+    wanted = text(context, name)
+    prop = props.get(wanted)
+    if not isinstance(prop, dict):
+        raise ExpectationFailed(
+            f'The last elicitation asked for no field "{wanted}"',
+            expected=wanted,
+            actual=sorted(str(k)[:80] for k in props)[:50],
+        )
+    return wanted, prop, schema
+
+
+@then('the elicitation asked for the field "{name:Q}" of type "{kind:Q}"')
+def step_elicitation_field(context: Any, name: str, kind: str) -> None:
+    """Check a field of the last form elicitation's requested schema and its JSON type.
+
+    Example: Then the elicitation asked for the field "email" of type "string"
+    """
+    field, prop, _ = _requested_field(context, name)
+    wanted = text(context, kind)
+    if prop.get("type") != wanted:
+        raise ExpectationFailed(
+            f'The elicitation field "{field}" is not of type "{wanted}"', expected=wanted, actual=prop
+        )
+
+
+@then('the elicitation field "{name:Q}" is required')
+def step_elicitation_required(context: Any, name: str) -> None:
+    """Check that a field of the last form elicitation's requested schema is required.
+
+    Example: Then the elicitation field "confirm" is required
+    """
+    field, _, schema = _requested_field(context, name)
+    listed = schema.get("required")
+    required: list[Any] = listed if isinstance(listed, list) else []
+    if field not in required:
+        raise ExpectationFailed(
+            f'The elicitation field "{field}" is not required', expected=field, actual=required or "no required fields"
+        )
+
+
+@then('the elicitation field "{name:Q}" defaults to "{value:Q}"')
+def step_elicitation_default_text(context: Any, name: str, value: str) -> None:
+    """Check the default text a field of the last form elicitation's requested schema proposes.
+
+    Example: Then the elicitation field "size" defaults to "M"
+    """
+    field, prop, _ = _requested_field(context, name)
+    wanted = text(context, value)
+    if prop.get("default") != wanted:
+        raise ExpectationFailed(
+            f'The elicitation field "{field}" does not default to "{wanted}"',
+            expected=wanted,
+            actual=prop.get("default", "no default"),
+        )
+
+
+@then('the elicitation field "{name:Q}" defaults to {literal:Literal}')
+def step_elicitation_default(context: Any, name: str, literal: str) -> None:
+    """Check the default value a field of the last form elicitation's requested schema proposes.
+
+    Example: Then the elicitation field "quantity" defaults to 1
+    """
+    field, prop, _ = _requested_field(context, name)
+    wanted = coerce_literal(text(context, literal))
+    if "default" not in prop or prop["default"] != wanted or type(prop["default"]) is not type(wanted):
+        raise ExpectationFailed(
+            f'The elicitation field "{field}" does not default to {literal}',
+            expected=wanted,
+            actual=prop.get("default", "no default"),
+        )
+
+
+def _choices(prop: dict[str, Any]) -> list[Any]:
+    """A field's choices, in every form the spec allows: enum, oneOf/anyOf consts, and array items."""
+    items = prop.get("items") if isinstance(prop.get("items"), dict) else None
+    source = items if prop.get("type") == "array" and items is not None else prop
+    found: list[Any] = list(source.get("enum") or []) if isinstance(source.get("enum"), list) else []
+    for key in ("oneOf", "anyOf"):
+        branches = source.get(key)
+        for branch in branches if isinstance(branches, list) else []:
+            if isinstance(branch, dict) and "const" in branch:
+                found.append(branch["const"])
+    return found[:200]
+
+
+@then('the elicitation field "{name:Q}" offers the choices:')
+def step_elicitation_choices(context: Any, name: str) -> None:
+    """Check the choices a field of the last form elicitation offers (enum, titled oneOf, or a multi-select's items).
+
+    Example:
+        Then the elicitation field "size" offers the choices:
+          | value |
+          | S     |
+          | M     |
+    """
+    wanted = column(context, "value", expectations=True)
+    field, prop, _ = _requested_field(context, name)
+    offered = [str(c) for c in _choices(prop)]
+    missing = [w for w in wanted if w not in offered]
+    if missing:
+        raise ExpectationFailed(
+            f'The elicitation field "{field}" does not offer {missing}', expected=wanted, actual=offered or prop
         )
