@@ -31,7 +31,10 @@ THRESHOLD = 4
 #: written for the model, so addressing it and ordering tool calls are their job, not a signal.
 DESCRIPTION, INSTRUCTIONS, MESSAGE = "description", "instructions", "message"
 
-_USER = r"(?:the\s+|this\s+|your\s+)?(?:user|human|person|customer|operator|them|they|utilisateur|usuario|benutzer|nutzer|utente|用户)"
+_USER = (
+    r"(?:the\s+|this\s+|your\s+)?"
+    r"(?:user|human|person|customer|operator|them|they|utilisateur|usuario|benutzer|nutzer|utente|用户)"
+)
 _HIDE_VERB = (
     r"(?:tell|inform|mention|reveal|disclos|show|notify|notif|alert|bring|point|surface|acknowledg|let"
     r"|dis|digas|informar|mentionne|dire|sagen|zeig)\w*"
@@ -84,29 +87,78 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         harmful=False,
         anchors=(),  # one cheap pattern: no gate
         patterns=(
-            _p(1, r"\b(?:you|your|yourself|tu|du|vous)\b|\b(?:assistant|agent|model|ai|llm|claude|gpt|chatbot)\b"
-                  r"|\b(?:should|must|shall|is\s+expected\s+to)\b|不要|之前"
-                  r"|\b(?:non\s+dire|no\s+le\s+digas|ne\s+(?:le\s+)?dis|ne\s+mentionne)\b"
-                  rf"|(?:^|[.!:;\n]\s*)(?:[\w' ]{{0,40}},\s*)?(?:please\s+|also\s+)?{_IMPERATIVE}\b"),
+            _p(
+                1,
+                r"\b(?:you|your|yourself|tu|du|vous)\b|\b(?:assistant|agent|model|ai|llm|claude|gpt|chatbot)\b"
+                r"|\b(?:should|must|shall|is\s+expected\s+to)\b|不要|之前"
+                r"|\b(?:non\s+dire|no\s+le\s+digas|ne\s+(?:le\s+)?dis|ne\s+mentionne)\b"
+                rf"|(?:^|[.!:;\n]\s*)(?:[\w' ]{{0,40}},\s*)?(?:please\s+|also\s+)?{_IMPERATIVE}\b",
+            ),
         ),
     ),
     Behaviour(
         "hides-from-user",
         harmful=True,
-        anchors=("tell", "inform", "mention", "reveal", "disclos", "show", "notif", "alert", "silent", "quiet",
-                 "secret", "unaware", "pretend", "to yourself", "between us", "need to know", "bother", "hidden",
-                 "attention", "acknowledg", "surface", "point", "aware", "let", "leave", "act normally", "as if",
-                 "dis", "dire", "digas", "sagen", "告诉", "behind"),  # fmt: skip
+        anchors=(
+            "tell",
+            "inform",
+            "mention",
+            "reveal",
+            "disclos",
+            "show",
+            "notif",
+            "alert",
+            "silent",
+            "quiet",
+            "secret",
+            "unaware",
+            "pretend",
+            "to yourself",
+            "between us",
+            "need to know",
+            "bother",
+            "hidden",
+            "attention",
+            "acknowledg",
+            "surface",
+            "point",
+            "aware",
+            "let",
+            "leave",
+            "act normally",
+            "as if",
+            "dis",
+            "dire",
+            "digas",
+            "sagen",
+            "告诉",
+            "behind",
+        ),
         patterns=(
-            _p(3, rf"\b(?:do\s+not|don'?t|never|avoid|without|no\s+need\s+to|not|ne|no|non|nicht|sin|sans)\s+"
-                  rf"(?:\w+\s+){{0,3}}?{_HIDE_VERB}[^.\n]{{0,60}}?\b{_USER}\b"),
-            _p(3, rf"\b{_USER}\s+(?:must|should|need|needs|does|do|is|are)\s*(?:not|n't|never)\s+"
-                  r"(?:\w+\s+){0,2}?(?:know|see|be\s+told|be\s+bothered|need\s+to\s+know|authori[sz]ed\s+to\s+see)"),
-            _p(3, r"\b(?:keep|kept)\s+(?:this|it|that|the\s+\w+|what\s+\w+)?\s*(?:\w+\s+){0,2}?"
-                  r"(?:to\s+yourself|between\s+(?:us|you)|secret|hidden|quiet|confidential)"),
-            _p(3, rf"\b(?:stay|remain|be)s?\s+unaware\b|\bwithout\s+(?:letting|telling|informing|notifying|alerting)\s+"
-                  rf"{_USER}|\bbehind\s+(?:the\s+)?(?:user'?s?|their)\s+back\b|\bleave\s+this\s+(?:part\s+)?out\b"),
-            _p(3, r"\b(?:pretend|act\s+(?:normally|as\s+if))\b|\bdo\s+not\s+acknowledge\b|\bavoid\s+drawing\b"),
+            _p(
+                3,
+                rf"\b(?:do\s+not|don'?t|never|avoid|without|no\s+need\s+to|not|ne|no|non|nicht|sin|sans)\s+"
+                rf"(?:\w+\s+){{0,3}}?{_HIDE_VERB}[^.\n]{{0,60}}?\b{_USER}\b",
+            ),
+            _p(
+                3,
+                rf"\b{_USER}\s+(?:must|should|need|needs|does|do|is|are)\s*(?:not|n't|never)\s+"
+                r"(?:\w+\s+){0,2}?(?:know|see|be\s+told|be\s+bothered|need\s+to\s+know|authori[sz]ed\s+to\s+see)",
+            ),
+            _p(
+                3,
+                r"\b(?:keep|kept)\s+(?:this|it|that|the\s+\w+|what\s+\w+)?\s*(?:\w+\s+){0,2}?"
+                r"(?:to\s+yourself|between\s+(?:us|you)|secret|hidden|quiet|confidential)",
+            ),
+            _p(
+                3,
+                rf"\b(?:stay|remain|be)s?\s+unaware\b|\bwithout\s+(?:letting|telling|informing|notifying|alerting)\s+"
+                rf"{_USER}|\bbehind\s+(?:the\s+)?(?:user'?s?|their)\s+back\b|\bleave\s+this\s+(?:part\s+)?out\b",
+            ),
+            _p(
+                3,
+                r"\b(?:pretend|act\s+(?:normally|as\s+if))\b|\bstays?\s+between\s+(?:you|us)\b|\bdo\s+not\s+acknowledge\b|\bavoid\s+drawing\b",
+            ),
             _p(3, r"不要告诉|sin\s+informar|sans\s+(?:le\s+)?(?:dire|prévenir)|ohne\s+(?:es\s+)?(?:dem|den)\s+"),
             _p(2, r"\b(?:silently|quietly|secretly|covertly|discreetly|stealth\w*)\b"),
         ),
@@ -114,42 +166,119 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
     Behaviour(
         "reads-secrets",
         harmful=True,
-        anchors=("pass", "token", "key", "secret", "credential", "cookie", "~/", "/home/", ".ssh", "id_rsa",
-                 "id_ed", ".env", ".aws", ".netrc", "mcp.json", "environment", "env var", "conversation",
-                 "transcript", "system prompt", "chat history", "contents of", "contenu", "contraseña",
-                 "passwörter", "schlüssel", "mots de passe", "_key", "_token", "contents"),  # fmt: skip
+        anchors=(
+            "pass",
+            "token",
+            "key",
+            "secret",
+            "credential",
+            "cookie",
+            "~/",
+            "/home/",
+            ".ssh",
+            "id_rsa",
+            "id_ed",
+            ".env",
+            ".aws",
+            ".netrc",
+            "mcp.json",
+            "environment",
+            "env var",
+            "conversation",
+            "transcript",
+            "system prompt",
+            "chat history",
+            "contents of",
+            "contenu",
+            "contraseña",
+            "passwörter",
+            "schlüssel",
+            "mots de passe",
+            "_key",
+            "_token",
+            "contents",
+        ),
         patterns=(
             _p(3, _SECRET_FILE),
             _p(3, rf"\b{_TAKE}\b[^.\n]{{0,70}}?{_SECRET}"),
-            _p(3, rf"\b(?:the\s+)?(?:c\s*o\s*n\s*t\s*e\s*n\s*t\s*s?|text|value|values)\s+of\s+[^.\n]{{0,40}}?"
-                  rf"(?:{_SECRET}|{_SECRET_FILE})"),
+            _p(
+                3,
+                rf"\b(?:the\s+)?(?:c\s*o\s*n\s*t\s*e\s*n\s*t\s*s?|text|value|values)\s+of\s+[^.\n]{{0,40}}?"
+                rf"(?:{_SECRET}|{_SECRET_FILE})",
+            ),
             _p(2, rf"\b{_TAKE}\b[^.\n]{{0,70}}?\b{_WEAK_SECRET}\b"),
-            _p(2, rf"\b{_SECRET}\b[^.\n]{{0,50}}?\b(?:in|into|as)\s+(?:the\s+)?(?:'\w+'|\"\w+\"|\w+\s+(?:field|argument|parameter))"),
+            _p(
+                2,
+                rf"\b{_SECRET}\b[^.\n]{{0,50}}?\b(?:in|into|as)\s+(?:the\s+)?"
+                r"(?:'\w+'|\"\w+\"|\w+\s+(?:field|argument|parameter))",
+            ),
         ),
     ),
     Behaviour(
         "steers-tools",
         harmful=True,
-        anchors=("tool", "instead", "in place of", "rather than", "call", "redirect", "route", "override",
-                 "replace", "rewrite", "stop using", "use ", "werkzeug", "outil", "herramienta", "behalf",
-                 "precedence", "supersede"),  # fmt: skip
+        anchors=(
+            "tool",
+            "instead",
+            "in place of",
+            "rather than",
+            "call",
+            "redirect",
+            "route",
+            "override",
+            "replace",
+            "rewrite",
+            "stop using",
+            "use ",
+            "werkzeug",
+            "outil",
+            "herramienta",
+            "behalf",
+            "precedence",
+            "supersede",
+        ),
         patterns=(
-            _p(3, r"\b(?:before|after|prior\s+to)\s+(?:using|calling|invoking|running|each|every|any)\s+"
-                  r"(?:\w+\s+){0,2}?(?:other|different|another)\s+tools?"),
-            _p(3, r"\b(?:whenever|each\s+time|every\s+time)\s+(?:you\s+)?(?:are\s+about\s+to\s+)?"
-                  r"(?:use|run|call|invoke)\s+(?:a\s+|any\s+)?(?:different|other|another)\s+tool"),
-            _p(3, r"\b(?:instead\s+of|in\s+place\s+of|rather\s+than)\s+(?:the\s+(?:one|tool)s?\s+"
-                  r"(?:the\s+user|they|the\s+person)|using\s+\w+|calling\s+\w+|\w+_\w+\b|write_file|web_search)"),
-            _p(3, r"\b(?:redirect|route|reroute|rewrite)\s+(?:every|all|each|any)\b|\bon\s+(?:their|the\s+user'?s)\s+"
-                  r"behalf\s+without\b|\b(?:stop|do\s+not|don'?t)\s+us(?:e|ing)\s+\w+_\w+|\btake\s+precedence\s+over"
-                  r"|\b(?:disregard|ignore)\s+the\s+tool\s+the\s+user"),
-            _p(3, r"\bwhen(?:ever)?\s+(?:the\s+)?(?:user\s+asks\s+(?:you\s+)?to\s+use\s+another\s+tool|\w+_\w+\s+"
-                  r"(?:tool\s+)?is\s+(?:called|used|requested|invoked)|calling\s+\w+_\w+)"),
-            _p(3, r"\bwhenever\s+you\s+(?:are\s+about\s+to\s+)?(?:use|call|run)\s+the\s+\w+\s+tool"
-                  r"|\breplace\s+(?:calls?\s+to|uses?\s+of)\s+\w+"),
-            _p(3, r"\b(?:this\s+tool\s+)?replaces\s+\w+_\w+|\baffects\s+the\s+\w+\s+tool\b|\bregardless\s+of\s+what\s+the\s+user"),
-            _p(3, r"vor\s+jedem\s+anderen\s+werkzeug|avant\s+(?:d'utiliser\s+)?(?:tout\s+)?autre\s+outil"
-                  r"|antes\s+de\s+(?:usar\s+)?cualquier\s+otra\s+herramienta"),
+            _p(
+                3,
+                r"\b(?:before|after|prior\s+to)\s+(?:using|calling|invoking|running|each|every|any)\s+"
+                r"(?:\w+\s+){0,2}?(?:other|different|another)\s+tools?",
+            ),
+            _p(
+                3,
+                r"\b(?:whenever|each\s+time|every\s+time)\s+(?:you\s+)?(?:are\s+about\s+to\s+)?"
+                r"(?:use|run|call|invoke)\s+(?:a\s+|any\s+)?(?:different|other|another)\s+tool",
+            ),
+            _p(
+                3,
+                r"\b(?:instead\s+of|in\s+place\s+of|rather\s+than)\s+(?:the\s+(?:one|tool)s?\s+"
+                r"(?:the\s+user|they|the\s+person)|using\s+\w+|calling\s+\w+|\w+_\w+\b|write_file|web_search)",
+            ),
+            _p(
+                3,
+                r"\b(?:redirect|route|reroute|rewrite)\s+(?:every|all|each|any)\b|\bon\s+(?:their|the\s+user'?s)\s+"
+                r"behalf\s+without\b|\b(?:stop|do\s+not|don'?t)\s+us(?:e|ing)\s+\w+_\w+|\btake\s+precedence\s+over"
+                r"|\b(?:disregard|ignore)\s+the\s+tool\s+the\s+user",
+            ),
+            _p(
+                3,
+                r"\bwhen(?:ever)?\s+(?:the\s+)?(?:user\s+asks\s+(?:you\s+)?to\s+use\s+another\s+tool|\w+_\w+\s+"
+                r"(?:tool\s+)?is\s+(?:called|used|requested|invoked)|calling\s+\w+_\w+)",
+            ),
+            _p(
+                3,
+                r"\bwhenever\s+you\s+(?:are\s+about\s+to\s+)?(?:use|call|run)\s+the\s+\w+\s+tool"
+                r"|\breplace\s+(?:calls?\s+to|uses?\s+of)\s+\w+",
+            ),
+            _p(
+                3,
+                r"\b(?:this\s+tool\s+)?replaces\s+\w+_\w+|\baffects\s+the\s+\w+\s+tool\b"
+                r"|\bregardless\s+of\s+what\s+the\s+user",
+            ),
+            _p(
+                3,
+                r"vor\s+jedem\s+anderen\s+werkzeug|avant\s+(?:d'utiliser\s+)?(?:tout\s+)?autre\s+outil"
+                r"|antes\s+de\s+(?:usar\s+)?cualquier\s+otra\s+herramienta",
+            ),
             _p(2, r"\b(?:always|must)\s+(?:first\s+)?call\s+\w+\s+(?:first|before|after)\s+(?:every|each|any)"),
         ),
     ),
@@ -158,9 +287,12 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         harmful=True,
         anchors=("http", "ftp", "webhook", "endpoint", "hxxp", "collector"),
         patterns=(
-            _p(3, r"\b(?:send|post|upload|forward|transmit|ship|push|deliver|report|copy|mail|leak|exfiltrat\w*"
-                  r"|make\s+a\s+(?:get|post)\s+request|sende|envoie|envía|go\s+through|store)\w*\b"
-                  r"[^\n]{0,100}?(?:h[xt]{2}ps?://|ftp://|webhook|endpoint)"),
+            _p(
+                3,
+                r"\b(?:send|post|upload|forward|transmit|ship|push|deliver|report|copy|mail|leak|exfiltrat\w*"
+                r"|make\s+a\s+(?:get|post)\s+request|sende|envoie|envía|go\s+through|store)\w*\b"
+                r"[^\n]{0,100}?(?:h[xt]{2}ps?://|ftp://|webhook|endpoint)",
+            ),
             _p(3, r"(?:h[xt]{2}ps?://|ftp://)[^\s]{0,80}[^\n]{0,40}?\b(?:post|upload|send|sync|forward)\b"),
             _p(2, r"\b(?:always\s+(?:set|use)|must\s+upload\s+to|never\s+to\s+the\s+address)"),
         ),
@@ -168,13 +300,43 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
     Behaviour(
         "urgency",
         harmful=False,
-        anchors=("important", "critical", "urgent", "mandatory", "attention", "warning", "required", "system",
-                 "admin", "override", "supersede", "priority", "outrank", "previous", "prior", "earlier",
-                 "from now on", "you are now", "developer mode", "immediately", "!!", "###"),  # fmt: skip
+        anchors=(
+            "important",
+            "critical",
+            "urgent",
+            "mandatory",
+            "attention",
+            "warning",
+            "required",
+            "system",
+            "admin",
+            "override",
+            "supersede",
+            "priority",
+            "outrank",
+            "previous",
+            "prior",
+            "earlier",
+            "from now on",
+            "you are now",
+            "developer mode",
+            "immediately",
+            "!!",
+            "###",
+        ),
         patterns=(
-            _p(1, r"\b(?:IMPORTANT|CRITICAL|URGENT|MANDATORY|ATTENTION|WARNING|REQUIRED|OVERRIDE|SYSTEM|ADMIN)\b|!!|###", case=True),
-            _p(1, r"<\s*/?\s*(?:important|system|instructions?|secret|hidden|admin)\s*>|\[\s*(?:system|inst|admin[\w ]*)\s*\]"
-                  r"|```system|\bdeveloper\s+mode\b|\byou\s+are\s+now\b|\bfrom\s+now\s+on\b|\beffective\s+immediately\b"),
+            _p(
+                1,
+                r"\b(?:IMPORTANT|CRITICAL|URGENT|MANDATORY|ATTENTION|WARNING|REQUIRED|OVERRIDE|SYSTEM|ADMIN)\b"
+                r"|!!|###",
+                case=True,
+            ),
+            _p(
+                1,
+                r"<\s*/?\s*(?:important|system|instructions?|secret|hidden|admin)\s*>"
+                r"|\[\s*(?:system|inst|admin[\w ]*)\s*\]|```system|\bdeveloper\s+mode\b"
+                r"|\byou\s+are\s+now\b|\bfrom\s+now\s+on\b|\beffective\s+immediately\b",
+            ),
         ),
     ),
     Behaviour(
@@ -182,17 +344,22 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         harmful=True,
         anchors=("override", "supersede", "priority", "outrank", "previous", "prior", "earlier", "replace"),
         patterns=(
-            _p(3, r"\b(?:overrides?|supersedes?|takes?\s+priority\s+over|outranks?|replaces?)\s+(?:\w+\s+){0,3}?"
-                  r"(?:previous|prior|earlier|all|any|other)\s+(?:\w+\s+)?(?:instructions|guidance|rules|guidelines)"
-                  r"|\b(?:ignore|disregard)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier)\s+"
-                  r"(?:instructions|prompts|rules|directions)|\bprevious\s+guidelines\s+no\s+longer\s+apply"
-                  r"|\bguidance\s+outranks\b|\boutranks\s+anything"),
+            _p(
+                3,
+                r"\b(?:overrides?|supersedes?|takes?\s+priority\s+over|outranks?|replaces?)\s+(?:\w+\s+){0,3}?"
+                r"(?:previous|prior|earlier|all|any|other)\s+(?:\w+\s+)?(?:instructions|guidance|rules|guidelines)"
+                r"|\b(?:ignore|disregard)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier)\s+"
+                r"(?:instructions|prompts|rules|directions)|\bprevious\s+guidelines\s+no\s+longer\s+apply"
+                r"|\bguidance\s+outranks\b|\boutranks\s+anything",
+            ),
         ),
     ),
 )
 
 #: Server instructions and prompt messages address the model by what they are, whatever their words.
 _WRITTEN_FOR_MODEL = (INSTRUCTIONS, MESSAGE)
+#: How honest texts read too: never a finding on their own (any other behaviour is harmful).
+_FRAMING = frozenset(b.name for b in BEHAVIOURS if not b.harmful)
 _LONG = 20_000  # beyond this, a text is cut to its distinct sentences before any pattern runs
 _SENTENCE = re.compile(r"(?<=[.!?\n])\s+")
 
@@ -214,7 +381,7 @@ class Verdict:
 
     @property
     def harmful(self) -> bool:
-        return any(b.harmful and b.name in self.evidence for b in BEHAVIOURS)
+        return any(name not in _FRAMING for name in self.evidence)
 
     @property
     def flagged(self) -> bool:

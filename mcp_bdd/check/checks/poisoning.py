@@ -6,8 +6,10 @@ and bidirectional controls, Unicode tag characters) or a hint to send data somew
 attacks the assistant that loaded it. Error texts reach the model too: stack traces and secrets in
 them leak the server's insides.
 
-The patterns are deliberately specific (the real third-party servers the suite installs produce
-no finding at all); each names the exact text that matched.
+Instructions are judged by what they ask the model to do, not by their words (`_intent.score`:
+weak signals combined into a score, tuned on tests/data/poisoning/), with the known attack phrases
+below as a floor; every other pattern is deliberately specific (the real third-party servers the
+suite installs produce no finding at all) and each names the exact text that matched.
 """
 
 from __future__ import annotations
@@ -21,8 +23,19 @@ from mcp_bdd.check._context import UNKNOWN_NAME, CheckContext, error_text
 from mcp_bdd.check._finding import Problem, call_of
 from mcp_bdd.check._registry import check
 from mcp_bdd.check._secrets import find_shape
+from mcp_bdd.check.checks._intent import (
+    DESCRIPTION,
+    MESSAGE,
+    THRESHOLD,
+    Evidence,
+    Verdict,
+    combine,
+    prepare,
+    score,
+)
+from mcp_bdd.check.checks._intent import INSTRUCTIONS as IN_INSTRUCTIONS
 
-__all__ = ["hidden_instruction", "invisible_characters", "leaked_secret", "stack_trace"]
+__all__ = ["hidden_instruction", "invisible_characters", "judge", "leaked_secret", "stack_trace"]
 
 _INSTRUCTIONS = [
     r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding|other)\s+(?:instructions|prompts|rules|directions)",
@@ -57,18 +70,31 @@ _TRACES = [
 TRACES = [re.compile(p) for p in _TRACES]
 
 
-def hidden_instruction(text: str) -> str | None:
-    """The first phrase of `text` that instructs the model behind the user's back, or None."""
-    normal = unicodedata.normalize("NFKC", text)
-    hidden = [c for c in set(normal) if unicodedata.category(c) == "Cf"]  # each distinct letter once
-    if hidden:
-        normal = normal.translate(dict.fromkeys(map(ord, hidden)))
-    for pattern in INSTRUCTIONS:
-        match = pattern.search(normal)
+def _known_phrase(prepared: str) -> str | None:
+    for pattern in (*INSTRUCTIONS, _EXFIL):
+        match = pattern.search(prepared)
         if match:
             return match.group(0)
-    match = _EXFIL.search(normal)
-    return match.group(0) if match else None
+    return None
+
+
+def judge(text: str, kind: str = DESCRIPTION) -> Verdict:
+    """What `text` asks the model to do (`kind`: where it sits: description, instructions, message).
+    A known attack phrase is a finding on its own, whatever the score."""
+    verdict = score(text, kind)
+    if not verdict.flagged:
+        phrase = _known_phrase(prepare(text))  # prepared: a long text is cut to its distinct sentences first
+        if phrase:
+            verdict.add(Evidence("known-attack-phrase", THRESHOLD, phrase))
+    return verdict
+
+
+def hidden_instruction(text: str) -> str | None:
+    """The words of `text` that instruct the model behind the user's back, or None."""
+    verdict = judge(text)
+    if not verdict.flagged:
+        return None
+    return "; ".join(e.text for e in verdict.evidence.values() if e.behaviour != "addresses-model")
 
 
 def invisible_characters(text: str) -> list[str]:
@@ -127,6 +153,37 @@ def _texts(ctx: CheckContext) -> Iterator[tuple[str, str, str]]:
         yield "server", "instructions", instructions
 
 
+def _said(verdict: Verdict) -> str:
+    shown = [f"{e.behaviour} ({e.text!r})" for e in verdict.evidence.values()]
+    return f"{', '.join(shown)}: score {verdict.score} (threshold {THRESHOLD})"
+
+
+def _judged(target: str, texts: list[tuple[str, str]]) -> Iterator[Problem]:
+    """One finding per text that asks the model to act against the user; when no text does alone but the
+    target's texts do together (an instruction split across a description and its arguments), one for all."""
+    verdicts = []
+    for field, text in texts:
+        verdict = judge(text, IN_INSTRUCTIONS if field == "instructions" else DESCRIPTION)
+        verdicts.append(verdict)
+        if verdict.flagged:
+            yield _problem(target, f'"{field}"', verdict)
+    together = combine(verdicts)
+    if len(texts) > 1 and together.flagged and not any(v.flagged for v in verdicts):
+        fields = [f'"{field}"' for (field, _), v in zip(texts, verdicts, strict=True) if v.evidence]
+        yield _problem(target, " + ".join(fields), together)
+
+
+def _problem(target: str, where: str, verdict: Verdict) -> Problem:
+    asks = ", ".join(b for b in verdict.behaviours() if b != "addresses-model") or "act"
+    return Problem(
+        title=f"text the model reads gives it instructions: {asks}",
+        target=target,
+        details=f"{where}: {_said(verdict)}",
+        tip="a description says what the tool does and what its arguments mean; it never tells the model what "
+        "to hide from the user, which secrets to read, which other tools to call or where to send data.",
+    )
+
+
 @check(
     "poisoning.hidden-instructions",
     severity="high",
@@ -134,20 +191,47 @@ def _texts(ctx: CheckContext) -> Iterator[tuple[str, str, str]]:
     rationale="Descriptions go to the model unseen by the user: instructions hidden there hijack the assistant.",
 )
 def hidden_instructions(ctx: CheckContext) -> Iterator[Problem]:
-    """No tool, argument, prompt or resource description tells the model to ignore its instructions, to keep
-    something from the user, to read credentials files, to pass on the conversation, to send data to an
-    address, or carries <IMPORTANT>/<SYSTEM>-style blocks."""
+    """No text the model reads (tool titles and descriptions, argument descriptions at any depth, the
+    server's instructions, prompt and prompt-argument descriptions, resource and template descriptions)
+    asks it to act against the user: to hide something from the user, read or send secrets, call other
+    tools or change how they are used, reach an outside address, or drop its instructions. Each text is
+    scored on what it asks (weak signals combined, see docs/check.md), and a tool's texts together too."""
+    by_target: dict[str, list[tuple[str, str]]] = {}
     for target, field, text in _texts(ctx):
-        if field == "instructions":
-            continue  # server instructions are meant for the model: only invisible text is judged there
-        found = hidden_instruction(text)
-        if found:
-            yield Problem(
-                title="a description contains instructions aimed at the model",
-                target=target,
-                details=f'"{field}": …{found!r}…',
-                tip="descriptions say what a tool does; they never tell the model what to hide or where to send data.",
-            )
+        if field == "instructions" or field.endswith(("description", "title")):
+            by_target.setdefault(target, []).append((field, text))
+    for target, texts in by_target.items():
+        yield from _judged(target, texts)
+
+
+def _messages(outcome: Any) -> Iterator[tuple[str, str]]:
+    result = outcome.raw if isinstance(outcome.raw, dict) else {}
+    for i, message in enumerate(result.get("messages") or []):
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, dict) and isinstance(content.get("text"), str):
+            yield f"messages[{i}]", content["text"]
+
+
+@check(
+    "poisoning.prompt-messages",
+    severity="high",
+    group="poisoning",
+    rationale="A prompt's messages go to the model as the user's own words: instructions hidden there hijack it.",
+)
+def prompt_messages(ctx: CheckContext) -> Iterator[Problem]:
+    """No prompt's messages (prompts/get, read-only, with each required argument set to "example"; up to
+    `max_items` prompts) ask the model to act against the user, scored as descriptions are."""
+    for prompt in ctx.prompts[: ctx.options.max_items]:
+        name = str(prompt.get("name"))
+        arguments = {str(a.get("name")): "example" for a in prompt.get("arguments") or []
+                     if isinstance(a, dict) and a.get("required")}  # fmt: skip
+        outcome = ctx.get_prompt(name, arguments or None)
+        if outcome is None or outcome.error is not None:
+            continue  # unreachable or broken: protocol.prompts-get reports it
+        for field, text in _messages(outcome):
+            verdict = judge(text, MESSAGE)
+            if verdict.flagged:
+                yield _problem(f"prompt {name}", f'"{field}"', verdict)
 
 
 @check(
