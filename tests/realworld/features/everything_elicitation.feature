@@ -44,6 +44,14 @@ Feature: The reference server's URL elicitations and the schema of its forms
     And the elicitation field "integer" defaults to 42
     And the elicitation field "number" defaults to 3.14
     And the elicitation field "titledSingleSelectEnum" defaults to "hero-1"
+    And the elicitation field "firstLine" defaults to "It was a dark and stormy night."
+    And the elicitation field "untitledSingleSelectEnum" defaults to "Monica"
+    And the elicitation field "untitledMultipleSelectEnum" defaults to ["Guitar"]
+    And the elicitation asked for the field "check" of type "boolean"
+    And the elicitation field "untitledSingleSelectEnum" offers the choices:
+      | value  |
+      | Monica |
+      | Phoebe |
     And the elicitation field "untitledMultipleSelectEnum" offers the choices:
       | value  |
       | Guitar |
