@@ -31,7 +31,7 @@ from mcp_bdd.errors import (
     terminal_json,
 )
 
-__all__ = ["CheckCommand", "run_check_command"]
+__all__ = ["CheckCommand", "add_gate_arguments", "gate_arguments", "run_check_command"]
 
 
 @dataclass
@@ -44,7 +44,7 @@ class CheckCommand:
     headers: list[str] = field(default_factory=list)
     only: list[str] = field(default_factory=list)
     skip: list[str] = field(default_factory=list)
-    allow_writes: str | None = None  # None: read-only tools only; "*": all; "a,b": these
+    allow_writes: str | list[str] | None = None  # None: read-only tools only; "*": all; "a,b" or ["a", "b,c"]: these
     no_call: list[str] = field(default_factory=list)  # tools never to call
     fail_on: str = "medium"
     as_json: bool = False
@@ -54,6 +54,54 @@ class CheckCommand:
     call_timeout: float = 5.0
     contract: Path | None = None
     checks: list[str] = field(default_factory=list)  # a project's own checks: modules or files (`--checks`)
+    progress_cap: float = 30.0  # a generated call that reports progress is waited for this long in all
+    max_result_bytes: int = 1_000_000
+    max_tool_tokens: int = 1_000
+    max_catalog_tokens: int = 20_000
+    junit: Path | None = None  # JUnit XML for test dashboards
+    markdown: Path | None = None  # Markdown (GitHub step summary): appended when it is $GITHUB_STEP_SUMMARY
+
+
+def add_gate_arguments(parser: Any) -> None:
+    """The options of `check` beyond the first round's, for the command's parser (mcp_bdd/cli adds
+    them with this one call, and passes `gate_arguments(args)` on to CheckCommand)."""
+    parser.add_argument(
+        "--progress-cap",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="a generated call that keeps reporting progress is waited for this long in all (default 30)",
+    )
+    parser.add_argument(
+        "--max-result-bytes",
+        type=int,
+        default=1_000_000,
+        metavar="N",
+        help="a result larger than this, as JSON, is a finding (default 1000000)",
+    )
+    parser.add_argument(
+        "--max-tool-tokens",
+        type=int,
+        default=1_000,
+        metavar="N",
+        help="one tool definition estimated above this many tokens is a finding (default 1000)",
+    )
+    parser.add_argument(
+        "--max-catalog-tokens",
+        type=int,
+        default=20_000,
+        metavar="N",
+        help="all tool definitions together above this many tokens: a finding (default 20000)",
+    )
+    parser.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML (test dashboards)")
+    parser.add_argument("--markdown", type=Path, metavar="FILE",
+                        help='also write Markdown; appended when FILE is "$GITHUB_STEP_SUMMARY"')  # fmt: skip
+
+
+def gate_arguments(args: Any) -> dict[str, Any]:
+    """The CheckCommand fields of the options `add_gate_arguments` added."""
+    names = ("progress_cap", "max_result_bytes", "max_tool_tokens", "max_catalog_tokens", "junit", "markdown")
+    return {name: getattr(args, name) for name in names}
 
 
 class _Collect(logging.Handler):
@@ -119,14 +167,19 @@ def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
 def _check_options(options: CheckCommand) -> Any:
     from mcp_bdd.check._context import CheckOptions
 
-    writes = options.allow_writes
+    writes = [options.allow_writes] if isinstance(options.allow_writes, str) else list(options.allow_writes or [])
+    named = tuple(t.strip() for value in writes for t in value.split(",") if t.strip() and t.strip() != "*")
     return CheckOptions(
-        allow_writes=writes == "*",
-        write_tools=tuple(t.strip() for t in (writes or "").split(",") if t.strip() and writes != "*"),
+        allow_writes="*" in writes,
+        write_tools=named,
         no_call=tuple(options.no_call),
         seed=options.seed,
         min_description=options.min_description,
         call_timeout=options.call_timeout,
+        progress_cap=options.progress_cap,
+        max_result_bytes=options.max_result_bytes,
+        max_tool_tokens=options.max_tool_tokens,
+        max_catalog_tokens=options.max_catalog_tokens,
     )
 
 
@@ -197,16 +250,51 @@ def _write_report(report: Any, options: CheckCommand, fail_on: Any, out: TextIO)
         except OSError as exc:
             tip = "give --sarif a file in a folder you may write to, or move what is in the way."
             unwritten = not_written("SARIF report", options.sarif, exc, tip)
+    written, failed = _ci_outputs(report, options, fail_on)
+    unwritten = unwritten or failed
     if options.as_json:
         print(dumps(report_json(report, fail_on=fail_on)), file=out)
     else:
         print_report(report, out, fail_on=fail_on)
-        if options.sarif is not None and unwritten is None:
+        if options.sarif is not None and (unwritten is None or "SARIF" not in unwritten):
             print(f"SARIF: {options.sarif}", file=out)
+        for line in written:
+            print(line, file=out)
     if unwritten is not None:
         print(unwritten, file=sys.stderr)
         return EXIT_USAGE
     return EXIT_FAILED if report.at_or_above(fail_on) else EXIT_OK
+
+
+def _ci_outputs(report: Any, options: CheckCommand, fail_on: Any) -> tuple[list[str], str | None]:
+    """`--junit FILE` and `--markdown FILE`: what was written (for the console), and why one could
+    not be (a usage error, said after the report). Markdown is appended, never written over, when
+    the file is $GITHUB_STEP_SUMMARY (other steps' lines share it); it is written there only when
+    asked (`--markdown "$GITHUB_STEP_SUMMARY"`): a gate does not decide where its report goes."""
+    from mcp_bdd.check._formats import junit_xml, markdown
+    from mcp_bdd.report.files import not_written, write_text
+
+    written: list[str] = []
+    for path, what, render in ((options.junit, "JUnit", junit_xml), (options.markdown, "Markdown", markdown)):
+        if path is None:
+            continue
+        text = render(report, fail_on=fail_on)
+        try:
+            if what == "Markdown" and _is_step_summary(path):
+                with path.open("a", encoding="utf-8") as file:
+                    file.write(text)
+            else:
+                write_text(path, text)
+        except OSError as exc:
+            tip = f"give --{what.lower()} a file in a folder you may write to, or move what is in the way."
+            return written, not_written(f"{what} report", path, exc, tip)
+        written.append(f"{what}: {path}")
+    return written, None
+
+
+def _is_step_summary(path: Path) -> bool:
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    return summary is not None and summary != "" and Path(summary).resolve() == path.resolve()
 
 
 def _contract_findings(session: Any, contract: Any, where: str) -> list[Any]:

@@ -16,7 +16,7 @@ import mcp_types as types
 from mcp_bdd.errors import McpBddError, RequestRefused
 from mcp_bdd.session import Outcome, Session
 
-__all__ = ["CheckContext", "CheckOptions", "ToolCall"]
+__all__ = ["CheckContext", "CheckOptions", "ToolCall", "why_not_called"]
 
 #: A tool name no server has: calling it must be rejected.
 UNKNOWN_NAME = "mcp_bdd_check_no_such_name_9f3c"
@@ -34,7 +34,11 @@ class CheckOptions:
     examples: int = 4  # generated valid calls per tool (beyond the minimal one)
     min_description: int = 20  # shortest acceptable description, in characters
     max_items: int = 25  # resources read / prompts got at most, per listing
-    call_timeout: float = 5.0  # per generated tool call: a call slower than this counts as hung
+    call_timeout: float = 5.0  # per generated tool call: silent this long (no answer, no progress) counts as hung
+    progress_cap: float = 30.0  # ... and a call still reporting progress is waited for this long in all
+    max_result_bytes: int = 1_000_000  # a result larger than this (as JSON) floods the model's context
+    max_tool_tokens: int = 1_000  # one tool's definition, estimated in tokens (characters / 4)
+    max_catalog_tokens: int = 20_000  # every tool's definition together, estimated likewise
     max_findings: int = 25  # of one check at one severity; the rest folded into one that counts them (0: all)
 
 
@@ -61,6 +65,7 @@ class CheckContext:
     skipped: dict[str, str] = field(default_factory=dict)  # tool -> why it was not called
     minimal_calls: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # tool -> its minimal call
     hung: set[str] = field(default_factory=set)  # tools that hung once: never called again (each costs a timeout)
+    progress: dict[int, int] = field(default_factory=dict)  # id(outcome) -> progress notifications during the call
     refused: set[str] = field(default_factory=set)  # targets refused with HTTP 401/403: never judged, not asked again
     refused_listings: dict[str, RequestRefused] = field(default_factory=dict)  # kind -> its listing's refusal
     shared: dict[str, Any] = field(default_factory=dict)  # what a group's checks learn once and share (auth)
@@ -138,10 +143,7 @@ class CheckContext:
             return True
         if self.options.allow_writes or name in self.options.write_tools:
             return True
-        self.skipped.setdefault(
-            name,
-            f"not annotated readOnlyHint: true (pass --allow-writes, or --allow-writes={name}, to call it)",
-        )
+        self.skipped.setdefault(name, why_not_called(name, annotations))
         return False
 
     def callable_tools(self) -> list[dict[str, Any]]:
@@ -154,11 +156,40 @@ class CheckContext:
     def call(
         self, name: str, arguments: dict[str, Any] | None, purpose: str, *, generated: bool = False
     ) -> Outcome | None:
-        timeout = min(self.options.call_timeout, self.session.timeout) if generated else None
-        outcome = self._asked(f"tool {name}", lambda: self.session.call_tool(name, arguments, timeout=timeout))
+        if generated:
+            outcome = self._asked(f"tool {name}", lambda: self._call_while_alive(name, arguments))
+        else:
+            outcome = self._asked(f"tool {name}", lambda: self.session.call_tool(name, arguments))
         if outcome is not None:
             self.calls.append(ToolCall(name, dict(arguments or {}), outcome, purpose))
         return outcome
+
+    def send_call(self, name: str, request: Any, purpose: str) -> Outcome | None:
+        """A tools/call request as built (one the SDK's models would not send: `arguments: null`),
+        within the generated calls' timeout, recorded like every other call."""
+        timeout = min(self.options.call_timeout, self.session.timeout)
+        outcome = self._asked(f"tool {name}", lambda: self.session.request(request, timeout=timeout))
+        if outcome is not None:
+            self.calls.append(ToolCall(name, {}, outcome, purpose))
+        return outcome
+
+    def _call_while_alive(self, name: str, arguments: dict[str, Any] | None) -> Outcome:
+        """A generated call: hung when silent for `call_timeout`, alive while it reports progress (up to
+        `progress_cap`). A tool that needed the longer wait is slow by design: it is not called again,
+        since each further call would cost as long (a note says so)."""
+        from mcp_bdd.check._alive import call_while_alive
+
+        idle = min(self.options.call_timeout, self.session.timeout)
+        seen = call_while_alive(self.session, name, arguments, idle, max(idle, self.options.progress_cap))
+        if seen.progress:
+            self.progress[id(seen.outcome)] = seen.progress
+        if seen.extended and not seen.outcome.timed_out and name not in self.hung:
+            self.hung.add(name)
+            self.notes.append(
+                f"tool {name}: answered after {seen.outcome.elapsed_ms / 1000:.1f} s, kept alive by "
+                f"{seen.progress} progress notifications: slow by design, not called again"
+            )
+        return seen.outcome
 
     def request(self, request: Any, target: str | None = None) -> Outcome | None:
         """`target`: what a refusal names in the notes (default: the request's method)."""
@@ -205,6 +236,18 @@ class CheckContext:
     def set_level(self, level: str) -> Outcome | None:
         request = types.SetLevelRequest(params=types.SetLevelRequestParams(level=level))  # type: ignore[arg-type]
         return self.request(request, "logging/setLevel")
+
+
+def why_not_called(name: str, annotations: dict[str, Any]) -> str:
+    """Why a tool that may change something was not called, by what it declares, and the way to
+    call it anyway (the scoped way first: one tool, not every one)."""
+    if annotations.get("destructiveHint") is True:
+        why = "annotated destructiveHint: true, not readOnlyHint: true: it may destroy data"
+    elif annotations.get("readOnlyHint") is False:
+        why = "annotated readOnlyHint: false: it writes"
+    else:
+        why = "not annotated readOnlyHint: true, so it may write"
+    return f"{why} (--allow-writes={name} calls it)"
 
 
 def error_text(outcome: Outcome) -> str:

@@ -41,8 +41,9 @@ def print_report(report: CheckReport, out: TextIO, *, fail_on: Severity) -> None
             print(f"  {note}", file=out)
     counts = {level.label: sum(1 for f in report.findings if f.severity == level) for level in Severity}
     summary = ", ".join(f"{n} {label}" for label, n in sorted(counts.items(), key=lambda kv: -Severity.parse(kv[0])))
+    left_out = f"; {counted(len(report.skipped), 'tools')} not called" if report.skipped else ""
     print(f"\n{counted(len(report.findings), 'findings')} ({summary}); failing at {fail_on.label} or above: "
-          f"{len(failing)}; {report.elapsed_s:.2f} s", file=out)  # fmt: skip
+          f"{len(failing)}{left_out}; {report.elapsed_s:.2f} s", file=out)  # fmt: skip
 
 
 def _print_not_called(report: CheckReport, out: TextIO) -> None:
@@ -54,6 +55,13 @@ def _print_not_called(report: CheckReport, out: TextIO) -> None:
         print(f'  "{tool}": {why}', file=out)
     if len(skipped) > NOT_CALLED_SHOWN:
         print(f"  … and {len(skipped) - NOT_CALLED_SHOWN:,} more (--json lists every one, with its reason)", file=out)
+    from mcp_bdd.check._formats import not_called_advice
+
+    advice = not_called_advice(report)
+    if advice:  # a crash in a tool that may write is found only when it is called: say how, scoped first
+        print("  Not called, so not checked (a crash in them too). To call", file=out)
+        for line in advice:
+            print(f"    {line}", file=out)
 
 
 def counted(n: int, plural: str) -> str:

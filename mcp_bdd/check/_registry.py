@@ -38,6 +38,7 @@ __all__ = [
 #: The groups, in the order they run and print.
 GROUPS: dict[str, str] = {
     "protocol": "the protocol: handshake, declared capabilities, pagination, unknown names",
+    "transport": "the wire: only JSON-RPC on a stdio server's stdout, a loopback HTTP server refusing foreign hosts",
     "schemas": "tool names, input and output schemas, structuredContent against outputSchema",
     "quality": "what an LLM client reads: descriptions, annotations, confusable names",
     "poisoning": "security: instructions hidden for the model, invisible unicode, exfiltration, leaks",

@@ -16,7 +16,11 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
+
+import mcp_types as types
+from pydantic import model_serializer
 
 from mcp_bdd._schema import guarded
 from mcp_bdd.check._context import CheckContext, ToolCall, error_text
@@ -153,14 +157,19 @@ class _Judge:
         self.target = f"tool {self.name}"
         self.dead = False
 
-    def call(self, arguments: dict[str, Any], purpose: str) -> Outcome | None:
+    def call(self, arguments: dict[str, Any] | None, purpose: str, request: Any = None) -> Outcome | None:
+        """The call, unless the tool hung or the server went away before; `request`: a tools/call
+        request as built (the arguments are then its own)."""
         if self.dead or self.name in self.ctx.hung:
             return None
         if not self.ctx.session.alive:
             self.ctx.note_once("the server went away: the remaining generated calls were not made")
             self.dead = True
             return None
-        outcome = self.ctx.call(self.name, arguments, purpose, generated=True)
+        if request is not None:
+            outcome = self.ctx.send_call(self.name, request, purpose)
+        else:
+            outcome = self.ctx.call(self.name, arguments, purpose, generated=True)
         if outcome is None:  # refused (401/403): the check's credentials, noted; not a verdict
             self.dead = True
             return None
@@ -176,9 +185,14 @@ class _Judge:
         if why is None:
             return None
         if outcome.timed_out:
+            progress = self.ctx.progress.get(id(outcome), 0)
+            if progress:  # alive, but past the cap: said, so the reader raises the right limit
+                why += (f"; it reported progress {progress} times, and was still running at the cap of "
+                        f"{self.ctx.options.progress_cap:g} s")  # fmt: skip
             tip = (
-                "answer within the timeout (a long job can return at once and report progress); if the tool is "
-                "slow by design, leave it out with --no-call, or raise --call-timeout."
+                "answer within the timeout, or report progress while working (each progress notification "
+                "extends the wait, up to --progress-cap); if the tool is slow by design, leave it out with "
+                "--no-call, or raise --call-timeout / --progress-cap."
             )
         elif outcome.exception is not None:
             tip = (
@@ -415,3 +429,75 @@ def robust(ctx: CheckContext) -> Iterator[Problem]:
 
 def calls_of(ctx: CheckContext, tool: str) -> list[ToolCall]:
     return [c for c in ctx.calls if c.tool == tool]
+
+
+class _NullArguments(types.CallToolRequestParams):
+    """Params that say `"arguments": null` on the wire (the SDK leaves a None out): what some
+    clients send for a tool without arguments."""
+
+    @model_serializer(mode="wrap")
+    def _with_null(self, handler: Any) -> Any:
+        data = handler(self)
+        data["arguments"] = None
+        return data
+
+
+class _NullArgumentsCall(types.CallToolRequest):
+    params: _NullArguments
+
+
+def _no_arguments_problem(outcome: Outcome, null: bool, judge: _Judge) -> Problem | None:
+    """The verdict on a call with no arguments object (`null`: `arguments: null`), by the spec:
+    `arguments` is optional, so a call without it is a valid call for a tool with no required
+    argument; `null` is not an object, so it may be rejected (-32602 or isError), or read as none;
+    a crash, a hang or an internal error is a defect either way (low for null: the client was wrong)."""
+    sent = '"arguments": null' if null else "no arguments object"
+    why = _broke(outcome)
+    if why is not None:
+        problem = judge.broken(outcome, f"a call with {sent}")
+        if problem is None:
+            return None
+        # a title of its own: the runner keeps one finding per (check, target, title)
+        problem = replace(problem, title=f"a call with {sent}: {why.split(':')[0]}")
+        if null:
+            return replace(problem, severity=Severity.LOW, tip="reject a null `arguments` with -32602 (it is not "
+                           "an object), or read it as no arguments; never an internal error.")  # fmt: skip
+        return problem
+    if not null and _rejected(outcome):
+        return Problem(
+            title="a call with no arguments object was rejected",
+            target=judge.target,
+            details="`arguments` is optional in tools/call (spec: CallToolRequestParams), and this tool requires "
+            f"none:\n{error_text(outcome)[:300]!r}",
+            call=call_of(outcome),
+            tip="read a missing `arguments` as an empty object.",
+            severity=Severity.MEDIUM,
+        )
+    return None
+
+
+@check(
+    "honest.no-arguments",
+    severity="high",
+    group="honest-schemas",
+    rationale="`arguments` is optional in tools/call: a tool without required arguments must take a call without it.",
+    calls_tools=True,
+)
+def no_arguments(ctx: CheckContext) -> Iterator[Problem]:
+    """For each callable tool that requires no argument: a call with no `arguments` (valid by the spec)
+    is answered like one with `{}` — a crash, hang or -32603 is high, a rejection medium; and a call with
+    `"arguments": null` (not an object, so not valid) is rejected cleanly or read as none — a crash,
+    hang or -32603 is low."""
+    for tool in _tools_to_call(ctx):
+        if _required(tool):
+            continue
+        judge = _Judge(ctx, tool)
+        outcome = judge.call(None, "a call with no arguments object")
+        problem = None if outcome is None else _no_arguments_problem(outcome, False, judge)
+        if problem is not None:
+            yield problem
+        request = _NullArgumentsCall(params=_NullArguments(name=judge.name))
+        outcome = judge.call(None, 'a call with "arguments": null', request)
+        problem = None if outcome is None else _no_arguments_problem(outcome, True, judge)
+        if problem is not None:
+            yield problem

@@ -16,6 +16,33 @@ PLACEHOLDERS = frozenset({
     "lorem ipsum", "no description", "none", "n/a", "na", "xxx", "foo", "bar", "description here", "...",
 })  # fmt: skip
 WRITE_WORDS = re.compile(r"^(delete|remove|drop|destroy|purge|erase|wipe|kill|truncate)[_\-.]", re.IGNORECASE)
+#: verbs of a change: a tool whose name or description leads with one is no read-only tool
+CHANGE_VERBS = (
+    "delete|remove|drop|destroy|purge|erase|wipe|kill|truncate|reset|update|set|write|overwrite|send|create|"
+    "revoke|insert|modify|rename|upload|publish|submit|grant|disable|enable|cancel|transfer|pay|refund|save|"
+    "append|replace|rotate|assign|invite|approve|subscribe|unsubscribe"
+)  # not verbs that are as often nouns ("Changes between commits", "Posts of a user", "Order status")
+#: a name that leads with a change verb: `reset_password`, `set-flag`, `updateUser` (never `settings`, `getUpdate`)
+CHANGE_NAME = re.compile(rf"^(?:{CHANGE_VERBS})(?:[_\-.]|[A-Z]|$)")
+#: a description whose first words are a change, as descriptions are written: "Resets ...", "Reset ...",
+#: "This tool sends ...", "Used to create ...", "Tool to revoke ..."
+CHANGE_DESCRIPTION = re.compile(
+    rf"^\s*(?:(?:this\s+)?tool\s+(?:that\s+|to\s+|which\s+)?|used\s+to\s+|lets\s+you\s+|allows\s+you\s+to\s+)?"
+    rf"(?:{CHANGE_VERBS})(?:s|es)?\b(?!\s+(?:of|for|status|history|log|are|is|was|were|available)\b)",
+    re.IGNORECASE,
+)
+
+
+def changes_something(name: str, description: Any) -> str | None:
+    """What says that a tool changes something — its name or the lead of its description — or None.
+    Only the leading verb counts: "Lists the orders (use create_order to add one)" is a read, and
+    "Update history of a package" names a thing, not an act."""
+    if CHANGE_NAME.match(name):
+        return f"its name ({name!r}) says it changes something"
+    lead = re.split(r"(?<=[.!?])\s", description.strip(), maxsplit=1)[0] if isinstance(description, str) else ""
+    if CHANGE_DESCRIPTION.match(lead):
+        return f"its description says it changes something: {lead[:120]!r}"
+    return None
 
 
 def _placeholder(text: str, name: str) -> bool:
@@ -98,7 +125,8 @@ def descriptions(ctx: CheckContext) -> Iterator[Problem]:
 )
 def annotation_hints(ctx: CheckContext) -> Iterator[Problem]:
     """A tool is not both `readOnlyHint: true` and `destructiveHint: true`; a tool named like a deletion
-    (delete_, remove_, purge_, ...) is not marked read-only; every tool says whether it is read-only."""
+    (delete_, remove_, purge_, ...), or whose name or description leads with a change (reset, update,
+    set, write, send, create, revoke, ...), is not marked read-only; every tool says whether it is read-only."""
     for tool in ctx.tools:
         name = str(tool.get("name"))
         hints = tool.get("annotations") or {}
@@ -115,6 +143,14 @@ def annotation_hints(ctx: CheckContext) -> Iterator[Problem]:
                 target=f"tool {name}",
                 details=f"annotations: {hints}",
                 tip="clients may run read-only tools without asking: check the hint.",
+            )
+        elif hints.get("readOnlyHint") is True and (said := changes_something(name, tool.get("description"))):
+            yield Problem(
+                title="the tool is annotated read-only, but " + said.split(":")[0],
+                target=f"tool {name}",
+                details=f"{said}\nannotations: {hints}",
+                tip="clients may run read-only tools without asking: a tool that changes anything must not claim "
+                "readOnlyHint: true.",
             )
         elif "readOnlyHint" not in hints:
             yield Problem(
