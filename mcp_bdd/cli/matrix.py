@@ -510,9 +510,35 @@ def _signal_name(number: int) -> str:
 
 
 def _analyse(result: LegResult, interrupted: bool) -> None:
+    """A leg's verdict from its workers' run files: counts, failures, and what kept scenarios from running."""
+    runs = _read_runs(result, interrupted)
+    for run in runs:
+        if run.error_kind == ConfigError.kind and run.error_message:  # the worker's before_all said so
+            problem = f"configuration error: {_whole(run.error_message)}"
+            if problem not in result.problems:  # once a leg, however many of its workers said it
+                result.problems.append(problem)
+            result.severity = max(result.severity, EXIT_USAGE)
+    if not runs:
+        return
+    result.run = _combine_runs(runs)
+    unservable, start_failures = _tally(result)
+    for message, count in unservable.items():
+        result.problems.append(f"{message} ({count} scenario{'s' if count != 1 else ''} not run on this leg)")
+        result.severity = max(result.severity, EXIT_UNREACHABLE)
+    for message, count in start_failures.items():
+        # the "setup" category: a server that would not start, or a before_scenario hook that broke
+        result.problems.append(f"setup failed: {message} ({count} scenario{'s' if count != 1 else ''})")
+        result.severity = max(result.severity, EXIT_UNREACHABLE)
+    if result.severity == EXIT_OK and any(j.returncode not in (0, None) for j in result.jobs) and not interrupted:
+        result.severity = EXIT_FAILED
+        result.problems.append("behave reported a failure (see the job logs).")
+
+
+def _read_runs(result: LegResult, interrupted: bool) -> list[Any]:
+    """Each worker's run file, read; a worker that left none is a problem of the leg (unless interrupted)."""
     import json
 
-    from mcp_bdd.report.model import load_run, walk_scenarios
+    from mcp_bdd.report.model import load_run
 
     runs = []
     for job in result.jobs:
@@ -530,15 +556,15 @@ def _analyse(result: LegResult, interrupted: bool) -> None:
             died = _died(job.returncode)  # behave's own status is a usage error; anything else ended it
             result.died = result.died or died
             result.severity = max(result.severity, EXIT_FAILED if died else EXIT_USAGE)
-    for run in runs:
-        if run.error_kind == ConfigError.kind and run.error_message:  # the worker's before_all said so
-            problem = f"configuration error: {_whole(run.error_message)}"
-            if problem not in result.problems:  # once a leg, however many of its workers said it
-                result.problems.append(problem)
-            result.severity = max(result.severity, EXIT_USAGE)
-    if not runs:
-        return
-    result.run = _combine_runs(runs)
+    return runs
+
+
+def _tally(result: LegResult) -> tuple[Counter[str], Counter[str]]:
+    """Count the combined run's scenarios by status and file each failure; returns the scenarios
+    that could not run on this leg (not served, setup failed), by message."""
+    from mcp_bdd.report.model import walk_scenarios
+
+    assert result.run is not None
     unservable: Counter[str] = Counter()
     start_failures: Counter[str] = Counter()
     for feature in result.run.features:
@@ -551,11 +577,7 @@ def _analyse(result: LegResult, interrupted: bool) -> None:
             result.counts[scenario.status] += 1
             if scenario.status in ("passed", "skipped", "untested"):
                 continue
-            failed = [(s.error_message, s.error_kind) for s in scenario.steps if s.error_message]
-            if scenario.error_message:
-                failed.append((scenario.error_message, scenario.error_kind))
-            message, kind = failed[0] if failed else (scenario.status, None)
-            first = re.sub(r"^(?:[\w.]+Error|ERROR|HOOK-ERROR[^:]*|ASSERT FAILED): ", "", _first_line(message))
+            first, kind = _first_failure(scenario)
             if kind == "not-served":
                 unservable[first] += 1
             elif kind == "setup":
@@ -563,16 +585,17 @@ def _analyse(result: LegResult, interrupted: bool) -> None:
             else:
                 result.failures.append(f"{scenario.location}  {scenario.name}: {scenario.status}: {first[:300]}")
                 result.severity = max(result.severity, EXIT_FAILED)
-    for message, count in unservable.items():
-        result.problems.append(f"{message} ({count} scenario{'s' if count != 1 else ''} not run on this leg)")
-        result.severity = max(result.severity, EXIT_UNREACHABLE)
-    for message, count in start_failures.items():
-        # the "setup" category: a server that would not start, or a before_scenario hook that broke
-        result.problems.append(f"setup failed: {message} ({count} scenario{'s' if count != 1 else ''})")
-        result.severity = max(result.severity, EXIT_UNREACHABLE)
-    if result.severity == EXIT_OK and any(j.returncode not in (0, None) for j in result.jobs) and not interrupted:
-        result.severity = EXIT_FAILED
-        result.problems.append("behave reported a failure (see the job logs).")
+    return unservable, start_failures
+
+
+def _first_failure(scenario: Any) -> tuple[str, str | None]:
+    """The first line of a scenario's first failure, without the exception's name, and its kind."""
+    failed = [(s.error_message, s.error_kind) for s in scenario.steps if s.error_message]
+    if scenario.error_message:
+        failed.append((scenario.error_message, scenario.error_kind))
+    message, kind = failed[0] if failed else (scenario.status, None)
+    first = re.sub(r"^(?:[\w.]+Error|ERROR|HOOK-ERROR[^:]*|ASSERT FAILED): ", "", _first_line(message))
+    return first, kind
 
 
 def _collect_warnings(result: LegResult, log: Path) -> None:
