@@ -112,10 +112,11 @@ class Csp:
         """The Content-Security-Policy the app's document is served with.
 
         SEP-1865's construction: nothing by default; inline scripts and styles (an app is one
-        document); the declared resource domains for scripts, styles, images, fonts and media; the
-        connect domains for fetch / XHR / WebSocket (none when none are declared: the spec's
-        restrictive default); nested frames only from the frame domains; no plugins; `base-uri`
-        only from the declared base domains, else the document's own origin."""
+        document), and scripts from its own data: and blob: URLs; the declared resource domains for
+        scripts, styles, images, fonts and media; the connect domains for fetch / XHR / WebSocket
+        (none when none are declared: the spec's restrictive default); workers from the app's own
+        blobs; nested frames only from the frame domains; no plugins; `base-uri` only from the
+        declared base domains, else the document's own origin."""
         res = " ".join(self.resource)
 
         def directive(name: str, *sources: str) -> str:
@@ -124,12 +125,18 @@ class Csp:
         return "; ".join(
             [
                 "default-src 'none'",
-                directive("script-src", "'self'", "'unsafe-inline'", res),
+                # data: and blob: scripts are the app's own code, which 'unsafe-inline' runs anyway; pdf.js
+                # (server-pdf's viewer) loads its worker code as a data: module
+                directive("script-src", "'self'", "'unsafe-inline'", res, "data:", "blob:"),
                 directive("style-src", "'self'", "'unsafe-inline'", res),
                 directive("img-src", "'self'", "data:", "blob:", res),
                 directive("font-src", "'self'", "data:", res),
                 directive("media-src", "'self'", "data:", "blob:", res),
                 directive("connect-src", " ".join(self.connect) or "'none'"),
+                # workers the app makes from its own code (pdf.js in @modelcontextprotocol/server-pdf's
+                # viewer): without it they fall back to script-src, which has no blob:; they reach
+                # nothing more than the app does (a blob: worker inherits this policy)
+                "worker-src 'self' blob:",
                 directive("frame-src", " ".join(self.frame) or "'none'"),
                 "object-src 'none'",
                 directive("base-uri", " ".join(self.base_uri) or "'self'"),
