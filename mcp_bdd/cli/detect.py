@@ -177,57 +177,71 @@ def detect_server(root: Path) -> tuple[Candidate | None, list[Candidate]]:
     found: list[tuple[int, int, Candidate]] = []
     pinned_v1 = _pins_mcp_v1(root)
     for file in _python_files(root):
-        try:
-            if file.stat().st_size > 1_000_000:
-                continue
-            source = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        parsed = _server_module(root, file)
+        if parsed is None:
             continue
-        if "Server" not in source and "FastMCP" not in source and "create_server" not in source:
-            continue
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):
-            continue
-        rel = file.relative_to(root)
-        module = _module_name(rel)
-        if module is None:
-            continue
-        imported = _imported_modules(tree)
-        tops = {name.split(".")[0] for name in imported}
-        if not tops & {"mcp", "fastmcp"}:
-            continue
-        if "fastmcp" in tops and "mcp" not in tops:
-            sdk = _fastmcp_generation()
-        elif pinned_v1 or any(
-            name == "mcp.server.fastmcp" or name.startswith("mcp.server.fastmcp.") for name in imported
-        ):
-            sdk = "v1"
-        else:
-            sdk = "v2"
-        depth = len(rel.parts)
-        main = _has_main_guard(tree)
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and node.name == "create_server":
-                found.append(
-                    (0, depth, Candidate(module, node.name, rel.as_posix(), "factory", sdk=sdk, has_main=main))
-                )
-            targets: list[ast.expr] = []
-            value: ast.expr | None = None
-            if isinstance(node, ast.Assign):
-                targets, value = node.targets, node.value
-            elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                targets, value = [node.target], node.value
-            call = _call_name(value) if value is not None else ""
-            if call in ("MCPServer", "FastMCP", "Server"):
-                label = _first_string(value)
-                for target in targets:
-                    if isinstance(target, ast.Name):
-                        candidate = Candidate(module, target.id, rel.as_posix(), "object", call, sdk, main, label)
-                        found.append((1, depth, candidate))
+        tree, imported, rel = parsed
+        found += _candidates_in(tree, rel, _sdk_of(imported, pinned_v1))
     found.sort(key=lambda item: (item[0], item[1], item[2].path, item[2].attr))
     candidates = [c for _, _, c in found]
     return (candidates[0] if candidates else None), candidates
+
+
+def _server_module(root: Path, file: Path) -> tuple[ast.Module, set[str], Path] | None:
+    """(its syntax tree, the modules it imports, its path under `root`) for a Python file that may
+    define an MCP server (it imports mcp or fastmcp), else None."""
+    try:
+        if file.stat().st_size > 1_000_000:
+            return None
+        source = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if "Server" not in source and "FastMCP" not in source and "create_server" not in source:
+        return None
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    rel = file.relative_to(root)
+    imported = _imported_modules(tree)
+    if _module_name(rel) is None or not {name.split(".")[0] for name in imported} & {"mcp", "fastmcp"}:
+        return None
+    return tree, set(imported), rel
+
+
+def _sdk_of(imported: set[str], pinned_v1: bool) -> str:
+    """Which SDK a server module is written for: fastmcp's generation, the 1.x SDK, or 2.x."""
+    tops = {name.split(".")[0] for name in imported}
+    if "fastmcp" in tops and "mcp" not in tops:
+        return _fastmcp_generation()
+    if pinned_v1 or any(name == "mcp.server.fastmcp" or name.startswith("mcp.server.fastmcp.") for name in imported):
+        return "v1"
+    return "v2"
+
+
+def _candidates_in(tree: ast.Module, rel: Path, sdk: str) -> list[tuple[int, int, Candidate]]:
+    """(rank, depth, candidate) for each `create_server` factory and server object at a module's top level."""
+    module = _module_name(rel)
+    assert module is not None
+    depth, main = len(rel.parts), _has_main_guard(tree)
+    found: list[tuple[int, int, Candidate]] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "create_server":
+            found.append((0, depth, Candidate(module, node.name, rel.as_posix(), "factory", sdk=sdk, has_main=main)))
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        call = _call_name(value) if value is not None else ""
+        if call in ("MCPServer", "FastMCP", "Server"):
+            label = _first_string(value)
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    candidate = Candidate(module, target.id, rel.as_posix(), "object", call, sdk, main, label)
+                    found.append((1, depth, candidate))
+    return found
 
 
 @dataclass(frozen=True)

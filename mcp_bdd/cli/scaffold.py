@@ -755,13 +755,9 @@ def placeholder(schema: dict[str, Any], root_schema: dict[str, Any] | None = Non
     """A plausible value for a JSON Schema, for a table a human will edit."""
     root_schema = root_schema or schema
     schema = _resolve(schema, root_schema)
-    for key in ("default", "const"):
-        if key in schema and schema[key] is not None:
-            return schema[key]
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][0]
-    if isinstance(schema.get("examples"), list) and schema["examples"]:
-        return schema["examples"][0]
+    given = _given_value(schema)
+    if given is not _NONE:
+        return given
     for key in ("anyOf", "oneOf", "allOf"):
         options = [o for o in schema.get(key) or [] if isinstance(o, dict) and o.get("type") != "null"]
         if options:
@@ -769,22 +765,8 @@ def placeholder(schema: dict[str, Any], root_schema: dict[str, Any] | None = Non
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
-    if kind == "integer":
-        if "minimum" in schema:
-            return math.ceil(schema["minimum"])
-        if "exclusiveMinimum" in schema:
-            return math.floor(schema["exclusiveMinimum"]) + 1
-        return 1
-    if kind == "number":
-        if "minimum" in schema:
-            return schema["minimum"]
-        if "exclusiveMinimum" in schema:
-            return schema["exclusiveMinimum"] + 1
-        return 1.5
-    if kind == "boolean":
-        return True
-    if kind == "null":
-        return None
+    if kind in ("integer", "number"):
+        return _number(schema, kind)
     if kind == "array":
         items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
         count = int(schema.get("minItems", 1) or 1)
@@ -792,9 +774,38 @@ def placeholder(schema: dict[str, Any], root_schema: dict[str, Any] | None = Non
     if kind == "object":
         props = schema.get("properties") or {}
         return {k: placeholder(v, root_schema) for k, v in props.items() if k in (schema.get("required") or [])}
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
     text = _FORMATS.get(str(schema.get("format", "")), "example")
     min_length = int(schema.get("minLength", 0) or 0)
     return text + "x" * max(0, min_length - len(text))
+
+
+#: `_given_value`'s "the schema gives none" (None is a value a schema may give)
+_NONE = object()
+
+
+def _given_value(schema: dict[str, Any]) -> Any:
+    """A value the schema itself offers (default, const, the first enum value or example), or `_NONE`."""
+    for key in ("default", "const"):
+        if key in schema and schema[key] is not None:
+            return schema[key]
+    for key in ("enum", "examples"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            return schema[key][0]
+    return _NONE
+
+
+def _number(schema: dict[str, Any], kind: str) -> Any:
+    """The smallest number the schema allows (an integer rounded up), else a plain one."""
+    if "minimum" in schema:
+        return math.ceil(schema["minimum"]) if kind == "integer" else schema["minimum"]
+    if "exclusiveMinimum" in schema:
+        low = schema["exclusiveMinimum"]
+        return math.floor(low) + 1 if kind == "integer" else low + 1
+    return 1 if kind == "integer" else 1.5
 
 
 def _cell(value: Any) -> str:
