@@ -117,40 +117,44 @@ def stack_trace(text: str) -> bool:
 
 def _texts(ctx: CheckContext) -> Iterator[tuple[str, str, str]]:
     """(target, field, text) of everything the server wrote for the model to read."""
-
-    def walk(value: Any, path: str) -> Iterator[tuple[str, str]]:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if key in ("description", "title") and isinstance(item, str):
-                    yield f"{path}.{key}".lstrip("."), item
-                elif isinstance(item, dict | list):
-                    yield from walk(item, f"{path}.{key}")
-                elif isinstance(item, str) and key in ("default", "const", "examples", "enum"):
-                    yield f"{path}.{key}".lstrip("."), item
-        elif isinstance(value, list):
-            for i, item in enumerate(value):
-                if isinstance(item, str):
-                    yield f"{path}[{i}]", item
-                else:
-                    yield from walk(item, f"{path}[{i}]")
-
     for tool in ctx.tools:
         name = str(tool.get("name"))
         yield f"tool {name}", "name", name
-        for field, text in walk({k: v for k, v in tool.items() if k != "name"}, ""):
+        for field, text in _walk({k: v for k, v in tool.items() if k != "name"}, ""):
             yield f"tool {name}", field, text
     for prompt in ctx.prompts:
         name = str(prompt.get("name"))
-        for field, text in walk(prompt, ""):
+        for field, text in _walk(prompt, ""):
             yield f"prompt {name}", field, text
     for kind, items in (("resource", ctx.resources), ("resource template", ctx.templates)):
         for item in items:
             key = str(item.get("uri") or item.get("uriTemplate"))
-            for field, text in walk(item, ""):
+            for field, text in _walk(item, ""):
                 yield f"{kind} {key}", field, text
     instructions = ctx.session.client.instructions if ctx.session.client else None
     if instructions:
         yield "server", "instructions", instructions
+
+
+def _walk(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(field, text) of a definition's texts a model reads: titles and descriptions at any depth,
+    and the values a schema suggests (default, const, examples, enum)."""
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, str):
+                yield f"{path}[{i}]", item
+            else:
+                yield from _walk(item, f"{path}[{i}]")
+        return
+    if not isinstance(value, dict):
+        return
+    for key, item in value.items():
+        if key in ("description", "title") and isinstance(item, str):
+            yield f"{path}.{key}".lstrip("."), item
+        elif isinstance(item, dict | list):
+            yield from _walk(item, f"{path}.{key}")
+        elif isinstance(item, str) and key in ("default", "const", "examples", "enum"):
+            yield f"{path}.{key}".lstrip("."), item
 
 
 def _said(verdict: Verdict) -> str:
