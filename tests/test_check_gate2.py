@@ -98,7 +98,7 @@ def test_a_write_tool_is_called_only_when_named(stdio_run: dict[str, Any]) -> No
     """--allow-writes save_note: its crash is found; erase_all (destructive) is still left out, with why."""
     assert ("honest.valid-calls", "tool save_note") in _found(stdio_run)
     assert "save_note" not in stdio_run["skipped"]
-    assert stdio_run["skipped"]["erase_all"].startswith("annotated destructiveHint: true")
+    assert "and annotated destructiveHint: true: it may destroy data" in stdio_run["skipped"]["erase_all"]
 
 
 def test_the_summary_says_what_was_not_called_and_how_to_call_it() -> None:
@@ -106,8 +106,11 @@ def test_the_summary_says_what_was_not_called_and_how_to_call_it() -> None:
     left out, why, and the scoped flag that calls them."""
     code, out = _run(CheckCommand(target=GATE2, only=["honest.valid-calls"], call_timeout=0.5, progress_cap=15.0))
     assert code == 0 and "tool save_note" not in out, out
-    assert '"save_note": annotated readOnlyHint: false: it writes (--allow-writes=save_note calls it)' in out
-    assert '"erase_all": annotated destructiveHint: true' in out
+    assert (
+        '"save_note": not annotated readOnlyHint: true (readOnlyHint: false): it writes (--allow-writes=save_note calls it)'
+        in out
+    )
+    assert '"erase_all": not annotated readOnlyHint: true, and annotated destructiveHint: true' in out
     assert "the ones that may write: --allow-writes=save_note\n" in out
     assert "(against a server whose data may be lost): --allow-writes=save_note,erase_all\n" in out
     assert "; 2 tools not called; " in out

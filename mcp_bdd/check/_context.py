@@ -242,9 +242,9 @@ def why_not_called(name: str, annotations: dict[str, Any]) -> str:
     """Why a tool that may change something was not called, by what it declares, and the way to
     call it anyway (the scoped way first: one tool, not every one)."""
     if annotations.get("destructiveHint") is True:
-        why = "annotated destructiveHint: true, not readOnlyHint: true: it may destroy data"
+        why = "not annotated readOnlyHint: true, and annotated destructiveHint: true: it may destroy data"
     elif annotations.get("readOnlyHint") is False:
-        why = "annotated readOnlyHint: false: it writes"
+        why = "not annotated readOnlyHint: true (readOnlyHint: false): it writes"
     else:
         why = "not annotated readOnlyHint: true, so it may write"
     return f"{why} (--allow-writes={name} calls it)"

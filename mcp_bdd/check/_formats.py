@@ -112,7 +112,7 @@ def not_called_advice(report: CheckReport) -> list[str]:
     writes = {t: why for t, why in report.skipped.items() if why.endswith(f"(--allow-writes={t} calls it)")}
     if not writes:
         return []
-    destructive = sorted(t for t, why in writes.items() if why.startswith("annotated destructiveHint: true"))
+    destructive = sorted(t for t, why in writes.items() if "annotated destructiveHint: true" in why)
     others = sorted(t for t in writes if t not in destructive)
     said = []
     if others:

@@ -487,17 +487,27 @@ def no_arguments(ctx: CheckContext) -> Iterator[Problem]:
     """For each callable tool that requires no argument: a call with no `arguments` (valid by the spec)
     is answered like one with `{}` — a crash, hang or -32603 is high, a rejection medium; and a call with
     `"arguments": null` (not an object, so not valid) is rejected cleanly or read as none — a crash,
-    hang or -32603 is low."""
+    hang or -32603 is low. Only for a tool that answers `{}` as a success: one that fails with `{}` too
+    fails for another reason (a missing client capability, a crash the other checks report)."""
     for tool in _tools_to_call(ctx):
         if _required(tool):
             continue
         judge = _Judge(ctx, tool)
+        found: list[Problem] = []
         outcome = judge.call(None, "a call with no arguments object")
-        problem = None if outcome is None else _no_arguments_problem(outcome, False, judge)
-        if problem is not None:
-            yield problem
+        if outcome is not None and (problem := _no_arguments_problem(outcome, False, judge)) is not None:
+            found.append(problem)
         request = _NullArgumentsCall(params=_NullArguments(name=judge.name))
         outcome = judge.call(None, 'a call with "arguments": null', request)
-        problem = None if outcome is None else _no_arguments_problem(outcome, True, judge)
-        if problem is not None:
-            yield problem
+        if outcome is not None and (problem := _no_arguments_problem(outcome, True, judge)) is not None:
+            found.append(problem)
+        if found and _fine_with_empty(ctx, judge):  # else it is not about `arguments`: other checks say what
+            yield from found
+
+
+def _fine_with_empty(ctx: CheckContext, judge: _Judge) -> bool:
+    """Whether the tool answers a call with `arguments: {}` as a success (the one made before, or a new one)."""
+    made = next((c.outcome for c in ctx.calls if c.tool == judge.name and c.arguments == {}
+                 and not c.purpose.startswith("a call with")), None)  # fmt: skip
+    outcome = made if made is not None else judge.call({}, "a call with an empty arguments object")
+    return outcome is not None and _broke(outcome) is None and not _rejected(outcome)
