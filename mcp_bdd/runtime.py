@@ -22,7 +22,7 @@ from mcp_bdd.config import Config, UrlServer, normalize_transport
 from mcp_bdd.errors import TransportNotServed, UsageError
 from mcp_bdd.fakes import close_shared, teardown
 from mcp_bdd.servers import discard_prestarted, lifeline, start_server
-from mcp_bdd.session import Persona, Session
+from mcp_bdd.session import Session
 
 __all__ = ["Runtime"]
 
@@ -205,53 +205,44 @@ class Runtime:
         if env_overrides:
             cfg = cfg.model_copy(update={"env": {**getattr(cfg, "env", {}), **env_overrides}})
             scope = "scenario"  # a scenario-specific environment cannot be shared
-        persona: Persona = state.persona
         client_headers: dict[str, str] = dict(getattr(state, "client_headers", None) or {})
-        if (
-            client_headers
-            and transport in ("stdio", "in-memory")
-            and not isinstance(cfg, UrlServer)
-            and not _others_named(state, name)  # no other server of the scenario would carry it
-        ):
-            # the token would be dropped without a word, and the scenario pass on what it never tested
-            raise UsageError(
-                f"{state.location}: the client holds an access token (Given the client is authorized ...), but the "
-                f'server "{name}", the only one this scenario names, runs over {transport}, where no HTTP header '
-                "carries it.\n  Tip: "
-                f'authorization is tested over HTTP: give the server transport = "streamable-http" (or "sse").'
-            )
-        if not persona.empty() or client_headers:
+        _token_reaches(state, name, cfg, transport, client_headers)
+        if not state.persona.empty() or client_headers:
             scope = "scenario"  # the client's capabilities (and credentials) are the scenario's own
         key = (name, transport, protocol, scope)
-        if scope != "scenario" and key in self.long_lived:
-            item = self.long_lived[key]
-            if item.session.alive:
-                item.session.adopt_scenario(state.transcript, state.log_level)
-                return item.session
-            # it died (crash, connection lost): replace it rather than fail every later scenario;
-            # its fakes go with it, and this scenario gets new ones under the same names
-            self.long_lived.pop(key)
-            item.session.close()
-            state.fakes.forget(entry.name for entry in item.fakes)
-            teardown(item.fakes)
-        used: list[str] = []
-
-        def fake(fake_name: str, attr: str) -> str:
-            used.append(fake_name)
-            return str(state.fakes.resolve(fake_name, attr))
-
-        def interp(text: str, extra: dict[str, str]) -> str:
-            from mcp_bdd.variables import interpolate
-
-            return interpolate(text, state.variables, fake=fake, extra=extra, where=f'server "{name}" configuration')
-
-        def inject(factory: Any) -> dict[str, Any]:
-            kwargs: dict[str, Any] = state.fakes.inject(factory)
-            used.extend(kwargs)  # parameters of an app factory are named after the fakes they get
-            return kwargs
-
-        server = start_server(name, cfg, config, transport, interpolate=interp, inject=inject, logdir=self.logdir)
+        if scope != "scenario" and (kept := self._kept_session(state, key)) is not None:
+            return kept
+        used: list[str] = []  # the fakes the server's configuration or factory names: lent if it outlives the scenario
+        server = start_server(
+            name, cfg, config, transport, interpolate=_interpolator(state, name, used), inject=_injector(state, used),
+            logdir=self.logdir,
+        )  # fmt: skip
         server.headers.update(client_headers)  # sent by the session's HTTP client (streamable HTTP, SSE)
+        session = self._connect(state, name, server, protocol)
+        if scope != "scenario":
+            self.long_lived[key] = _LongLived(session, state.fakes.lend(used))
+            state.keeps_files = True  # the lent fakes' files live in this scenario's directory
+        return session
+
+    def _kept_session(self, state: Any, key: tuple[str, str, str, str]) -> Session | None:
+        """A feature- or run-scoped session still alive for `key`, handed to this scenario; one that
+        died (crash, lost connection) is replaced rather than failing every later scenario, its
+        fakes with it (this scenario gets new ones under the same names)."""
+        item = self.long_lived.get(key)
+        if item is None:
+            return None
+        if item.session.alive:
+            item.session.adopt_scenario(state.transcript, state.log_level)
+            return item.session
+        self.long_lived.pop(key)
+        item.session.close()
+        state.fakes.forget(entry.name for entry in item.fakes)
+        teardown(item.fakes)
+        return None
+
+    def _connect(self, state: Any, name: str, server: Any, protocol: str) -> Session:
+        """A session with a started server, opened (it closes the server itself when it fails)."""
+        config = self.config
         session = Session(
             name,
             server,
@@ -260,15 +251,12 @@ class Runtime:
             timeout=float(config.setting(name, "timeout")),
             startup_timeout=float(config.setting(name, "startup_timeout")),
             protocol=protocol,
-            persona=persona,
+            persona=state.persona,
             log_level=state.log_level,
             max_message_bytes=int(config.setting(name, "max_message_bytes")),
         )
-        session.open()  # closes the handle itself when it fails
+        session.open()
         self._say_once("probe", session.name, server.probe_notice)
-        if scope != "scenario":
-            self.long_lived[key] = _LongLived(session, state.fakes.lend(used))
-            state.keeps_files = True  # the lent fakes' files live in this scenario's directory
         return session
 
     def close_scope(self, scope: str) -> list[str]:
@@ -288,3 +276,46 @@ class Runtime:
         with contextlib.suppress(OSError):
             shutil.rmtree(self.root, ignore_errors=True)
         return problems
+
+
+def _token_reaches(state: Any, name: str, cfg: Any, transport: str, client_headers: dict[str, str]) -> None:
+    """A scenario whose client holds an access token must have a server that can receive it: over
+    stdio or in-memory no HTTP header carries it, and the token would be dropped without a word,
+    the scenario passing on what it never tested."""
+    if (
+        client_headers
+        and transport in ("stdio", "in-memory")
+        and not isinstance(cfg, UrlServer)
+        and not _others_named(state, name)  # no other server of the scenario would carry it
+    ):
+        raise UsageError(
+            f"{state.location}: the client holds an access token (Given the client is authorized ...), but the "
+            f'server "{name}", the only one this scenario names, runs over {transport}, where no HTTP header '
+            "carries it.\n  Tip: "
+            f'authorization is tested over HTTP: give the server transport = "streamable-http" (or "sse").'
+        )
+
+
+def _interpolator(state: Any, name: str, used: list[str]) -> Any:
+    """`${...}` in server `name`'s configuration, noting in `used` each fake it names."""
+    from mcp_bdd.variables import interpolate
+
+    def fake(fake_name: str, attr: str) -> str:
+        used.append(fake_name)
+        return str(state.fakes.resolve(fake_name, attr))
+
+    def interp(text: str, extra: dict[str, str]) -> str:
+        return interpolate(text, state.variables, fake=fake, extra=extra, where=f'server "{name}" configuration')
+
+    return interp
+
+
+def _injector(state: Any, used: list[str]) -> Any:
+    """The fakes an app factory's parameters ask for (named after them), noted in `used`."""
+
+    def inject(factory: Any) -> dict[str, Any]:
+        kwargs: dict[str, Any] = state.fakes.inject(factory)
+        used.extend(kwargs)
+        return kwargs
+
+    return inject
