@@ -243,3 +243,19 @@ def test_the_new_options_parse_into_the_command() -> None:
     assert command.junit == Path("j.xml") and command.markdown == Path("m.md")
     defaults = CheckCommand(**gate_arguments(parser.parse_args([])))
     assert defaults.progress_cap == 30.0 and defaults.junit is None
+
+
+def test_the_command_line_takes_every_new_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`mcp-bdd check` itself: --allow-writes repeated with tool names, the size and budget limits,
+    the progress cap, JUnit and Markdown files (they were options of CheckCommand only)."""
+    from mcp_bdd.cli import main
+
+    junit, summary = tmp_path / "check.xml", tmp_path / "check.md"
+    argv = ["check", "--json", "--only", "honest.valid-calls,quality.result-size", "--call-timeout", "0.5",
+            "--progress-cap", "15", "--max-result-bytes", "1000", "--allow-writes", "other",
+            "--allow-writes=save_note", "--junit", str(junit), "--markdown", str(summary), "--", *GATE2]  # fmt: skip
+    main(argv)
+    found = _found(json.loads(capsys.readouterr().out))
+    assert ("honest.valid-calls", "tool save_note") in found, found  # called: named by the second flag
+    assert any(check == "quality.result-size" for check, _ in found), found  # the 1,000-byte limit
+    assert junit.read_text().startswith("<?xml") and "save\\_note" in summary.read_text()  # Markdown-escaped

@@ -219,10 +219,11 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--skip", action="append", default=[], metavar="ID", help="leave out these checks or groups")
     check.add_argument(
         "--allow-writes",
+        action="append",
         nargs="?",
         const="*",
         metavar="TOOLS",
-        help="also call tools not annotated read-only: all, or --allow-writes=a,b for these only",
+        help="also call tools not annotated read-only: all, or --allow-writes=a,b (repeatable) for these only",
     )
     check.add_argument(
         "--no-call", action="append", default=[], metavar="TOOLS", help="never call these tools (comma-separated)"
@@ -255,6 +256,9 @@ def _parser() -> argparse.ArgumentParser:
         help="also run a project's own @check functions: a module importable from here, or a .py file",
     )
     check.add_argument("--list", action="store_true", help="list the checks and exit")
+    from mcp_bdd.check._command import add_gate_arguments  # imports nothing heavy (the checks load lazily)
+
+    add_gate_arguments(check)
 
     contract = add(
         "contract",
@@ -421,7 +425,7 @@ def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.Argum
             )
         )
     if command == "check":
-        from mcp_bdd.check._command import CheckCommand, list_checks, run_check_command
+        from mcp_bdd.check._command import CheckCommand, gate_arguments, list_checks, run_check_command
 
         checks = [c for v in args.checks for c in v.split(",") if c]
         if args.list:
@@ -446,6 +450,7 @@ def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.Argum
                 call_timeout=args.call_timeout,
                 contract=args.contract,
                 checks=checks,
+                **gate_arguments(args),
             )
         )
     if command == "contract":
