@@ -44,6 +44,7 @@ GROUPS: dict[str, str] = {
     "poisoning": "security: instructions hidden for the model, invisible unicode, exfiltration, leaks",
     "auth": "OAuth over HTTP: the 401 challenge, RFC 9728 and RFC 8414 metadata, bad tokens refused",
     "honest-schemas": "generated calls: does each tool do what its inputSchema says?",
+    "apps": "MCP Apps: app bindings, their ui:// resources, visibility, text fallback, CSP",
     "contract": "the tool surface against a contract file kept in version control",
 }
 

@@ -18,13 +18,12 @@ from typing import Any
 
 from mcp_bdd.check._context import CheckContext
 from mcp_bdd.check._finding import Call, Problem, call_of
-from mcp_bdd.check._registry import GROUPS, Severity, check
+from mcp_bdd.check._registry import Severity, check
 from mcp_bdd.session import Outcome
 from mcp_bdd.ui_apps._meta import APP_MIME_TYPE, AppResource, Csp, app_uri, is_app_mime, visibility
 
 # The registry's own groups are listed in its module; a group a check module brings is added where
 # the module registers its checks, so `--only apps` and `--list` name it like the others.
-GROUPS.setdefault("apps", "MCP Apps: app bindings, their ui:// resources, visibility, text fallback, CSP")
 
 _SCHEME = "ui://"
 _VISIBILITY_VALUES = ("model", "app")
