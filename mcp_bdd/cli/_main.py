@@ -22,9 +22,9 @@ import argparse
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from mcp_bdd.errors import (
     EXIT_FAILED,
@@ -377,108 +377,138 @@ def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.Argum
     command = args.cmd
     if command in ("call", "list"):
         return _shell(args, extra)
-    if command != "run" and extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    if command == "init":
-        from mcp_bdd.cli.scaffold import init
-
-        return init(Path.cwd(), command=args.command, url=args.url, app=args.app, force=args.force, name=args.name)
-    if command == "scaffold":
-        from mcp_bdd.cli.scaffold import scaffold
-
-        return scaffold(server=args.server, out_dir=args.out, force=args.force, transport=args.transport)
     if command == "run":
-        from mcp_bdd.cli.matrix import RunOptions, run_matrix
-
-        if args.profile:  # an unknown profile stops here, before any worker starts
-            from mcp_bdd.config import load_config
-
-            load_config(userdata={"profile": args.profile})
-            extra = ["-D", f"profile={args.profile}", *extra]
-        return run_matrix(
-            RunOptions(
-                transports=args.transport or [],
-                protocols=args.protocol or [],
-                jobs=args.jobs,
-                shard=args.shard,
-                report=args.report,
-                junit=args.junit,
-                title=args.title,
-                behave_args=extra,
-            )
-        )
-    if command == "probe":
-        from mcp_bdd.probe import ProbeOptions, probe
-
-        return probe(
-            ProbeOptions(
-                target=list(args.target),
-                server=args.server,
-                transport=args.transport,
-                protocol=args.protocol,
-                timeout=args.timeout,
-                headers=list(args.header),
-                baseline=args.baseline,
-                save_baseline=args.save_baseline,
-                as_json=args.json,
-                fail_on=args.fail_on,
-            )
-        )
-    if command == "check":
-        from mcp_bdd.check._command import CheckCommand, gate_arguments, list_checks, run_check_command
-
-        checks = [c for v in args.checks for c in v.split(",") if c]
-        if args.list:
-            return list_checks(checks=checks)
-        return run_check_command(
-            CheckCommand(
-                target=list(args.target),
-                server=args.server,
-                transport=args.transport,
-                protocol=args.protocol,
-                timeout=args.timeout,
-                headers=list(args.header),
-                only=[p for v in args.only for p in v.split(",") if p],
-                skip=[p for v in args.skip for p in v.split(",") if p],
-                allow_writes=args.allow_writes,
-                no_call=[t for v in args.no_call for t in v.split(",") if t],
-                fail_on=args.fail_on,
-                as_json=args.json,
-                sarif=args.sarif,
-                seed=args.seed,
-                min_description=args.min_description,
-                call_timeout=args.call_timeout,
-                contract=args.contract,
-                checks=checks,
-                **gate_arguments(args),
-            )
-        )
-    if command == "contract":
-        from mcp_bdd.check._command import run_contract_command
-
-        return run_contract_command(
-            args.action,
-            args.file,
-            list(args.target),
-            server=args.server,
-            transport=args.transport,
-            protocol=args.protocol,
-            timeout=args.timeout,
-            fail_on=args.fail_on,
-            as_json=args.json,
-        )
-    if command == "steps":
-        if args.editor:
-            return write_editor_files(args.editor)
-        return print_steps(markdown=args.markdown, project=args.project)
-    if command == "report":
-        print(
-            "mcp-bdd report: say what to do: `mcp-bdd report merge a.json b.json -o out.html`",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+        return _run(args, extra)
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    handler = _COMMANDS.get(command or "")
+    if handler is not None:
+        return handler(args)
     parser.print_help()
     return EXIT_USAGE
+
+
+def _connection(args: argparse.Namespace) -> dict[str, Any]:
+    """What every connecting command takes the same way: its target, server, transport, protocol,
+    timeout and headers."""
+    return {
+        "target": list(args.target),
+        "server": args.server,
+        "transport": args.transport,
+        "protocol": args.protocol,
+        "timeout": args.timeout,
+        "headers": list(getattr(args, "header", None) or []),  # `contract` connects as configured, without them
+    }
+
+
+def _listed(values: Sequence[str]) -> list[str]:
+    """A repeatable option's values, each of which may hold several, comma-separated."""
+    return [item for value in values for item in value.split(",") if item]
+
+
+def _init(args: argparse.Namespace) -> int:
+    from mcp_bdd.cli.scaffold import init
+
+    return init(Path.cwd(), command=args.command, url=args.url, app=args.app, force=args.force, name=args.name)
+
+
+def _scaffold(args: argparse.Namespace) -> int:
+    from mcp_bdd.cli.scaffold import scaffold
+
+    return scaffold(server=args.server, out_dir=args.out, force=args.force, transport=args.transport)
+
+
+def _run(args: argparse.Namespace, extra: list[str]) -> int:
+    from mcp_bdd.cli.matrix import RunOptions, run_matrix
+
+    if args.profile:  # an unknown profile stops here, before any worker starts
+        from mcp_bdd.config import load_config
+
+        load_config(userdata={"profile": args.profile})
+        extra = ["-D", f"profile={args.profile}", *extra]
+    options = RunOptions(
+        transports=args.transport or [],
+        protocols=args.protocol or [],
+        jobs=args.jobs,
+        shard=args.shard,
+        report=args.report,
+        junit=args.junit,
+        title=args.title,
+        behave_args=extra,
+    )
+    return run_matrix(options)
+
+
+def _probe(args: argparse.Namespace) -> int:
+    from mcp_bdd.probe import ProbeOptions, probe
+
+    return probe(
+        ProbeOptions(
+            **_connection(args),
+            baseline=args.baseline,
+            save_baseline=args.save_baseline,
+            as_json=args.json,
+            fail_on=args.fail_on,
+        )
+    )
+
+
+def _check(args: argparse.Namespace) -> int:
+    from mcp_bdd.check._command import CheckCommand, gate_arguments, list_checks, run_check_command
+
+    checks = _listed(args.checks)
+    if args.list:
+        return list_checks(checks=checks)
+    command = CheckCommand(
+        **_connection(args),
+        only=_listed(args.only),
+        skip=_listed(args.skip),
+        allow_writes=args.allow_writes,
+        no_call=_listed(args.no_call),
+        fail_on=args.fail_on,
+        as_json=args.json,
+        sarif=args.sarif,
+        seed=args.seed,
+        min_description=args.min_description,
+        call_timeout=args.call_timeout,
+        contract=args.contract,
+        checks=checks,
+        **gate_arguments(args),
+    )
+    return run_check_command(command)
+
+
+def _contract(args: argparse.Namespace) -> int:
+    from mcp_bdd.check._command import run_contract_command
+
+    connection = _connection(args)
+    del connection["headers"]
+    return run_contract_command(
+        args.action, args.file, connection.pop("target"), **connection, fail_on=args.fail_on, as_json=args.json
+    )
+
+
+def _steps(args: argparse.Namespace) -> int:
+    if args.editor:
+        return write_editor_files(args.editor)
+    return print_steps(markdown=args.markdown, project=args.project)
+
+
+def _report(args: argparse.Namespace) -> int:
+    print("mcp-bdd report: say what to do: `mcp-bdd report merge a.json b.json -o out.html`", file=sys.stderr)
+    return EXIT_USAGE
+
+
+#: each subcommand (but run, call and list, which take extra arguments) and what carries it out
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "init": _init,
+    "scaffold": _scaffold,
+    "probe": _probe,
+    "check": _check,
+    "contract": _contract,
+    "steps": _steps,
+    "report": _report,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
