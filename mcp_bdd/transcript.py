@@ -32,6 +32,7 @@ from mcp_bdd.secrets import dumps_masked, mask, mask_data
 __all__ = [
     "APP_BRIDGE_MIME",
     "ARROWS",
+    "GATE_PROBE_NAME",
     "HOOKS_MIME",
     "NOTIFICATION_BYTES",
     "NOTIFICATION_LIMIT",
@@ -51,6 +52,9 @@ __all__ = [
 
 #: One step's exchanges: a JSON list of `Exchange` dicts.
 TRANSCRIPT_MIME = "application/vnd.mcp-bdd.transcript+json"
+#: the tool, prompt and resource name `mcp-bdd check` asks for to see how a server answers an
+#: unknown one: its requests are the gate's, and the report's coverage map leaves them out
+GATE_PROBE_NAME = "mcp_bdd_check_no_such_name_9f3c"
 #: Exchanges the before hooks caused (before_scenario, a server started by a hook), before the steps.
 HOOKS_MIME = "application/vnd.mcp-bdd.transcript+json; phase=hooks"
 #: Exchanges after the steps: after_scenario hooks and teardown (sessions closed, servers stopped).

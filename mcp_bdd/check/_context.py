@@ -15,11 +15,12 @@ import mcp_types as types
 
 from mcp_bdd.errors import McpBddError, RequestRefused
 from mcp_bdd.session import Outcome, Session
+from mcp_bdd.transcript import GATE_PROBE_NAME
 
 __all__ = ["CheckContext", "CheckOptions", "ToolCall", "why_not_called"]
 
 #: A tool name no server has: calling it must be rejected.
-UNKNOWN_NAME = "mcp_bdd_check_no_such_name_9f3c"
+UNKNOWN_NAME = GATE_PROBE_NAME  # the report leaves its requests out of the coverage map
 
 
 @dataclass

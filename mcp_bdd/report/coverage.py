@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mcp_bdd.report.model import Exchange, Feature, Scenario, ServerSurface, walk_scenarios
+from mcp_bdd.transcript import GATE_PROBE_NAME
 
 __all__ = [
     "CoverageItem",
@@ -154,7 +155,7 @@ def compute_coverage(features: Iterable[Feature], surfaces: Iterable[ServerSurfa
                     server = servers[x.server] = _Server(None, x.server)
                 server.methods[x.method] = server.methods.get(x.method, 0) + 1
                 kind = _METHOD_KIND.get(x.method)
-                if kind is None or x.target is None:
+                if kind is None or x.target is None or GATE_PROBE_NAME in x.target:  # the gate's probe, not a use
                     continue
                 acc = server.slot(kind, x.target)
                 acc.calls += 1

@@ -273,7 +273,7 @@ def merge_surfaces(old: ServerSurface, new: ServerSurface) -> ServerSurface:
         name=pick(old.name, new.name),
         version=pick(old.version, new.version),
         protocol=pick(old.protocol, new.protocol),
-        transport=pick(old.transport, new.transport),
+        transport=_every(old.transport, new.transport),
         capabilities=pick(old.capabilities, new.capabilities),
         instructions=pick(old.instructions, new.instructions),
         tools=pick(old.tools, new.tools),
@@ -284,6 +284,13 @@ def merge_surfaces(old: ServerSurface, new: ServerSurface) -> ServerSurface:
         named_only=counts("named_only"),
         left_out=counts("left_out"),
     )
+
+
+def _every(old: str | None, new: str | None) -> str | None:
+    """Both transports a server was reached over, once each ("stdio, streamable-http"): a server
+    exercised over several is not shown as if one of them were all."""
+    seen = [t for t in (old or "").split(", ") if t]
+    return ", ".join([*seen, new] if new and new not in seen else seen) or None
 
 
 Parsed = tuple[Exchange, ...] | ServerSurface | StderrTail | Attachment

@@ -61,3 +61,31 @@ def test_uri_templates() -> None:
     assert not template_regex("shop://items/{id}").fullmatch("shop://items/42/more")
     assert template_regex("file:///{+path}").fullmatch("file:///a/b/c.txt")
     assert template_regex("a.b://{x}").fullmatch("a.b://1") and not template_regex("a.b://{x}").fullmatch("aXb://1")
+
+
+def test_the_gates_probe_of_an_unknown_name_is_not_a_use_of_the_server() -> None:
+    """`mcp-bdd check` (or its step) asks for a name no server has, to see how it answers: that
+    name was listed as an exercised tool, prompt and resource (issue: the first hour, item 11)."""
+    from mcp_bdd.transcript import GATE_PROBE_NAME
+
+    probed = scenario(
+        "f--gate",
+        exchanges=(
+            exchange(1, "request", "tools/call", {"name": GATE_PROBE_NAME, "arguments": {}}),
+            exchange(2, "request", "prompts/get", {"name": GATE_PROBE_NAME}),
+            exchange(3, "request", "resources/read", {"uri": f"mcp-bdd-check://{GATE_PROBE_NAME}"}),
+            exchange(4, "request", "tools/call", {"name": "add", "arguments": {}}),
+        ),
+    )
+    [cov] = compute_coverage([feature("f", probed)], [SURFACE])
+    assert [i.name for i in cov.items if i.calls] == ["add"]
+    assert all(GATE_PROBE_NAME not in i.name for i in cov.items)
+
+
+def test_a_server_reached_over_several_transports_shows_them_all() -> None:
+    from mcp_bdd.report.evidence import merge_surfaces
+
+    merged = ServerSurface(server="shop", transport="in-memory")
+    for transport in ("stdio", "streamable-http", "stdio"):
+        merged = merge_surfaces(merged, ServerSurface(server="shop", transport=transport))
+    assert merged.transport == "in-memory, stdio, streamable-http"

@@ -232,3 +232,19 @@ def test_the_page_speaks_plainly(sample_run: SampleRun) -> None:
     for jargon in ("surface", "listing pages", "-- @", "absorb", "portal", "transcript seq"):
         assert jargon not in words, jargon
     assert "Multiplying 4 by 5" in words  # outline rows by their values
+
+
+def test_a_coverage_tile_names_the_configured_server_and_an_empty_catalog_has_none() -> None:
+    """Three configured servers that all call themselves "shop" read as three tiles "of shop"; a
+    server with nothing in its catalog got "0 of 0" (issue: the first hour, item 11)."""
+    from mcp_bdd.report.model import ServerSurface
+
+    servers = (
+        ServerSurface(server="shop", name="shop", tools=({"name": "add"},)),
+        ServerSurface(server="shop-legacy", name="shop", tools=({"name": "add"},)),
+        ServerSurface(server="pdf", name="PDF Server", tools=()),
+    )
+    html = render_html([run(feature("f", scenario("f--s")), servers=servers)])
+    assert "tools, resources and prompts of shop used" in html
+    assert "tools, resources and prompts of shop-legacy (“shop”) used" in html
+    assert "0 of 0" not in html and "of pdf" not in html
