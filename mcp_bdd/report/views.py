@@ -394,6 +394,9 @@ class ServerView:
     surface: ServerSurface
     coverage: ServerCoverage | None
     identities: list[tuple[str, ServerSurface]]  # per run: transport/protocol may differ
+    #: an earlier server that calls itself by the same name (the same app configured again, over
+    #: another protocol or behind auth): this one lists only what differs from it, or was exercised
+    same_app_as: ServerView | None = None
 
     @property
     def id(self) -> str:
@@ -404,6 +407,18 @@ class ServerView:
         # a lookup per listed record: scanning the items for each made a large catalog quadratic
         items = self.coverage.items if self.coverage is not None else ()
         return {(i.kind, i.name): i for i in reversed(items)}
+
+    def shows(self, kind: str, field: str, key: str, record: dict[str, Any]) -> bool:
+        """Whether a catalog record gets a row here: always, unless the same app's first server
+        listed the same record and this server never exercised it."""
+        earlier = self.same_app_as
+        if earlier is None:
+            return True
+        item = self.item(kind, record.get(key))
+        if item is not None and item.exercised:
+            return True
+        theirs = getattr(earlier.surface, field) or ()
+        return not any(other.get(key) == record.get(key) and other == record for other in theirs)
 
     def item(self, kind: str, name: Any) -> CoverageItem | None:
         return self._items.get((kind, name))
@@ -787,7 +802,23 @@ def _servers(runs: Sequence[Run], features: Sequence[Feature]) -> list[ServerVie
         view.coverage = coverage.pop(view.surface.server, None)
     for rest in coverage.values():  # requests to servers that never sent their surface
         views.append(ServerView(ServerSurface(server=rest.server), rest, []))
+    _note_same_catalogs(views)
     return views
+
+
+def _note_same_catalogs(views: Sequence[ServerView]) -> None:
+    """A server that calls itself as an earlier one does is the same app configured again: it lists
+    only the records that differ from the first one's or that it exercised (three configurations of
+    one app made the report three catalogs long)."""
+    first: dict[str, ServerView] = {}
+    for view in views:
+        name = view.surface.name
+        if name is None:
+            continue
+        if name in first:
+            view.same_app_as = first[name]
+        else:
+            first[name] = view
 
 
 def current_entry(view: ReportView) -> Entry:

@@ -248,3 +248,19 @@ def test_a_coverage_tile_names_the_configured_server_and_an_empty_catalog_has_no
     assert "tools, resources and prompts of shop used" in html
     assert "tools, resources and prompts of shop-legacy (“shop”) used" in html
     assert "0 of 0" not in html and "of pdf" not in html
+
+
+def test_the_same_app_configured_again_lists_only_what_differs_or_was_exercised() -> None:
+    """shop, shop-legacy and shop-secure are one app: their catalogs were listed three times, and
+    made this project's report larger than its target."""
+    from mcp_bdd.report.model import ServerSurface
+
+    same = {"name": "add", "description": "Add two numbers"}
+    servers = (
+        ServerSurface(server="shop", name="shop", tools=(same, {"name": "pay", "description": "Pay for real"})),
+        ServerSurface(server="shop-legacy", name="shop", tools=(same, {"name": "pay", "description": "Simulated"})),
+    )
+    html = render_html([run(feature("f", scenario("f--s")), servers=servers)])
+    legacy = html[html.index('id="server-shop-legacy"') :]
+    assert "Simulated" in legacy and "Add two numbers" not in legacy  # the differing record only
+    assert 'href="#server-shop"' in legacy and "Add two numbers" in html[: html.index('id="server-shop-legacy"')]
