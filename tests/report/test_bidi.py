@@ -104,7 +104,7 @@ def test_bidi_controls_are_shown_not_applied(browser: Any, page: Path) -> None:
     text = browser.find_element("tag name", "body").text
     assert "Connected to shop\\u202e 1.0.0 over in-memory" in text  # our sentence reads as written
     assert "status \\u202dof an order" in text  # the scenario name
-    assert "tools, resources and prompts of shop\\u202e used by the scenarios" in text  # summary card
+    assert "tools, resources and prompts of shop (“shop\\u202e”) used by the scenarios" in text  # summary card: configured name, then its own
     assert "Order status\\u2067 of an order." in text  # the tool's description
     # the failure: its Actual value, and the call that produced it (drawn from the packed data)
     failure = browser.find_element("css selector", ".step.s-failed .failure")
