@@ -36,6 +36,7 @@ __all__ = [
     "at_least",
     "coerce_arguments",
     "column",
+    "content_kinds",
     "current_session",
     "docstring",
     "docstring_json",
@@ -432,3 +433,15 @@ def _listed_tool(st: ScenarioState, server: str, name: str) -> dict[str, Any] | 
     session = st.sessions.get(server)
     tools = session.tools if session is not None else None
     return next((t for t in tools or [] if t.get("name") == name), None)
+
+
+def content_kinds(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What a failure shows of content blocks (a result's, a prompt message's): each one's type and
+    MIME type or URI, never their data; the first 20."""
+    shown: list[dict[str, Any]] = []
+    for b in blocks[:20]:
+        inner = b.get("resource")
+        resource: dict[str, Any] = inner if isinstance(inner, dict) else {}
+        item = {"type": b.get("type"), "mimeType": b.get("mimeType"), "uri": b.get("uri") or resource.get("uri")}
+        shown.append({k: v for k, v in item.items() if v is not None})
+    return shown

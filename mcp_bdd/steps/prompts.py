@@ -18,6 +18,7 @@ from mcp_bdd.session import Outcome, Session
 from mcp_bdd.state import LastResult
 from mcp_bdd.steps._base import (
     argument_table,
+    content_kinds,
     current_session,
     expected_text,
     keep_result,
@@ -287,17 +288,6 @@ def _message_blocks(context: Any, n: int) -> tuple[str, list[dict[str, Any]]]:
     return last.name, [b for b in blocks if isinstance(b, dict)]
 
 
-def _shown(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A message's blocks as a failure shows them: type, MIME type, URI (never their data)."""
-    out: list[dict[str, Any]] = []
-    for b in blocks[:20]:
-        inner = b.get("resource")
-        resource: dict[str, Any] = inner if isinstance(inner, dict) else {}
-        item = {"type": b.get("type"), "mimeType": b.get("mimeType"), "uri": b.get("uri") or resource.get("uri")}
-        out.append({k: v for k, v in item.items() if v is not None})
-    return out
-
-
 @then('prompt message {n:Int} contains an image of type "{mime:Q}"')
 def step_prompt_image(context: Any, n: int, mime: str) -> None:
     """Check that one message of the prompt just got (counted from 1) is an image of a MIME type.
@@ -311,7 +301,7 @@ def step_prompt_image(context: Any, n: int, mime: str) -> None:
         raise ExpectationFailed(
             f'Prompt message {n} of "{name}" has no image of type {wanted}',
             expected=f'{{"type": "image", "mimeType": "{wanted}", "data": "<base64>"}}',
-            actual=_shown(blocks) or "(no content)",
+            actual=content_kinds(blocks) or "(no content)",
         )
     try:
         base64.b64decode(str(images[0].get("data", "")), validate=True)
@@ -338,7 +328,7 @@ def step_prompt_link(context: Any, n: int, uri: str) -> None:
         raise ExpectationFailed(
             f'Prompt message {n} of "{name}" has no link to {wanted}',
             expected=f'a resource_link (or an embedded resource) with the URI "{wanted}"',
-            actual=_shown(blocks) or "(no content)",
+            actual=content_kinds(blocks) or "(no content)",
         )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from mcp_bdd import matchers
 from mcp_bdd.errors import ExpectationFailed, UsageError, pretty, produced_by
 from mcp_bdd.state import LastResult
-from mcp_bdd.steps._base import docstring_json, expected_text, given, state, text, then, when
+from mcp_bdd.steps._base import content_kinds, docstring_json, expected_text, given, state, text, then, when
 
 
 def _last(context: Any) -> LastResult:
@@ -322,17 +322,6 @@ def _blocks(context: Any) -> list[dict[str, Any]]:
     return [b for b in blocks if isinstance(b, dict)]
 
 
-def _kinds(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What a failure shows of content blocks: their type and MIME type or URI, never their data."""
-    shown: list[dict[str, Any]] = []
-    for b in blocks[:20]:
-        inner = b.get("resource")
-        resource: dict[str, Any] = inner if isinstance(inner, dict) else {}
-        item = {"type": b.get("type"), "mimeType": b.get("mimeType"), "uri": b.get("uri") or resource.get("uri")}
-        shown.append({k: v for k, v in item.items() if v is not None})
-    return shown
-
-
 @then('the result contains an image of type "{mime:Q}"')
 def step_image(context: Any, mime: str) -> None:
     """Check for an image content block with a MIME type (and valid base64 data).
@@ -367,7 +356,7 @@ def step_resource_link(context: Any, uri: str) -> None:
     ]
     if wanted not in uris:
         raise ExpectationFailed(
-            f"No link to {wanted} in the result", expected=wanted, actual=uris or _kinds(_blocks(context))
+            f"No link to {wanted} in the result", expected=wanted, actual=uris or content_kinds(_blocks(context))
         )
 
 
@@ -383,7 +372,7 @@ def step_audio(context: Any, mime: str) -> None:
         raise ExpectationFailed(
             f"No audio of type {wanted} in the result",
             expected=f'a block {{"type": "audio", "mimeType": "{wanted}", "data": "<base64>"}}',
-            actual=_kinds(_blocks(context)) or "(no content blocks)",
+            actual=content_kinds(_blocks(context)) or "(no content blocks)",
             exchange=_exchange(context),
             tip="audio is a content block of its own (type audio), not a link to an audio resource.",
         )
@@ -401,7 +390,7 @@ def _embedded(context: Any, uri: str) -> dict[str, Any]:
     raise ExpectationFailed(
         f"No embedded resource {uri} in the result",
         expected=f'a block {{"type": "resource", "resource": {{"uri": "{uri}", ...}}}}',
-        actual=_kinds(_blocks(context)) or "(no content blocks)",
+        actual=content_kinds(_blocks(context)) or "(no content blocks)",
         exchange=_exchange(context),
         tip='a resource_link only names a resource; check it with "Then the result contains a link to the resource".',
     )
