@@ -774,8 +774,6 @@ class _Events(httpx2.AsyncByteStream):
         broke: str | None = None
         try:
             async for ready in self._whole_events(held):
-                if self.unanswered is not None:
-                    self._note(ready)
                 yield ready
         except httpx2.TransportError as exc:
             if self.unanswered is None:
@@ -789,14 +787,16 @@ class _Events(httpx2.AsyncByteStream):
         elif rest and broke is None:
             yield rest  # an event the stream ended in: the parser above decides what it is worth
 
-    def _note(self, ready: bytes) -> None:
-        """Whether the whole events in `ready` answer the POST's request, or make the stream resumable."""
-        for event in _events_of(ready):
+    def _passed(self, event: bytes) -> bytes:
+        """`event`, a whole one passed on; on a POST's stream, noted: whether it answers the request,
+        or makes the stream resumable (an id)."""
+        if self.unanswered is not None:
             if any(name == b"id" and value for name, value in _fields(event)):
                 self.resumable = True
             data = _event_data(event)
             if data is not None and b'"method"' not in data[:_QUOTE] and (b'"result"' in data or b'"error"' in data):
                 self.answered = True
+        return event
 
     async def _whole_events(self, held: list[bytes]) -> AsyncIterator[bytes]:
         """Whole events, each bounded; what is left of an unfinished one stays in `held`."""
@@ -823,21 +823,21 @@ class _Events(httpx2.AsyncByteStream):
                     size, skipping, tail = 0, True, b""
                     event = self.refuse(head, None)
                     if event is not None:
-                        ready.append(event)
+                        ready.append(self._passed(event))
                         replaced = True
                 if skipping:
                     tail = (tail + piece)[-_TAIL:]
                     if complete:
                         event = None if replaced else self.refuse(head, tail)
                         if event is not None:
-                            ready.append(event)
+                            ready.append(self._passed(event))
                         skipping = replaced = False
                     continue
                 held.append(piece)
                 size += len(piece)
                 if complete:
                     event = b"".join(held)
-                    ready.append(self.screen(event) or event)
+                    ready.append(self._passed(self.screen(event) or event))
                     held.clear()
                     size = 0
             edge = chunk[-3:]
