@@ -767,7 +767,7 @@ class Session(ClientSide):
         try:
             await self._exchange(request, outcome, waited, cancel_after is not None, on_progress, as_task)
         except BaseException as exc:
-            if not await self._met(exc, outcome, time.monotonic() - started >= waited * 0.95, bad_before):
+            if not await self._met(exc, outcome, (started, waited), bad_before):
                 raise
         outcome.elapsed_ms = (time.monotonic() - started) * 1000
         self._record_answer(outcome, limit, cancel_after)
@@ -808,13 +808,13 @@ class Session(ClientSide):
             _strictly_fits(outcome.method, outcome.raw)
         outcome.cancelled = cancellable and scope.cancelled_caught
 
-    async def _met(self, exc: BaseException, outcome: Outcome, waited_out: bool, bad_before: int) -> bool:
+    async def _met(self, exc: BaseException, outcome: Outcome, wait: tuple[float, float], bad_before: int) -> bool:
         """What the request met instead of an answer, into `outcome`; False for what must go on up
         (a cancellation from outside, Ctrl-C in behave's thread, a user's BaseException)."""
         if isinstance(exc, TimeoutError):
             self._timed_out(outcome, bad_before)
         elif isinstance(exc, MCPError):
-            await self._answered_with_error(exc, outcome, waited_out, bad_before)
+            await self._answered_with_error(exc, outcome, wait, bad_before)
         elif isinstance(exc, (ValidationError, _Unfit)):
             outcome.raw = None
             outcome.protocol_violation = True  # an answer came, but not one the protocol allows
@@ -836,10 +836,12 @@ class Session(ClientSide):
             return False
         return True
 
-    async def _answered_with_error(self, exc: MCPError, outcome: Outcome, waited_out: bool, bad_before: int) -> None:
+    async def _answered_with_error(
+        self, exc: MCPError, outcome: Outcome, wait: tuple[float, float], bad_before: int
+    ) -> None:
         """A JSON-RPC error: the server's own, or one the SDK or mcp-bdd stood in with for something
         else (a timeout the client measured, a connection that closed, a refusal, a broken answer)."""
-        if exc.code == types.REQUEST_TIMEOUT and waited_out:  # only the client's own: see _client_timed_out
+        if _client_timed_out(exc, *wait):  # (when the wait began, how long it was): only the client's own
             self._timed_out(outcome, bad_before)
         elif is_connection_closed(exc):
             # Not an answer from the server: it went away (crashed, exited) mid-request.
