@@ -802,11 +802,11 @@ def _servers(runs: Sequence[Run], features: Sequence[Feature]) -> list[ServerVie
         view.coverage = coverage.pop(view.surface.server, None)
     for rest in coverage.values():  # requests to servers that never sent their surface
         views.append(ServerView(ServerSurface(server=rest.server), rest, []))
-    _note_same_catalogs(views)
+    _note_same_apps(views)
     return views
 
 
-def _note_same_catalogs(views: Sequence[ServerView]) -> None:
+def _note_same_apps(views: Sequence[ServerView]) -> None:
     """A server that calls itself as an earlier one does is the same app configured again: it lists
     only the records that differ from the first one's or that it exercised (three configurations of
     one app made the report three catalogs long)."""
