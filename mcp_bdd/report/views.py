@@ -397,6 +397,7 @@ class ServerView:
     #: an earlier server that calls itself by the same name (the same app configured again, over
     #: another protocol or behind auth): this one lists only what differs from it, or was exercised
     same_app_as: ServerView | None = None
+    _records: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict, repr=False)
 
     @property
     def id(self) -> str:
@@ -417,8 +418,16 @@ class ServerView:
         item = self.item(kind, record.get(key))
         if item is not None and item.exercised:
             return True
-        theirs = getattr(earlier.surface, field) or ()
-        return not any(other.get(key) == record.get(key) and other == record for other in theirs)
+        return earlier.record(field, key, record.get(key)) != record
+
+    def record(self, field: str, key: str, name: Any) -> dict[str, Any] | None:
+        """This server's catalog record of a kind (`field`) by its name or URI (`key`), or None; a
+        lookup, as a large catalog asked of every record of another made the page quadratic."""
+        by_name = self._records.get(field)
+        if by_name is None:
+            records = getattr(self.surface, field) or ()
+            by_name = self._records[field] = {str(r.get(key)): r for r in reversed(records) if isinstance(r, dict)}
+        return by_name.get(str(name))
 
     def item(self, kind: str, name: Any) -> CoverageItem | None:
         return self._items.get((kind, name))
