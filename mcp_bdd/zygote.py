@@ -44,7 +44,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from mcp_bdd._lifelines import adopt_orphans, descendants, kill_all, server_lifelines, signal_group
+from mcp_bdd._process_tree import adopt_orphans, descendants, kill_all, server_lifelines, signal_group
 
 __all__ = ["run_zygote"]
 

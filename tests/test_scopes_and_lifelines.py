@@ -264,7 +264,7 @@ def test_kill_all_reaches_the_group_a_reaped_process_leaves_behind() -> None:
     running" alone would skip."""
     import subprocess
 
-    from mcp_bdd._lifelines import kill_all
+    from mcp_bdd._process_tree import kill_all
 
     leader = subprocess.Popen(
         ["sh", "-c", "sleep 600 & echo $!; read line"],  # exits when its stdin closes

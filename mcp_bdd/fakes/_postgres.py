@@ -35,8 +35,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mcp_bdd._lifelines import die_with_parent, signal_group
 from mcp_bdd._net import free_port
+from mcp_bdd._process_tree import die_with_parent, signal_group
 from mcp_bdd.errors import ServerStartError, UsageError, did_you_mean, split_lines, tail
 from mcp_bdd.fakes._database import check_headings, check_identifier, no_column
 from mcp_bdd.transcript import Transcript

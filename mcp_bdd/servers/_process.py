@@ -45,8 +45,8 @@ from typing import Any, Literal, NamedTuple
 
 import psutil
 
-from mcp_bdd._lifelines import descendants, keeper_lifelines, kill_all, server_lifelines, signal_group
 from mcp_bdd._net import accepts
+from mcp_bdd._process_tree import descendants, keeper_lifelines, kill_all, server_lifelines, signal_group
 from mcp_bdd.secrets import remember_argv
 from mcp_bdd.servers._keeper import parent_of
 from mcp_bdd.servers._lifeline import kill_marked, kill_sessions

@@ -23,7 +23,7 @@ PURE = {
     "mcp_bdd.matchers",
     "mcp_bdd.transcript",
     "mcp_bdd.config",
-    "mcp_bdd._lifelines",
+    "mcp_bdd._process_tree",
     "mcp_bdd._logs",
     "mcp_bdd.servers._lifeline",
 }
