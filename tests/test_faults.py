@@ -1866,7 +1866,7 @@ Feature: dies at start
 
 
 def test_kill_marked_finds_exactly_the_marked_processes_whatever_their_session() -> None:
-    from mcp_bdd.servers._lifeline import kill_marked, marked
+    from mcp_bdd._process_tree import kill_marked, marked
 
     mark = f"MCP_BDD_SERVER=test-{os.getpid()}-{time.monotonic_ns()}"
     env = dict(os.environ)
@@ -2835,9 +2835,9 @@ def test_a_daemon_is_stopped_with_its_server_even_when_the_server_exits_on_eof_f
     once on EOF was gone by then, and its daemon (adopted by it as a subreaper) went up to init:
     under load, the test of that daemon above failed 1 run in 5. Here the order is forced: the
     transport closes its stdin, the server exits, and only then does its stop begin."""
+    from mcp_bdd._process_tree import wait_exit
     from mcp_bdd.servers._framing import StdoutEvidence
     from mcp_bdd.servers._pipes import PipeTransport
-    from mcp_bdd.servers._process import wait_exit
     from mcp_bdd.servers._start import _pipes_of
 
     pidfile = tmp_path / "daemon.pid"

@@ -23,10 +23,10 @@ from behave_project import REPO
 
 import mcp_bdd.servers._start as start
 from mcp_bdd._net import free_port
+from mcp_bdd._process_tree import wait_exit
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import ServerStartError
 from mcp_bdd.servers import reap_all, start_server
-from mcp_bdd.servers._process import wait_exit
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from behave_project import Census, is_lifeline, make_project, run_behave
 
-from mcp_bdd.servers._process import ChildProcess, spawn, wait_exit
+from mcp_bdd._process_tree import wait_exit
+from mcp_bdd.servers._process import ChildProcess, spawn
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="the keeper needs prctl (Linux)"),

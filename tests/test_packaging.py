@@ -165,7 +165,8 @@ def test_init_then_behave_is_green_in_an_empty_folder_with_the_wheel(user_venv: 
 #: spawn a command as mcp-bdd spawns a server (under its keeper): the keeper's file and the exit code
 _KEPT_EXIT = """
 import os, pathlib
-from mcp_bdd.servers._process import spawn, wait_exit
+from mcp_bdd._process_tree import wait_exit
+from mcp_bdd.servers._process import spawn
 process = spawn(["sh", "-c", "exit 3"], env=dict(os.environ), cwd=".", stderr_path=pathlib.Path("kept.log"),
                 describe="sh", stdio=False)
 wait_exit(process.pid, 60)

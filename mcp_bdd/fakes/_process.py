@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mcp_bdd._process_tree import wait_exit
 from mcp_bdd.errors import ServerStartError, UsageError, tail, users_place
 from mcp_bdd.fakes._deadline import held, remaining
 from mcp_bdd.secrets import remember_environment, remember_mapping
@@ -107,8 +108,6 @@ class FakeProcess:
         compiled regular expression): for a program that says when it is ready and listens on no
         TCP port (a Unix socket, a worker). Raise ServerStartError, with its exit code and last
         output, if it exits first or `timeout` seconds pass (the default as `wait_for_port`'s)."""
-        from mcp_bdd.servers import wait_exit
-
         found = pattern.search if isinstance(pattern, re.Pattern) else lambda line: pattern in line
         shown = pattern.pattern if isinstance(pattern, re.Pattern) else pattern
         limit, where = _wait_limit(timeout), users_place(traceback.extract_stack()[:-1])
@@ -142,8 +141,6 @@ class FakeProcess:
         return f"{self._who()} {self._process.slow_stop}"
 
     def _ended_before(self, what: str, where: str, waited: str = "wait_for_port") -> str:
-        from mcp_bdd.servers import wait_exit
-
         wait_exit(self._process.pid, _REAPED)  # its keeper ends just after it, with its exit code
         code = self.returncode
         tip = _BACKGROUND if code == 0 else f"run the command by hand in {self.cwd} to see it fail."

@@ -30,7 +30,7 @@ from mcp_bdd.servers._framing import (
     holds_non_json_number,
     repeated_answer,
 )
-from mcp_bdd.servers._process import ChildProcess, lifeline, reap_all, spawn, stop_together, wait_exit
+from mcp_bdd.servers._process import ChildProcess, lifeline, reap_all, spawn, stop_together
 from mcp_bdd.servers._start import discard_prestarted, exit_0_tip, exit_at_start_tip, start_server
 
 __all__ = [
@@ -56,5 +56,4 @@ __all__ = [
     "spawn",
     "start_server",
     "stop_together",
-    "wait_exit",
 ]

@@ -16,11 +16,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from mcp_bdd._process_tree import wait_exit
 from mcp_bdd.errors import split_lines, tail
 from mcp_bdd.secrets import mask
 from mcp_bdd.servers._framing import StdoutEvidence
 from mcp_bdd.servers._pipes import PipeTransport
-from mcp_bdd.servers._process import ServerProcess, wait_exit
+from mcp_bdd.servers._process import ServerProcess
 
 __all__ = ["HttpServer", "InMemoryServer", "RemoteServer", "RunningServer", "StdioServer"]
 

@@ -25,54 +25,20 @@ that ends normally has removed it already), so `kill -9` of behave leaves no fil
 
 from __future__ import annotations
 
-import contextlib
 import os
-import select
 import shutil
 import signal
 import sys
-import time
 
+TYPE_CHECKING = False  # not typing's: this script starts in milliseconds
+if TYPE_CHECKING:
+    import mcp_bdd._process_tree as tree
+else:  # by its path: `import mcp_bdd._process_tree` would import the whole package first
+    from importlib.util import module_from_spec, spec_from_file_location
 
-def session_members(sids: set[int]) -> list[int]:
-    """Every process (but this one) whose session id is in `sids`: a server and all it started."""
-    members: list[int] = []
-    for pid in _others(os.listdir("/proc") if os.path.isdir("/proc") else _ps_pids()):
-        try:
-            if os.getsid(pid) in sids:
-                members.append(pid)
-        except OSError:
-            continue
-    return members
-
-
-def marked(entry: bytes) -> list[int]:
-    """Every process (but this one) whose environment holds `entry` (b"NAME=value") exactly.
-
-    The environment a process started with (what /proc shows) is inherited by all it starts,
-    whatever session or group they move to. Linux only: elsewhere the sessions must do."""
-    found: list[int] = []
-    for pid in _others(os.listdir("/proc") if os.path.isdir("/proc") else []):
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as fh:
-                if entry in fh.read().split(b"\0"):
-                    found.append(pid)
-        except OSError:
-            continue
-    return found
-
-
-def _others(entries: list[str]) -> list[int]:
-    """The pids among `entries` (names in /proc, or `ps` output), this process's left out."""
-    me = os.getpid()
-    return [int(e) for e in entries if e.isdigit() and int(e) != me]
-
-
-def _ps_pids() -> list[str]:  # systems without /proc (macOS)
-    import subprocess
-
-    out = subprocess.run(["ps", "-A", "-o", "pid="], capture_output=True, text=True, check=False).stdout
-    return out.split()
+    _spec = spec_from_file_location("_process_tree", os.path.join(os.path.dirname(__file__), "..", "_process_tree.py"))
+    tree = module_from_spec(_spec)
+    _spec.loader.exec_module(tree)
 
 
 def main() -> int:
@@ -91,9 +57,9 @@ def main() -> int:
         elif line[:1] == b"d" and os.path.isabs(line[1:]):
             dirs.append(line[1:])
     _leaders_end(sids)
-    kill_sessions(sids)
+    tree.kill_sessions(sids)
     for mark in marks:
-        kill_marked(mark)
+        tree.kill_marked(mark)
     for path in dirs:  # after the kill: a database server must not be writing into it any more
         shutil.rmtree(path, ignore_errors=True)
     return 0
@@ -104,53 +70,12 @@ LEADERS_GRACE = 3.0
 
 
 def _leaders_end(sids: set[int]) -> None:
-    """Wait (at most LEADERS_GRACE, woken by their pidfds) for each session's leader to end: a
-    server's keeper got SIGTERM as the test process died and is killing all below it, orphans in
-    no session of ours included; SIGKILL would cut that short. A leader that does not end is
-    killed with its session as before."""
-    fds = []
-    for sid in sids:
-        try:
-            fds.append(os.pidfd_open(sid))
-        except (AttributeError, OSError):
-            continue
-    deadline = time.monotonic() + LEADERS_GRACE
-    try:
-        pending = list(fds)
-        while pending and (left := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select(pending, [], [], left)
-            pending = [fd for fd in pending if fd not in ready]
-    finally:
-        for fd in fds:
-            os.close(fd)
-
-
-def kill_sessions(sids: set[int]) -> int:
-    """SIGKILL every process of these sessions; how many there were."""
-    return len(_kill(session_members(sids))) if sids else 0
-
-
-def kill_marked(entry: bytes, rounds: int = 3) -> int:
-    """SIGKILL every process whose environment holds `entry`; how many there were. Scanned again
-    while a scan finds some (at most `rounds` times): one may fork between a scan and its kill."""
-    killed: set[int] = set()
-    for _ in range(rounds):
-        # a killed process shows in /proc until it has exited (under load, a while): only new ones count
-        found = [pid for pid in marked(entry) if pid not in killed]
-        if not found:
-            break
-        killed |= _kill(found)
-    return len(killed)
-
-
-def _kill(pids: list[int]) -> set[int]:
-    """SIGKILL each of `pids`; the ones the signal reached."""
-    reached: set[int] = set()
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-            reached.add(pid)
-    return reached
+    """Wait (at most LEADERS_GRACE) for each session's leader to end: a server's keeper got SIGTERM
+    as the test process died and is killing all below it, orphans in no session of ours included;
+    SIGKILL would cut that short. A leader that does not end is killed with its session as before.
+    Only on Linux: elsewhere no leader learns that the test process died (no PR_SET_PDEATHSIG)."""
+    if sys.platform == "linux":
+        tree.wait_exits(sids, LEADERS_GRACE)
 
 
 if __name__ == "__main__":

@@ -46,10 +46,19 @@ from typing import Any, Literal, NamedTuple
 import psutil
 
 from mcp_bdd._net import accepts
-from mcp_bdd._process_tree import descendants, keeper_lifelines, kill_all, server_lifelines, signal_group
+from mcp_bdd._process_tree import (
+    descendants,
+    keeper_lifelines,
+    kill_all,
+    kill_marked,
+    kill_sessions,
+    server_lifelines,
+    signal_group,
+    signal_pid,
+    wait_exit,
+)
 from mcp_bdd.secrets import remember_argv
 from mcp_bdd.servers._keeper import parent_of
-from mcp_bdd.servers._lifeline import kill_marked, kill_sessions
 from mcp_bdd.servers._listeners import SPAWNED_BY, listens, spawned_by, stranger_on
 
 __all__ = [
@@ -59,11 +68,9 @@ __all__ = [
     "ServerProcess",
     "lifeline",
     "new_mark",
-    "pid_alive",
     "reap_all",
     "spawn",
     "stop_together",
-    "wait_exit",
 ]
 
 #: the environment variable that marks one server's processes, its helpers' included
@@ -80,53 +87,10 @@ EOF_GRACE = 1.0
 TERM_GRACE = 2.0
 
 
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def wait_exit(pid: int, timeout: float) -> bool:
-    """Wait until `pid` exits (or becomes a zombie); True if it did. Woken by the kernel, not polled."""
-    if timeout <= 0:
-        return not pid_alive(pid) or _is_zombie(pid)
-    try:
-        fd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return _poll_exit(pid, timeout)
-    try:
-        ready, _, _ = select.select([fd], [], [], timeout)
-        return bool(ready)
-    finally:
-        os.close(fd)
-
-
-def _poll_exit(pid: int, timeout: float) -> bool:  # kernels without pidfd_open (< 5.3), macOS
-    deadline = time.monotonic() + timeout
-    while pid_alive(pid) and not _is_zombie(pid):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] == b"Z"
-    except (OSError, IndexError):
-        return False
-
-
 def _signal_server(pid: int, sig: signal.Signals) -> None:
     """`sig` to the server's group and to the server (it may have left its group)."""
     signal_group(pid, sig)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, sig)
+    signal_pid(pid, sig)
 
 
 class Listening(NamedTuple):

@@ -17,8 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mcp_bdd._process_tree import wait_exit
 from mcp_bdd.errors import ServerStartError, tail
-from mcp_bdd.servers._process import ChildProcess, ServerProcess, on_reap, spawn, wait_exit
+from mcp_bdd.servers._process import ChildProcess, ServerProcess, on_reap, spawn
 
 __all__ = ["ForkedProcess", "Zygote", "zygote_for"]
 
