@@ -8,7 +8,7 @@ and the two settings that keep it from outliving the run.
 - Finding: `children` and `descendant_pids` (the kernel's own lists), `descendants` (the same as
   psutil handles, which a reused pid cannot fool), `session_members`, `marked`, `parent_of`.
 - Signalling: `signal_pid`, `signal_group`, `kill_pids`, `kill_all`, `kill_sessions`,
-  `kill_marked`.
+  `kill_marked`; and `kill_orphans`, for a subreaper (the keeper, the zygote).
 - Waiting: `wait_exit`, `wait_exits`, woken by the kernel (pidfds), polled where there are none.
 
 Why one module: a server's stop (servers/_process.py), its keeper (servers/_keeper.py), the run's
@@ -51,6 +51,7 @@ __all__ = [
     "keeper_lifelines",
     "kill_all",
     "kill_marked",
+    "kill_orphans",
     "kill_pids",
     "kill_sessions",
     "marked",
@@ -282,6 +283,22 @@ def kill_marked(entry: bytes, rounds: int = 3) -> int:
             break
         killed |= kill_pids(found)
     return len(killed)
+
+
+def kill_orphans(keep: Collection[int] = (), *, timeout: float) -> None:
+    """For a subreaper (the keeper, the zygote): SIGKILL each of its children but `keep` with all
+    below it, and reap them. Pass after pass: a killed process's children come up to it as it
+    dies (one that forked after the last look too). At most `timeout` seconds: a process stuck
+    in the kernel is left to the server's stop and the lifeline."""
+    deadline = time.monotonic() + timeout
+    while orphans := [pid for pid in children(os.getpid()) if pid not in keep]:
+        kill_pids([*orphans, *(below for orphan in orphans for below in descendant_pids(orphan))])
+        wait_exits(orphans, deadline - time.monotonic())
+        for orphan in orphans:
+            with contextlib.suppress(ChildProcessError):  # reaped already (an ignored SIGCHLD)
+                os.waitpid(orphan, os.WNOHANG)
+        if time.monotonic() >= deadline:
+            return
 
 
 # ---------------------------------------------------------------------------------------------

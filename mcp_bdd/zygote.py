@@ -44,7 +44,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from mcp_bdd._process_tree import adopt_orphans, descendants, kill_all, server_lifelines, signal_group
+from mcp_bdd._process_tree import adopt_orphans, children, kill_orphans, server_lifelines, signal_group
 
 __all__ = ["run_zygote"]
 
@@ -52,7 +52,7 @@ __all__ = ["run_zygote"]
 def run_zygote(spec: str, control_fd: int) -> int:
     _prepare(spec)
     adopt_orphans()  # see the module doc: what a crashed server orphans comes here, not to init
-    zygote = _Zygote(spec, socket.socket(fileno=control_fd), own=_children())
+    zygote = _Zygote(spec, socket.socket(fileno=control_fd), own=set(children(os.getpid())))
     try:
         zygote.serve()
     finally:
@@ -111,8 +111,8 @@ class _Zygote:
             if self.children.get(pid, 0) is None:  # a live server ended; an orphan's status is nobody's
                 self.children[pid] = os.waitstatus_to_exitcode(status)
                 ended = True
-        if ended:
-            _kill_orphans(self.live())
+        if ended:  # what it orphaned came up here as it ended (module doc)
+            kill_orphans(self.live(), timeout=ORPHANS_DEADLINE)
 
     def reply(self, data: dict[str, Any]) -> None:
         self.sock.sendall(json.dumps(data).encode() + b"\n")
@@ -169,12 +169,14 @@ class _Zygote:
         for pid in running:  # killed, it ends at once; its orphans come here as it does
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
-        _kill_orphans(self.own)
+        kill_orphans(self.own, timeout=ORPHANS_DEADLINE)
         self.reap()
 
 
 #: what `_Zygote._next_frame` returns when the control socket has closed
 _CLOSED = object()
+#: the longest the zygote spends killing and reaping orphans (a process stuck in the kernel)
+ORPHANS_DEADLINE = 5.0
 
 
 def _open_fds() -> dict[int, tuple[int, int, int]]:
@@ -262,42 +264,6 @@ def _locked_files() -> set[int]:
         with contextlib.suppress(ValueError):
             files.add(int(fields[5].rsplit(":", 1)[1]))
     return files
-
-
-def _kill_orphans(keep: set[int]) -> None:
-    """SIGKILL every child of the zygote but `keep` (the live servers it forked and what its own
-    imports started): orphans of crashed servers (module doc), and all they started. An orphan's
-    children come here as it dies (one that forked after we looked too): another pass takes them."""
-    for _ in range(5):
-        adopted = _children() - keep
-        if not adopted:
-            return
-        import psutil
-
-        orphans = []
-        for pid in adopted:
-            try:
-                orphan = psutil.Process(pid)  # our child: its pid cannot be reused before we reap it
-            except psutil.Error:
-                continue
-            kill_all([orphan, *descendants(pid)])
-            orphans.append(orphan)
-        psutil.wait_procs(orphans, timeout=1)  # reaps them: one deadline for all, not one each
-
-
-def _children() -> set[int]:
-    """The zygote's children: the kernel's own list (one small read after every server's exit,
-    where psutil scans every process on the machine), or psutil where there is none."""
-    try:
-        pids: set[int] = set()
-        for task in os.listdir("/proc/self/task"):
-            with open(f"/proc/self/task/{task}/children") as listed:
-                pids.update(int(pid) for pid in listed.read().split())
-        return pids
-    except OSError:
-        import psutil
-
-        return {child.pid for child in psutil.Process().children()}
 
 
 def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.socket, zygote: int) -> None:

@@ -9,7 +9,8 @@ one that *dies first* (a crash, or `kill -9` of the test process, whose PR_SET_P
 it at once) passed its orphans up — to the test process, which is no subreaper, hence to init,
 where nothing tells them from any other process. `app` servers are forked by the zygote, itself
 a subreaper that kills such orphans; a `command` server had nothing above it. Now it has this:
-a small stdlib-only Python process (~20–35 ms to start; no import of mcp_bdd or mcp; `-I -S`),
+a small stdlib-only Python process (~20–35 ms to start; `-I -S`: nothing of mcp_bdd or mcp but
+`_process_tree.py`, loaded by its path),
 spawned in the server's place, that forks and execs the server and then only waits.
 
 - It is the process mcp-bdd owns (pid, session, group): the server runs in its session and
@@ -35,8 +36,18 @@ import os
 import signal
 import sys
 
+TYPE_CHECKING = False  # not typing's: the keeper starts in milliseconds
+if TYPE_CHECKING:
+    import mcp_bdd._process_tree as tree
+else:  # by its path: `import mcp_bdd._process_tree` would import the whole package first
+    from importlib.util import module_from_spec, spec_from_file_location
+
+    _spec = spec_from_file_location("_process_tree", os.path.join(os.path.dirname(__file__), "..", "_process_tree.py"))
+    tree = module_from_spec(_spec)
+    _spec.loader.exec_module(tree)
+
 #: the longest the keeper waits for what it killed to be reaped (a process stuck in the kernel)
-REAP_DEADLINE = 10
+REAP_DEADLINE = 10.0
 
 
 class ParentGone(Exception):
@@ -58,12 +69,11 @@ def main(argv: list[str]) -> int:
         # never once it is reaped: its pid may belong to a stranger by then
         if server and server not in _statuses and not forwarded and _left_group(server):
             forwarded = True
-            _signal(server, signal.SIGTERM)  # the group's SIGTERM did not reach it
+            tree.signal_pid(server, signal.SIGTERM)  # the group's SIGTERM did not reach it
 
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # an inherited SIG_IGN would reap the server unseen
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    signal.signal(signal.SIGALRM, _stuck)
     try:
         if os.getppid() != parent:
             return 1  # the test process died while this one started: no server, nothing to keep
@@ -72,12 +82,13 @@ def main(argv: list[str]) -> int:
         if not server:
             return 127  # it could not fork: said on the report
         status = _wait_for(server)
-        _kill_tree()
+        # every other child is an orphan the server left (module doc)
+        tree.kill_orphans(timeout=REAP_DEADLINE)
         # the server's status is the answer now: a SIGTERM the teardown sends meanwhile must not
         # become ours (it stays pending, blocked, until the exit)
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     except ParentGone:
-        _kill_tree()
+        tree.kill_orphans(timeout=REAP_DEADLINE)  # the server among them
         return 1
     return _mirror(status)
 
@@ -119,18 +130,6 @@ def _say(report: int, line: str) -> None:
         os.write(report, line.encode())
 
 
-class Stuck(Exception):
-    """What the keeper killed was not reaped within REAP_DEADLINE (stuck in the kernel)."""
-
-
-_reaping = False  # whether a SIGALRM may interrupt: only inside `_kill_tree`'s loop
-
-
-def _stuck(_sig: int, _frame: object) -> None:
-    if _reaping:
-        raise Stuck
-
-
 _statuses: dict[int, int] = {}
 
 
@@ -145,75 +144,11 @@ def _wait_for(pid: int) -> int:
     return _statuses[pid]
 
 
-def _kill_tree() -> None:
-    """SIGKILL every descendant, pass after pass (a killed process's children come here as it
-    dies), and reap them; bounded, for a process stuck in the kernel."""
-    global _reaping
-    _reaping = True
-    signal.alarm(REAP_DEADLINE)
-    try:
-        while children := _children(os.getpid()):
-            for pid in children + [d for child in children for d in _descendants(child)]:
-                _signal(pid, signal.SIGKILL)
-            for _ in children:
-                try:
-                    ended, status = os.waitpid(-1, 0)
-                except ChildProcessError:
-                    break
-                _statuses[ended] = status
-    except Stuck:
-        pass  # the server's status is known: exit with it; the stop and the lifeline do the rest
-    finally:
-        _reaping = False  # before the alarm is cancelled: one that fires meanwhile is a no-op
-        signal.alarm(0)
-
-
-def _descendants(pid: int) -> list[int]:
-    found = []
-    for child in _children(pid):
-        found += [child, *_descendants(child)]
-    return found
-
-
-def _children(pid: int) -> list[int]:
-    """The kernel's list of `pid`'s children; on a kernel without it, every process whose parent
-    `pid` is (one scan of /proc)."""
-    pids: list[int] = []
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as listed:
-                pids += [int(child) for child in listed.read().split()]
-    except FileNotFoundError:
-        return [other for other in _all_pids() if parent_of(other) == pid]
-    except OSError:
-        pass
-    return pids
-
-
-def _all_pids() -> list[int]:
-    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
-
-
-def parent_of(pid: int) -> int:
-    """The parent pid of `pid` (0 when it is gone); also the spawner's check that a pid is still
-    the server's."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return int(stat.read().rsplit(b")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
 def _left_group(pid: int) -> bool:
     try:
         return os.getpgid(pid) != os.getpgid(0)
     except OSError:
         return False
-
-
-def _signal(pid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(OSError):  # gone already, or never ours
-        os.kill(pid, sig)
 
 
 def _mirror(status: int) -> int:

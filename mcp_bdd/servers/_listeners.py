@@ -29,6 +29,7 @@ from typing import Any
 
 import psutil
 
+from mcp_bdd._process_tree import descendant_pids
 from mcp_bdd.secrets import mask
 
 __all__ = ["SPAWNED_BY", "listens", "spawned_by", "stranger_on"]
@@ -85,8 +86,8 @@ def stranger_on(port: int, server_pid: int) -> str | None:
 def listening_instead(server_pid: int) -> list[str]:
     """The TCP addresses the server's process and its descendants listen on ("127.0.0.1:8001",
     "[::1]:8000"): where a server that never answered on the port it was given went instead."""
+    tree = {server_pid, *descendant_pids(server_pid)}
     try:
-        tree = {server_pid, *(p.pid for p in psutil.Process(server_pid).children(recursive=True))}
         conns = psutil.net_connections(kind="inet")
     except (psutil.Error, OSError):
         return []

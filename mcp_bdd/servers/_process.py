@@ -52,13 +52,13 @@ from mcp_bdd._process_tree import (
     kill_all,
     kill_marked,
     kill_sessions,
+    parent_of,
     server_lifelines,
     signal_group,
     signal_pid,
     wait_exit,
 )
 from mcp_bdd.secrets import remember_argv
-from mcp_bdd.servers._keeper import parent_of
 from mcp_bdd.servers._listeners import SPAWNED_BY, listens, spawned_by, stranger_on
 
 __all__ = [

@@ -4,13 +4,15 @@ An equivalent of import-linter's contracts, in a page: each module imports only 
 modules its row of ARCHITECTURE.md's table allows (the test reads the table); no import circles
 inside `mcp_bdd`; pure
 modules import neither behave nor the MCP SDK; the report never reaches into steps, sessions or
-servers; private SDK internals only through `mcp_bdd._sdk`.
+servers; private SDK internals only through `mcp_bdd._sdk`; the scripts that start in
+milliseconds load the stdlib alone.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "mcp_bdd"
@@ -25,8 +27,14 @@ PURE = {
     "mcp_bdd.config",
     "mcp_bdd._process_tree",
     "mcp_bdd._logs",
+    "mcp_bdd.servers._keeper",
     "mcp_bdd.servers._lifeline",
 }
+#: the keeper and the lifeline run as scripts (`python -I -S`, started in milliseconds), and load
+#: `_process_tree` by its path: all three load the stdlib alone, without typing
+SCRIPTS = ("mcp_bdd._process_tree", "mcp_bdd.servers._keeper", "mcp_bdd.servers._lifeline")
+#: what a script may import as it loads: the stdlib, less `typing` (milliseconds at every start)
+STDLIB = frozenset(sys.stdlib_module_names) - {"typing"}
 #: the report is a formatter over a typed model: it reads attachments, never the live machinery
 REPORT_MAY_NOT = ("mcp_bdd.steps", "mcp_bdd.session", "mcp_bdd.servers", "mcp_bdd.runtime", "mcp", "mcp_types")
 
@@ -121,6 +129,37 @@ def test_pure_modules_import_neither_behave_nor_the_sdk() -> None:
         for name in PURE
     }
     assert {k: v for k, v in bad.items() if v} == {}
+
+
+def _loading_imports(body: list[ast.stmt]) -> set[str]:
+    """The top-level modules a module's body imports as it loads: not in functions or classes,
+    nor under `if TYPE_CHECKING:` (mypy's alone)."""
+    found: set[str] = set()
+    for node in body:
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            found.add((node.module or "").split(".")[0])
+        elif isinstance(node, ast.If):
+            checking = isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+            found |= _loading_imports(node.orelse if checking else node.body + node.orelse)
+        elif isinstance(node, ast.Try | ast.With):
+            found |= _loading_imports(node.body)
+    return found
+
+
+def test_the_scripts_load_the_stdlib_alone() -> None:
+    modules = _modules()
+    bad = {
+        name: sorted(m for m in _loading_imports(ast.parse(modules[name].read_text()).body) if m not in STDLIB)
+        for name in SCRIPTS
+    }
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_the_script_check_would_see_a_package_or_typing() -> None:
+    source = "import os\nif TYPE_CHECKING:\n    import psutil\nelse:\n    import typing\ndef f():\n    import mcp\n"
+    assert sorted(m for m in _loading_imports(ast.parse(source).body) if m not in STDLIB) == ["typing"]
 
 
 def test_the_report_never_imports_steps_sessions_servers_or_the_sdk() -> None:
