@@ -36,9 +36,8 @@ if TYPE_CHECKING:
 else:  # by its path: `import mcp_bdd._process_tree` would import the whole package first
     from importlib.util import module_from_spec, spec_from_file_location
 
-    _spec = spec_from_file_location("_process_tree", os.path.join(os.path.dirname(__file__), "..", "_process_tree.py"))
-    tree = module_from_spec(_spec)
-    _spec.loader.exec_module(tree)
+    tree = module_from_spec(spec := spec_from_file_location("tree", f"{os.path.dirname(__file__)}/../_process_tree.py"))
+    spec.loader.exec_module(tree)
 
 
 def main() -> int:
