@@ -13,9 +13,9 @@ and the two settings that keep it from outliving the run.
 
 Why one module: a server's stop (servers/_process.py), its keeper (servers/_keeper.py), the run's
 lifeline (servers/_lifeline.py), the zygote, the fakes and `mcp-bdd run` all do these things, and
-each had grown its own copy (two ways to list a tree, three kill loops, two pidfd waits, two
-readers of /proc/PID/stat), each with its own gaps: a kernel without children lists, an fd past
-1024, a reaped pid.
+each had grown its own copy (three ways to list children, two loops killing a subreaper's
+orphans, two pidfd waits, two readers of /proc/PID/stat), each with its own gaps: where the
+kernel keeps no children lists, where there are no pidfds, an fd past 1024.
 
 Stdlib only at import, without even `typing` (milliseconds at every server start): the keeper
 (`python -I -S`) and the lifeline run as scripts and load this file by its path, as they may import
@@ -23,8 +23,9 @@ nothing of mcp_bdd or mcp. psutil is imported only where a handle is asked for (
 `kill_all`) and to list children where there is no /proc (macOS), never in the keeper (Linux).
 
 Not here: what a stop means (EOF, then SIGTERM, then SIGKILL, and their grace periods:
-servers/_process.py), who listens on a port (servers/_listeners.py), the keeper's and the
-lifeline's own protocols.
+servers/_process.py; `mcp-bdd run`'s workers: cli/matrix.py; the PostgreSQL fake's fast
+shutdown), a wait inside the event loop (servers/_pipes.py waits on a pidfd with anyio), who
+listens on a port (servers/_listeners.py), the keeper's and the lifeline's own protocols.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import select
 import signal
 import time
 
-TYPE_CHECKING = False  # typing's own costs the keeper milliseconds at every start (mypy reads this one too)
+TYPE_CHECKING = False  # not typing's, which costs the keeper milliseconds at every start; mypy reads it alike
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable
 
@@ -307,7 +308,7 @@ def kill_orphans(keep: Collection[int] = (), *, timeout: float) -> None:
 
 def wait_exit(pid: int, timeout: float) -> bool:
     """Wait until `pid` exits (or becomes a zombie), at most `timeout` seconds (0: just look);
-    True if it did. Woken by the kernel, not polled."""
+    True if it did. As `wait_exits`: woken by the kernel where it can be."""
     return not wait_exits([pid], timeout)
 
 
@@ -324,7 +325,7 @@ def wait_exits(pids: Iterable[int], timeout: float) -> list[int]:
                 watched[os.pidfd_open(pid)] = pid
             except ProcessLookupError:
                 continue  # gone already
-            except (AttributeError, OSError):
+            except (AttributeError, OSError):  # no pidfds here, or no fd left
                 polled.append(pid)
         running = [watched[fd] for fd in _unready(list(watched), deadline)]
     finally:

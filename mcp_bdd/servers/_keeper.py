@@ -10,8 +10,8 @@ it at once) passed its orphans up — to the test process, which is no subreaper
 where nothing tells them from any other process. `app` servers are forked by the zygote, itself
 a subreaper that kills such orphans; a `command` server had nothing above it. Now it has this:
 a small stdlib-only Python process (~20–35 ms to start; `-I -S`: nothing of mcp_bdd or mcp but
-`_process_tree.py`, loaded by its path),
-spawned in the server's place, that forks and execs the server and then only waits.
+`_process_tree.py`, loaded by its path), spawned in the server's place, that forks and execs the
+server and then only waits.
 
 - It is the process mcp-bdd owns (pid, session, group): the server runs in its session and
   group, so the one teardown path (servers/_process.py) reaches both unchanged.
@@ -19,8 +19,9 @@ spawned in the server's place, that forks and execs the server and then only wai
   ignores SIGTERM sent to the group (the server got it too; one that left the group gets it
   forwarded).
 - When the server exits, every other child of the keeper is an orphan the server left: they are
-  killed, with all they started, before the keeper exits with the server's own status (the same
-  exit code, or death by the same signal), so mcp-bdd reads the server's exit as it did.
+  killed, with all they started (`kill_orphans`, as the zygote kills its own), before the
+  keeper exits with the server's own status (the same exit code, or death by the same signal),
+  so mcp-bdd reads the server's exit as it did.
 - When the test process dies, even by `kill -9`, the kernel sends the keeper SIGTERM
   (PR_SET_PDEATHSIG, set by the spawner with PR_SET_CHILD_SUBREAPER): it kills the whole tree.
 - On REPORT_FD it writes the server's pid (a line), and the server's exec closes it: the spawner

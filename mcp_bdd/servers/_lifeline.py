@@ -1,8 +1,9 @@
 """The run's lifeline: a tiny watchdog that kills the run's server sessions if the run dies.
 
 Run as a script (`python -I .../_lifeline.py`), not as part of the package: it must start in
-milliseconds and import nothing of mcp_bdd or mcp. The test process writes `+SID` / `-SID` lines
-on its stdin as it starts and stops servers. EOF on stdin means the test process is gone —
+milliseconds and import nothing of mcp_bdd or mcp but `_process_tree.py` (stdlib only, loaded by
+its path), which finds, waits for and kills. The test process writes `+SID` / `-SID` lines on
+its stdin as it starts and stops servers. EOF on stdin means the test process is gone —
 finished normally (nothing is left registered) or killed, even with `kill -9`, which no handler
 in the test process can see. Then every process of every registered session (the server, and
 the helpers *it* started: `sh -c`, `npx`, `uv run` wrappers, daemons that left its process

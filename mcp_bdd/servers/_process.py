@@ -24,6 +24,9 @@ run; PR_SET_PDEATHSIG = SIGTERM, on which it kills all below it; its exit is the
 and is registered with the run's lifeline (`_lifeline.py`), which kills the whole session of
 every registered server when the test process dies. Waiting uses pidfds
 (woken by the kernel when the process exits), not sleeps.
+
+How a tree is found, signalled, waited for and killed is `mcp_bdd._process_tree`'s, shared with
+the keeper, the lifeline and the zygote; what a stop does with it, and in what order, is here.
 """
 
 from __future__ import annotations
