@@ -67,7 +67,9 @@ def _connect_options(command: argparse.ArgumentParser, *, server: bool = True, h
         )
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; for another `command` than check, without the options only check
+    reads (they come from mcp_bdd.check, an import every other command can do without)."""
     parser = argparse.ArgumentParser(
         prog="mcp-bdd",
         description="Behaviour-driven acceptance tests for MCP servers: one spec, every transport.",
@@ -256,9 +258,10 @@ def _parser() -> argparse.ArgumentParser:
         help="also run a project's own @check functions: a module importable from here, or a .py file",
     )
     check.add_argument("--list", action="store_true", help="list the checks and exit")
-    from mcp_bdd.check._command import add_gate_arguments  # imports nothing heavy (the checks load lazily)
+    if command in (None, "check"):
+        from mcp_bdd.check._command import add_gate_arguments  # the checks themselves load lazily
 
-    add_gate_arguments(check)
+        add_gate_arguments(check)
 
     contract = add(
         "contract",
@@ -519,7 +522,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args_list[:2] == ["report", "merge"]:
             return _report_merge(args_list[2:])
-        parser = _parser()
+        parser = _parser(args_list[0] if args_list else None)
         # `call` / `list`: after `--` comes the server's own command line, never parsed as our options.
         split = args_list[:1] in (["call"], ["list"]) and "--" in args_list
         ours = args_list[: args_list.index("--")] if split else args_list
@@ -630,4 +633,3 @@ def print_steps(*, markdown: bool, project: bool, out: TextIO | None = None) -> 
             runpy.run_path(str(file), run_name=f"steps.{file.stem}")
     stream.write(catalog(step_registry.registry.steps, markdown=markdown))
     return EXIT_OK
-
