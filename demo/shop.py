@@ -49,6 +49,7 @@ from typing import Annotated, Any, Literal
 
 import anyio
 import httpx2
+from mcp.server.caching import CacheHint
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
@@ -76,9 +77,12 @@ from mcp_types import (
     CompletionArgument,
     CompletionContext,
     CreateMessageResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
     EmbeddedResource,
     EmptyResult,
     Icon,
+    InputRequiredResult,
     ListRootsResult,
     LoggingLevel,
     PromptReference,
@@ -230,6 +234,35 @@ class ConfirmDeleteResult(BaseModel):
     confirm: bool | None
     reason: str | None
     deleted: bool
+
+
+class GiftRecipient(BaseModel):
+    """What `send_gift` asks the user first (the elicitation's requested schema)."""
+
+    name: str = Field(description="Who is the gift for?")
+
+
+class Gift(BaseModel):
+    product_id: str
+    recipient: str
+    card: str
+
+
+class ExportTarget(BaseModel):
+    """What `export_catalog` asks the user (beside the client's roots, in the same round)."""
+
+    file_name: str = Field(description="File name for the export")
+
+
+class CatalogExport(BaseModel):
+    path: str
+    products: int
+
+
+class Occasion(BaseModel):
+    """What the `gift_note` prompt asks the user (the elicitation's requested schema)."""
+
+    occasion: str = Field(description="What is the occasion?")
 
 
 class Summary(BaseModel):
@@ -587,6 +620,22 @@ class _Subscriptions:
             await connection.send_resource_updated(uri)  # best-effort, never raises
 
 
+async def _occasion(ctx: Context[Any, Any]) -> str | InputRequiredResult:
+    """The occasion the user gave, or (on 2026-07-28, before they did) the question. A prompt has no
+    resolvers: it reads the answer from the resent request itself, and asks again without one."""
+    answer = (ctx.input_responses or {}).get("occasion")
+    content = getattr(answer, "content", None)
+    if isinstance(content, dict) and isinstance(content.get("occasion"), str):
+        return str(content["occasion"])
+    question = "What is the occasion?"
+    if (ctx.protocol_version or "") < "2026-07-28":
+        result = await ctx.elicit(question, Occasion)
+        return result.data.occasion if result.action == "accept" else "no particular occasion"
+    schema = Occasion.model_json_schema()
+    params = ElicitRequestFormParams(message=question, requested_schema=schema)
+    return InputRequiredResult(input_requests={"occasion": ElicitRequest(params=params)})
+
+
 def _require_client_feature(
     ctx: Context[Any, Any], feature: Literal["sampling", "elicitation", "roots"], tool: str
 ) -> None:
@@ -624,7 +673,12 @@ def create_server() -> MCPServer:
     payments_url = os.environ.get("PAYMENTS_URL") or None
     subscriptions = _Subscriptions()
 
-    server = MCPServer("shop", version="1.0.0", instructions=INSTRUCTIONS, **protection_from_env())
+    # Caching hints (2026-07-28): the prompts and the resource templates never change while the shop
+    # runs, so any client may keep them an hour and share them; everything else may change at once
+    # (the admin tools, the catalogue), so it is stale at once and private (the SDK's default).
+    hour = CacheHint(ttl_ms=3_600_000, scope="public")
+    hints: dict[Any, CacheHint] = {"prompts/list": hour, "resources/templates/list": hour}
+    server = MCPServer("shop", version="1.0.0", instructions=INSTRUCTIONS, cache_hints=hints, **protection_from_env())
     lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
     # MCPServer has no public hook for these 2025-11-25 features; register them on its lowlevel server.
     lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscriptions.subscribe)
@@ -844,6 +898,48 @@ def create_server() -> MCPServer:
         entries = [RootEntry(uri=str(root.uri), name=root.name) for root in roots.roots]
         return RootsReport(uris=[entry.uri for entry in entries], roots=entries)
 
+    # ---- several questions: in one round when independent, in two when one needs the other's answer
+
+    def gift_recipient(ctx: Context) -> Elicit[GiftRecipient]:
+        _require_client_feature(ctx, "elicitation", "send_gift")
+        return Elicit("Who is the gift for?", GiftRecipient)
+
+    def gift_card(recipient: Annotated[GiftRecipient, Resolve(gift_recipient)], ctx: Context) -> Sample:
+        _require_client_feature(ctx, "sampling", "send_gift")
+        note = f"Write a one-line gift card for {recipient.name}."
+        return Sample([SamplingMessage(role="user", content=TextContent(type="text", text=note))], max_tokens=100)
+
+    @server.tool(annotations=writes)
+    def send_gift(
+        product_id: str,
+        recipient: Annotated[GiftRecipient, Resolve(gift_recipient)],
+        card: Annotated[CreateMessageResult, Resolve(gift_card)],
+    ) -> Gift:
+        """Send a product as a gift: asks the user who it is for, then the client's LLM for the card."""
+        store.stock(product_id)  # an unknown product fails before anything is asked
+        content = card.content
+        text = content.text if isinstance(content, TextContent) else str(content)
+        return Gift(product_id=product_id, recipient=recipient.name, card=text)
+
+    def export_target(ctx: Context) -> Elicit[ExportTarget]:
+        _require_client_feature(ctx, "elicitation", "export_catalog")
+        return Elicit("Name the export file.", ExportTarget)
+
+    def export_roots(ctx: Context) -> ListRoots:
+        _require_client_feature(ctx, "roots", "export_catalog")
+        return ListRoots()
+
+    @server.tool(annotations=writes)
+    def export_catalog(
+        target: Annotated[ExportTarget, Resolve(export_target)],
+        roots: Annotated[ListRootsResult, Resolve(export_roots)],
+    ) -> CatalogExport:
+        """Export the catalogue to a file in the client's first root; asks the file name and the roots at once."""
+        if not roots.roots:
+            raise ToolError("export_catalog needs a client root to write to; the client exposes none.")
+        folder = str(roots.roots[0].uri).rstrip("/")
+        return CatalogExport(path=f"{folder}/{target.file_name}", products=len(store.products()))
+
     # ---- runtime tool list changes
 
     def purge_orders() -> PurgeReport:
@@ -896,6 +992,14 @@ def create_server() -> MCPServer:
                 f"total {order.total}. Status: {order.status}."
             ),
         ]
+
+    @server.prompt()
+    async def gift_note(product_id: str, ctx: Context) -> list[Message] | InputRequiredResult:
+        """Draft a gift note for a product; asks the user for the occasion first (elicitation)."""
+        occasion = await _occasion(ctx)
+        if isinstance(occasion, InputRequiredResult):
+            return occasion
+        return [UserMessage(f"Write a short gift note to go with {product_id}, for {occasion}.")]
 
     @server.prompt()
     def greeting(name: str) -> str:

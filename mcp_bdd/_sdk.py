@@ -100,10 +100,12 @@ async def send_stamped(
     return raw
 
 
-async def run_input_required(
-    low: Any, request: Any, first_raw: dict[str, Any], send: Callable[[Any], Awaitable[dict[str, Any]]]
-) -> dict[str, Any]:
-    """Answer the embedded requests of an input-required result and resend until a final result."""
+Resend = Callable[[dict[str, Any] | None, str | None], Awaitable[dict[str, Any]]]
+
+
+async def run_input_required(low: Any, first_raw: dict[str, Any], resend: Resend) -> dict[str, Any]:
+    """Answer the embedded requests of an input-required result, and `resend(responses, state)`
+    (the responses as JSON) until a final result; the raw final result."""
     first = types.InputRequiredResult.model_validate(first_raw, by_name=False)
 
     async def dispatch(key: str, inner: Any) -> Any:
@@ -111,14 +113,19 @@ async def run_input_required(
         return await low.dispatch_input_request(ctx, inner)
 
     async def retry(responses: Any, state: str | None) -> Any:
-        params = request.params.model_copy(update={"input_responses": responses, "request_state": state})
-        result = await send(request.model_copy(update={"params": params}))
+        answers = None if responses is None else {k: _json(v) for k, v in responses.items()}
+        result = await resend(answers, state)
         if result.get("resultType") == "input_required":
             return types.InputRequiredResult.model_validate(result, by_name=False)
         return result
 
     final: dict[str, Any] = await run_input_required_driver(first, dispatch=dispatch, retry=retry)
     return final
+
+
+def _json(value: Any) -> Any:
+    dumped = value.model_dump(by_alias=True, mode="json", exclude_none=True) if hasattr(value, "model_dump") else value
+    return dumped
 
 
 def answer_key(request_id: Any) -> Any:

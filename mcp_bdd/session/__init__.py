@@ -8,6 +8,7 @@ Timeline         the notifications of a session, with waiting on arrival
 listen streams   2026-07-28 `subscriptions/listen` (open_stream, covers, listening)
 cancel_pending   end of a run: cancel the session hops an interruption left running (`_hop`)
 stalled          whether a hop outlived its deadline: the run's event loop may be blocked for good
+input rounds     2026-07-28 input-required rounds, noted per request, and the client's deviations (`_rounds`)
 tasks            tool calls answered with a task (`_tasks`): call, follow, cancel, list, fetch the result
 """
 
@@ -17,6 +18,7 @@ from mcp_bdd.session._hop import cancel_pending, stalled
 from mcp_bdd.session._listen import ListenFailed, covers, listening, open_stream
 from mcp_bdd.session._outcome import Outcome, Refusal, result_text, unwrap
 from mcp_bdd.session._persona import ELICITATION, SAMPLING, Persona, coerce_elicitation, coerce_value, schema_types
+from mcp_bdd.session._rounds import DEVIATIONS, Deviation, InputRound
 from mcp_bdd.session._session import Session
 from mcp_bdd.session._tasks import (
     TASK_STATUSES,
@@ -34,11 +36,14 @@ from mcp_bdd.session._tasks import (
 from mcp_bdd.session._timeline import KEEP, KEEP_BYTES, Timeline
 
 __all__ = [
+    "DEVIATIONS",
     "ELICITATION",
     "KEEP",
     "KEEP_BYTES",
     "SAMPLING",
     "TASK_STATUSES",
+    "Deviation",
+    "InputRound",
     "ListenFailed",
     "Outcome",
     "Persona",

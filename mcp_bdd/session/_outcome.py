@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
 
 from mcp_bdd.errors import unwrap
 from mcp_bdd.servers import PROTOCOL_MARK
+from mcp_bdd.session._rounds import InputRound
 
 __all__ = [
     "CREDENTIALS_TIP",
@@ -151,6 +152,8 @@ class Outcome:
     #: a timed-out request's server had written lines on stdout that were not JSON-RPC: what they
     #: were (`RunningServer.stdout_evidence`), the likelier cause than a slow server
     stdout_evidence: str = ""
+    #: the input-required rounds the answer took (2026-07-28), in order; empty for a direct answer
+    rounds: list[InputRound] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -17,6 +17,7 @@ import mcp_types as types
 from mcp_bdd._sdk import ClientRequestContext, Dispatch, intercept_input_requests
 from mcp_bdd.errors import UsageError
 from mcp_bdd.session._outcome import dump
+from mcp_bdd.session._rounds import Deviation
 from mcp_bdd.session._timeline import Timeline
 from mcp_bdd.transcript import Transcript, Weight
 
@@ -42,6 +43,9 @@ class Persona:
     url_elicitation: str | None = None
     #: sampling declares `sampling.tools`: the server may send tools and toolChoice with its requests
     sampling_tools: bool = False
+    #: what the client does wrong on purpose in input-required rounds (`_rounds.DEVIATIONS`), to test
+    #: that the server refuses it ("Given the client tampers with the request state")
+    input_deviation: Deviation | None = None
 
     def empty(self) -> bool:
         return (

@@ -32,6 +32,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.extension import ClientExtension, advertise
 from mcp.shared.exceptions import MCPError
+from mcp_types.methods import CACHEABLE_METHODS
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 
@@ -42,6 +43,7 @@ from mcp_bdd._sdk import (
     answer_key,
     restamp_log_level,
     run_input_required,
+    send_stamped,
     unsupported_version,
     watch_repeated_answers,
 )
@@ -80,6 +82,7 @@ from mcp_bdd.session._outcome import (
     unwrap,
 )
 from mcp_bdd.session._persona import ClientSide, Persona
+from mcp_bdd.session._rounds import InputRounds, rounds_allowed
 from mcp_bdd.session._tasks import asks_for_task, send_as_task
 from mcp_bdd.session._timeline import Timeline
 from mcp_bdd.transcript import Transcript, Weight
@@ -87,6 +90,7 @@ from mcp_bdd.transcript import Transcript, Weight
 __all__ = ["Session"]
 
 _RAW: Any = TypeAdapter(dict[str, Any])
+_HINTS = ("ttlMs", "cacheScope")
 T = TypeVar("T")
 _MAX_PAGES = 1000
 
@@ -132,6 +136,9 @@ class Session(ClientSide):
         self.client: Client | None = None
         self._cm: Any = None  # the portal future of the session's lifetime task
         self.tools: list[dict[str, Any]] | None = None
+        #: the caching hints (`ttlMs`, `cacheScope`: 2026-07-28) of the last answer to each cacheable
+        #: method, as sent: a listing's last page
+        self.cache_hints: dict[str, dict[str, Any]] = {}
         self.resources: list[dict[str, Any]] | None = None
         self.templates: list[dict[str, Any]] | None = None
         self.prompts: list[dict[str, Any]] | None = None
@@ -588,12 +595,14 @@ class Session(ClientSide):
             return what, "check the path in `url`: SSE servers usually serve /sse."
         return what, "the server did not open an event stream: read its logs; check `url` and `headers`."
 
-    def close(self) -> list[str]:
-        """Close the session and stop the server; returns the problems (raises only on Ctrl-C)."""
+    def close(self, *, hurry: bool = False) -> list[str]:
+        """Close the session and stop the server; returns the problems (raises only on Ctrl-C).
+        `hurry`: the run was interrupted, so a session's task that does not end (an in-process tool
+        that shields itself from cancellation) is given 2 s, not 15, before the server is stopped."""
         problems: list[str] = []
         if self._cm is not None:
             future, self._cm = self._cm, None
-            limit = 2 if self.hops.stalled else 15  # a stalled loop may never end it
+            limit = 2 if self.hops.stalled or hurry else 15  # a stalled loop may never end it
             try:
                 # wake the lifetime task without waiting for the wake-up itself: one hop, then one wait
                 self.hops.soon(self._close_soon)
@@ -804,8 +813,10 @@ class Session(ClientSide):
                     request, _RAW, progress_callback=cast(Any, on_progress)
                 )
             if isinstance(outcome.raw, dict) and outcome.raw.get("resultType") == "input_required":
-                outcome.raw = await self._drive_input_required(request, outcome.raw, on_progress)
+                outcome.raw = await self._drive_input_required(request, outcome, on_progress)
             _strictly_fits(outcome.method, outcome.raw)
+            if outcome.method in CACHEABLE_METHODS and isinstance(outcome.raw, dict):
+                self.cache_hints[outcome.method] = {k: outcome.raw[k] for k in _HINTS if k in outcome.raw}
         outcome.cancelled = cancellable and scope.cancelled_caught
 
     async def _met(self, exc: BaseException, outcome: Outcome, wait: tuple[float, float], bad_before: int) -> bool:
@@ -939,16 +950,40 @@ class Session(ClientSide):
         outcome.timed_out = True
         outcome.stdout_evidence = self.server.stdout_evidence(since=bad_before)
 
-    async def _drive_input_required(self, request: Any, raw: dict[str, Any], on_progress: Any) -> dict[str, Any]:
-        """2026-07-28 input-required rounds: answer the embedded requests, then resend."""
-        assert self.client is not None
-        low = self.client.session
+    async def _drive_input_required(self, request: Any, outcome: Outcome, on_progress: Any) -> dict[str, Any]:
+        """2026-07-28 input-required rounds: answer the embedded requests, then resend, each round
+        noted in `outcome.rounds` (and the transcript), with the persona's deviation if any."""
+        assert self.client is not None and outcome.raw is not None
+        low, rounds = self.client.session, InputRounds(self.persona.input_deviation)
+        outcome.rounds = rounds.rounds
+        if not rounds_allowed(outcome.method):
+            raise _Unfit(
+                f"an input-required answer to {outcome.method}: only tools/call, prompts/get, resources/read "
+                "and tasks/result may be answered so (SEP-2322)"
+            )
+        self._note_round(rounds, outcome.raw)
+        data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
 
-        async def send(again: Any) -> dict[str, Any]:
-            result: dict[str, Any] = await low.send_request(again, _RAW, progress_callback=on_progress)
-            return result
+        async def resend(responses: dict[str, Any] | None, state: str | None) -> dict[str, Any]:
+            responses, state = rounds.resend(responses, state)
 
-        return await run_input_required(low, request, raw, send)
+            def adjust(params: dict[str, Any]) -> None:
+                params.pop("inputResponses", None), params.pop("requestState", None)
+                if responses is not None:
+                    params["inputResponses"] = responses
+                if state is not None:
+                    params["requestState"] = state
+
+            raw = await send_stamped(low, {**data, "params": dict(data.get("params") or {})}, adjust, on_progress)
+            if raw.get("resultType") == "input_required":
+                self._note_round(rounds, raw)
+            return raw
+
+        return await run_input_required(low, outcome.raw, resend)
+
+    def _note_round(self, rounds: InputRounds, raw: dict[str, Any]) -> None:
+        found = rounds.note(raw)
+        self.transcript.record("info", self.name, "input required", {"message": found.describe()})
 
     def request(self, request: Any, **kw: Any) -> Outcome:
         return self._run(lambda: self._send(request, **kw), kw.get("cancel_after") or kw.get("timeout"))

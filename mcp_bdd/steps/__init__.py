@@ -50,9 +50,11 @@ _sdk_not_hidden()
 from mcp_bdd.steps import (  # noqa: E402, F401 - imported for their step registrations
     _base,
     auth,
+    caching,
     check,
     client,
     fakes,
+    input_rounds,
     notifications,
     prompts,
     resources,

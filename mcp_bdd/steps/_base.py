@@ -160,6 +160,8 @@ PARSE_TYPES: dict[str, tuple[str, Callable[[str], Any]]] = {
     "Rows": (r"rows?", _same),
     "SecondWord": (r"seconds?", _same),
     "Times": (r"times?", _same),
+    # the answers that carry caching hints, as a phrase names them (steps/caching.py)
+    "Cacheable": (r"tool list|prompt list|resource list|resource template list|resource", _same),
     "Items": (r"items?", _same),
     "Messages": (r"messages?", _same),
     "Notifications": (r"notifications?", _same),

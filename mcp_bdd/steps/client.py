@@ -20,7 +20,7 @@ from mcp_bdd.steps._base import column, current_session, expected_text, given, s
 __all__: list[str] = []
 
 
-def _before_connecting(context: Any, what: str) -> None:
+def before_connecting(context: Any, what: str) -> None:
     st = state(context)
     if st.sessions:
         names = ", ".join(f'"{n}"' for n in st.sessions)
@@ -37,7 +37,7 @@ def step_sampling(context: Any, reply: str) -> None:
 
     Example: Given the client answers sampling requests with "A short summary."
     """
-    _before_connecting(context, "answering sampling requests")
+    before_connecting(context, "answering sampling requests")
     state(context).persona.sampling_text = text(context, reply)
 
 
@@ -51,7 +51,7 @@ def step_elicitation_accept(context: Any) -> None:
           | true    | customer asked  |
     """
     st = state(context)
-    _before_connecting(context, "accepting elicitation requests")
+    before_connecting(context, "accepting elicitation requests")
     headings, rows = table_rows(context)
     if len(rows) != 1:
         raise UsageError(
@@ -68,7 +68,7 @@ def step_elicitation_decline(context: Any) -> None:
 
     Example: Given the client declines elicitation requests
     """
-    _before_connecting(context, "declining elicitation requests")
+    before_connecting(context, "declining elicitation requests")
     state(context).persona.elicitation = "decline"
 
 
@@ -78,7 +78,7 @@ def step_elicitation_cancel(context: Any) -> None:
 
     Example: Given the client cancels elicitation requests
     """
-    _before_connecting(context, "cancelling elicitation requests")
+    before_connecting(context, "cancelling elicitation requests")
     state(context).persona.elicitation = "cancel"
 
 
@@ -88,7 +88,7 @@ def step_url_elicitation_accept(context: Any) -> None:
 
     Example: Given the client completes URL elicitations
     """
-    _before_connecting(context, "completing URL elicitations")
+    before_connecting(context, "completing URL elicitations")
     state(context).persona.url_elicitation = "accept"
 
 
@@ -98,7 +98,7 @@ def step_url_elicitation_decline(context: Any) -> None:
 
     Example: Given the client declines URL elicitations
     """
-    _before_connecting(context, "declining URL elicitations")
+    before_connecting(context, "declining URL elicitations")
     state(context).persona.url_elicitation = "decline"
 
 
@@ -110,7 +110,7 @@ def step_sampling_tools(context: Any) -> None:
 
     Example: Given the client supports tools in sampling
     """
-    _before_connecting(context, "supporting tools in sampling")
+    before_connecting(context, "supporting tools in sampling")
     persona = state(context).persona
     persona.sampling_tools = True
     if persona.sampling_text is None:
@@ -127,7 +127,7 @@ def step_roots(context: Any) -> None:
           | file:///srv/app | app  |
     """
     st = state(context)
-    _before_connecting(context, "exposing roots")
+    before_connecting(context, "exposing roots")
     headings, rows = table_rows(context)
     if headings not in (["uri", "name"], ["uri"]):
         raise UsageError(
