@@ -340,6 +340,7 @@ def after_scenario(context: Any, scenario: Any) -> None:
 
 def _end_scenario(context: Any, scenario: Any, state: Any) -> None:
     _after_hooks_begin(context)  # when behave's runner let no wrapper mark it (a no-op when one did)
+    context.mcp_runtime.interrupted |= _aborted(context)
     try:
         _attach_surfaces(context, state)
     finally:  # a Ctrl-C while a large surface is encoded still stops the scenario's servers and fakes

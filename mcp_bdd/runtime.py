@@ -63,6 +63,9 @@ class Runtime:
         self.logdir = self.root / "logs"
         self.long_lived: dict[tuple[str, str, str, str], _LongLived] = {}
         self.scenario_count = 0
+        #: the user stopped the run (Ctrl-C, SIGTERM): sessions close in seconds, not after the usual
+        #: wait for a server's own teardown, so that the run ends and writes its report at once
+        self.interrupted = False
         #: servers that cannot serve a transport, so the same failure is not re-tried for every scenario
         self.start_failures: dict[tuple[str, str], TransportNotServed] = {}
         #: warnings for the user, once per run each (a server that stops slowly), taken by the hooks
@@ -128,7 +131,7 @@ class Runtime:
 
     def _close(self, session: Session) -> list[str]:
         """Close a session; a server that stopped slowly is said once a run (each stop costs as much)."""
-        problems = session.close()
+        problems = session.close(hurry=self.interrupted)
         self._say_once("slow stop", session.name, session.server.slow_stop())
         return problems
 

@@ -373,6 +373,73 @@ def test_a_signal_mid_run_leaves_no_server(tmp_path: Path, signum: signal.Signal
         assert proc.returncode != 0, printed(root)
 
 
+STUBBORN_APP = """
+import contextlib
+import pathlib
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+
+
+@contextlib.asynccontextmanager
+async def lifespan(server):
+    yield {}
+    await anyio.sleep(300)  # a teardown that waits on something that never comes
+
+
+def create() -> MCPServer:
+    server = MCPServer("stubborn", lifespan=lifespan)
+
+    @server.tool()
+    async def hold() -> str:
+        \"\"\"Wait five minutes.\"\"\"
+        pathlib.Path(MARKER).touch()
+        await anyio.sleep(300)
+        return "done"
+
+    return server
+"""
+
+
+def test_ctrl_c_mid_call_ends_the_run_and_writes_the_report_within_seconds(tmp_path: Path) -> None:
+    """Ctrl-C mid-call on an in-process server whose lifespan's teardown never returns: the
+    session's close, which waits 15 s for a teardown in a normal run, waits 2 s once the user
+    stopped the run, so behave ends and the report is written within seconds, even under load."""
+    marker, report = tmp_path / "hold-started", tmp_path / "report.html"
+    config = '[servers.stubborn]\napp = "stubborn_app:create"\n'
+    root = make_project(
+        tmp_path,
+        "timeout = 600\n" + config,
+        {
+            "s.feature": """
+        Feature: interrupted mid-call
+          Scenario: a call to a server whose teardown never ends
+            Given the MCP server "stubborn" is running
+            When I call the tool "hold"
+        """
+        },
+    )
+    (root / "stubborn_app.py").write_text(f"MARKER = {str(marker)!r}\n" + STUBBORN_APP)
+    proc = start_behave(
+        root, "-D", f"mcp_bdd.report={report}", "-f", "plain", "-f", "mcp_bdd.report:LivingDocFormatter"
+    )
+    deadline = time.monotonic() + 120
+    while not marker.exists():  # the call is in flight, inside the shield
+        assert time.monotonic() < deadline and proc.poll() is None, printed(root)
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    interrupted = time.monotonic()
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("behave was still running 60 s after Ctrl-C; " + printed(root))
+    took = time.monotonic() - interrupted
+    assert proc.returncode != 0 and "ABORTED: By user." in printed(root), printed(root)
+    assert report.exists(), "no report after Ctrl-C; " + printed(root)
+    assert took < 14, f"behave took {took:.1f} s to stop after Ctrl-C (the 15 s close wait); " + printed(root)
+
+
 def test_ctrl_c_during_a_handshake_stops_the_run(tmp_path: Path) -> None:
     """Ctrl-C while a server is still connecting stops the run; it is not a start failure of that
     scenario, after which the next scenarios would go on running."""
