@@ -628,6 +628,9 @@ async def _occasion(ctx: Context[Any, Any]) -> str | InputRequiredResult:
     if isinstance(content, dict) and isinstance(content.get("occasion"), str):
         return str(content["occasion"])
     question = "What is the occasion?"
+    capabilities = ctx.client_capabilities
+    if capabilities is None or capabilities.elicitation is None:  # never ask a client that cannot answer
+        return "a special occasion"
     if (ctx.protocol_version or "") < "2026-07-28":
         result = await ctx.elicit(question, Occasion)
         return result.data.occasion if result.action == "accept" else "no particular occasion"

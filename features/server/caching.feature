@@ -10,8 +10,7 @@ Feature: Clients know how long they may keep what the shop lists
 
   Scenario: Prompts and resource templates may be kept for an hour and shared
     When I list the prompts
-    Then the prompt list carries caching hints
-    And the prompt list may be cached for 3600000 ms
+    Then the prompt list may be cached for 3600000 ms
     And the prompt list has the cache scope "public"
     When I list the resource templates
     Then the resource template list may be cached for 3600000 ms
@@ -23,6 +22,5 @@ Feature: Clients know how long they may keep what the shop lists
     And the tool list may be cached for 0 ms
     And the tool list has the cache scope "private"
     When I read the resource "shop://catalog"
-    Then the resource carries caching hints
-    And the resource may be cached for 0 ms
+    Then the resource may be cached for 0 ms
     And the resource has the cache scope "private"

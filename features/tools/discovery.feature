@@ -36,6 +36,8 @@ Feature: Discovering the shop's tools
         | summarize_order    |
         | confirm_delete     |
         | list_roots         |
+        | send_gift          |
+        | export_catalog     |
         | enable_admin_tools |
 
     Scenario: The ordering tools are all there

@@ -1,0 +1,46 @@
+"""The input-required rounds of 2026-07-28, stated in sentences, against the demo shop.
+
+`tests/data/features/input_rounds.feature` runs as a user's project would run it, in-process and
+over stdio; a copy with wrong expectations must fail, saying what the rounds were. (The feature
+lives here, not in `features/`, while the demo's report is at its size target.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.behave_project import REPO, SHOP, make_project, run_behave
+
+pytestmark = pytest.mark.slow
+
+FEATURE = (REPO / "tests" / "data" / "features" / "input_rounds.feature").read_text()
+
+
+@pytest.mark.parametrize("transport", ["in-memory", "stdio"])
+def test_the_rounds_are_stated_and_a_wrong_client_is_refused(tmp_path: Path, transport: str) -> None:
+    root = make_project(tmp_path, SHOP, {"input_rounds.feature": FEATURE})
+    run = run_behave(root, "-f", "plain", "-D", f"transport={transport}", timeout=240)
+    assert run.counts() == {"passed": 8, "failed": 0, "error": 0, "skipped": 0}, run.failures()
+
+
+WRONG = {
+    "the server asked for input 2 times": "the server asked for input 3 times",
+    "Then the request is rejected with error code -32602": "Then the request is rejected with error code -32603",
+    'input round 2 asked for "gift_recipient" by elicitation': "the server asked for input 1 time",
+}
+
+
+def test_a_wrong_expectation_says_what_the_rounds_were(tmp_path: Path) -> None:
+    wrong = FEATURE
+    for right, bad in WRONG.items():
+        assert right in wrong, right
+        wrong = wrong.replace(right, bad, 1)
+    root = make_project(tmp_path, SHOP, {"input_rounds.feature": wrong})
+    run = run_behave(root, "-f", "plain", timeout=240)
+    out = run.output
+    assert run.counts()["failed"] == 3, run.failures()
+    assert "asked for input 2 time(s) during tools/call, not 3" in out, run.failures()
+    assert 'round 2: \\"demo.shop:create_server.<locals>.gift_card\\" by sampling/createMessage' in out, run.failures()
+    assert "JSON-RPC error -32602: Invalid or expired requestState" in out, run.failures()
