@@ -36,7 +36,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from mcp_bdd._lifelines import descendants, die_with_parent, kill_all, signal_group
+from mcp_bdd._process_tree import descendants, die_with_parent, kill_all, signal_group
 from mcp_bdd.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
