@@ -60,19 +60,24 @@ def step_has_hints(context: Any, what: str) -> None:
         )
 
 
+def _expect_hint(context: Any, what: str, field: str, wanted: object) -> None:
+    """The last answer's caching hint `field` is `wanted`, or a failure that shows what it is."""
+    method, hints = _hints(context, what)
+    if field not in hints or hints[field] != wanted or type(hints[field]) is not type(wanted):
+        raise ExpectationFailed(
+            f"The {what} ({method}) does not have {field} {wanted!r}",
+            expected={field: wanted},
+            actual=hints or "no caching hints",
+        )
+
+
 @then("the {what:Cacheable} may be cached for {ms:Int} ms")
 def step_ttl(context: Any, what: str, ms: int) -> None:
     """Check how long the last answer of this kind stays fresh (its ttlMs, in milliseconds).
 
     Example: Then the resource may be cached for 60000 ms
     """
-    method, hints = _hints(context, what)
-    if hints.get("ttlMs") != ms:
-        raise ExpectationFailed(
-            f"The {what} ({method}) may be cached for {hints.get('ttlMs', 'no stated')} ms, not {ms}",
-            expected=ms,
-            actual=hints.get("ttlMs", "no ttlMs"),
-        )
+    _expect_hint(context, what, "ttlMs", ms)
 
 
 @then('the {what:Cacheable} has the cache scope "{scope:Q}"')
@@ -84,10 +89,4 @@ def step_scope(context: Any, what: str, scope: str) -> None:
     wanted = text(context, scope)
     if wanted not in _SCOPES:
         raise UsageError(f'{state(context).location}: the cache scope is "public" or "private", not "{wanted}".')
-    method, hints = _hints(context, what)
-    if hints.get("cacheScope") != wanted:
-        raise ExpectationFailed(
-            f'The {what} ({method}) has the cache scope {hints.get("cacheScope", "(none)")!r}, not "{wanted}"',
-            expected=wanted,
-            actual=hints.get("cacheScope", "no cacheScope"),
-        )
+    _expect_hint(context, what, "cacheScope", wanted)
