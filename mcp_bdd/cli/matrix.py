@@ -34,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from mcp_bdd._process_tree import descendants, die_with_parent, kill_all, signal_group
 from mcp_bdd.errors import (
@@ -373,7 +373,7 @@ def _interrupts() -> Iterator[None]:
                 signal.signal(sig, handler)
 
 
-def _schedule(jobs: list[Job], concurrency: int, root: Path, out: Any) -> bool:
+def _schedule(jobs: list[Job], concurrency: int, root: Path, out: TextIO) -> bool:
     """Run jobs, `concurrency` at a time. Returns False if interrupted."""
     pending = list(jobs)
     running: list[Job] = []
@@ -713,7 +713,7 @@ def _prepare_dir(path: Path) -> None:
     (path / RUN_MARKER).write_text("written by `mcp-bdd run`; wiped at the start of every run\n")
 
 
-def run_matrix(options: RunOptions, out: Any = None) -> int:
+def run_matrix(options: RunOptions, out: TextIO | None = None) -> int:
     from mcp_bdd.config import load_config
 
     out = out or sys.stdout
@@ -723,37 +723,12 @@ def run_matrix(options: RunOptions, out: Any = None) -> int:
     if options.jobs < 1:
         raise UsageError(f"--jobs {options.jobs}: give at least 1.")
     behave_options, paths = split_behave_args(options.behave_args)
-    units = feature_units(paths, root)
-    if options.shard:
-        k, n = parse_shard(options.shard)
-        total = len(units)
-        units = select_shard(units, k, n)
-        digest = hashlib.sha256("\n".join(units).encode()).hexdigest()[:12]
-        print(f"shard {k}/{n}: {len(units)} of {total} feature files (selection {digest})", file=out)
-    if not units:
-        where = " ".join(paths) or "features/"
-        raise NothingSelected(
-            f"no feature files to run under {where}"
-            + (f" in shard {options.shard}" if options.shard else "")
-            + ": nothing was tested, and that is not a pass.\n"
-            "  Tip: check the paths you gave (feature files end in .feature)."
-        )
+    units = _select_units(paths, options.shard, root, out)
     report = options.report
     legs_dir = report.parent / f"{report.stem}.legs"
     _prepare_dir(legs_dir)
-    title = options.title
     groups = assign_jobs(units, options.jobs, root)
-    jobs: list[Job] = []
-    for leg in legs:
-        for index, group in enumerate(groups, 1):
-            base = legs_dir / leg.slug / f"job-{index}"
-            html, json_path, log = (
-                base.with_suffix(".html"),
-                base.with_suffix(".json"),
-                base.with_suffix(".log"),
-            )
-            argv = _worker_argv(html, json_path, leg, behave_options, group, title)
-            jobs.append(Job(leg, index, len(groups), group, html, json_path, log, argv))
+    jobs = _plan_jobs(legs, groups, legs_dir, behave_options, options.title)
     print(
         f"mcp-bdd run: {len(legs)} leg(s) [{', '.join(leg.label for leg in legs)}] x {len(groups)} job(s), "
         f"{len(units)} feature file(s), at most {options.jobs} worker(s) at a time",
@@ -770,48 +745,102 @@ def run_matrix(options: RunOptions, out: Any = None) -> int:
     print("", file=out)
     for result in results:
         _print_leg(result, out)
-    leg_files = [r.json_path for r in results if r.json_path is not None]
-    if leg_files:
-        _merge_report(leg_files, report, options.title, behave_options)
-        junit_path = _junit(results, options.junit or report.parent / "junit.xml")
-        if junit_path is not None:
-            print(f"JUnit: {junit_path}", file=out)
-        if os.environ.get("GITHUB_STEP_SUMMARY"):
-            from mcp_bdd.report.summary import append_step_summary
-
-            runs = [r.run for r in results if r.run is not None]
-            append_step_summary(os.environ["GITHUB_STEP_SUMMARY"], runs, report, os.environ)
-    else:
-        print("No leg wrote a report; nothing to merge.", file=out)
-    severity = max((r.severity for r in results), default=EXIT_OK)
+    _publish(results, options, behave_options, out)
     if not completed:
         print(f"Interrupted after {elapsed:.1f} s; the report holds what finished.", file=out)
         return EXIT_INTERRUPTED
-    ran = sum(n for r in results for status, n in r.counts.items() if status not in ("skipped", "untested"))
+    severity = max((r.severity for r in results), default=EXIT_OK)
     died = any(r.died for r in results)  # what ran is unknown: its report died with it
-    if ran == 0 and severity in (EXIT_OK, EXIT_FAILED) and not died:
-        tags = [v for flag, v in itertools.pairwise(behave_options) if flag in ("--tags", "-t")]
-        print(
-            f"mcp-bdd run: no scenario ran in {len(units)} feature file(s)"
-            + (f" with the tags {' '.join(tags)}" if tags else "")
-            + ": nothing was tested, and that is not a pass.\n"
-            "  Tip: check --tags / --name, or the paths you gave; a scenario without steps is skipped "
-            "(each is named in a warning above).",
-            file=out,
-        )
+    if not died and severity in (EXIT_OK, EXIT_FAILED) and _scenarios_ran(results) == 0:
+        _print_nothing_ran(len(units), behave_options, out)
         severity = EXIT_NOTHING_RAN
-    verdict = {
+    print(f"mcp-bdd run: {_verdict(severity, died)} ({elapsed:.1f} s) — exit {severity}", file=out)
+    return severity
+
+
+def _select_units(paths: list[str], shard: str | None, root: Path, out: TextIO) -> list[str]:
+    """The feature files to run (this shard's, if one is given); none is an error, not a pass."""
+    units = feature_units(paths, root)
+    if shard:
+        k, n = parse_shard(shard)
+        total = len(units)
+        units = select_shard(units, k, n)
+        digest = hashlib.sha256("\n".join(units).encode()).hexdigest()[:12]
+        print(f"shard {k}/{n}: {len(units)} of {total} feature files (selection {digest})", file=out)
+    if not units:
+        where = " ".join(paths) or "features/"
+        raise NothingSelected(
+            f"no feature files to run under {where}"
+            + (f" in shard {shard}" if shard else "")
+            + ": nothing was tested, and that is not a pass.\n"
+            "  Tip: check the paths you gave (feature files end in .feature)."
+        )
+    return units
+
+
+def _plan_jobs(
+    legs: list[Leg], groups: list[list[str]], legs_dir: Path, behave_options: list[str], title: str | None
+) -> list[Job]:
+    """One job per (leg, group of feature files), each with its own report, JSON and log files."""
+    jobs: list[Job] = []
+    for leg in legs:
+        for index, group in enumerate(groups, 1):
+            base = legs_dir / leg.slug / f"job-{index}"
+            html, json_path, log = (
+                base.with_suffix(".html"),
+                base.with_suffix(".json"),
+                base.with_suffix(".log"),
+            )
+            argv = _worker_argv(html, json_path, leg, behave_options, group, title)
+            jobs.append(Job(leg, index, len(groups), group, html, json_path, log, argv))
+    return jobs
+
+
+def _publish(results: list[LegResult], options: RunOptions, behave_options: list[str], out: TextIO) -> None:
+    """The merged report, the JUnit file and GitHub's step summary, from the legs that wrote a report."""
+    report = options.report
+    leg_files = [r.json_path for r in results if r.json_path is not None]
+    if not leg_files:
+        print("No leg wrote a report; nothing to merge.", file=out)
+        return
+    _merge_report(leg_files, report, options.title, behave_options)
+    junit_path = _junit(results, options.junit or report.parent / "junit.xml")
+    if junit_path is not None:
+        print(f"JUnit: {junit_path}", file=out)
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        from mcp_bdd.report.summary import append_step_summary
+
+        runs = [r.run for r in results if r.run is not None]
+        append_step_summary(os.environ["GITHUB_STEP_SUMMARY"], runs, report, os.environ)
+
+
+def _scenarios_ran(results: list[LegResult]) -> int:
+    return sum(n for r in results for status, n in r.counts.items() if status not in ("skipped", "untested"))
+
+
+def _print_nothing_ran(unit_count: int, behave_options: list[str], out: TextIO) -> None:
+    tags = [v for flag, v in itertools.pairwise(behave_options) if flag in ("--tags", "-t")]
+    print(
+        f"mcp-bdd run: no scenario ran in {unit_count} feature file(s)"
+        + (f" with the tags {' '.join(tags)}" if tags else "")
+        + ": nothing was tested, and that is not a pass.\n"
+        "  Tip: check --tags / --name, or the paths you gave; a scenario without steps is skipped "
+        "(each is named in a warning above).",
+        file=out,
+    )
+
+
+def _verdict(severity: int, died: bool) -> str:
+    return {
         EXIT_NOTHING_RAN: "nothing ran",
         EXIT_OK: "all passed",
         EXIT_FAILED: "a worker died" if died else "scenarios failed",
         EXIT_USAGE: "usage or configuration error",
         EXIT_UNREACHABLE: "a server could not be started or reached",
     }[severity]
-    print(f"mcp-bdd run: {verdict} ({elapsed:.1f} s) — exit {severity}", file=out)
-    return severity
 
 
-def _print_leg(result: LegResult, out: Any) -> None:
+def _print_leg(result: LegResult, out: TextIO) -> None:
     order = ["passed", "failed", "error", "hook_error", "undefined", "pending", "skipped", "untested"]
     counts = ", ".join(f"{result.counts[s]} {s}" for s in order if result.counts.get(s))
     seconds = max((j.ended - j.started for j in result.jobs if j.ended), default=0.0)
