@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from mcp_bdd.errors import (
     EXIT_FAILED,
@@ -30,6 +30,9 @@ from mcp_bdd.errors import (
     for_terminal,
     terminal_json,
 )
+
+if TYPE_CHECKING:
+    from mcp_bdd.contract import Surface
 
 __all__ = ["CheckCommand", "add_gate_arguments", "gate_arguments", "run_check_command"]
 
@@ -392,7 +395,7 @@ def run_contract_command(
 ) -> int:
     """`mcp-bdd contract update|verify FILE [SERVER | URL | -- COMMAND]`."""
     from mcp_bdd.config import normalize_transport
-    from mcp_bdd.contract import compare, load_contract, read_surface, save_contract
+    from mcp_bdd.contract import load_contract, read_surface
     from mcp_bdd.probe import Unanswered, open_session, resolve_target
 
     out = out or sys.stdout
@@ -413,20 +416,37 @@ def run_contract_command(
         print(f"{said.word}: {shown}\n  {str(exc).strip()}", file=out)
         return said.exit_code
     if contract is None:
-        try:
-            save_contract(path, surface)
-        except OSError as exc:
-            from mcp_bdd.report.files import not_written
+        return _record_contract(path, surface, out)
+    return _verify_contract(contract, surface, path, shown, fail_on=fail_on, as_json=as_json, out=out)
 
-            tip = "give a contract file in a folder you may write to, or move what is in the way."
-            print(not_written("contract", path, exc, tip), file=sys.stderr)
-            return EXIT_USAGE
-        listed = len(surface.tools) + sum(times - 1 for times in surface.duplicates.get("tools", {}).values())
-        count = f"{len(surface.tools)} tools" + (f" of {listed} listed" if listed != len(surface.tools) else "")
-        print(f"recorded: {path} ({count}, sha256 {surface.sha256})", file=out)
-        for note in surface.duplicate_notes():  # the contract holds one of each: never without a word
-            print(f"  warning: {note}", file=out)
-        return EXIT_OK
+
+def _record_contract(path: Path, surface: Surface, out: TextIO) -> int:
+    """`contract update`: write the surface to the contract file and say what it holds."""
+    from mcp_bdd.contract import save_contract
+
+    try:
+        save_contract(path, surface)
+    except OSError as exc:
+        from mcp_bdd.report.files import not_written
+
+        tip = "give a contract file in a folder you may write to, or move what is in the way."
+        print(not_written("contract", path, exc, tip), file=sys.stderr)
+        return EXIT_USAGE
+    listed = len(surface.tools) + sum(times - 1 for times in surface.duplicates.get("tools", {}).values())
+    count = f"{len(surface.tools)} tools" + (f" of {listed} listed" if listed != len(surface.tools) else "")
+    print(f"recorded: {path} ({count}, sha256 {surface.sha256})", file=out)
+    for note in surface.duplicate_notes():  # the contract holds one of each: never without a word
+        print(f"  warning: {note}", file=out)
+    return EXIT_OK
+
+
+def _verify_contract(
+    contract: Surface, surface: Surface, path: Path, shown: str, *, fail_on: str, as_json: bool, out: TextIO
+) -> int:
+    """`contract verify`: the surface's changes from the contract, as JSON or one line each; fails
+    on any change, or with `--fail-on breaking` on the breaking ones only."""
+    from mcp_bdd.contract import compare
+
     changes = compare(contract, surface)
     failing = changes.of("breaking") if fail_on == "breaking" else changes.items
     if as_json:
