@@ -261,25 +261,31 @@ def resource_metadata(ctx: CheckContext) -> Iterator[Problem]:
     probe = _probe(ctx)
     if probe is None or not probe.protected or probe.metadata is None:
         return
-    fetch, target = probe.metadata, f"server {probe.url}"
-    hint, wells = probe.hint, resource_metadata_locations(probe.url)
-    document = fetch.document
-    if document is None:
+    fetch = probe.metadata
+    if fetch.document is None:
         yield Problem(
             title="no protected resource metadata is served (RFC 9728)",
-            target=target,
+            target=f"server {probe.url}",
             details=fetch.shown(),
             tip="serve a JSON object with resource and authorization_servers at "
-            f"{wells[0]} (the SDK does when AuthSettings has resource_server_url).",
+            f"{resource_metadata_locations(probe.url)[0]} (the SDK does when AuthSettings has resource_server_url).",
         )
         return
     assert fetch.url is not None
-    if hint and fetch.url != hint:
+    yield from _metadata_location_problems(ctx, probe, fetch)
+    yield from _metadata_content_problems(fetch.document, fetch.url, probe.url)
+
+
+def _metadata_location_problems(ctx: CheckContext, probe: Probe, fetch: MetadataFetch) -> Iterator[Problem]:
+    """The metadata was found, but not at the URL the 401 names, or not at a well-known location."""
+    target = f"server {probe.url}"
+    wells = resource_metadata_locations(probe.url)
+    if probe.hint and fetch.url != probe.hint:
         yield Problem(
             title="the URL the 401 names serves no protected resource metadata",
             target=target,
             details=fetch.shown(),
-            tip=f"serve the metadata at {hint}, or name {fetch.url} in the challenge.",
+            tip=f"serve the metadata at {probe.hint}, or name {fetch.url} in the challenge.",
         )
     if fetch.url not in wells:
         with _client(ctx) as client:
@@ -292,7 +298,13 @@ def resource_metadata(ctx: CheckContext) -> Iterator[Problem]:
                 severity=Severity.MEDIUM,
                 tip=f"clients that look before they are refused try {' and '.join(wells)} (RFC 9728 §3.1).",
             )
-    where = f"GET {fetch.url} -> 200\n{_shown(document)}"
+
+
+def _metadata_content_problems(document: dict[str, Any], served_at: str, server_url: str) -> Iterator[Problem]:
+    """RFC 9728 §2 and §3.3: `resource` is the server's own URL, `authorization_servers` a non-empty
+    list of URLs."""
+    target = f"server {server_url}"
+    where = f"GET {served_at} -> 200\n{_shown(document)}"
     resource = document.get("resource")
     servers = document.get("authorization_servers")
     missing = [k for k, ok in (("resource", isinstance(resource, str) and resource),
@@ -307,13 +319,13 @@ def resource_metadata(ctx: CheckContext) -> Iterator[Problem]:
             tip='RFC 9728 §2: "resource" is the server\'s URL; "authorization_servers" lists the issuer URLs '
             "of the authorization servers that issue its tokens.",
         )
-    elif isinstance(resource, str) and not _same_url(resource, probe.url):
+    elif isinstance(resource, str) and not _same_url(resource, server_url):
         yield Problem(
             title=f'the protected resource metadata names another resource ("{resource}")',
             target=target,
             details=where,
             severity=Severity.MEDIUM,
-            tip=f'RFC 9728 §3.3: "resource" must be the URL clients use ({probe.url}), or they must not trust it.',
+            tip=f'RFC 9728 §3.3: "resource" must be the URL clients use ({server_url}), or they must not trust it.',
         )
 
 
