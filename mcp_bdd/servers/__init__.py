@@ -15,23 +15,31 @@
 Every process dies with the test process (PR_SET_PDEATHSIG: SIGTERM to a spawned server's keeper,
 which kills all below it; SIGKILL to a forked one) and with its session on every exit
 path, grandchildren included (the run's lifeline, `_lifeline.py`).
+
+Importing this package does not import the MCP SDK: `_framing`'s names below come with their
+first use. A one-shot command (`mcp-bdd call ... -- COMMAND`) starts its server first
+(`prestart`), then imports the SDK while the server boots.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
-from mcp_bdd.servers._framing import (
-    ID_VALUE,
-    NON_JSON_NUMBER,
-    NON_JSON_NUMBER_FIX,
-    PROTOCOL_MARK,
-    answer_after_202,
-    answer_after_failed_post,
-    holds_non_json_number,
-    repeated_answer,
-)
 from mcp_bdd.servers._process import ChildProcess, lifeline, reap_all, spawn, stop_together
-from mcp_bdd.servers._start import discard_prestarted, exit_0_tip, exit_at_start_tip, start_server
+from mcp_bdd.servers._start import discard_prestarted, exit_0_tip, exit_at_start_tip, prestart, start_server
+
+if TYPE_CHECKING:
+    from mcp_bdd.servers._framing import (
+        ID_VALUE,
+        NON_JSON_NUMBER,
+        NON_JSON_NUMBER_FIX,
+        PROTOCOL_MARK,
+        answer_after_202,
+        answer_after_failed_post,
+        holds_non_json_number,
+        repeated_answer,
+    )
 
 __all__ = [
     "ID_VALUE",
@@ -51,9 +59,24 @@ __all__ = [
     "exit_at_start_tip",
     "holds_non_json_number",
     "lifeline",
+    "prestart",
     "reap_all",
     "repeated_answer",
     "spawn",
     "start_server",
     "stop_together",
 ]
+
+#: the stdio framing's names, imported on first use (`_framing` imports the MCP SDK)
+_FRAMING = frozenset({
+    "ID_VALUE", "NON_JSON_NUMBER", "NON_JSON_NUMBER_FIX", "PROTOCOL_MARK", "answer_after_202",
+    "answer_after_failed_post", "holds_non_json_number", "repeated_answer",
+})  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FRAMING:
+        from mcp_bdd.servers import _framing
+
+        return getattr(_framing, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,19 +9,24 @@
 A process-backed server holds one `ServerProcess` — cold-spawned (`ChildProcess`) or forked by
 the zygote (`ForkedProcess`) — which is the one owner of that OS process and the one way it is
 stopped. The session never touches processes: it asks its server to `stop()`.
+
+The stdio transport (`_pipes`, `_framing`: the MCP SDK) is imported when a `StdioServer` is
+made, after its process was started: a one-shot command (`mcp-bdd call`) imports the SDK while
+its server boots, not before it spawns it (`Runtime.prestart`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_bdd._process_tree import wait_exit
 from mcp_bdd.errors import split_lines, tail
 from mcp_bdd.secrets import mask
-from mcp_bdd.servers._framing import StdoutEvidence
-from mcp_bdd.servers._pipes import PipeTransport
 from mcp_bdd.servers._process import ServerProcess
+
+if TYPE_CHECKING:
+    from mcp_bdd.servers._framing import StdoutEvidence
 
 __all__ = ["HttpServer", "InMemoryServer", "RemoteServer", "RunningServer", "StdioServer"]
 
@@ -172,6 +177,9 @@ class StdioServer(RunningServer):
     def __init__(
         self, name: str, process: ServerProcess, pipes: tuple[int, int], display: str, stderr_path: Path, max_line: int
     ) -> None:
+        from mcp_bdd.servers._framing import StdoutEvidence
+        from mcp_bdd.servers._pipes import PipeTransport
+
         super().__init__(name, "stdio", display)
         self.process = process
         self.stderr_path = stderr_path

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 from urllib.parse import urlsplit
 
 from mcp_bdd._net import free_port
@@ -40,7 +40,7 @@ from mcp_bdd.servers._process import (
 )
 from mcp_bdd.servers._zygote import ForkedProcess, zygote_for
 
-__all__ = ["discard_prestarted", "exit_0_tip", "start_server"]
+__all__ = ["discard_prestarted", "exit_0_tip", "prestart", "start_server"]
 
 Interpolate = Callable[[str, dict[str, str]], str]
 _HTTP = ("streamable-http", "sse")
@@ -368,7 +368,7 @@ def _pipes_of(process: ChildProcess) -> tuple[int, int]:
 
 
 # ---------------------------------------------------------------------------------------------
-# pre-started stdio processes (`prestart = N`)
+# pre-started stdio processes (`prestart = N`, and `prestart`)
 
 _Warm = tuple[ChildProcess, tuple[int, int], Path]
 _WARM: dict[tuple[Any, ...], list[_Warm]] = {}
@@ -378,36 +378,67 @@ _WARM_LOCK = threading.Lock()
 def _stdio_process(
     name: str, cfg: AppServer | CommandServer, config: Config, launch: _Launch, stderr_path: Path, logdir: Path
 ) -> tuple[ServerProcess, tuple[int, int], Path]:
-    """A cold-spawned stdio process, or one started ahead while an earlier scenario ran."""
-    depth = int(config.setting(name, "prestart") or 0)
-    if not (
-        isinstance(cfg, CommandServer)
-        and depth > 0
-        and config.setting(name, "scope") == "scenario"
-        and not _varies_per_start(cfg)
-    ):
-        process = _spawn(name, launch, stderr_path, stdio=True)
-        return process, _pipes_of(process), stderr_path
-    # A command server (any executable) cannot be forked from a zygote; instead the next ones are
-    # started while the current scenario runs, so their start-up overlaps the run.
-    key = (name, tuple(launch.argv), tuple(sorted(launch.env.items())), launch.cwd)
-    with _WARM_LOCK:
-        queue = _WARM.setdefault(key, [])
-    ready: _Warm | None = None
-    while queue and ready is None:
-        candidate = queue.pop(0)
-        if candidate[0].returncode is None:
-            ready = candidate
-        else:
-            _discard(candidate)
+    """One started ahead for the same launch (`prestart`, or `prestart = N` while an earlier
+    scenario ran), else a cold-spawned stdio process."""
+    key = _warm_key(name, launch)
+    ready = _take_warm(key)
     if ready is None:
         process = _spawn(name, launch, stderr_path, stdio=True)
         ready = (process, _pipes_of(process), stderr_path)
-    while len(queue) < depth:
-        path = logdir / f"{name}-stdio-{time.monotonic_ns()}.stderr.log"
-        process = _spawn(name, launch, path, stdio=True)
-        queue.append((process, _pipes_of(process), path))
+    depth = int(config.setting(name, "prestart") or 0)
+    if _startable_ahead(cfg, "stdio") and depth > 0 and config.setting(name, "scope") == "scenario":
+        # A command server (any executable) cannot be forked from a zygote; instead the next ones
+        # are started while the current scenario runs, so their start-up overlaps the run.
+        with _WARM_LOCK:
+            queue = _WARM.setdefault(key, [])
+        while len(queue) < depth:
+            queue.append(_start_ahead(name, launch, logdir))
     return ready
+
+
+def _take_warm(key: tuple[Any, ...]) -> _Warm | None:
+    """The oldest process started ahead for `key` that still runs (the others are ended), or None."""
+    with _WARM_LOCK:
+        queue = _WARM.get(key, [])
+    while queue:
+        candidate = queue.pop(0)
+        if candidate[0].returncode is None:
+            return candidate
+        _discard(candidate)
+    return None
+
+
+def prestart(
+    name: str, cfg: ServerConfig, config: Config, transport: str, *, interpolate: Interpolate, logdir: Path
+) -> None:
+    """Start one process of server `name` now, for the next `start_server` of the same launch to
+    take (`discard_prestarted` ends it if none does). Why: a one-shot command (`mcp-bdd call`,
+    `list`, `probe`) that started its server only once the MCP SDK was imported paid both starts
+    one after the other (0.55 s + 0.8 s for a Python server); started first, the server boots
+    while the command imports. Only what a later start would start the same way: a command
+    server over stdio whose start does not depend on the scenario; anything else starts as usual."""
+    if not _startable_ahead(cfg, transport):
+        return
+    launch = _resolve(name, cfg, config, transport, 0, _env(cfg, 0, interpolate), interpolate)
+    logdir.mkdir(parents=True, exist_ok=True)
+    warm = _start_ahead(name, launch, logdir)
+    with _WARM_LOCK:
+        _WARM.setdefault(_warm_key(name, launch), []).append(warm)
+
+
+def _startable_ahead(cfg: ServerConfig, transport: str) -> TypeGuard[CommandServer]:
+    """Whether a start of `cfg` over `transport` can be made before its scenario asks for it."""
+    return transport == "stdio" and isinstance(cfg, CommandServer) and not _varies_per_start(cfg)
+
+
+def _warm_key(name: str, launch: _Launch) -> tuple[Any, ...]:
+    return (name, tuple(launch.argv), tuple(sorted(launch.env.items())), launch.cwd)
+
+
+def _start_ahead(name: str, launch: _Launch, logdir: Path) -> _Warm:
+    path = logdir / f"{name}-stdio-{time.monotonic_ns()}.stderr.log"
+    process = _spawn(name, launch, path, stdio=True)
+    return process, _pipes_of(process), path
 
 
 def _discard(warm: _Warm) -> None:
