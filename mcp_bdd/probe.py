@@ -75,6 +75,10 @@ def open_session(config: Any, name: str, transport: str | None = None) -> Iterat
 
     Goes through the same Runtime as the behave hooks, so `${fake...}` placeholders, app
     factories and transports behave identically; everything is torn down on exit.
+
+    A command server is started before the MCP SDK and the session's code are imported
+    (`Runtime.prestart`): it boots while they load, instead of after (a Python server takes
+    about as long to start as the SDK to import).
     """
     from anyio.from_thread import start_blocking_portal
 
@@ -83,11 +87,14 @@ def open_session(config: Any, name: str, transport: str | None = None) -> Iterat
 
     with start_blocking_portal() as portal:
         runtime = Runtime(config, portal)
-        state = runtime.begin_scenario()
+        state = None
         try:
+            runtime.prestart(name, transport)
+            state = runtime.begin_scenario()
             yield runtime.ensure_session(state, name, transport=transport)
         finally:
-            runtime.end_scenario(state)
+            if state is not None:
+                runtime.end_scenario(state)
             runtime.close()
             reap_all()
 

@@ -5,6 +5,9 @@ feature- and run-scoped ones are kept here, keyed by server, transport and proto
 by `after_feature` / `after_all`. The fakes a long-lived server's configuration points at live as
 long as the server: the scenario that starts it lends them to the runtime, and every later
 scenario borrows them (with fresh stubs and records) before its first step runs.
+
+Importing this module, and making a Runtime, import neither the MCP SDK nor the fakes: a
+one-shot command starts its server (`prestart`) before the session's code is imported.
 """
 
 from __future__ import annotations
@@ -15,14 +18,15 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_bdd._loop import contain_exits
 from mcp_bdd.config import Config, UrlServer, normalize_transport
 from mcp_bdd.errors import TransportNotServed, UsageError
-from mcp_bdd.fakes import close_shared, teardown
-from mcp_bdd.servers import discard_prestarted, lifeline, start_server
-from mcp_bdd.session import Session
+from mcp_bdd.servers import discard_prestarted, lifeline, prestart, start_server
+
+if TYPE_CHECKING:
+    from mcp_bdd.session import Session
 
 __all__ = ["Runtime"]
 
@@ -82,6 +86,20 @@ class Runtime:
         most scenarios never write a file, and a mkdir + rmtree per scenario is measurable)."""
         self.scenario_count += 1
         return self.root / f"s{self.scenario_count}"
+
+    def prestart(self, name: str, transport: str | None = None) -> None:
+        """Start server `name`'s process now, where a start does not depend on the scenario (a
+        command over stdio), for the scenario's session to take: a one-shot command (`probe`,
+        `call`, `list`) calls it before anything imports the MCP SDK, so that the server boots
+        while the rest is imported (`servers.prestart`). What is not taken is ended by `close`."""
+        from mcp_bdd.variables import interpolate
+
+        def interp(text: str, extra: dict[str, str]) -> str:  # no scenario: no variables, no fakes
+            return interpolate(text, {}, extra=extra, where=f'server "{name}" configuration')
+
+        transport = normalize_transport(transport) if transport else self.config.transport_for(name)
+        cfg = self.config.server_named(name)
+        prestart(name, cfg, self.config, transport, interpolate=interp, logdir=self.logdir)
 
     def begin_scenario(self) -> Any:
         """A new scenario's state (`context.mcp`): its directory, transcript, fakes and persona.
@@ -237,6 +255,8 @@ class Runtime:
         if item.session.alive:
             item.session.adopt_scenario(state.transcript, state.log_level)
             return item.session
+        from mcp_bdd.fakes import teardown
+
         self.long_lived.pop(key)
         item.session.close()
         state.fakes.forget(entry.name for entry in item.fakes)
@@ -245,6 +265,8 @@ class Runtime:
 
     def _connect(self, state: Any, name: str, server: Any, protocol: str) -> Session:
         """A session with a started server, opened (it closes the server itself when it fails)."""
+        from mcp_bdd.session import Session
+
         config = self.config
         session = Session(
             name,
@@ -263,6 +285,8 @@ class Runtime:
         return session
 
     def close_scope(self, scope: str) -> list[str]:
+        from mcp_bdd.fakes import teardown
+
         problems: list[str] = []
         for key in [k for k in self.long_lived if k[3] == scope or scope == "all"]:
             item = self.long_lived.pop(key)
@@ -271,6 +295,8 @@ class Runtime:
         return problems
 
     def close(self) -> list[str]:
+        from mcp_bdd.fakes import close_shared
+
         problems = _closed(self._run_closers)
         self._run_closers = []
         problems += self.close_scope("all")
