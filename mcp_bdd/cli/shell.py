@@ -228,7 +228,8 @@ def _content_lines(raw: dict[str, Any]) -> list[str]:
 
 
 def call(options: ShellOptions, tool: str, pairs: Sequence[str], out: TextIO | None = None) -> int:
-    """`mcp-bdd call`: call one tool and show its result."""
+    """`mcp-bdd call`: call one tool and show its result (before the server is stopped: a stop
+    waits for the server to exit, which the user need not wait for to read the answer)."""
     out = out or sys.stdout
     config, name, transport = _resolve(options)
     from mcp_bdd.errors import did_you_mean
@@ -241,9 +242,19 @@ def call(options: ShellOptions, tool: str, pairs: Sequence[str], out: TextIO | N
                 names = [str(t.get("name")) for t in session.tool_list()]
                 raise UsageError(f'the server "{name}" has no tool "{tool}". {did_you_mean(tool, names, "tool")}.')
             args = parse_arguments(pairs, found)
-            outcome = session.call_tool(tool, args)
+            return _shown(_show_outcome(options, name, session.call_tool(tool, args), out), out)
     except (McpBddError, AssertionError) as exc:
         return _not_answered(options, name, exc, out)
+
+
+def _shown(code: int, out: TextIO) -> int:
+    """What was printed, flushed now: the server's stop comes after."""
+    out.flush()
+    return code
+
+
+def _show_outcome(options: ShellOptions, name: str, outcome: Any, out: TextIO) -> int:
+    """Print a tool call's outcome (text, then structured content; or the JSON) and say its exit code."""
     from mcp_bdd.probe import Unanswered
 
     if outcome.refusal is not None:
@@ -279,7 +290,8 @@ def call(options: ShellOptions, tool: str, pairs: Sequence[str], out: TextIO | N
 
 
 def listing(options: ShellOptions, kind: str, out: TextIO | None = None) -> int:
-    """`mcp-bdd list`: the server's tools, resources, resource templates or prompts (every page)."""
+    """`mcp-bdd list`: the server's tools, resources, resource templates or prompts (every page),
+    printed before the server is stopped."""
     out = out or sys.stdout
     if kind not in KINDS:
         from mcp_bdd.errors import did_you_mean
@@ -290,9 +302,12 @@ def listing(options: ShellOptions, kind: str, out: TextIO | None = None) -> int:
 
     try:
         with open_session(config, name, transport) as session:
-            items = _list_offered(session, kind)
+            return _shown(_show_items(options, kind, _list_offered(session, kind), out), out)
     except (McpBddError, AssertionError) as exc:
         return _not_answered(options, name, exc, out)
+
+
+def _show_items(options: ShellOptions, kind: str, items: list[dict[str, Any]], out: TextIO) -> int:
     if options.as_json:
         _print_json(items, out)
         return EXIT_OK
