@@ -4,13 +4,17 @@ third-party server (mcp-server-time from the dev extra), with probe's exit codes
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
-from behave_project import REPO
+from behave_project import REPO, Census
 
 from mcp_bdd.cli import main
 from mcp_bdd.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
@@ -360,3 +364,77 @@ def test_a_server_modules_own_failing_import_names_its_file_and_line(
         f'Cannot import "nodesk" (from app = "nodesk:mcp"): No module named \'nodesk\'. The module must be importable from the project root {tmp_path}.'
         in err
     )
+
+
+#: `_spawn` watched: whether the MCP SDK was imported when each server process was started
+SPAWN_SPY = """
+import sys
+
+import mcp_bdd.servers._start as start
+
+spawned = []
+real = start._spawn
+
+
+def spy(*args, **kwargs):
+    spawned.append("mcp" in sys.modules)
+    return real(*args, **kwargs)
+
+
+start._spawn = spy
+from mcp_bdd.cli import main
+
+code = main(sys.argv[1:])
+print("spawned, the SDK imported:", spawned)
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize(
+    "verb", [["list", "tools"], ["call", "get_current_time", "timezone=UTC"]], ids=["list", "call"]
+)
+def test_a_command_server_starts_before_the_sdk_is_imported(verb: list[str], tmp_path: Path) -> None:
+    """Issue 50: a one-shot command imported the MCP SDK (0.55 s) before it started its server (0.8 s
+    for a Python one), so the two added up. The server is started first, and boots while the SDK
+    is imported; the session takes that process (one start), not a second one."""
+    done = subprocess.run(
+        [sys.executable, "-c", SPAWN_SPY, *verb, "--", TIME_SERVER],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == EXIT_OK, done.stdout + done.stderr
+    assert "spawned, the SDK imported: [False]" in done.stdout, done.stdout + done.stderr
+
+
+#: a server that says it has started, then never answers
+NEVER_ANSWERS = """
+import pathlib, sys, time
+pathlib.Path(sys.argv[1]).write_text("up")
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
+def test_a_one_shot_command_stopped_while_its_server_starts_leaves_nothing(
+    signum: signal.Signals, tmp_path: Path, no_leftover_processes: Census
+) -> None:
+    """The server is started ahead of the session now: Ctrl-C (exit 130) or `kill -9` of `mcp-bdd
+    list` while it waits for the server still stops the server, and removes the run's files."""
+    (tmp_path / "server.py").write_text(NEVER_ANSWERS)
+    flag, scratch = tmp_path / "up.flag", tmp_path / "tmp"
+    scratch.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcp_bdd.cli", "list", "tools", "--timeout", "300", "--",
+         sys.executable, str(tmp_path / "server.py"), str(flag)],
+        cwd=tmp_path, env={**os.environ, "TMPDIR": str(scratch)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not flag.exists():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()[0] if proc.poll() else ""
+        time.sleep(0.05)
+    proc.send_signal(signum)
+    output, _ = proc.communicate(timeout=60)
+    assert proc.returncode == (130 if signum == signal.SIGINT else -signal.SIGKILL), output
+    while (left := no_leftover_processes.left()) or list(scratch.iterdir()):  # after kill -9: the lifeline's work
+        assert time.monotonic() < deadline, f"left behind: {left}, files {list(scratch.iterdir())}\n{output}"
+        time.sleep(0.05)
