@@ -17,7 +17,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from mcp_bdd.report.actions import actions
 from mcp_bdd.report.evidence import SAFE_IMAGE_MIMES
 from mcp_bdd.report.files import write_text
 from mcp_bdd.report.history import Entry
+from mcp_bdd.report.minify import minify_css, minify_js
 from mcp_bdd.report.model import OUTCOMES, Exchange, Image, Outcome, Run, outcome
 from mcp_bdd.report.views import ReportView, build_report, pass_rate
 from mcp_bdd.transcript import ARROWS
@@ -361,9 +362,9 @@ def bar(counts: dict[Outcome, int], width: float = 100.0) -> list[dict[str, Any]
     return out
 
 
-def _read(name: str) -> Markup:
+def _read(name: str, minify: Callable[[str], str]) -> Markup:
     # Our own static CSS/JS, never data: safe to inline as markup.
-    return Markup((_TEMPLATES / name).read_text(encoding="utf-8"))
+    return Markup(minify((_TEMPLATES / name).read_text(encoding="utf-8")))
 
 
 @cache
@@ -405,8 +406,8 @@ def _environment() -> jinja2.Environment:
         EXTRA_LABELS={"command": "started with", "env": "environment", "headers": "HTTP headers", "url": "URL"},
         pass_rate=pass_rate,
         zip=zip,
-        css=_read("report.css"),
-        js=_read("report.js"),
+        css=_read("report.css", minify_css),
+        js=_read("report.js", minify_js),
     )
     return env
 

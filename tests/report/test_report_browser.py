@@ -126,7 +126,7 @@ def test_long_values_fold_and_text_holding_json_or_markdown_is_formatted(browser
 
     from mcp_bdd.report.render import write_html
 
-    markdown = "# Order ORD-1\n\n- **2** lamps\n- 1 `chair`\n"
+    markdown = "# Order ORD-1\n\n- **2** lamps\n- 1 `chair`\n\n```\nlamp × 2\n```\n"
     result = {
         "content": [
             {"type": "text", "text": '{"order": "ORD-1", "lines": [1, 2]}'},
@@ -157,6 +157,23 @@ def test_long_values_fold_and_text_holding_json_or_markdown_is_formatted(browser
     assert md.find_element("css selector", ".md-h").text == "Order ORD-1"
     assert [li.text for li in md.find_elements("tag name", "li")] == ["2 lamps", "1 chair"]
     assert md.find_element("tag name", "strong").text == "2"
+    assert md.find_element("tag name", "code").text == "chair" and md.find_element("tag name", "pre").text == "lamp × 2"
+
+
+def test_the_inlined_stylesheet_is_the_one_written(browser: Any, sample_run: SampleRun) -> None:
+    """report.css is inlined without its comments and layout (report/minify.py): Chromium builds
+    the same rules from it as from the file as written."""
+    written = (Path(__file__).resolve().parents[2] / "mcp_bdd/report/templates/report.css").read_text(encoding="utf-8")
+    open_page(browser, sample_run.html.as_uri())
+    rules = browser.execute_script(
+        """
+        const parse = (text) => { const sheet = new CSSStyleSheet(); sheet.replaceSync(text);
+                                  return [...sheet.cssRules].map(r => r.cssText); };
+        return [parse(arguments[0]), parse(document.querySelector('head style').textContent)];
+        """,
+        written,
+    )
+    assert len(rules[0]) > 200 and rules[0] == rules[1]
 
 
 def _json(text: str) -> Any:

@@ -46,7 +46,7 @@
   /* For attributes (alt text), which hold no markup: the bare escape. */
   function plain(text) { return String(text).replace(new RegExp(CONTROL.source, "g"), controlEscape); }
 
-  /* `text` appended to `parent` as text nodes, each control as a marked escape. */
+  /* Text appended to a parent element as text nodes, each control as a marked escape. */
   function addText(parent, text) {
     String(text).split(CONTROL).forEach(function (part, n) {
       if (n % 2) {
@@ -154,13 +154,13 @@
     try { return JSON.parse(s); } catch (err) { return undefined; }
   }
 
-  var MARKDOWN = /(^|\n)(#{1,6} |[-*] |\d+\. |```|> )|\*\*[^*]+\*\*|\[[^\]]+\]\([^)]+\)/;
+  var MARKDOWN = /(^|\n)(#{1,6} |[-*] |\d+\. |\x60{3}|> )|\*\*[^*]+\*\*|\[[^\]]+\]\([^)]+\)/;
 
   function inline(parent, line) {
-    var parts = line.split(/(\*\*[^*]+\*\*|`[^`]+`)/);
+    var parts = line.split(/(\*\*[^*]+\*\*|\x60[^\x60]+\x60)/);
     parts.forEach(function (part) {
       if (/^\*\*[^*]+\*\*$/.test(part)) { parent.appendChild(node("strong", "", part.slice(2, -2))); }
-      else if (/^`[^`]+`$/.test(part)) { parent.appendChild(node("code", "", part.slice(1, -1))); }
+      else if (/^\x60[^\x60]+\x60$/.test(part)) { parent.appendChild(node("code", "", part.slice(1, -1))); }
       else if (part) { addText(parent, part); }
     });
   }
@@ -169,10 +169,10 @@
     var box = node("div", "md"), list = null, code = null;
     text.split("\n").forEach(function (line) {
       if (code) {
-        if (/^```/.test(line)) { code = null; } else { addText(code, line + "\n"); }
+        if (/^\x60{3}/.test(line)) { code = null; } else { addText(code, line + "\n"); }
         return;
       }
-      if (/^```/.test(line)) { code = box.appendChild(node("pre", "", "")); list = null; return; }
+      if (/^\x60{3}/.test(line)) { code = box.appendChild(node("pre", "", "")); list = null; return; }
       var m = /^(#{1,6}) (.*)$/.exec(line);
       if (m) { list = null; inline(box.appendChild(node("div", "md-h")), m[2]); return; }
       m = /^\s*(?:[-*]|\d+\.) (.*)$/.exec(line);
@@ -270,7 +270,7 @@
 
   function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
 
-  /* Tag expressions as behave writes them: @a and not @b, @a or (@b and @c); `*` is a wildcard. */
+  /* Tag expressions as behave writes them: @a and not @b, @a or (@b and @c); "*" is a wildcard. */
   function parseTagExpression(source) {
     var tokens = source.match(/\(|\)|[^\s()]+/g) || [];
     if (!tokens.length) { return null; }
