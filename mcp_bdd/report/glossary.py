@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ __all__ = ["from_registry", "split_doc"]
 
 
 _LABEL = re.compile(r"^\s*(?:e\.g\.|Examples?:)\s*(?=(?:Given|When|Then|And|But)\b)", re.IGNORECASE)
+_LABEL_LINE = re.compile(r"(?:e\.g\.|Examples?:)[ \t]*\n", re.IGNORECASE)
 _GHERKIN = re.compile(r"^\s*(Given|When|Then|And|But|\*|Scenario|Example|Feature|Background|Rule)\b")
 
 
@@ -30,9 +32,14 @@ def split_doc(doc: str) -> tuple[str, str]:
             break
     else:
         summary, example = lines, []
-    # "Example: Given ..." labels the example; the label is not part of the Gherkin.
+    # "Example: Given ..." labels the example; the label is not part of the Gherkin. Nor is a label
+    # on a line of its own, with the example indented under it.
     example = [_LABEL.sub("", line) for line in example]
-    return " ".join(" ".join(summary).split()), "\n".join(example).strip("\n")
+    text = "\n".join(example).strip("\n")
+    label = _LABEL_LINE.match(text)
+    if label:
+        text = textwrap.dedent(text[label.end() :]).strip("\n")
+    return " ".join(" ".join(summary).split()), text
 
 
 def from_registry(steps: Mapping[str, Sequence[Any]], uses: Mapping[str, int]) -> tuple[StepDef, ...]:

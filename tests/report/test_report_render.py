@@ -179,6 +179,11 @@ def test_step_docstrings_split_into_summary_and_example() -> None:
         'When I call "add"',
     )
     assert split_doc('Stub it.\n\nExample: Given the fake "p" responds') == ("Stub it.", 'Given the fake "p" responds')
+    # the label on a line of its own, the example indented under it: 52 of this project's steps
+    labelled = 'Stub it.\n\nExample:\n    Given the fake "p" responds with:\n      """\n      {}\n      """'
+    assert split_doc(labelled) == ("Stub it.", 'Given the fake "p" responds with:\n  """\n  {}\n  """')
+    scenario = "Open it.\n\nExample: Opening\n  Given x"  # "Example:" naming a scenario is Gherkin, not a label
+    assert split_doc(scenario) == ("Open it.", "Example: Opening\n  Given x")
     assert split_doc("") == ("", "")
 
 
