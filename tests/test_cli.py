@@ -356,7 +356,7 @@ def test_a_workers_configuration_error_is_told_by_its_run_file_not_by_its_output
     run = json.loads((tmp_path / "reports" / "living-doc.legs" / "in-memory.json").read_text())
     assert run["error_kind"] == "config" and 'unknown server "nosuch"' in run["error_message"], run
     html = (tmp_path / "reports" / "living-doc.html").read_text()
-    assert "the run did not start" in html and "unknown server &#34;nosuch&#34;" in html
+    assert "the run did not start" in html and 'unknown server "nosuch"' in html
     junit = (tmp_path / "reports" / "junit.xml").read_text()  # CI reads an error, not an empty file
     assert 'errors="1"' in junit and "(before_all)" in junit and 'unknown server "nosuch"' in junit, junit
 

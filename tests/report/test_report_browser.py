@@ -176,6 +176,50 @@ def test_the_inlined_stylesheet_is_the_one_written(browser: Any, sample_run: Sam
     assert len(rules[0]) > 200 and rules[0] == rules[1]
 
 
+_STEP_LOOK = """
+const step = document.querySelector(arguments[0]);
+const line = step.querySelector(':scope > p'), parts = [...line.children];
+const look = (e, pseudo) => { const c = getComputedStyle(e, pseudo || null);
+  return {display: c.display, weight: c.fontWeight, color: c.color, style: c.fontStyle, opacity: c.opacity,
+          content: c.content, background: c.backgroundColor}; };
+const r = (e) => e.getBoundingClientRect();
+return {line: look(line), dot: look(line, '::before'), tags: parts.map(e => e.tagName.toLowerCase()),
+        keyword: look(line.querySelector('b')), name: look(line.querySelector('b + span'), '::after'),
+        link: line.querySelector('a') && Object.assign(look(line.querySelector('a')), {title: line.querySelector('a').title}),
+        duration: line.querySelector('i') && Object.assign(look(line.querySelector('i')),
+                  {gap: r(line).right - r(line.querySelector('i')).right}),
+        status: line.querySelector('.step-status') && line.querySelector('.step-status').textContent};
+"""
+
+
+def test_a_steps_short_line_is_styled_by_place(browser: Any, sample_run: SampleRun) -> None:
+    """A step's line is a thousand times in a large report, so it is short elements the stylesheet
+    knows by where they stand: keyword, name, glossary link, duration."""
+    open_page(browser, sample_run.html.as_uri())
+    browser.execute_script("document.querySelectorAll('details.scenario').forEach(d => d.open = true)")
+    passed = browser.execute_script(_STEP_LOOK, "#tools-calculator--adding-two-numbers .step:not(.bg)")
+    assert passed["line"]["display"] == "flex" and passed["dot"]["content"] == '""'
+    assert passed["dot"]["background"] == "rgb(26, 127, 55)"  # the passed colour, with no class saying so
+    assert passed["tags"][:3] == ["b", "span", "a"] and passed["status"] is None
+    assert passed["keyword"]["weight"] == "700" and passed["keyword"]["color"] == "rgb(5, 80, 174)"
+    assert passed["name"]["content"] == "none"
+    assert passed["link"] == {**passed["link"], "opacity": "0", "title": "What this step means (glossary)"}
+    background = browser.execute_script(_STEP_LOOK, "#tools-calculator--adding-two-numbers .step.bg")
+    assert background["name"]["content"] == '"background"'
+    failed = browser.execute_script(_STEP_LOOK, "#tools-calculator--a-wrong-total-is-reported-as-a-failure .step.s-failed")
+    assert failed["status"] == "Failed" and failed["line"]["background"] == "rgb(255, 235, 233)"
+    assert failed["dot"]["background"] == "rgb(207, 34, 46)"
+    timed = browser.execute_script(
+        "return [...document.querySelectorAll('.step > p > i')].map(i => i.parentNode.parentNode.id || 1).length"
+    )
+    assert timed, "no step of the sample shows a duration"
+    line = browser.execute_script(
+        "const i = document.querySelector('.step > p > i'); const c = getComputedStyle(i);"
+        "return [c.fontStyle, c.marginLeft !== '0px', i.parentNode.getBoundingClientRect().right - i.getBoundingClientRect().right]"
+    )
+    assert line[0] == "normal" and line[1] and line[2] < 1  # not italic, pushed to the line's right end
+
+
 def _json(text: str) -> Any:
     import json
 

@@ -427,7 +427,7 @@
     drawCalls();
     // set once here rather than carried by every step and scenario of a large page: the glossary
     // link's tooltip and each scenario's "link to this scenario" anchor
-    document.querySelectorAll("a.def-link").forEach(function (a) { a.title = "What this step means (glossary)"; });
+    document.querySelectorAll(".step > p > a").forEach(function (a) { a.title = "What this step means (glossary)"; });
     document.querySelectorAll("details.scenario[id] > summary").forEach(function (summary) {
       var a = document.createElement("a");
       a.className = "anchor";
