@@ -260,7 +260,7 @@ class EvidenceTable:
         rows = json.dumps(self.rows, ensure_ascii=False, separators=(",", ":"), default=str)
         index_text = json.dumps(index, ensure_ascii=False, separators=(",", ":"), default=str)
         data = '{"index":' + index_text + ',"values":[' + ",".join(self.values) + '],"rows":' + rows + "}"
-        packed = gzip.compress(data.encode("utf-8"), compresslevel=6, mtime=0)
+        packed = gzip.compress(data.encode("utf-8"), compresslevel=9, mtime=0)
         return Markup(base64.b64encode(packed).decode("ascii"))
 
 
