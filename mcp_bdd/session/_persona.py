@@ -46,6 +46,10 @@ class Persona:
     #: what the client does wrong on purpose in input-required rounds (`_rounds.DEVIATIONS`), to test
     #: that the server refuses it ("Given the client tampers with the request state")
     input_deviation: Deviation | None = None
+    #: which routing header the client gets wrong on a call, a prompt or a read over streamable HTTP
+    #: (`_session.HEADER_DEVIATIONS`), to test that the server checks it ("Given the client sends
+    #: a wrong Mcp-Name header")
+    header_deviation: str | None = None
 
     def empty(self) -> bool:
         return (

@@ -87,9 +87,15 @@ from mcp_bdd.session._tasks import asks_for_task, send_as_task
 from mcp_bdd.session._timeline import Timeline
 from mcp_bdd.transcript import Transcript, Weight
 
-__all__ = ["Session"]
+__all__ = ["HEADER_DEVIATIONS", "Session"]
 
 _RAW: Any = TypeAdapter(dict[str, Any])
+#: the routing headers a client can get wrong on purpose (`Persona.header_deviation`), in words
+HEADER_DEVIATIONS = {
+    "wrong-method": "an Mcp-Method header that does not match the body",
+    "wrong-name": "an Mcp-Name header that does not match the body",
+    "no-name": "no Mcp-Name header",
+}
 _HINTS = ("ttlMs", "cacheScope")
 T = TypeVar("T")
 _MAX_PAGES = 1000
@@ -174,6 +180,14 @@ class Session(ClientSide):
 
     def open(self) -> None:
         """Connect (handshake or discover) within `startup_timeout`; failures name the cause."""
+        bend = self.persona.header_deviation
+        if bend is not None and self.server.transport != "streamable-http":
+            self.server.stop()
+            raise UsageError(
+                f'The client is to send {HEADER_DEVIATIONS[bend]}, but "{self.name}" runs over '
+                f"{self.server.transport}: routing headers exist only over streamable HTTP. Start it with "
+                f'Given the MCP server "{self.name}" is running over streamable HTTP.'
+            )
         client = Client(
             self.server.target() if self.server.url is None else self._http_target(),
             mode=self.protocol,
@@ -344,7 +358,9 @@ class Session(ClientSide):
             refusals=self.refusals,
             inbox=inbox,
         )
-        hooks = {"response": [self._record_http]}
+        hooks: dict[str, list[Callable[..., Any]]] = {"response": [self._record_http]}
+        if self.persona.header_deviation is not None:
+            hooks["request"] = [self._bend_routing_header]
         if inbox is not None:
             factory = functools.partial(make, event_hooks=hooks)
             return inbox.merged(
@@ -356,6 +372,21 @@ class Session(ClientSide):
         self._http_client = http  # the SDK does not close a client it is given: close() does
         # one SSE event is bounded by max_message_bytes in _http, not by the SDK's fixed 1 MiB
         return streamable_http_client(self.server.url, http_client=http, max_sse_event_size=None)
+
+    async def _bend_routing_header(self, request: Any) -> None:
+        """The persona's wrong routing header (2026-07-28: `Mcp-Method`, `Mcp-Name` mirror the body),
+        on the requests that name something: a call, a prompt, a read; the rest stay right."""
+        method = request.headers.get("mcp-method")
+        if request.method != "POST" or method not in ("tools/call", "prompts/get", "resources/read"):
+            return
+        bend = self.persona.header_deviation
+        if bend == "wrong-method":
+            request.headers["mcp-method"] = "ping"
+        elif bend == "wrong-name":
+            request.headers["mcp-name"] = "mcp-bdd-not-the-name"
+        elif bend == "no-name":
+            request.headers.pop("mcp-name", None)
+        self.transcript.record("info", self.name, "header", {"message": f"sent {HEADER_DEVIATIONS[str(bend)]}"})
 
     async def _record_http(self, response: Any) -> None:
         """Every HTTP answer's status (and an error's headers), for the auth steps (401, WWW-Authenticate)."""

@@ -54,6 +54,7 @@ from mcp_bdd.steps import (  # noqa: E402, F401 - imported for their step regist
     check,
     client,
     fakes,
+    headers,
     input_rounds,
     notifications,
     prompts,

@@ -1,0 +1,53 @@
+"""Routing headers (2026-07-28, streamable HTTP): a client that gets them wrong is refused.
+
+On the 2026-07-28 protocol a client mirrors the request's method as the `Mcp-Method` HTTP header
+and, for a call, a prompt or a read, its name (or URI) as `Mcp-Name`, so that gateways can route
+a request without reading its body. A server must refuse a request whose headers do not match
+its body: HTTP 400 with JSON-RPC error -32020. These steps make the client get one header wrong
+on purpose (on calls, prompts and reads only; connecting and listing stay right), before the
+server step like every step that shapes the client.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_bdd.steps._base import given, state
+from mcp_bdd.steps.client import before_connecting
+
+__all__: list[str] = []
+
+
+def _bend(context: Any, deviation: str, what: str) -> None:
+    before_connecting(context, f"sending {what}")
+    state(context).persona.header_deviation = deviation
+
+
+@given("the client sends a wrong Mcp-Method header")
+def step_wrong_method(context: Any) -> None:
+    """Make the client name another method in the Mcp-Method header of calls, prompts and reads
+    (over streamable HTTP; the server must refuse them with -32020).
+
+    Example: Given the client sends a wrong Mcp-Method header
+    """
+    _bend(context, "wrong-method", "a wrong Mcp-Method header")
+
+
+@given("the client sends a wrong Mcp-Name header")
+def step_wrong_name(context: Any) -> None:
+    """Make the client name another tool, prompt or resource in the Mcp-Name header (over
+    streamable HTTP; the server must refuse the request with -32020).
+
+    Example: Given the client sends a wrong Mcp-Name header
+    """
+    _bend(context, "wrong-name", "a wrong Mcp-Name header")
+
+
+@given("the client leaves out the Mcp-Name header")
+def step_no_name(context: Any) -> None:
+    """Make the client send calls, prompts and reads without the Mcp-Name header (over streamable
+    HTTP; the server must refuse them with -32020).
+
+    Example: Given the client leaves out the Mcp-Name header
+    """
+    _bend(context, "no-name", "no Mcp-Name header")
