@@ -25,7 +25,7 @@ def test_the_tasks_feature_passes_over(transport: str) -> None:
         timeout=240,
     )
     run = Run(proc.returncode, proc.stdout, proc.stderr)
-    assert run.returncode == 0 and run.counts()["passed"] == 6, run.failures()
+    assert run.returncode == 0 and run.counts()["passed"] == 8, run.failures()
 
 
 @pytest.mark.parametrize("transport", ["in-memory", "stdio", "streamable-http"])

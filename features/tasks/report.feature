@@ -24,6 +24,8 @@ Feature: Long reports run as tasks
         | Q1    | 3     |
       Then the task is created
       And the task status becomes "completed"
+      And the task at "$.createdAt" is "#string"
+      And the task at "$.lastUpdatedAt" is "#string"
       When I wait for the task result
       Then the tool call succeeds
       And the result at "$.title" is "Q1"
@@ -59,3 +61,17 @@ Feature: Long reports run as tasks
       Then the task is created
       When I list the tasks
       Then the task list includes the task
+
+    Scenario: A task says how long it is kept and how often to ask
+      When I call the tool "report" as a task with:
+        | title | pages |
+        | Q2    | 2     |
+      Then the task is created
+      And the task at "$.ttl" is "#number"
+      And the task at "$.pollInterval" is "#number"
+
+    Scenario: Archiving without a task is refused
+      When I call the tool "archive" with:
+        | year |
+        | 2025 |
+      Then the request is rejected with error code -32601

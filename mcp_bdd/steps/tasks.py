@@ -208,6 +208,45 @@ def step_task_created(context: Any) -> None:
         )
 
 
+@then('the task at "{path:Q}" is "{expected:Q}"')
+def step_task_at_text(context: Any, path: str, expected: str) -> None:
+    """Check a field of the task as last seen (taskId, status, createdAt ...) by JSONPath against a
+    text, or a fuzzy marker ("#string", "#number", "##number" for an optional one).
+
+    Example: Then the task at "$.createdAt" is "#string"
+    """
+    _task_field(context, path, text(context, expected))
+
+
+@then('the task at "{path:Q}" is {literal:Literal}')
+def step_task_at(context: Any, path: str, literal: str) -> None:
+    """Check a field of the task as last seen (ttl, pollInterval ...) by JSONPath against a JSON
+    literal: a number, true/false, null, an array or an object.
+
+    Example: Then the task at "$.pollInterval" is 500
+    """
+    from mcp_bdd.matchers import coerce_literal
+
+    _task_field(context, path, coerce_literal(text(context, literal)))
+
+
+def _task_field(context: Any, path: str, wanted: Any) -> None:
+    from mcp_bdd.matchers import compare, query_one
+
+    _, _, task = _the_task(context)
+    p = text(context, path)
+    value = query_one(task.raw, p, what="task")
+    mismatches = compare(wanted, value, subset=False)
+    if mismatches:
+        raise ExpectationFailed(
+            f"Unexpected value at {p} of the task",
+            path=p,
+            expected=wanted,
+            actual=value,
+            details="\n".join(f"  {m.path}: {m.reason}" for m in mismatches) + f"\n  the task: {task.raw}"[:2000],
+        )
+
+
 def _follow(context: Any, wanted: str | None) -> tuple[Session, _Tasks, TaskView]:
     """The task once it has `wanted` status (None: any terminal one) or the request timeout passed."""
     session, kept, task = _the_task(context)
