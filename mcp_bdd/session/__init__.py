@@ -18,6 +18,7 @@ from mcp_bdd.session._hop import cancel_pending, stalled
 from mcp_bdd.session._listen import ListenFailed, covers, listening, open_stream
 from mcp_bdd.session._outcome import Outcome, Refusal, result_text, unwrap
 from mcp_bdd.session._persona import ELICITATION, SAMPLING, Persona, coerce_elicitation, coerce_value, schema_types
+from mcp_bdd.session._raw_http import send_raw
 from mcp_bdd.session._rounds import DEVIATIONS, Deviation, InputRound
 from mcp_bdd.session._session import Session
 from mcp_bdd.session._tasks import (
@@ -64,6 +65,7 @@ __all__ = [
     "open_stream",
     "result_text",
     "schema_types",
+    "send_raw",
     "stalled",
     "task_result",
     "task_support",

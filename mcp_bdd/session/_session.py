@@ -145,6 +145,8 @@ class Session(ClientSide):
         #: the caching hints (`ttlMs`, `cacheScope`: 2026-07-28) of the last answer to each cacheable
         #: method, as sent: a listing's last page
         self.cache_hints: dict[str, dict[str, Any]] = {}
+        #: the `Mcp-Session-Id` a streamable HTTP server gave on 2025-11-25 (None: none, or another transport)
+        self.http_session_id: str | None = None
         self.resources: list[dict[str, Any]] | None = None
         self.templates: list[dict[str, Any]] | None = None
         self.prompts: list[dict[str, Any]] | None = None
@@ -397,6 +399,9 @@ class Session(ClientSide):
         if sent is None:
             return  # no answer came (a broken POST over SSE): the transcript's transport error says why
         request, status = response.request, sent.get("status", response.status_code)
+        given = response.headers.get("mcp-session-id")
+        if given is not None and self.http_session_id is None:  # the first one the server gave (2025-11-25)
+            self.http_session_id = given[:1000]
         payload: dict[str, Any] = {"method": request.method, "url": str(request.url), "status": status}
         kind = sent["content_type"] if "content_type" in sent else response.headers.get("content-type")
         if kind:

@@ -55,6 +55,7 @@ from mcp_bdd.steps import (  # noqa: E402, F401 - imported for their step regist
     client,
     fakes,
     headers,
+    http_sessions,
     input_rounds,
     notifications,
     prompts,
