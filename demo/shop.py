@@ -249,7 +249,7 @@ class Gift(BaseModel):
 
 
 class ExportTarget(BaseModel):
-    """What `export_catalog` asks the user (beside the client's roots, in the same round)."""
+    """What `export_catalog` asks the user (beside the client's roots and a title, in the same round)."""
 
     file_name: str = Field(description="File name for the export")
 
@@ -257,6 +257,7 @@ class ExportTarget(BaseModel):
 class CatalogExport(BaseModel):
     path: str
     products: int
+    title: str
 
 
 class Occasion(BaseModel):
@@ -932,16 +933,25 @@ def create_server() -> MCPServer:
         _require_client_feature(ctx, "roots", "export_catalog")
         return ListRoots()
 
+    def export_title(ctx: Context) -> Sample:
+        _require_client_feature(ctx, "sampling", "export_catalog")
+        ask = "Write a one-line title for an export of the shop's catalogue."
+        return Sample([SamplingMessage(role="user", content=TextContent(type="text", text=ask))], max_tokens=50)
+
     @server.tool(annotations=writes)
     def export_catalog(
         target: Annotated[ExportTarget, Resolve(export_target)],
         roots: Annotated[ListRootsResult, Resolve(export_roots)],
+        title: Annotated[CreateMessageResult, Resolve(export_title)],
     ) -> CatalogExport:
-        """Export the catalogue to a file in the client's first root; asks the file name and the roots at once."""
+        """Export the catalogue to a file in the client's first root; asks the user for the file name,
+        the client for its roots and its LLM for a title, all at once."""
         if not roots.roots:
             raise ToolError("export_catalog needs a client root to write to; the client exposes none.")
         folder = str(roots.roots[0].uri).rstrip("/")
-        return CatalogExport(path=f"{folder}/{target.file_name}", products=len(store.products()))
+        content = title.content
+        said = content.text if isinstance(content, TextContent) else str(content)
+        return CatalogExport(path=f"{folder}/{target.file_name}", products=len(store.products()), title=said)
 
     # ---- runtime tool list changes
 

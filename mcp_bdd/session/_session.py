@@ -865,7 +865,9 @@ class Session(ClientSide):
         elif isinstance(exc, (ValidationError, _Unfit)):
             outcome.raw = None
             outcome.protocol_violation = True  # an answer came, but not one the protocol allows
-            outcome.exception = f"the server's {outcome.method} result does not fit the MCP schema: {exc}"
+            outcome.exception = _asked_out_of_turn(outcome.method, exc) or (
+                f"the server's {outcome.method} result does not fit the MCP schema: {exc}"
+            )
         elif isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)):
             outcome.exception = f"the connection to the server was lost ({type(exc).__name__})"
         elif isinstance(exc, asyncio.CancelledError):
@@ -993,10 +995,7 @@ class Session(ClientSide):
         low, rounds = self.client.session, InputRounds(self.persona.input_deviation)
         outcome.rounds = rounds.rounds
         if not rounds_allowed(outcome.method):
-            raise _Unfit(
-                f"an input-required answer to {outcome.method}: only tools/call, prompts/get, resources/read "
-                "and tasks/result may be answered so (SEP-2322)"
-            )
+            raise _Unfit(_OUT_OF_TURN.format(method=outcome.method))
         self._note_round(rounds, outcome.raw)
         data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
 
@@ -1277,6 +1276,22 @@ def _cancelled_from_outside() -> bool:
 
 class _Unfit(ValueError):
     """A result the SDK's (lax) validation let through that the schema does not allow."""
+
+
+_OUT_OF_TURN = (
+    'the server answered {method} "input required": only tools/call, prompts/get, resources/read and '
+    "tasks/result may be answered so (SEP-2322)"
+)
+
+
+def _asked_out_of_turn(method: str, exc: BaseException) -> str | None:
+    """The violation in words when the answer the SDK could not validate was an input-required one
+    (the SDK validates a listing's answer itself, before the session sees it)."""
+    if isinstance(exc, _Unfit):
+        return str(exc) if "SEP-2322" in str(exc) else None
+    inputs = [e.get("input") for e in exc.errors()] if isinstance(exc, ValidationError) else []
+    asked = any(isinstance(i, dict) and i.get("resultType") == "input_required" for i in inputs)
+    return _OUT_OF_TURN.format(method=method) if asked else None
 
 
 def _strictly_fits(method: str, raw: Any) -> None:

@@ -32,6 +32,8 @@ would, and it starts in milliseconds. Flags (combinable):
     --bom           write a UTF-8 byte order mark before its first message (an encoder set to utf-8-sig)
     --answer-version V  answer `initialize` with protocolVersion V (one the client never offered)
     --bad-capabilities  answer `initialize` with capabilities whose `tools` is a string
+    --ask-on-listing  answer tools/list "input required" (2026-07-28 rounds), which only a call, a
+                    prompt or a read may be answered
     --loose-schema  list a `loose` tool whose inputSchema properties are `true` (valid JSON Schema:
                     anything), `false`, and `{"type": 42}` (not valid); it echoes its arguments
 
@@ -122,6 +124,7 @@ def main() -> int:
     parser.add_argument("--token-in-surface", action="store_true")
     parser.add_argument("--refuse-initialize", action="store_true")
     parser.add_argument("--mute", action="store_true")
+    parser.add_argument("--ask-on-listing", action="store_true")
     parser.add_argument("--daemon", metavar="PIDFILE")
     parser.add_argument("--eof-log", metavar="FILE")
     parser.add_argument("--interrupt-on-eof", metavar="PIDFILE")
@@ -256,6 +259,8 @@ def answer(request: dict[str, Any], args: argparse.Namespace, send: Any) -> dict
         }
     if method == "ping":
         return {"result": {}}
+    if method == "tools/list" and args.ask_on_listing:  # only a call, a prompt or a read may (SEP-2322)
+        return {"result": {"resultType": "input_required", "inputRequests": {"where": {"method": "roots/list"}}}}
     if method == "tools/list":
         tools = TOOLS
         if args.escapes:

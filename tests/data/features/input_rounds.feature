@@ -34,13 +34,16 @@ Feature: The shop asks its questions in rounds
       And the client exposes the roots:
         | uri                 | name     |
         | file:///srv/exports | exports  |
+      And the client answers sampling requests with "Spring catalogue"
       And the MCP server "shop" is running
       When I call the tool "export_catalog"
       Then the tool call succeeds
       And the result at "$.path" is "file:///srv/exports/catalog.json"
+      And the result at "$.title" is "Spring catalogue"
       And the server asked for input 1 time
       And input round 1 asked for "export_target" by elicitation
       And input round 1 asked for "export_roots" by roots
+      And input round 1 asked for "export_title" by sampling
 
     Scenario: A prompt asks too
       Given the client accepts elicitation requests with:
