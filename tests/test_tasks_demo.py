@@ -39,6 +39,19 @@ def test_the_tasks_feature_passes_on_the_2026_07_28_extension(tmp_path: Path, tr
     assert run.returncode == 0 and run.counts()["passed"] == 5, run.failures()
 
 
+EXTENSION_FEATURE = (REPO / "tests" / "data" / "features" / "tasks_extension.feature").read_text()
+
+
+@pytest.mark.parametrize("transport", ["in-memory", "stdio"])
+def test_the_extension_s_own_rules_are_stated(tmp_path: Path, transport: str) -> None:
+    """On 2026-07-28 only: the extension in the capabilities, `ttlMs`/`pollIntervalMs` (whole
+    milliseconds, no `ttl`/`pollInterval`), the result inlined in the finished task."""
+    config = '[servers.reports]\napp = "demo.reports:create_server"\nprotocol = "2026-07-28"\n'
+    root = make_project(tmp_path, config, {"tasks/extension.feature": EXTENSION_FEATURE})
+    run = run_behave(root, "-D", f"transport={transport}", timeout=240)
+    assert run.returncode == 0 and run.counts()["passed"] == 3, run.failures()
+
+
 NO_TASKS = """
 from mcp.server.mcpserver import MCPServer
 

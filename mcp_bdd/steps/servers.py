@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, ServerStartError, UsageError
+from mcp_bdd.session import tasks_offered
 from mcp_bdd.steps._base import (
     current_session,
     ensure_server,
@@ -27,6 +28,8 @@ _CAPABILITIES = {
     "tools list changes": ("tools", "listChanged"),
     "resources list changes": ("resources", "listChanged"),
     "prompts list changes": ("prompts", "listChanged"),
+    # Tasks: `capabilities.tasks` on 2025-11-25, the io.modelcontextprotocol/tasks extension on 2026-07-28
+    "tasks": ("tasks", None),
 }
 
 
@@ -141,6 +144,8 @@ def _capability(context: Any, capability: str) -> tuple[bool, dict[str, Any]]:
     session = current_session(context)
     assert session.client is not None
     caps = session.client.server_capabilities.model_dump(by_alias=True, exclude_none=True)
+    if key == "tasks":
+        return tasks_offered(session.client).offered, caps
     top, sub = _CAPABILITIES[key]
     present = top in caps and (sub is None or bool((caps[top] or {}).get(sub)))
     return present, caps
@@ -149,7 +154,8 @@ def _capability(context: Any, capability: str) -> tuple[bool, dict[str, Any]]:
 @then("the server supports {capability}")
 def step_supports(context: Any, capability: str) -> None:
     """Check a capability the server declares: tools, resources, resource subscriptions, prompts, logging,
-    completions, tools list changes, resources list changes, prompts list changes.
+    completions, tools list changes, resources list changes, prompts list changes, tasks (the core
+    capability on 2025-11-25, the io.modelcontextprotocol/tasks extension on 2026-07-28).
 
     Example: Then the server supports tools
     """

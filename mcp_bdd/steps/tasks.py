@@ -230,6 +230,21 @@ def step_task_at(context: Any, path: str, literal: str) -> None:
     _task_field(context, path, coerce_literal(text(context, literal)))
 
 
+@then('the task has no field "{name:Q}"')
+def step_task_lacks(context: Any, name: str) -> None:
+    """Check that the task as last seen does not carry a field (a name another revision uses: the
+    2026-07-28 extension renamed `ttl` and `pollInterval` to `ttlMs` and `pollIntervalMs`).
+
+    Example: Then the task has no field "ttl"
+    """
+    _, _, task = _the_task(context)
+    field = text(context, name)
+    if field in task.raw:
+        raise ExpectationFailed(
+            f'The task has a field "{field}"', expected=f'no "{field}"', actual={field: task.raw[field]}
+        )
+
+
 def _task_field(context: Any, path: str, wanted: Any) -> None:
     from mcp_bdd.matchers import compare, query_one
 
