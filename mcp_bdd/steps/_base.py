@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import parse  # type: ignore[import-untyped, unused-ignore]
 from behave import given as _given  # type: ignore[import-untyped, unused-ignore]
@@ -175,7 +175,25 @@ PARSE_TYPES: dict[str, tuple[str, Callable[[str], Any]]] = {
 ParseMatcher.register_type(**{name: _parse_type(pattern, convert) for name, (pattern, convert) in PARSE_TYPES.items()})
 
 
-def state(context: Any) -> ScenarioState:
+class Table(Protocol):
+    """A step's table as behave gives it: headings, then rows of cells."""
+
+    headings: list[str]
+    rows: list[Any]
+
+
+class StepContext(Protocol):
+    """What the steps read of behave's context (behave ships no types): the step's doc string and
+    table, the run's configuration, attachments, and mcp-bdd's scenario state (`state`)."""
+
+    text: str | None
+    table: Table | None
+    config: Any  # behave's Configuration: `userdata` only is read
+
+    def attach(self, mime_type: str, data: bytes) -> None: ...
+
+
+def state(context: StepContext) -> ScenarioState:
     st = getattr(context, "mcp", None)
     if st is None:
         raise UsageError(
@@ -185,19 +203,21 @@ def state(context: Any) -> ScenarioState:
     return st  # type: ignore[no-any-return]
 
 
-def text(context: Any, value: str, extra: dict[str, str] | None = None) -> str:
+def text(context: StepContext, value: str, extra: dict[str, str] | None = None) -> str:
     """Interpolate one quoted parameter."""
     return state(context).interpolate(value, extra)
 
 
-def ensure_server(context: Any, name: str, *, transport: str | None = None, env: dict[str, str] | None = None) -> None:
+def ensure_server(
+    context: StepContext, name: str, *, transport: str | None = None, env: dict[str, str] | None = None
+) -> None:
     """Make `name` the scenario's current server, started and connected unless it already is."""
     st = state(context)
     st.current_server = name
     st.runtime.ensure_session(st, name, transport=transport, env_overrides=env)
 
 
-def current_session(context: Any, server: str | None = None) -> Session:
+def current_session(context: StepContext, server: str | None = None) -> Session:
     """The session a step targets: `on "<server>"`, else the scenario's current server."""
     st = state(context)
     name = text(context, server) if server else (st.current_server or st.config.default_server())
@@ -223,32 +243,32 @@ def current_session(context: Any, server: str | None = None) -> Session:
     return st.sessions[name]
 
 
-def where(context: Any) -> str:
+def where(context: StepContext) -> str:
     """ "features/x.feature:12: " of the running step (empty outside a step), to start a message."""
     location = state(context).location
     return f"{location}: " if location else ""
 
 
-def docstring(context: Any) -> str:
+def docstring(context: StepContext) -> str:
     if context.text is None:
         raise UsageError(f'{state(context).location}: this step needs a doc string (""" ... """) under it.')
     return text(context, context.text)
 
 
-def docstring_json(context: Any) -> Any:
+def docstring_json(context: StepContext) -> Any:
     from mcp_bdd.matchers import parse_json_docstring
 
     return parse_json_docstring(docstring(context), where=state(context).location)
 
 
-def _step_named(context: Any) -> str:
+def _step_named(context: StepContext) -> str:
     """ "features/x.feature:12: Then the tools include:" of the running step, to start a message."""
     st = state(context)
     return f"{st.location}: {st.step_text}" if st.step_text else st.location
 
 
 def table_rows(
-    context: Any, extra: dict[str, str] | None = None, *, expectations: bool = False, heading: str | None = None
+    context: StepContext, extra: dict[str, str] | None = None, *, expectations: bool = False, heading: str | None = None
 ) -> tuple[list[str], list[list[str]]]:
     """The step's table: its headings and data rows, every cell interpolated.
 
@@ -275,7 +295,7 @@ def table_rows(
     return headings, rows
 
 
-def expected_text(context: Any, value: str, extra: dict[str, str] | None = None) -> str:
+def expected_text(context: StepContext, value: str, extra: dict[str, str] | None = None) -> str:
     """The quoted text a step looks for inside another (contains, containing, mentions), interpolated.
 
     Never empty: every text contains "", so such a step would check nothing; that is a UsageError.
@@ -290,7 +310,7 @@ def expected_text(context: Any, value: str, extra: dict[str, str] | None = None)
     return wanted
 
 
-def at_least(context: Any, n: int, example: str) -> int:
+def at_least(context: StepContext, n: int, example: str) -> int:
     """The count of an "at least <n>" step, `n` itself.
 
     Never below 1: "at least 0" holds whatever the server does, so such a step would check
@@ -305,14 +325,14 @@ def at_least(context: Any, n: int, example: str) -> int:
     return n
 
 
-def column(context: Any, heading: str = "name", *, expectations: bool = False) -> list[str]:
+def column(context: StepContext, heading: str = "name", *, expectations: bool = False) -> list[str]:
     """The cells of a one-column table with this heading (see table_rows for `expectations`)."""
     _, rows = table_rows(context, expectations=expectations, heading=heading)
     return [r[0] for r in rows]
 
 
 def argument_table(
-    context: Any,
+    context: StepContext,
     session: Session | None,
     tool: str,
     *,
@@ -325,7 +345,7 @@ def argument_table(
 
 
 def coerce_arguments(
-    context: Any,
+    context: StepContext,
     tool: str,
     listed: dict[str, Any] | None,
     *,
@@ -418,7 +438,7 @@ def _text_blocks(raw: dict[str, Any]) -> list[Any]:
     return [b.get("text") for b in raw.get("content") or [] if isinstance(b, dict) and b.get("type") == "text"]
 
 
-def keep_result(context: Any, kind: str, outcome: Outcome, name: str) -> None:
+def keep_result(context: StepContext, kind: str, outcome: Outcome, name: str) -> None:
     st = state(context)
     if outcome.raw is None:
         st.last = None

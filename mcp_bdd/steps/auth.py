@@ -19,13 +19,13 @@ from urllib.parse import urlsplit
 from mcp_bdd.check._discovery import challenge_params, challenge_problem, fetch_json, resource_metadata_locations
 from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.fakes import FakeAuthServer
-from mcp_bdd.steps._base import expected_text
+from mcp_bdd.steps._base import StepContext, expected_text
 from mcp_bdd.steps.fakes import given, then
 
 __all__: list[str] = []
 
 
-def _state(context: Any) -> Any:
+def _state(context: StepContext) -> Any:
     st = getattr(context, "mcp", None)
     if st is None:
         raise UsageError(
@@ -34,7 +34,7 @@ def _state(context: Any) -> Any:
     return st
 
 
-def _auth(context: Any) -> FakeAuthServer:
+def _auth(context: StepContext) -> FakeAuthServer:
     """The authorization server of the scenario: "auth", or the single declared `oauth` fake."""
     st = _state(context)
     declared = [
@@ -52,7 +52,7 @@ def _claims(token: str) -> dict[str, Any]:
     return claims
 
 
-def _current_token(context: Any) -> str:
+def _current_token(context: StepContext) -> str:
     header = str(_state(context).client_headers.get("Authorization", ""))
     if not header.startswith("Bearer "):
         raise UsageError(
@@ -62,7 +62,7 @@ def _current_token(context: Any) -> str:
     return header[len("Bearer ") :]
 
 
-def _use(context: Any, token: str) -> None:
+def _use(context: StepContext, token: str) -> None:
     st = _state(context)
     if st.sessions:
         raise UsageError(
@@ -73,7 +73,7 @@ def _use(context: Any, token: str) -> None:
 
 
 @given("the client has no access token")
-def step_no_token(context: Any) -> None:
+def step_no_token(context: StepContext) -> None:
     """Connect without an `Authorization` header (the default; this states it).
 
     Example: Given the client has no access token
@@ -82,7 +82,7 @@ def step_no_token(context: Any) -> None:
 
 
 @given('the client is authorized with the scopes "{scopes:Q}"')
-def step_authorized(context: Any, scopes: str) -> None:
+def step_authorized(context: StepContext, scopes: str) -> None:
     """Give the client an access token from the fake authorization server, with these scopes.
 
     Example: Given the client is authorized with the scopes "orders:read orders:write"
@@ -92,7 +92,7 @@ def step_authorized(context: Any, scopes: str) -> None:
 
 
 @given("the client's access token has expired")
-def step_expired(context: Any) -> None:
+def step_expired(context: StepContext) -> None:
     """Replace the client's token with one like it that expired a minute ago.
 
     Example: Given the client's access token has expired
@@ -109,7 +109,7 @@ def step_expired(context: Any) -> None:
 
 
 @given('the client\'s access token is for the audience "{audience:Q}"')
-def step_audience(context: Any, audience: str) -> None:
+def step_audience(context: StepContext, audience: str) -> None:
     """Replace the client's token with one like it issued for another audience (another resource).
 
     Example: Given the client's access token is for the audience "https://other.example.com"
@@ -127,7 +127,7 @@ def step_audience(context: Any, audience: str) -> None:
 # The HTTP answers
 
 
-def _responses(context: Any) -> list[dict[str, Any]]:
+def _responses(context: StepContext) -> list[dict[str, Any]]:
     return [
         dict(item.payload)
         for item in _state(context).transcript.items
@@ -135,7 +135,7 @@ def _responses(context: Any) -> list[dict[str, Any]]:
     ]
 
 
-def _last(context: Any) -> dict[str, Any]:
+def _last(context: StepContext) -> dict[str, Any]:
     responses = _responses(context)
     if not responses:
         raise UsageError(
@@ -154,7 +154,7 @@ def _shown(response: dict[str, Any]) -> str:
 
 
 @then("the server answers 401 with a WWW-Authenticate header pointing to its resource metadata")
-def step_401(context: Any) -> None:
+def step_401(context: StepContext) -> None:
     """Check that the last HTTP answer refused the client with 401 and an RFC 9728 resource metadata URL.
 
     Example:
@@ -186,7 +186,7 @@ def step_401(context: Any) -> None:
 
 
 @then("the request is refused for insufficient scope")
-def step_403(context: Any) -> None:
+def step_403(context: StepContext) -> None:
     """Check that the last HTTP answer was 403 with `error="insufficient_scope"` (RFC 6750 §3.1).
 
     Example:
@@ -206,7 +206,7 @@ def step_403(context: Any) -> None:
 
 
 @then("the last HTTP response has status {status:d}")
-def step_http_status(context: Any, status: int) -> None:
+def step_http_status(context: StepContext, status: int) -> None:
     """Check the status of the last HTTP answer the session received.
 
     Example: Then the last HTTP response has status 401
@@ -222,7 +222,7 @@ def step_http_status(context: Any, status: int) -> None:
 
 
 @then('the last HTTP response has the header "{name:Q}" containing "{text:Q}"')
-def step_http_header(context: Any, name: str, text: str) -> None:
+def step_http_header(context: StepContext, name: str, text: str) -> None:
     """Check a header of the last HTTP answer (kept for answers of 300 and above; names ignore case).
 
     Example: Then the last HTTP response has the header "WWW-Authenticate" containing "invalid_token"
@@ -244,7 +244,7 @@ def step_http_header(context: Any, name: str, text: str) -> None:
 
 
 @then('the server\'s protected resource metadata names the authorization server "{issuer:Q}"')
-def step_resource_metadata(context: Any, issuer: str) -> None:
+def step_resource_metadata(context: StepContext, issuer: str) -> None:
     """Fetch the server's RFC 9728 metadata (path-inserted well-known URL, then the root one).
 
     It must name the authorization server and the server's own URL as the resource.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError
-from mcp_bdd.steps._base import current_session, state, text, then
+from mcp_bdd.steps._base import StepContext, current_session, state, text, then
 
 __all__: list[str] = []
 
@@ -26,7 +26,7 @@ CACHEABLE = {
 _SCOPES = ("public", "private")
 
 
-def _hints(context: Any, what: str) -> tuple[str, dict[str, Any]]:
+def _hints(context: StepContext, what: str) -> tuple[str, dict[str, Any]]:
     method = CACHEABLE[what]
     session = current_session(context)
     hints = session.cache_hints.get(method)
@@ -39,7 +39,7 @@ def _hints(context: Any, what: str) -> tuple[str, dict[str, Any]]:
 
 
 @then("the {what:Cacheable} carries caching hints")
-def step_has_hints(context: Any, what: str) -> None:
+def step_has_hints(context: StepContext, what: str) -> None:
     """Check that the last answer of this kind says how long it stays fresh (ttlMs, a whole number
     of milliseconds, 0 or more) and who may share it (cacheScope: public or private).
 
@@ -60,7 +60,7 @@ def step_has_hints(context: Any, what: str) -> None:
         )
 
 
-def _expect_hint(context: Any, what: str, field: str, wanted: object) -> None:
+def _expect_hint(context: StepContext, what: str, field: str, wanted: object) -> None:
     """The last answer's caching hint `field` is `wanted`, or a failure that shows what it is."""
     method, hints = _hints(context, what)
     if field not in hints or hints[field] != wanted or type(hints[field]) is not type(wanted):
@@ -72,7 +72,7 @@ def _expect_hint(context: Any, what: str, field: str, wanted: object) -> None:
 
 
 @then("the {what:Cacheable} may be cached for {ms:Int} ms")
-def step_ttl(context: Any, what: str, ms: int) -> None:
+def step_ttl(context: StepContext, what: str, ms: int) -> None:
     """Check how long the last answer of this kind stays fresh (its ttlMs, in milliseconds).
 
     Example: Then the resource may be cached for 60000 ms
@@ -81,7 +81,7 @@ def step_ttl(context: Any, what: str, ms: int) -> None:
 
 
 @then('the {what:Cacheable} has the cache scope "{scope:Q}"')
-def step_scope(context: Any, what: str, scope: str) -> None:
+def step_scope(context: StepContext, what: str, scope: str) -> None:
     """Check who may reuse the last answer of this kind: "public" (any user) or "private" (the one who asked).
 
     Example: Then the tool list has the cache scope "public"

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from mcp_bdd.check import CheckOptions, CheckReport, Finding, Severity, run_checks, select
 from mcp_bdd.contract import compare, load_contract, read_surface, save_contract
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
-from mcp_bdd.steps._base import current_session, state, text, then
+from mcp_bdd.steps._base import StepContext, current_session, state, text, then
 
 __all__: list[str] = []
 
@@ -26,14 +25,16 @@ def _names(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
-def _run(context: Any, only: list[str], options: CheckOptions | None = None, server: str | None = None) -> CheckReport:
+def _run(
+    context: StepContext, only: list[str], options: CheckOptions | None = None, server: str | None = None
+) -> CheckReport:
     session = current_session(context, server)
     report = run_checks(session, select(only), options or CheckOptions())
     _attach(context, report)
     return report
 
 
-def _attach(context: Any, report: CheckReport) -> None:
+def _attach(context: StepContext, report: CheckReport) -> None:
     lines = [f"mcp-bdd check: {len(report.findings)} findings, {len(report.checks)} checks, seed {report.seed}"]
     lines.extend(f.render() for f in report.findings)
     if report.skipped:
@@ -56,7 +57,7 @@ def _fail_on(findings: list[Finding], what: str, level: Severity = Severity.MEDI
 
 
 @then("the server passes the MCP compliance checks")
-def step_passes_checks(context: Any) -> None:
+def step_passes_checks(context: StepContext) -> None:
     """Run every built-in check of `mcp-bdd check` (protocol, schemas, quality, poisoning, generated calls
     to read-only tools) on the current server; fail on findings of medium severity or above.
 
@@ -66,7 +67,7 @@ def step_passes_checks(context: Any) -> None:
 
 
 @then('the server passes the MCP compliance checks, never calling the tools "{tools:Q}"')
-def step_passes_checks_except(context: Any, tools: str) -> None:
+def step_passes_checks_except(context: StepContext, tools: str) -> None:
     """The compliance checks, leaving some tools uncalled (slow or costly by design); comma-separated.
 
     Example: Then the server passes the MCP compliance checks, never calling the tools "slow"
@@ -76,7 +77,7 @@ def step_passes_checks_except(context: Any, tools: str) -> None:
 
 
 @then('the server passes the checks "{checks:Q}"')
-def step_passes_named_checks(context: Any, checks: str) -> None:
+def step_passes_named_checks(context: StepContext, checks: str) -> None:
     """Run some checks only: check ids, groups or globs, comma-separated (see `mcp-bdd check --list`).
 
     Example: Then the server passes the checks "protocol, schemas"
@@ -86,7 +87,7 @@ def step_passes_named_checks(context: Any, checks: str) -> None:
 
 
 @then("every tool's error for a missing argument names the argument")
-def step_missing_argument_named(context: Any) -> None:
+def step_missing_argument_named(context: StepContext) -> None:
     """Call each read-only tool without each of its required arguments: the error must name the argument
     (an assistant fixes its call from that text), and nothing may crash or hang.
 
@@ -97,7 +98,7 @@ def step_missing_argument_named(context: Any) -> None:
 
 
 @then("no tool description contains instructions to the model")
-def step_no_hidden_instructions(context: Any) -> None:
+def step_no_hidden_instructions(context: StepContext) -> None:
     """No description hides instructions for the model (ignore previous instructions, do not tell the user,
     <IMPORTANT> blocks, exfiltration hints) or text the user cannot see (zero-width, bidi controls).
 
@@ -108,7 +109,7 @@ def step_no_hidden_instructions(context: Any) -> None:
 
 
 @then('the tool "{name:Q}" passes the checks')
-def step_tool_passes(context: Any, name: str) -> None:
+def step_tool_passes(context: StepContext, name: str) -> None:
     """Every check, for one tool (its own row in a Scenario Outline: one line per tool in the living doc).
     The tool is called only if annotated read-only.
 
@@ -132,17 +133,17 @@ def step_tool_passes(context: Any, name: str) -> None:
 # the contract lock
 
 
-def _contract_path(context: Any, path: str) -> Path:
+def _contract_path(context: StepContext, path: str) -> Path:
     chosen = Path(text(context, path))
     return chosen if chosen.is_absolute() else Path(state(context).config.root) / chosen
 
 
-def _update_requested(context: Any) -> bool:
+def _update_requested(context: StepContext) -> bool:
     value = str(dict(context.config.userdata).get("mcp_bdd.update_contracts", "")).strip().lower()
     return value in ("1", "true", "yes", "on")
 
 
-def _contract(context: Any, path: str, *, breaking_only: bool) -> None:
+def _contract(context: StepContext, path: str, *, breaking_only: bool) -> None:
     session = current_session(context)
     file = _contract_path(context, path)
     surface = read_surface(session)
@@ -165,7 +166,7 @@ def _contract(context: Any, path: str, *, breaking_only: bool) -> None:
 
 
 @then('the tool surface matches the contract "{path:Q}"')
-def step_matches_contract(context: Any, path: str) -> None:
+def step_matches_contract(context: StepContext, path: str) -> None:
     """Compare the server's tools, resources and prompts with a contract file kept in version control (the
     same file `mcp-bdd probe --baseline` reads). The first run records it; `-D mcp_bdd.update_contracts=true`
     rewrites it. Any difference fails, classified: breaking, routing (descriptions), annotations, additive.
@@ -176,7 +177,7 @@ def step_matches_contract(context: Any, path: str) -> None:
 
 
 @then('the tool surface has no breaking change against the contract "{path:Q}"')
-def step_no_breaking_change(context: Any, path: str) -> None:
+def step_no_breaking_change(context: StepContext, path: str) -> None:
     """Like the contract step, but only breaking changes fail (tool removed, required argument added, type
     narrowed, output field removed, enum value removed); the others are attached to the report.
 

@@ -15,12 +15,23 @@ from typing import Any
 from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.matchers import coerce_literal
 from mcp_bdd.session import ELICITATION, SAMPLING, Session
-from mcp_bdd.steps._base import column, current_session, expected_text, given, state, table_rows, text, then, when
+from mcp_bdd.steps._base import (
+    StepContext,
+    column,
+    current_session,
+    expected_text,
+    given,
+    state,
+    table_rows,
+    text,
+    then,
+    when,
+)
 
 __all__: list[str] = []
 
 
-def before_connecting(context: Any, what: str) -> None:
+def before_connecting(context: StepContext, what: str) -> None:
     st = state(context)
     if st.sessions:
         names = ", ".join(f'"{n}"' for n in st.sessions)
@@ -32,7 +43,7 @@ def before_connecting(context: Any, what: str) -> None:
 
 
 @given('the client answers sampling requests with "{reply:Q}"')
-def step_sampling(context: Any, reply: str) -> None:
+def step_sampling(context: StepContext, reply: str) -> None:
     """Declare sampling and answer every sampling/createMessage request with a fixed text.
 
     Example: Given the client answers sampling requests with "A short summary."
@@ -42,7 +53,7 @@ def step_sampling(context: Any, reply: str) -> None:
 
 
 @given("the client accepts elicitation requests with:")
-def step_elicitation_accept(context: Any) -> None:
+def step_elicitation_accept(context: StepContext) -> None:
     """Declare elicitation and accept every request with these values (coerced by the request's schema).
 
     Example:
@@ -63,7 +74,7 @@ def step_elicitation_accept(context: Any) -> None:
 
 
 @given("the client declines elicitation requests")
-def step_elicitation_decline(context: Any) -> None:
+def step_elicitation_decline(context: StepContext) -> None:
     """Declare elicitation and decline every request (the user said no).
 
     Example: Given the client declines elicitation requests
@@ -73,7 +84,7 @@ def step_elicitation_decline(context: Any) -> None:
 
 
 @given("the client cancels elicitation requests")
-def step_elicitation_cancel(context: Any) -> None:
+def step_elicitation_cancel(context: StepContext) -> None:
     """Declare elicitation and cancel every request (the user dismissed it).
 
     Example: Given the client cancels elicitation requests
@@ -83,7 +94,7 @@ def step_elicitation_cancel(context: Any) -> None:
 
 
 @given("the client completes URL elicitations")
-def step_url_elicitation_accept(context: Any) -> None:
+def step_url_elicitation_accept(context: StepContext) -> None:
     """Declare elicitation and answer every URL-mode request as completed (accept, without content).
 
     Example: Given the client completes URL elicitations
@@ -93,7 +104,7 @@ def step_url_elicitation_accept(context: Any) -> None:
 
 
 @given("the client declines URL elicitations")
-def step_url_elicitation_decline(context: Any) -> None:
+def step_url_elicitation_decline(context: StepContext) -> None:
     """Declare elicitation and decline every URL-mode request (the user would not open the link).
 
     Example: Given the client declines URL elicitations
@@ -103,7 +114,7 @@ def step_url_elicitation_decline(context: Any) -> None:
 
 
 @given("the client supports tools in sampling")
-def step_sampling_tools(context: Any) -> None:
+def step_sampling_tools(context: StepContext) -> None:
     """Declare sampling with tools (`sampling.tools`): the server may offer tools to the client's model.
 
     Combine it with "Given the client answers sampling requests with" for the reply; alone, the reply is empty.
@@ -118,7 +129,7 @@ def step_sampling_tools(context: Any) -> None:
 
 
 @given("the client exposes the roots:")
-def step_roots(context: Any) -> None:
+def step_roots(context: StepContext) -> None:
     """Declare roots and answer roots/list with these folders (table headings `uri` and `name`, name optional).
 
     Example:
@@ -164,7 +175,7 @@ def _declared(session: Session, what: str) -> str | None:
 
 
 @then("the server requested sampling {n:Int} {unit:Times}")
-def step_sampling_count(context: Any, n: int, unit: str) -> None:
+def step_sampling_count(context: StepContext, n: int, unit: str) -> None:
     """Check how many sampling requests the server sent in this session.
 
     Example: Then the server requested sampling 1 time
@@ -195,7 +206,7 @@ def _sampling_text(request: dict[str, Any]) -> str:
 
 
 @then('the last sampling request contains "{needle:Q}"')
-def step_sampling_contains(context: Any, needle: str) -> None:
+def step_sampling_contains(context: StepContext, needle: str) -> None:
     """Check the text of the last sampling request (its messages and system prompt).
 
     Example: Then the last sampling request contains "Summarize order"
@@ -219,7 +230,7 @@ def step_sampling_contains(context: Any, needle: str) -> None:
 
 
 @then('the server requested elicitation with a message containing "{needle:Q}"')
-def step_elicitation_message(context: Any, needle: str) -> None:
+def step_elicitation_message(context: StepContext, needle: str) -> None:
     """Check that one of the server's elicitation requests had a message containing a text.
 
     Example: Then the server requested elicitation with a message containing "Delete the account"
@@ -259,7 +270,7 @@ def _no_url_elicitation(session: Session, wanted: str) -> ExpectationFailed:
 
 
 @then('the server requested a URL elicitation of "{url:Q}"')
-def step_url_elicitation(context: Any, url: str) -> None:
+def step_url_elicitation(context: StepContext, url: str) -> None:
     """Check that the server asked the client to open a URL (a URL-mode elicitation with an elicitation id).
 
     Example: Then the server requested a URL elicitation of "https://pay.example.com/checkout"
@@ -280,7 +291,7 @@ def step_url_elicitation(context: Any, url: str) -> None:
 
 
 @when('I remember the elicitation id as "{var:Q}"')
-def step_remember_elicitation_id(context: Any, var: str) -> None:
+def step_remember_elicitation_id(context: StepContext, var: str) -> None:
     """Save the elicitation id of the last URL elicitation as a variable, for `${var}` in later steps.
 
     Example: When I remember the elicitation id as "flow"
@@ -297,7 +308,7 @@ ELICITATION_COMPLETE = "notifications/elicitation/complete"
 
 
 @then("I receive the elicitation-complete notification within {seconds:Num} {unit:SecondWord}")
-def step_elicitation_complete(context: Any, seconds: float, unit: str) -> None:
+def step_elicitation_complete(context: StepContext, seconds: float, unit: str) -> None:
     """Wait until the server says a URL elicitation it asked for is complete (its elicitation id).
 
     Example: Then I receive the elicitation-complete notification within 5 seconds
@@ -336,7 +347,7 @@ def _required_ids(outcome: Any) -> set[str]:
 
 
 @then('the error asks for a URL elicitation of "{url:Q}"')
-def step_required_elicitation(context: Any, url: str) -> None:
+def step_required_elicitation(context: StepContext, url: str) -> None:
     """Check the data of a -32042 error (URL elicitation required): it names this URL, with an elicitation id.
 
     Example: Then the error asks for a URL elicitation of "https://auth.example.com/consent"
@@ -361,7 +372,7 @@ def step_required_elicitation(context: Any, url: str) -> None:
         )
 
 
-def _requested_field(context: Any, name: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+def _requested_field(context: StepContext, name: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """The field `name` of the last form elicitation's requestedSchema: (name, its schema, the whole schema)."""
     session = current_session(context)
     session.raise_problems()
@@ -388,7 +399,7 @@ def _requested_field(context: Any, name: str) -> tuple[str, dict[str, Any], dict
 
 
 @then('the elicitation asked for the field "{name:Q}" of type "{kind:Q}"')
-def step_elicitation_field(context: Any, name: str, kind: str) -> None:
+def step_elicitation_field(context: StepContext, name: str, kind: str) -> None:
     """Check a field of the last form elicitation's requested schema and its JSON type.
 
     Example: Then the elicitation asked for the field "email" of type "string"
@@ -402,7 +413,7 @@ def step_elicitation_field(context: Any, name: str, kind: str) -> None:
 
 
 @then('the elicitation field "{name:Q}" is required')
-def step_elicitation_required(context: Any, name: str) -> None:
+def step_elicitation_required(context: StepContext, name: str) -> None:
     """Check that a field of the last form elicitation's requested schema is required.
 
     Example: Then the elicitation field "confirm" is required
@@ -417,7 +428,7 @@ def step_elicitation_required(context: Any, name: str) -> None:
 
 
 @then('the elicitation field "{name:Q}" defaults to "{value:Q}"')
-def step_elicitation_default_text(context: Any, name: str, value: str) -> None:
+def step_elicitation_default_text(context: StepContext, name: str, value: str) -> None:
     """Check the default text a field of the last form elicitation's requested schema proposes.
 
     Example: Then the elicitation field "size" defaults to "M"
@@ -433,7 +444,7 @@ def step_elicitation_default_text(context: Any, name: str, value: str) -> None:
 
 
 @then('the elicitation field "{name:Q}" defaults to {literal:Literal}')
-def step_elicitation_default(context: Any, name: str, literal: str) -> None:
+def step_elicitation_default(context: StepContext, name: str, literal: str) -> None:
     """Check the default value a field of the last form elicitation's requested schema proposes.
 
     Example: Then the elicitation field "quantity" defaults to 1
@@ -462,7 +473,7 @@ def _choices(prop: dict[str, Any]) -> list[Any]:
 
 
 @then('the elicitation field "{name:Q}" offers the choices:')
-def step_elicitation_choices(context: Any, name: str) -> None:
+def step_elicitation_choices(context: StepContext, name: str) -> None:
     """Check the choices a field of the last form elicitation offers (enum, titled oneOf, or a multi-select's items).
 
     Example:

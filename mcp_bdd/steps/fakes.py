@@ -24,14 +24,14 @@ from mcp_bdd.fakes import FakeHttpService, FakeWorkspace, ReceivedRequest, Table
 from mcp_bdd.fakes._database import check_identifier, coerce_cell, same_value
 from mcp_bdd.fakes._http import check_method, split_target
 from mcp_bdd.matchers import ABSENT, Mismatch, coerce_literal, compare, parse_json_docstring, query_one
-from mcp_bdd.steps._base import docstring, expected_text, state, table_rows, text, where
+from mcp_bdd.steps._base import StepContext, docstring, expected_text, state, table_rows, text, where
 from mcp_bdd.steps._base import given as _given
 from mcp_bdd.steps._base import then as _then
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def skip_step(context: Any, reason: str) -> None:
+def skip_step(context: StepContext, reason: str) -> None:
     """Report the running step as skipped, with the reason (console, transcript, report).
 
     behave has no skip for one step: it keeps a status the step set itself, so the running step —
@@ -89,7 +89,7 @@ def skip_replaced(func: _F) -> _F:
     """A step function that reports itself skipped when it needs a fake the profile replaced."""
 
     @functools.wraps(func)  # behave unwraps __wrapped__ for the step's location
-    def run(context: Any, *args: Any, **kwargs: Any) -> Any:
+    def run(context: StepContext, *args: Any, **kwargs: Any) -> Any:
         try:
             return func(context, *args, **kwargs)
         except FakeReplaced as exc:
@@ -128,7 +128,7 @@ _SHOWN = 20  # requests / rows listed in a failure message
 # Plumbing
 
 
-def _header_pairs(context: Any) -> list[tuple[str, str]]:
+def _header_pairs(context: StepContext) -> list[tuple[str, str]]:
     headings, rows = table_rows(context)
     if [h.lower() for h in headings] not in (["name", "value"], ["header", "value"]):
         raise UsageError(
@@ -138,11 +138,11 @@ def _header_pairs(context: Any) -> list[tuple[str, str]]:
     return [(row[0], row[1]) for row in rows]
 
 
-def _fakes(context: Any) -> Any:
+def _fakes(context: StepContext) -> Any:
     return state(context).fakes
 
 
-def _service(context: Any, name: str) -> FakeHttpService:
+def _service(context: StepContext, name: str) -> FakeHttpService:
     service: FakeHttpService = _fakes(context).existing(text(context, name), "http")
     return service
 
@@ -152,7 +152,7 @@ def _service(context: Any, name: str) -> FakeHttpService:
 
 
 @given(_SERVICE + ' responds to {method:Method} "{path:Q}" with status {status:d}')
-def step_http_status(context: Any, name: str, method: str, path: str, status: int) -> None:
+def step_http_status(context: StepContext, name: str, method: str, path: str, status: int) -> None:
     """Stub a fake HTTP service: answer a method and path with a status code and an empty body.
 
     Example: Given the fake HTTP service "payments" responds to DELETE "/charges/ch_1" with status 204
@@ -161,7 +161,7 @@ def step_http_status(context: Any, name: str, method: str, path: str, status: in
 
 
 @given(_SERVICE + ' responds to {method:Method} "{path:Q}" with status {status:d} and body:')
-def step_http_status_body(context: Any, name: str, method: str, path: str, status: int) -> None:
+def step_http_status_body(context: StepContext, name: str, method: str, path: str, status: int) -> None:
     """Stub a fake HTTP service with a status and a body (JSON bodies are sent as application/json).
 
     Example:
@@ -175,7 +175,7 @@ def step_http_status_body(context: Any, name: str, method: str, path: str, statu
 
 
 @given(_SERVICE + ' responds to {method:Method} "{path:Q}" with status {status:d} and headers:')
-def step_http_status_headers(context: Any, name: str, method: str, path: str, status: int) -> None:
+def step_http_status_headers(context: StepContext, name: str, method: str, path: str, status: int) -> None:
     """Stub a fake HTTP service with a status and response headers (table `name | value`), no body.
 
     Example:
@@ -188,7 +188,7 @@ def step_http_status_headers(context: Any, name: str, method: str, path: str, st
 
 
 @given(_SERVICE + ' responds to {method:Method} "{path:Q}" with the headers:')
-def step_http_add_headers(context: Any, name: str, method: str, path: str) -> None:
+def step_http_add_headers(context: StepContext, name: str, method: str, path: str) -> None:
     """Add response headers (table `name | value`) to a stub defined by an earlier step.
 
     Example:
@@ -201,7 +201,7 @@ def step_http_add_headers(context: Any, name: str, method: str, path: str) -> No
 
 
 @given(_SERVICE + ' responds to {method:Method} "{path:Q}" after a delay of {seconds:Seconds} {unit:SecondWord}')
-def step_http_delay(context: Any, name: str, method: str, path: str, seconds: float, unit: str) -> None:
+def step_http_delay(context: StepContext, name: str, method: str, path: str, seconds: float, unit: str) -> None:
     """Make a stub defined by an earlier step answer only after a delay (to test the server's timeouts).
 
     Example: Given the fake HTTP service "payments" responds to POST "/charges" after a delay of 3 seconds
@@ -210,7 +210,7 @@ def step_http_delay(context: Any, name: str, method: str, path: str, seconds: fl
 
 
 @given(_SERVICE + ' drops the connection on {method:Method} "{path:Q}"')
-def step_http_drop(context: Any, name: str, method: str, path: str) -> None:
+def step_http_drop(context: StepContext, name: str, method: str, path: str) -> None:
     """Make a fake HTTP service hang up without answering a method and path (a network failure).
 
     Example: Given the fake HTTP service "payments" drops the connection on POST "/charges"
@@ -273,7 +273,7 @@ def _plural(n: int, word: str) -> str:
 
 
 @then(_SERVICE + ' received {count:d} {noun:Requests} to "{path:Q}"')
-def step_http_received_count(context: Any, name: str, count: int, noun: str, path: str) -> None:
+def step_http_received_count(context: StepContext, name: str, count: int, noun: str, path: str) -> None:
     """Check how many requests (any method) a fake HTTP service received for a path (`?k=v` narrows it).
 
     Example: Then the fake HTTP service "payments" received 1 request to "/charges"
@@ -296,7 +296,7 @@ def step_http_received_count(context: Any, name: str, count: int, noun: str, pat
 
 
 @then(_SERVICE + " received no requests")
-def step_http_received_none(context: Any, name: str) -> None:
+def step_http_received_none(context: StepContext, name: str) -> None:
     """Check that a fake HTTP service received no request at all.
 
     Example: Then the fake HTTP service "payments" received no requests
@@ -312,7 +312,7 @@ def step_http_received_none(context: Any, name: str) -> None:
 
 
 def _expect_one(
-    context: Any,
+    context: StepContext,
     name: str,
     method: str | None,
     path: str,
@@ -337,7 +337,7 @@ def _expect_one(
 
 
 @then(_SERVICE + ' received a {method:Method} request to "{path:Q}"')
-def step_http_received_method(context: Any, name: str, method: str, path: str) -> None:
+def step_http_received_method(context: StepContext, name: str, method: str, path: str) -> None:
     """Check that a fake HTTP service received at least one request with this method and path.
 
     Example: Then the fake HTTP service "payments" received a POST request to "/charges"
@@ -346,7 +346,9 @@ def step_http_received_method(context: Any, name: str, method: str, path: str) -
 
 
 @then(_SERVICE + ' receives a {method:Method} request to "{path:Q}" within {seconds:Seconds} {unit:SecondWord}')
-def step_http_receives_within(context: Any, name: str, method: str, path: str, seconds: float, unit: str) -> None:
+def step_http_receives_within(
+    context: StepContext, name: str, method: str, path: str, seconds: float, unit: str
+) -> None:
     """Wait until a fake HTTP service receives a request with this method and path, at most a number of
     seconds: for a server that calls on its own schedule (a scheduler, a webhook, a retry). Passes as soon
     as the request arrives, or at once when one arrived earlier in the scenario.
@@ -367,7 +369,7 @@ def step_http_receives_within(context: Any, name: str, method: str, path: str, s
 
 
 @then(_SERVICE + ' received a {method:Method} request to "{path:Q}" with body containing "{needle:Q}"')
-def step_http_received_body(context: Any, name: str, method: str, path: str, needle: str) -> None:
+def step_http_received_body(context: StepContext, name: str, method: str, path: str, needle: str) -> None:
     """Check that a request with this method and path arrived whose body contains a text.
 
     Example: Then the fake HTTP service "payments" received a POST request to "/charges" with body containing "1999"
@@ -377,7 +379,7 @@ def step_http_received_body(context: Any, name: str, method: str, path: str, nee
 
 
 @then(_SERVICE + ' received a request to "{path:Q}" with query "{query:Q}"')
-def step_http_received_query(context: Any, name: str, path: str, query: str) -> None:
+def step_http_received_query(context: StepContext, name: str, path: str, query: str) -> None:
     """Check that a request (any method) arrived at a path with these query parameters (others may follow).
 
     Example: Then the fake HTTP service "catalog" received a request to "/search" with query "q=shoes&limit=10"
@@ -389,7 +391,7 @@ def step_http_received_query(context: Any, name: str, path: str, query: str) -> 
 
 
 @then(_SERVICE + ' received a {method:Method} request to "{path:Q}" with query "{query:Q}"')
-def step_http_received_method_query(context: Any, name: str, method: str, path: str, query: str) -> None:
+def step_http_received_method_query(context: StepContext, name: str, method: str, path: str, query: str) -> None:
     """Check that a request with this method arrived at a path carrying these query parameters.
 
     Example: Then the fake HTTP service "catalog" received a GET request to "/search" with query "q=shoes"
@@ -401,7 +403,7 @@ def step_http_received_method_query(context: Any, name: str, method: str, path: 
 
 
 @then(_SERVICE + ' received a {method:Method} request to "{path:Q}" with the header "{header:Q}" set to "{value:Q}"')
-def step_http_received_header(context: Any, name: str, method: str, path: str, header: str, value: str) -> None:
+def step_http_received_header(context: StepContext, name: str, method: str, path: str, header: str, value: str) -> None:
     """Check that a request arrived carrying a header with exactly this value (header names ignore case).
 
     Example: Then the fake HTTP service "payments" received a POST request to "/charges" with the header "Authorization" set to "Bearer ${env.PAY_TOKEN}"
@@ -426,7 +428,7 @@ def _difference(mismatch: Mismatch) -> str:
     return f"    {mismatch.path}: expected {expected}, got {actual} ({mismatch.reason})"
 
 
-def _expected_literal(context: Any, value: str) -> Any:
+def _expected_literal(context: StepContext, value: str) -> Any:
     stripped = value.strip()
     if re.fullmatch(r'"[^"]*"', stripped):
         return text(context, stripped[1:-1])  # a quoted text: interpolate inside the quotes only
@@ -434,7 +436,7 @@ def _expected_literal(context: Any, value: str) -> Any:
 
 
 @then(_SERVICE + ' received a {method:Method} request to "{path:Q}" whose body at "{jpath:Q}" is {value}')
-def step_http_received_body_at(context: Any, name: str, method: str, path: str, jpath: str, value: str) -> None:
+def step_http_received_body_at(context: StepContext, name: str, method: str, path: str, jpath: str, value: str) -> None:
     """Check that a request arrived whose JSON body holds a value at a JSONPath (fuzzy markers allowed).
 
     Example: Then the fake HTTP service "payments" received a POST request to "/charges" whose body at "$.amount" is 1999
@@ -456,7 +458,7 @@ def step_http_received_body_at(context: Any, name: str, method: str, path: str, 
 
 
 @then(_SERVICE + ' received a {method:Method} request to "{path:Q}" with a JSON body containing:')
-def step_http_received_json(context: Any, name: str, method: str, path: str) -> None:
+def step_http_received_json(context: StepContext, name: str, method: str, path: str) -> None:
     """Check that a request arrived whose JSON body contains the doc string's JSON (subset match).
 
     Example:
@@ -498,7 +500,7 @@ def step_http_received_json(context: Any, name: str, method: str, path: str) -> 
 
 
 @given(_TABLE + " contains:")
-def step_db_seed(context: Any, table: str, name: str) -> None:
+def step_db_seed(context: StepContext, table: str, name: str) -> None:
     """Seed a table of a fake database (empty cell = NULL).
 
     SQLite creates the table from the headings if needed; PostgreSQL needs it in the schema and
@@ -513,7 +515,7 @@ def step_db_seed(context: Any, table: str, name: str) -> None:
     _fakes(context).database(text(context, name)).seed(text(context, table), headings, rows)
 
 
-def _database(context: Any, name: str) -> TableStore:
+def _database(context: StepContext, name: str) -> TableStore:
     db: TableStore = _fakes(context).existing(text(context, name), "database")
     return db
 
@@ -530,7 +532,7 @@ def _no_table(db: TableStore, table: str) -> ExpectationFailed:
 
 
 @then(_TABLE + " has {count:d} {noun:Rows}")
-def step_db_count(context: Any, table: str, name: str, count: int, noun: str) -> None:
+def step_db_count(context: StepContext, table: str, name: str, count: int, noun: str) -> None:
     """Check the number of rows in a table of a fake database.
 
     Example: Then the table "orders" of the fake database "shop" has 1 row
@@ -578,7 +580,7 @@ def _render_rows(columns: Sequence[str], rows: Sequence[dict[str, Any]] | Sequen
 
 
 @then(_TABLE + " contains:")
-def step_db_contains(context: Any, table: str, name: str) -> None:
+def step_db_contains(context: StepContext, table: str, name: str) -> None:
     """Check that a table holds these rows (listed columns only, in any order, numbers as numbers).
 
     Example:
@@ -629,7 +631,7 @@ def step_db_contains(context: Any, table: str, name: str) -> None:
 # Workspace
 
 
-def _workspace(context: Any) -> FakeWorkspace:
+def _workspace(context: StepContext) -> FakeWorkspace:
     ws: FakeWorkspace = _fakes(context).existing("workspace", "workspace")
     return ws
 
@@ -645,7 +647,7 @@ def _no_file(ws: FakeWorkspace, relative: str) -> ExpectationFailed:
 
 
 @given('the workspace contains the file "{path:Q}" with:')
-def step_workspace_write(context: Any, path: str) -> None:
+def step_workspace_write(context: StepContext, path: str) -> None:
     """Write a file (doc string content) into the workspace, at a path relative to it.
 
     Example:
@@ -659,7 +661,7 @@ def step_workspace_write(context: Any, path: str) -> None:
 
 
 @then('the workspace contains the file "{path:Q}"')
-def step_workspace_has(context: Any, path: str) -> None:
+def step_workspace_has(context: StepContext, path: str) -> None:
     """Check that a file exists in the workspace.
 
     Example: Then the workspace contains the file "reports/summary.txt"
@@ -670,7 +672,7 @@ def step_workspace_has(context: Any, path: str) -> None:
 
 
 @then('the workspace does not contain the file "{path:Q}"')
-def step_workspace_lacks(context: Any, path: str) -> None:
+def step_workspace_lacks(context: StepContext, path: str) -> None:
     """Check that a file does not exist in the workspace.
 
     Example: Then the workspace does not contain the file "notes/todo.md"
@@ -685,7 +687,7 @@ def step_workspace_lacks(context: Any, path: str) -> None:
 
 
 @then('the workspace file "{path:Q}" contains "{needle:Q}"')
-def step_workspace_file_contains(context: Any, path: str, needle: str) -> None:
+def step_workspace_file_contains(context: StepContext, path: str, needle: str) -> None:
     """Check that a workspace file's text contains a piece of text.
 
     Example: Then the workspace file "notes/todo.md" contains "buy milk"
@@ -705,7 +707,7 @@ def step_workspace_file_contains(context: Any, path: str, needle: str) -> None:
 
 
 @then('the workspace file "{path:Q}" is:')
-def step_workspace_file_is(context: Any, path: str) -> None:
+def step_workspace_file_is(context: StepContext, path: str) -> None:
     """Check a workspace file's whole text against the doc string (trailing newlines ignored).
 
     Example:

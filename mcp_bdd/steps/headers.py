@@ -10,21 +10,19 @@ server step like every step that shapes the client.
 
 from __future__ import annotations
 
-from typing import Any
-
-from mcp_bdd.steps._base import given, state
+from mcp_bdd.steps._base import StepContext, given, state
 from mcp_bdd.steps.client import before_connecting
 
 __all__: list[str] = []
 
 
-def _bend(context: Any, deviation: str, what: str) -> None:
+def _bend(context: StepContext, deviation: str, what: str) -> None:
     before_connecting(context, f"sending {what}")
     state(context).persona.header_deviation = deviation
 
 
 @given("the client sends a wrong Mcp-Method header")
-def step_wrong_method(context: Any) -> None:
+def step_wrong_method(context: StepContext) -> None:
     """Make the client name another method in the Mcp-Method header of calls, prompts and reads
     (over streamable HTTP; the server must refuse them with -32020).
 
@@ -34,7 +32,7 @@ def step_wrong_method(context: Any) -> None:
 
 
 @given("the client sends a wrong Mcp-Name header")
-def step_wrong_name(context: Any) -> None:
+def step_wrong_name(context: StepContext) -> None:
     """Make the client name another tool, prompt or resource in the Mcp-Name header (over
     streamable HTTP; the server must refuse the request with -32020).
 
@@ -44,7 +42,7 @@ def step_wrong_name(context: Any) -> None:
 
 
 @given("the client leaves out the Mcp-Name header")
-def step_no_name(context: Any) -> None:
+def step_no_name(context: StepContext) -> None:
     """Make the client send calls, prompts and reads without the Mcp-Name header (over streamable
     HTTP; the server must refuse them with -32020).
 

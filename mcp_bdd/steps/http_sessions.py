@@ -10,16 +10,14 @@ is stateless: no session id.)
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.session import Session, send_raw
-from mcp_bdd.steps._base import current_session, state, then, when
+from mcp_bdd.steps._base import StepContext, current_session, state, then, when
 
 __all__: list[str] = []
 
 
-def _with_id(context: Any) -> tuple[Session, str]:
+def _with_id(context: StepContext) -> tuple[Session, str]:
     session = current_session(context)
     if session.server.transport != "streamable-http":
         raise UsageError(
@@ -38,7 +36,7 @@ def _with_id(context: Any) -> tuple[Session, str]:
 
 
 @then("the server gave the client a session id")
-def step_session_id(context: Any) -> None:
+def step_session_id(context: StepContext) -> None:
     """Check that the server gave an Mcp-Session-Id when the client initialized, of visible ASCII only.
 
     Example: Then the server gave the client a session id
@@ -51,7 +49,7 @@ def step_session_id(context: Any) -> None:
 
 
 @when("the client ends its HTTP session")
-def step_end_session(context: Any) -> None:
+def step_end_session(context: StepContext) -> None:
     """Send the HTTP DELETE that ends the session (with its id); the answer is the last HTTP response.
 
     Example: When the client ends its HTTP session
@@ -60,7 +58,7 @@ def step_end_session(context: Any) -> None:
     send_raw(session, "DELETE", given)
 
 
-def _refused(context: Any, status: int, with_id: bool) -> None:
+def _refused(context: StepContext, status: int, with_id: bool) -> None:
     session, given = _with_id(context)
     got = send_raw(session, "POST", given if with_id else None)
     if got != status:
@@ -71,7 +69,7 @@ def _refused(context: Any, status: int, with_id: bool) -> None:
 
 
 @then("a request with the session id is refused with status {status:d}")
-def step_refused_with_id(context: Any, status: int) -> None:
+def step_refused_with_id(context: StepContext, status: int) -> None:
     """Send a ping with the session's id and check the status it is refused with (404 once ended).
 
     Example: Then a request with the session id is refused with status 404
@@ -80,7 +78,7 @@ def step_refused_with_id(context: Any, status: int) -> None:
 
 
 @then("a request without the session id is refused with status {status:d}")
-def step_refused_without_id(context: Any, status: int) -> None:
+def step_refused_without_id(context: StepContext, status: int) -> None:
     """Send a ping without the session id and check the status it is refused with (400).
 
     Example: Then a request without the session id is refused with status 400

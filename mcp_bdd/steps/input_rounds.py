@@ -13,11 +13,10 @@ the client get the rounds wrong on purpose, before the server step like every pe
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.session import DEVIATIONS, Deviation, InputRound, Outcome
-from mcp_bdd.steps._base import given, state, text, then
+from mcp_bdd.steps._base import StepContext, given, state, text, then
 from mcp_bdd.steps.client import before_connecting
 
 __all__: list[str] = []
@@ -26,13 +25,13 @@ __all__: list[str] = []
 KINDS = {"elicitation": "elicitation/create", "sampling": "sampling/createMessage", "roots": "roots/list"}
 
 
-def _deviate(context: Any, deviation: Deviation) -> None:
+def _deviate(context: StepContext, deviation: Deviation) -> None:
     before_connecting(context, f"a client that {DEVIATIONS[deviation]}")
     state(context).persona.input_deviation = deviation
 
 
 @given("the client tampers with the request state")
-def step_tamper_state(context: Any) -> None:
+def step_tamper_state(context: StepContext) -> None:
     """Make the client change one character of each request state it echoes (a server must reject it).
 
     Example: Given the client tampers with the request state
@@ -41,7 +40,7 @@ def step_tamper_state(context: Any) -> None:
 
 
 @given("the client resends without its input responses")
-def step_omit_responses(context: Any) -> None:
+def step_omit_responses(context: StepContext) -> None:
     """Make the client resend the first round without answering it (the server should ask again).
 
     Example: Given the client resends without its input responses
@@ -50,7 +49,7 @@ def step_omit_responses(context: Any) -> None:
 
 
 @given("the client adds an input response nobody asked for")
-def step_extra_response(context: Any) -> None:
+def step_extra_response(context: StepContext) -> None:
     """Make the client add an answer under a key the server never asked (the server should ignore it).
 
     Example: Given the client adds an input response nobody asked for
@@ -59,7 +58,7 @@ def step_extra_response(context: Any) -> None:
 
 
 @given("the client sends malformed input responses")
-def step_malformed_responses(context: Any) -> None:
+def step_malformed_responses(context: StepContext) -> None:
     """Make the client answer the first round with values that are not responses (the server must
     refuse them: an error, or the same questions again).
 
@@ -68,7 +67,7 @@ def step_malformed_responses(context: Any) -> None:
     _deviate(context, "malformed-responses")
 
 
-def _last(context: Any) -> Outcome:
+def _last(context: StepContext) -> Outcome:
     outcome = state(context).last_request
     if outcome is None:
         raise UsageError(
@@ -82,7 +81,7 @@ def _described(rounds: list[InputRound]) -> list[str]:
     return [r.describe() for r in rounds] or ["no round: the server answered at once"]
 
 
-def _round(context: Any, number: int) -> InputRound:
+def _round(context: StepContext, number: int) -> InputRound:
     outcome = _last(context)
     if not 1 <= number <= len(outcome.rounds):
         raise ExpectationFailed(
@@ -93,7 +92,7 @@ def _round(context: Any, number: int) -> InputRound:
     return outcome.rounds[number - 1]
 
 
-def _method(context: Any, kind: str) -> str:
+def _method(context: StepContext, kind: str) -> str:
     wanted = text(context, kind)
     if wanted in KINDS.values():
         return wanted
@@ -113,7 +112,7 @@ def _same_key(asked: str, wanted: str) -> bool:
 
 
 @then("the server asked for input {n:Int} {unit:Times}")
-def step_round_count(context: Any, n: int, unit: str) -> None:
+def step_round_count(context: StepContext, n: int, unit: str) -> None:
     """Check how many input-required rounds the last request took (0: it was answered at once).
 
     Example: Then the server asked for input 2 times
@@ -129,7 +128,7 @@ def step_round_count(context: Any, n: int, unit: str) -> None:
 
 
 @then('input round {n:Int} asked for "{key:Q}" by {kind:Method}')
-def step_round_asked(context: Any, n: int, key: str, kind: str) -> None:
+def step_round_asked(context: StepContext, n: int, key: str, kind: str) -> None:
     """Check that an input round asked, under a key, for one kind of help: elicitation, sampling or roots.
     The key is the one the server sent, or its last name (a Python server's resolver name).
 
@@ -145,7 +144,7 @@ def step_round_asked(context: Any, n: int, key: str, kind: str) -> None:
 
 
 @then('input round {n:Int} asked with a message containing "{expected:Q}"')
-def step_round_message(context: Any, n: int, expected: str) -> None:
+def step_round_message(context: StepContext, n: int, expected: str) -> None:
     """Check what an input round asked in words (an elicitation's message, a sampling request's text).
 
     Example: Then input round 2 asked with a message containing "card"
@@ -158,7 +157,7 @@ def step_round_message(context: Any, n: int, expected: str) -> None:
 
 
 @then("input round {n:Int} carried a request state")
-def step_round_state(context: Any, n: int) -> None:
+def step_round_state(context: StepContext, n: int) -> None:
     """Check that an input round came with a request state (which the client echoes unchanged).
 
     Example: Then input round 1 carried a request state
@@ -169,7 +168,7 @@ def step_round_state(context: Any, n: int) -> None:
 
 
 @then("no input round asked by {kind:Method}")
-def step_round_never(context: Any, kind: str) -> None:
+def step_round_never(context: StepContext, kind: str) -> None:
     """Check that no round of the last request asked for a kind of help (e.g. one the client lacks).
 
     Example: Then no input round asked by elicitation
@@ -186,7 +185,7 @@ def step_round_never(context: Any, kind: str) -> None:
 
 
 @then("the server refused the input responses")
-def step_responses_refused(context: Any) -> None:
+def step_responses_refused(context: StepContext) -> None:
     """Check that the server did not accept the client's input responses: it answered with an
     error, or asked the same questions again.
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, RequestRefused, UsageError, did_you_mean, size_text
 from mcp_bdd.session import KEEP, KEEP_BYTES, Session, Timeline
-from mcp_bdd.steps._base import at_least, current_session, expected_text, given, state, text, then
+from mcp_bdd.steps._base import StepContext, at_least, current_session, expected_text, given, state, text, then
 
 __all__ = ["KINDS", "LOG_LEVELS"]
 
@@ -84,7 +84,7 @@ def _listen_note(session: Session, method: str) -> str | None:
 
 
 def _wait(
-    context: Any,
+    context: StepContext,
     session: Session,
     method: str,
     seconds: float,
@@ -135,7 +135,7 @@ def _log_tip(session: Session) -> str | None:
 
 
 @then('I {tense:Receive} a "{kind:Q}" notification within {seconds:Num} {unit:SecondWord}')
-def step_receive(context: Any, tense: str, kind: str, seconds: float, unit: str) -> None:
+def step_receive(context: StepContext, tense: str, kind: str, seconds: float, unit: str) -> None:
     """Wait until a notification of a kind has arrived (passes at once if it already has; "received" works too).
 
     Example: Then I receive a "tools list changed" notification within 2 seconds
@@ -144,7 +144,7 @@ def step_receive(context: Any, tense: str, kind: str, seconds: float, unit: str)
 
 
 @then('I {tense:Receive} a "{kind:Q}" notification on "{server:Q}" within {seconds:Num} {unit:SecondWord}')
-def step_receive_on(context: Any, tense: str, kind: str, server: str, seconds: float, unit: str) -> None:
+def step_receive_on(context: StepContext, tense: str, kind: str, server: str, seconds: float, unit: str) -> None:
     """Wait until a named server has sent a notification of a kind (passes at once if it already has).
 
     Example: Then I receive a "progress" notification on "shop" within 1 second
@@ -152,7 +152,7 @@ def step_receive_on(context: Any, tense: str, kind: str, server: str, seconds: f
     _receive(context, kind, seconds, server)
 
 
-def _receive(context: Any, kind: str, seconds: float, server: str | None) -> None:
+def _receive(context: StepContext, kind: str, seconds: float, server: str | None) -> None:
     name = text(context, kind)
     if name not in KINDS:
         raise UsageError(
@@ -176,7 +176,7 @@ def _receive(context: Any, kind: str, seconds: float, server: str | None) -> Non
 
 
 @then('I {tense:Receive} an update for the resource "{uri:Q}" within {seconds:Num} {unit:SecondWord}')
-def step_resource_update(context: Any, tense: str, uri: str, seconds: float, unit: str) -> None:
+def step_resource_update(context: StepContext, tense: str, uri: str, seconds: float, unit: str) -> None:
     """Wait until the server tells that a subscribed resource changed (passes at once if it already did).
 
     Example: Then I receive an update for the resource "shop://catalog" within 5 seconds
@@ -205,7 +205,7 @@ def step_resource_update(context: Any, tense: str, uri: str, seconds: float, uni
 
 
 @then('no update for the resource "{uri:Q}" arrived after unsubscribing')
-def step_no_update_after_unsubscribe(context: Any, uri: str) -> None:
+def step_no_update_after_unsubscribe(context: StepContext, uri: str) -> None:
     """Check that the server sent no update of a resource since the scenario unsubscribed from it.
 
     Example: Then no update for the resource "shop://catalog" arrived after unsubscribing
@@ -236,7 +236,7 @@ def step_no_update_after_unsubscribe(context: Any, uri: str) -> None:
 
 
 @given('the log level is "{level:Q}"')
-def step_log_level(context: Any, level: str) -> None:
+def step_log_level(context: StepContext, level: str) -> None:
     """Ask servers for log messages of this level and above (before the server step, or after it).
 
     Example: Given the log level is "debug"
@@ -257,7 +257,7 @@ def _log_text(params: dict[str, Any]) -> str:
 
 
 @then('the server logged {article:A} "{level:Q}" message containing "{needle:Q}"')
-def step_logged(context: Any, article: str, level: str, needle: str) -> None:
+def step_logged(context: StepContext, article: str, level: str, needle: str) -> None:
     """Check that the server sent a log message of exactly this level whose data contains a text.
 
     Example: Then the server logged an "info" message containing "Order"
@@ -266,7 +266,7 @@ def step_logged(context: Any, article: str, level: str, needle: str) -> None:
 
 
 @then('the server logged {article:A} "{level:Q}" message containing "{needle:Q}" on "{server:Q}"')
-def step_logged_on(context: Any, article: str, level: str, needle: str, server: str) -> None:
+def step_logged_on(context: StepContext, article: str, level: str, needle: str, server: str) -> None:
     """Check that a named server sent a log message of exactly this level whose data contains a text.
 
     Example: Then the server logged an "info" message containing "Order" on "shop"
@@ -274,7 +274,7 @@ def step_logged_on(context: Any, article: str, level: str, needle: str, server: 
     _logged(context, level, needle, server)
 
 
-def _logged(context: Any, level: str, needle: str, server: str | None) -> None:
+def _logged(context: StepContext, level: str, needle: str, server: str | None) -> None:
     wanted = expected_text(context, needle)
     session = current_session(context, server)
     wanted_level = text(context, level).lower()
@@ -317,7 +317,7 @@ def _describe_progress(params: dict[str, Any]) -> str:
 
 
 @then("I {tense:Receive} at least {n:Int} progress {unit:Notifications}")
-def step_progress_count(context: Any, tense: str, n: int, unit: str) -> None:
+def step_progress_count(context: StepContext, tense: str, n: int, unit: str) -> None:
     """Check how many progress notifications arrived in this session (for all requests together).
 
     Example: Then I received at least 3 progress notifications
@@ -346,7 +346,7 @@ def step_progress_count(context: Any, tense: str, n: int, unit: str) -> None:
 
 
 @then("the progress never decreased")
-def step_progress_monotonic(context: Any) -> None:
+def step_progress_monotonic(context: StepContext) -> None:
     """Check that, for every request, each progress value was at least the one before it.
 
     Example: Then the progress never decreased

@@ -17,6 +17,7 @@ from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.state import LastResult
 from mcp_bdd.steps._base import (
+    StepContext,
     argument_table,
     content_kinds,
     current_session,
@@ -63,7 +64,7 @@ def _signature(prompt: dict[str, Any]) -> str:
 
 
 @when("I list the prompts")
-def step_list_prompts(context: Any) -> None:
+def step_list_prompts(context: StepContext) -> None:
     """Fetch the server's prompt list (following every page).
 
     Example: When I list the prompts
@@ -72,7 +73,7 @@ def step_list_prompts(context: Any) -> None:
 
 
 @when('I list the prompts on "{server:Q}"')
-def step_list_prompts_on(context: Any, server: str) -> None:
+def step_list_prompts_on(context: StepContext, server: str) -> None:
     """Fetch the prompt list of a named server (following every page).
 
     Example: When I list the prompts on "shop"
@@ -81,7 +82,7 @@ def step_list_prompts_on(context: Any, server: str) -> None:
 
 
 @then('the prompts include "{name:Q}"')
-def step_prompts_include(context: Any, name: str) -> None:
+def step_prompts_include(context: StepContext, name: str) -> None:
     """Check that the prompt list includes a prompt (fetched if no list was taken yet).
 
     Example: Then the prompts include "greeting"
@@ -90,7 +91,7 @@ def step_prompts_include(context: Any, name: str) -> None:
 
 
 @then('the prompts include "{name:Q}" on "{server:Q}"')
-def step_prompts_include_on(context: Any, name: str, server: str) -> None:
+def step_prompts_include_on(context: StepContext, name: str, server: str) -> None:
     """Check that a named server offers a prompt.
 
     Example: Then the prompts include "order_confirmation" on "shop"
@@ -98,7 +99,7 @@ def step_prompts_include_on(context: Any, name: str, server: str) -> None:
     _prompts_include(context, name, server)
 
 
-def _prompts_include(context: Any, name: str, server: str | None) -> None:
+def _prompts_include(context: StepContext, name: str, server: str | None) -> None:
     session = current_session(context, server)
     wanted = text(context, name)
     names = [str(p.get("name")) for p in _prompt_list(session)]
@@ -114,7 +115,7 @@ def _prompts_include(context: Any, name: str, server: str | None) -> None:
 # getting a prompt
 
 
-def _get(context: Any, name: str, arguments: dict[str, Any] | None, server: str | None = None) -> None:
+def _get(context: StepContext, name: str, arguments: dict[str, Any] | None, server: str | None = None) -> None:
     st = state(context)
     session = current_session(context, server)
     params = types.GetPromptRequestParams(name=name, arguments=arguments)
@@ -145,7 +146,7 @@ def _get_failure(session: Session, name: str, outcome: Outcome) -> ExpectationFa
 
 
 @when('I get the prompt "{name:Q}"')
-def step_get_prompt(context: Any, name: str) -> None:
+def step_get_prompt(context: StepContext, name: str) -> None:
     """Get a prompt without arguments; its messages become "the result".
 
     Example: When I get the prompt "greeting"
@@ -154,7 +155,7 @@ def step_get_prompt(context: Any, name: str) -> None:
 
 
 @when('I get the prompt "{name:Q}" on "{server:Q}"')
-def step_get_prompt_on(context: Any, name: str, server: str) -> None:
+def step_get_prompt_on(context: StepContext, name: str, server: str) -> None:
     """Get a prompt of a named server without arguments; its messages become "the result".
 
     Example: When I get the prompt "greeting" on "shop"
@@ -162,7 +163,7 @@ def step_get_prompt_on(context: Any, name: str, server: str) -> None:
     _get(context, text(context, name), None, server)
 
 
-def _get_with_table(context: Any, name: str, server: str | None) -> None:
+def _get_with_table(context: StepContext, name: str, server: str | None) -> None:
     st = state(context)
     session = current_session(context, server)
     wanted = text(context, name)
@@ -180,7 +181,7 @@ def _get_with_table(context: Any, name: str, server: str | None) -> None:
 
 
 @when('I get the prompt "{name:Q}" with:')
-def step_get_prompt_with(context: Any, name: str) -> None:
+def step_get_prompt_with(context: StepContext, name: str) -> None:
     """Get a prompt with an argument table: heading row = argument names, one row of (string) values.
 
     Example:
@@ -192,7 +193,7 @@ def step_get_prompt_with(context: Any, name: str) -> None:
 
 
 @when('I get the prompt "{name:Q}" on "{server:Q}" with:')
-def step_get_prompt_on_with(context: Any, name: str, server: str) -> None:
+def step_get_prompt_on_with(context: StepContext, name: str, server: str) -> None:
     """Get a prompt of a named server with an argument table (heading row = argument names, one row of values).
 
     Example:
@@ -203,7 +204,7 @@ def step_get_prompt_on_with(context: Any, name: str, server: str) -> None:
     _get_with_table(context, name, server)
 
 
-def _last_prompt(context: Any) -> tuple[LastResult, list[dict[str, Any]]]:
+def _last_prompt(context: StepContext) -> tuple[LastResult, list[dict[str, Any]]]:
     st = state(context)
     last = st.last
     if last is None or last.kind != "prompt":
@@ -239,7 +240,7 @@ def _overview(messages: list[dict[str, Any]]) -> list[str]:
 
 
 @then("the prompt has {n:Int} {unit:Messages}")
-def step_prompt_count(context: Any, n: int, unit: str) -> None:
+def step_prompt_count(context: StepContext, n: int, unit: str) -> None:
     """Check the number of messages in the prompt just got ("1 message" works too).
 
     Example: Then the prompt has 2 messages
@@ -252,7 +253,7 @@ def step_prompt_count(context: Any, n: int, unit: str) -> None:
 
 
 @then('prompt message {n:Int} is from the "{role:Q}" and contains "{needle:Q}"')
-def step_prompt_message(context: Any, n: int, role: str, needle: str) -> None:
+def step_prompt_message(context: StepContext, n: int, role: str, needle: str) -> None:
     """Check one message of the prompt just got (counted from 1): its role and a text it contains.
 
     Example: Then prompt message 1 is from the "user" and contains "Ada"
@@ -275,7 +276,7 @@ def step_prompt_message(context: Any, n: int, role: str, needle: str) -> None:
         )
 
 
-def _message_blocks(context: Any, n: int) -> tuple[str, list[dict[str, Any]]]:
+def _message_blocks(context: StepContext, n: int) -> tuple[str, list[dict[str, Any]]]:
     """Prompt message `n` (from 1) of the prompt just got: the prompt's name and its content blocks."""
     last, messages = _last_prompt(context)
     if not 1 <= n <= len(messages):
@@ -289,7 +290,7 @@ def _message_blocks(context: Any, n: int) -> tuple[str, list[dict[str, Any]]]:
 
 
 @then('prompt message {n:Int} contains an image of type "{mime:Q}"')
-def step_prompt_image(context: Any, n: int, mime: str) -> None:
+def step_prompt_image(context: StepContext, n: int, mime: str) -> None:
     """Check that one message of the prompt just got (counted from 1) is an image of a MIME type.
 
     Example: Then prompt message 2 contains an image of type "image/png"
@@ -312,7 +313,7 @@ def step_prompt_image(context: Any, n: int, mime: str) -> None:
 
 
 @then('prompt message {n:Int} contains a link to the resource "{uri:Q}"')
-def step_prompt_link(context: Any, n: int, uri: str) -> None:
+def step_prompt_link(context: StepContext, n: int, uri: str) -> None:
     """Check that one message of the prompt just got links to (resource_link) or embeds a resource by its URI.
 
     Example: Then prompt message 3 contains a link to the resource "shop://docs/inventory"
@@ -336,7 +337,9 @@ def step_prompt_link(context: Any, n: int, uri: str) -> None:
 # completions
 
 
-def _complete(context: Any, ref: Any, arg: str, value: str, what: str, arguments: dict[str, str] | None = None) -> None:
+def _complete(
+    context: StepContext, ref: Any, arg: str, value: str, what: str, arguments: dict[str, str] | None = None
+) -> None:
     st = state(context)
     session = current_session(context)
     if not capability(session, "completions"):
@@ -370,7 +373,7 @@ def _complete(context: Any, ref: Any, arg: str, value: str, what: str, arguments
 
 
 @when('I ask for completions of the argument "{arg:Q}" of the prompt "{name:Q}" with "{value:Q}"')
-def step_complete_prompt(context: Any, arg: str, name: str, value: str) -> None:
+def step_complete_prompt(context: StepContext, arg: str, name: str, value: str) -> None:
     """Ask the server to complete a prompt argument from a partial value.
 
     Example: When I ask for completions of the argument "name" of the prompt "greeting" with "A"
@@ -381,7 +384,7 @@ def step_complete_prompt(context: Any, arg: str, name: str, value: str) -> None:
 
 
 @when('I ask for completions of the argument "{arg:Q}" of the resource template "{template:Q}" with "{value:Q}"')
-def step_complete_template(context: Any, arg: str, template: str, value: str) -> None:
+def step_complete_template(context: StepContext, arg: str, template: str, value: str) -> None:
     """Ask the server to complete a variable of a resource template from a partial value.
 
     Example: When I ask for completions of the argument "topic" of the resource template "shop://docs/{topic}" with "o"
@@ -391,7 +394,7 @@ def step_complete_template(context: Any, arg: str, template: str, value: str) ->
     _complete(context, ref, text(context, arg), text(context, value), f'the resource template "{uri}"')
 
 
-def _context_arguments(context: Any) -> dict[str, str]:
+def _context_arguments(context: StepContext) -> dict[str, str]:
     """The arguments already chosen (a heading row of names, one row of values): the request's context."""
     st = state(context)
     headings, rows = table_rows(context)
@@ -404,7 +407,7 @@ def _context_arguments(context: Any) -> dict[str, str]:
 
 
 @when('I ask for completions of the argument "{arg:Q}" of the prompt "{name:Q}" with "{value:Q}" given:')
-def step_complete_prompt_given(context: Any, arg: str, name: str, value: str) -> None:
+def step_complete_prompt_given(context: StepContext, arg: str, name: str, value: str) -> None:
     """Ask to complete a prompt argument, telling the server the arguments already chosen (context.arguments).
 
     Example:
@@ -419,7 +422,7 @@ def step_complete_prompt_given(context: Any, arg: str, name: str, value: str) ->
 
 
 @when('I ask for completions of the argument "{arg:Q}" of the resource template "{template:Q}" with "{value:Q}" given:')
-def step_complete_template_given(context: Any, arg: str, template: str, value: str) -> None:
+def step_complete_template_given(context: StepContext, arg: str, template: str, value: str) -> None:
     """Ask to complete a resource template variable, telling the server the variables already chosen.
 
     Example:
@@ -434,7 +437,7 @@ def step_complete_template_given(context: Any, arg: str, template: str, value: s
 
 
 @then('the completions include "{value:Q}"')
-def step_completions_include(context: Any, value: str) -> None:
+def step_completions_include(context: StepContext, value: str) -> None:
     """Check that the last completion request offered a value.
 
     Example: Then the completions include "Ada"

@@ -20,7 +20,7 @@ import mcp_types as types
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.state import LastResult
-from mcp_bdd.steps._base import current_session, expected_text, keep_result, state, text, then, when
+from mcp_bdd.steps._base import StepContext, current_session, expected_text, keep_result, state, text, then, when
 
 __all__ = ["advertised", "capability", "rejection_checked_later", "resource_uris"]
 
@@ -38,7 +38,7 @@ _CHECKS_REJECTION = (
 )
 
 
-def rejection_checked_later(context: Any) -> bool:
+def rejection_checked_later(context: StepContext) -> bool:
     """Whether a later step of the running scenario checks a rejection ("the request is rejected
     ...") or a refusal ("the request is refused for insufficient scope", "the last HTTP response
     has status 403"): the step that made the request leaves its failure to that one."""
@@ -86,7 +86,7 @@ def resource_uris(session: Session) -> tuple[list[str], list[str]]:
 
 
 @when("I list the resources")
-def step_list_resources(context: Any) -> None:
+def step_list_resources(context: StepContext) -> None:
     """Fetch the server's resource list (following every page).
 
     Example: When I list the resources
@@ -95,7 +95,7 @@ def step_list_resources(context: Any) -> None:
 
 
 @when('I list the resources on "{server:Q}"')
-def step_list_resources_on(context: Any, server: str) -> None:
+def step_list_resources_on(context: StepContext, server: str) -> None:
     """Fetch the resource list of a named server (following every page).
 
     Example: When I list the resources on "shop"
@@ -104,7 +104,7 @@ def step_list_resources_on(context: Any, server: str) -> None:
 
 
 @then('the resources include "{uri:Q}"')
-def step_resources_include(context: Any, uri: str) -> None:
+def step_resources_include(context: StepContext, uri: str) -> None:
     """Check that the resource list includes a URI (fetched if no list was taken yet).
 
     Example: Then the resources include "shop://catalog"
@@ -113,7 +113,7 @@ def step_resources_include(context: Any, uri: str) -> None:
 
 
 @then('the resources include "{uri:Q}" on "{server:Q}"')
-def step_resources_include_on(context: Any, uri: str, server: str) -> None:
+def step_resources_include_on(context: StepContext, uri: str, server: str) -> None:
     """Check that a named server lists a resource URI.
 
     Example: Then the resources include "shop://catalog" on "shop"
@@ -121,7 +121,7 @@ def step_resources_include_on(context: Any, uri: str, server: str) -> None:
     _resources_include(context, uri, server)
 
 
-def _resources_include(context: Any, uri: str, server: str | None) -> None:
+def _resources_include(context: StepContext, uri: str, server: str | None) -> None:
     session = current_session(context, server)
     wanted = text(context, uri)
     listed = session.listing("resources")
@@ -138,7 +138,7 @@ def _resources_include(context: Any, uri: str, server: str | None) -> None:
 
 
 @when("I list the resource templates")
-def step_list_templates(context: Any) -> None:
+def step_list_templates(context: StepContext) -> None:
     """Fetch the server's resource templates (following every page).
 
     Example: When I list the resource templates
@@ -147,7 +147,7 @@ def step_list_templates(context: Any) -> None:
 
 
 @then('the resource templates include "{template:Q}"')
-def step_templates_include(context: Any, template: str) -> None:
+def step_templates_include(context: StepContext, template: str) -> None:
     """Check that the resource templates include a URI template, written exactly as the server lists it.
 
     Example: Then the resource templates include "shop://docs/{topic}"
@@ -168,7 +168,7 @@ def step_templates_include(context: Any, template: str) -> None:
 # reading
 
 
-def _read(context: Any, uri: str, server: str | None) -> None:
+def _read(context: StepContext, uri: str, server: str | None) -> None:
     st = state(context)
     session = current_session(context, server)
     wanted = text(context, uri)
@@ -207,7 +207,7 @@ def _read_failure(session: Session, uri: str, outcome: Outcome) -> ExpectationFa
 
 
 @when('I read the resource "{uri:Q}"')
-def step_read(context: Any, uri: str) -> None:
+def step_read(context: StepContext, uri: str) -> None:
     """Read a resource; its contents become "the result" (a rejection fails the step, see the module doc).
 
     Example: When I read the resource "shop://catalog"
@@ -216,7 +216,7 @@ def step_read(context: Any, uri: str) -> None:
 
 
 @when('I read the resource "{uri:Q}" on "{server:Q}"')
-def step_read_on(context: Any, uri: str, server: str) -> None:
+def step_read_on(context: StepContext, uri: str, server: str) -> None:
     """Read a resource of a named server; its contents become "the result".
 
     Example: When I read the resource "shop://catalog" on "shop"
@@ -224,7 +224,7 @@ def step_read_on(context: Any, uri: str, server: str) -> None:
     _read(context, uri, server)
 
 
-def _last_read(context: Any) -> tuple[LastResult, list[dict[str, Any]]]:
+def _last_read(context: StepContext) -> tuple[LastResult, list[dict[str, Any]]]:
     st = state(context)
     last = st.last
     if last is None or last.kind != "resource":
@@ -253,7 +253,7 @@ def _summary(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @then('the resource text contains "{needle:Q}"')
-def step_resource_text(context: Any, needle: str) -> None:
+def step_resource_text(context: StepContext, needle: str) -> None:
     """Check that the text of the resource just read contains a text (case-sensitive).
 
     Example: Then the resource text contains "PROD-123"
@@ -273,7 +273,7 @@ def step_resource_text(context: Any, needle: str) -> None:
 
 
 @then('the resource MIME type is "{mime:Q}"')
-def step_resource_mime(context: Any, mime: str) -> None:
+def step_resource_mime(context: StepContext, mime: str) -> None:
     """Check the MIME type of the resource just read (every item of its contents).
 
     Example: Then the resource MIME type is "application/json"
@@ -291,7 +291,7 @@ def step_resource_mime(context: Any, mime: str) -> None:
 
 
 @then("the resource is binary")
-def step_resource_binary(context: Any) -> None:
+def step_resource_binary(context: StepContext) -> None:
     """Check that the resource just read is binary: every item of its contents is a base64 blob.
 
     Example: Then the resource is binary
@@ -319,7 +319,7 @@ def step_resource_binary(context: Any) -> None:
 
 
 @when('I subscribe to the resource "{uri:Q}"')
-def step_subscribe(context: Any, uri: str) -> None:
+def step_subscribe(context: StepContext, uri: str) -> None:
     """Ask for updates of one resource (resources/subscribe, or a listen stream on 2026-07-28).
 
     Example: When I subscribe to the resource "shop://catalog"
@@ -344,7 +344,7 @@ def step_subscribe(context: Any, uri: str) -> None:
     _listen_for_updates(context, session, wanted)
 
 
-def _listen_for_updates(context: Any, session: Session, wanted: str) -> None:
+def _listen_for_updates(context: StepContext, session: Session, wanted: str) -> None:
     """2026-07-28: a listen stream for `wanted`, its outcome kept as the last request (for "the
     request is rejected ..." and the refusal steps after it, as resources/subscribe's is)."""
     from mcp_bdd.session import ListenFailed, open_stream
@@ -400,7 +400,7 @@ def updates_since_unsubscribing(session: Session, uri: str) -> int | None:
 
 
 @when('I unsubscribe from the resource "{uri:Q}"')
-def step_unsubscribe(context: Any, uri: str) -> None:
+def step_unsubscribe(context: StepContext, uri: str) -> None:
     """Stop the updates of one resource (resources/unsubscribe, or its listen stream closed on 2026-07-28).
 
     Example: When I unsubscribe from the resource "shop://catalog"

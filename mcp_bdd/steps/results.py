@@ -14,10 +14,20 @@ from typing import Any
 from mcp_bdd import matchers
 from mcp_bdd.errors import ExpectationFailed, UsageError, pretty, produced_by
 from mcp_bdd.state import LastResult
-from mcp_bdd.steps._base import content_kinds, docstring_json, expected_text, given, state, text, then, when
+from mcp_bdd.steps._base import (
+    StepContext,
+    content_kinds,
+    docstring_json,
+    expected_text,
+    given,
+    state,
+    text,
+    then,
+    when,
+)
 
 
-def _last(context: Any) -> LastResult:
+def _last(context: StepContext) -> LastResult:
     st = state(context)
     if st.last is None:
         outcome = st.last_request
@@ -32,12 +42,12 @@ def _last(context: Any) -> LastResult:
     return st.last
 
 
-def _exchange(context: Any) -> str:
+def _exchange(context: StepContext) -> str:
     return produced_by(state(context).transcript.items)
 
 
 @then('the result text is "{expected:Q}"')
-def step_text_is(context: Any, expected: str) -> None:
+def step_text_is(context: StepContext, expected: str) -> None:
     """Check the whole text content of the result.
 
     Example: Then the result text is "Result: 8"
@@ -51,7 +61,7 @@ def step_text_is(context: Any, expected: str) -> None:
 
 
 @then('the result text contains "{needle:Q}"')
-def step_text_contains(context: Any, needle: str) -> None:
+def step_text_contains(context: StepContext, needle: str) -> None:
     """Check that the result text contains a text (case-sensitive).
 
     Example: Then the result text contains "8"
@@ -65,7 +75,7 @@ def step_text_contains(context: Any, needle: str) -> None:
 
 
 @then('the result text does not contain "{needle:Q}"')
-def step_text_lacks(context: Any, needle: str) -> None:
+def step_text_lacks(context: StepContext, needle: str) -> None:
     """Check that the result text does not contain a text (case-sensitive).
 
     Example: Then the result text does not contain "Traceback"
@@ -84,7 +94,7 @@ def step_text_lacks(context: Any, needle: str) -> None:
 
 
 @then('the result text matches "{pattern:Q}"')
-def step_text_matches(context: Any, pattern: str) -> None:
+def step_text_matches(context: StepContext, pattern: str) -> None:
     """Check the result text against a regular expression (searched, anchor with ^ and $).
 
     Example: Then the result text matches "^Result: \\d+$"
@@ -101,7 +111,7 @@ def step_text_matches(context: Any, pattern: str) -> None:
 
 
 @then("the result is:")
-def step_result_is(context: Any) -> None:
+def step_result_is(context: StepContext) -> None:
     """Match the whole result against JSON; fuzzy markers like "#string" or "#uuid" are allowed.
 
     "The result" is the tool's structuredContent, else its text parsed as JSON when it parses, else
@@ -119,7 +129,7 @@ def step_result_is(context: Any) -> None:
 
 
 @then("the result contains:")
-def step_result_contains(context: Any) -> None:
+def step_result_contains(context: StepContext) -> None:
     """Match part of the result: objects may have more keys, arrays more items (any order).
 
     Example:
@@ -132,7 +142,7 @@ def step_result_contains(context: Any) -> None:
 
 
 @then("the result does not contain:")
-def step_result_lacks(context: Any) -> None:
+def step_result_lacks(context: StepContext) -> None:
     """Check that the result does NOT contain the doc string's JSON (the opposite of "the result contains:").
 
     Example:
@@ -153,7 +163,7 @@ def step_result_lacks(context: Any) -> None:
         )
 
 
-def _at(context: Any, path: str, *, allow_empty: bool = False) -> tuple[str, Any]:
+def _at(context: StepContext, path: str, *, allow_empty: bool = False) -> tuple[str, Any]:
     p = text(context, path)
     last = _last(context)
     try:
@@ -171,7 +181,7 @@ def _at(context: Any, path: str, *, allow_empty: bool = False) -> tuple[str, Any
 
 
 @then('the result at "{path:Q}" is "{expected:Q}"')
-def step_at_is_text(context: Any, path: str, expected: str) -> None:
+def step_at_is_text(context: StepContext, path: str, expected: str) -> None:
     """Check the value at a JSONPath equals a string. Paths read "the result" (see "the result is:"),
     so JSON a tool returned as text is read by path too: `$.rows[0][0]`, not `$.result`.
 
@@ -193,7 +203,7 @@ def step_at_is_text(context: Any, path: str, expected: str) -> None:
 
 
 @then('the result at "{path:Q}" is {literal:Literal}')
-def step_at_is_literal(context: Any, path: str, literal: str) -> None:
+def step_at_is_literal(context: StepContext, path: str, literal: str) -> None:
     """Check the value at a JSONPath equals a JSON literal (number, true/false, null, array, object).
 
     Example: Then the result at "$.quantity" is 2
@@ -207,7 +217,7 @@ def step_at_is_literal(context: Any, path: str, literal: str) -> None:
 
 
 @then('the result at "{path:Q}" contains "{needle:Q}"')
-def step_at_contains(context: Any, path: str, needle: str) -> None:
+def step_at_contains(context: StepContext, path: str, needle: str) -> None:
     """Check that the value at a JSONPath contains a text (in a string) or an item (in an array).
 
     Example: Then the result at "$.items" contains "PROD-123"
@@ -232,7 +242,7 @@ def step_at_contains(context: Any, path: str, needle: str) -> None:
 
 
 @then('the result at "{path:Q}" matches "{pattern:Q}"')
-def step_at_matches(context: Any, path: str, pattern: str) -> None:
+def step_at_matches(context: StepContext, path: str, pattern: str) -> None:
     """Check the value at a JSONPath against a regular expression.
 
     Example: Then the result at "$.id" matches "^ORD-"
@@ -250,7 +260,7 @@ def step_at_matches(context: Any, path: str, pattern: str) -> None:
 
 
 @then('the result at "{path:Q}" has {n:Int} {unit:Items}')
-def step_at_count(context: Any, path: str, n: int, unit: str) -> None:
+def step_at_count(context: StepContext, path: str, n: int, unit: str) -> None:
     """Count the items of the array (or keys of the object) at a JSONPath ("1 item" works too).
 
     Example: Then the result at "$.items" has 3 items
@@ -262,7 +272,7 @@ def step_at_count(context: Any, path: str, n: int, unit: str) -> None:
 
 
 @then("the result matches the schema:")
-def step_result_schema(context: Any) -> None:
+def step_result_schema(context: StepContext) -> None:
     """Validate the result against a JSON Schema given as a doc string.
 
     Example:
@@ -280,7 +290,7 @@ def step_result_schema(context: Any) -> None:
 
 
 @then("the result conforms to the tool's output schema")
-def step_output_schema(context: Any) -> None:
+def step_output_schema(context: StepContext) -> None:
     """Validate structuredContent against the outputSchema the tool declares (as the server sent it).
 
     Example: Then the result conforms to the tool's output schema
@@ -310,7 +320,7 @@ def step_output_schema(context: Any) -> None:
     )
 
 
-def _blocks(context: Any) -> list[dict[str, Any]]:
+def _blocks(context: StepContext) -> list[dict[str, Any]]:
     """The content blocks of the result: a tool result's content, or those of every prompt message."""
     raw = _last(context).raw
     content = raw.get("content")
@@ -323,7 +333,7 @@ def _blocks(context: Any) -> list[dict[str, Any]]:
 
 
 @then('the result contains an image of type "{mime:Q}"')
-def step_image(context: Any, mime: str) -> None:
+def step_image(context: StepContext, mime: str) -> None:
     """Check for an image content block with a MIME type (and valid base64 data).
 
     Example: Then the result contains an image of type "image/png"
@@ -343,7 +353,7 @@ def step_image(context: Any, mime: str) -> None:
 
 
 @then('the result contains a link to the resource "{uri:Q}"')
-def step_resource_link(context: Any, uri: str) -> None:
+def step_resource_link(context: StepContext, uri: str) -> None:
     """Check for a resource_link (or embedded resource) content block with this URI.
 
     Example: Then the result contains a link to the resource "demo://resource/1"
@@ -361,7 +371,7 @@ def step_resource_link(context: Any, uri: str) -> None:
 
 
 @then('the result contains audio of type "{mime:Q}"')
-def step_audio(context: Any, mime: str) -> None:
+def step_audio(context: StepContext, mime: str) -> None:
     """Check for an audio content block with a MIME type (and valid base64 data).
 
     Example: Then the result contains audio of type "audio/wav"
@@ -382,7 +392,7 @@ def step_audio(context: Any, mime: str) -> None:
         raise ExpectationFailed("The audio data is not valid base64", actual=str(exc)[:200]) from None
 
 
-def _embedded(context: Any, uri: str) -> dict[str, Any]:
+def _embedded(context: StepContext, uri: str) -> dict[str, Any]:
     for block in _blocks(context):
         resource = block.get("resource")
         if block.get("type") == "resource" and isinstance(resource, dict) and resource.get("uri") == uri:
@@ -397,7 +407,7 @@ def _embedded(context: Any, uri: str) -> dict[str, Any]:
 
 
 @then('the result embeds the resource "{uri:Q}" with text containing "{needle:Q}"')
-def step_embedded_text(context: Any, uri: str, needle: str) -> None:
+def step_embedded_text(context: StepContext, uri: str, needle: str) -> None:
     """Check an embedded resource (a content block of type resource) by its URI and the text it carries.
 
     Example: Then the result embeds the resource "shop://docs/returns" with text containing "30 days"
@@ -415,7 +425,7 @@ def step_embedded_text(context: Any, uri: str, needle: str) -> None:
         )
 
 
-def _annotated(context: Any, audience: str) -> list[dict[str, Any]]:
+def _annotated(context: StepContext, audience: str) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     for block in _blocks(context):
         notes = block.get("annotations")
@@ -424,12 +434,12 @@ def _annotated(context: Any, audience: str) -> list[dict[str, Any]]:
     return found
 
 
-def _annotations_shown(context: Any) -> list[Any]:
+def _annotations_shown(context: StepContext) -> list[Any]:
     return [{"type": b.get("type"), "annotations": b.get("annotations")} for b in _blocks(context)[:20]]
 
 
 @then('the result has content for the "{audience:Q}" audience')
-def step_audience(context: Any, audience: str) -> None:
+def step_audience(context: StepContext, audience: str) -> None:
     """Check that a content block is annotated for an audience ("user" or "assistant").
 
     Example: Then the result has content for the "user" audience
@@ -446,7 +456,7 @@ def step_audience(context: Any, audience: str) -> None:
 
 
 @then('the result has content for the "{audience:Q}" audience with priority {priority:Num}')
-def step_audience_priority(context: Any, audience: str, priority: float) -> None:
+def step_audience_priority(context: StepContext, audience: str, priority: float) -> None:
     """Check that a content block is annotated for an audience with a priority (0 least, 1 most important).
 
     Example: Then the result has content for the "assistant" audience with priority 1.0
@@ -468,7 +478,7 @@ def step_audience_priority(context: Any, audience: str, priority: float) -> None
 
 
 @when('I remember the result at "{path:Q}" as "{var:Q}"')
-def step_remember_at(context: Any, path: str, var: str) -> None:
+def step_remember_at(context: StepContext, path: str, var: str) -> None:
     """Save the value at a JSONPath as a variable, for `${var}` in later steps.
 
     Example: When I remember the result at "$.id" as "order"
@@ -480,7 +490,7 @@ def step_remember_at(context: Any, path: str, var: str) -> None:
 
 
 @when('I remember the result text as "{var:Q}"')
-def step_remember_text(context: Any, var: str) -> None:
+def step_remember_text(context: StepContext, var: str) -> None:
     """Save the result text as a variable.
 
     Example: When I remember the result text as "reply"
@@ -489,7 +499,7 @@ def step_remember_text(context: Any, var: str) -> None:
 
 
 @given('the variable "{var:Q}" is "{value:Q}"')
-def step_variable(context: Any, var: str, value: str) -> None:
+def step_variable(context: StepContext, var: str, value: str) -> None:
     """Set a variable for `${var}` in later steps.
 
     Example: Given the variable "user" is "alice"

@@ -7,6 +7,7 @@ from typing import Any
 from mcp_bdd.errors import ExpectationFailed, ServerStartError, UsageError
 from mcp_bdd.session import tasks_offered
 from mcp_bdd.steps._base import (
+    StepContext,
     current_session,
     ensure_server,
     expected_text,
@@ -34,7 +35,7 @@ _CAPABILITIES = {
 
 
 @given('the MCP server "{server:Q}" is running')
-def step_server_running(context: Any, server: str) -> None:
+def step_server_running(context: StepContext, server: str) -> None:
     """Start the named server (with its configured transport) and open a session with it.
 
     Example: Given the MCP server "shop" is running
@@ -43,7 +44,7 @@ def step_server_running(context: Any, server: str) -> None:
 
 
 @given('the MCP server "{server:Q}" is running over {transport:Transport}')
-def step_server_running_over(context: Any, server: str, transport: str) -> None:
+def step_server_running_over(context: StepContext, server: str, transport: str) -> None:
     """Start the named server over a given transport: in-memory, stdio, streamable HTTP or SSE.
 
     Example: Given the MCP server "shop" is running over stdio
@@ -52,7 +53,7 @@ def step_server_running_over(context: Any, server: str, transport: str) -> None:
 
 
 @given('the MCP server "{server:Q}" is running with the environment:')
-def step_server_running_env(context: Any, server: str) -> None:
+def step_server_running_env(context: StepContext, server: str) -> None:
     """Start the named server with extra environment variables (a table with the headings `name` and `value`).
 
     Example:
@@ -67,7 +68,7 @@ def step_server_running_env(context: Any, server: str) -> None:
 
 
 @when('I connect to the MCP server "{server:Q}"')
-def step_connect(context: Any, server: str) -> None:
+def step_connect(context: StepContext, server: str) -> None:
     """Try to connect; a failure is recorded for a later Then step, not raised.
 
     Example: When I connect to the MCP server "broken"
@@ -82,7 +83,7 @@ def step_connect(context: Any, server: str) -> None:
 
 
 @then('the connection fails with an error mentioning "{needle:Q}"')
-def step_connection_fails(context: Any, needle: str) -> None:
+def step_connection_fails(context: StepContext, needle: str) -> None:
     """Check that the last connection attempt failed, and why (case-insensitive).
 
     Example: Then the connection fails with an error mentioning "boom"
@@ -103,14 +104,14 @@ def step_connection_fails(context: Any, needle: str) -> None:
         )
 
 
-def _info(context: Any) -> Any:
+def _info(context: StepContext) -> Any:
     session = current_session(context)
     assert session.client is not None
     return session, session.client.server_info
 
 
 @then('the server name is "{expected:Q}"')
-def step_server_name(context: Any, expected: str) -> None:
+def step_server_name(context: StepContext, expected: str) -> None:
     """Check the name the server reports about itself.
 
     Example: Then the server name is "shop"
@@ -122,7 +123,7 @@ def step_server_name(context: Any, expected: str) -> None:
 
 
 @then('the server version is "{expected:Q}"')
-def step_server_version(context: Any, expected: str) -> None:
+def step_server_version(context: StepContext, expected: str) -> None:
     """Check the version the server reports about itself.
 
     Example: Then the server version is "1.0.0"
@@ -133,7 +134,7 @@ def step_server_version(context: Any, expected: str) -> None:
         raise ExpectationFailed("Wrong server version", expected=text(context, expected), actual=actual)
 
 
-def _capability(context: Any, capability: str) -> tuple[bool, dict[str, Any]]:
+def _capability(context: StepContext, capability: str) -> tuple[bool, dict[str, Any]]:
     key = capability.strip()
     if key not in _CAPABILITIES:
         from mcp_bdd.errors import did_you_mean
@@ -152,7 +153,7 @@ def _capability(context: Any, capability: str) -> tuple[bool, dict[str, Any]]:
 
 
 @then("the server supports {capability}")
-def step_supports(context: Any, capability: str) -> None:
+def step_supports(context: StepContext, capability: str) -> None:
     """Check a capability the server declares: tools, resources, resource subscriptions, prompts, logging,
     completions, tools list changes, resources list changes, prompts list changes, tasks (the core
     capability on 2025-11-25, the io.modelcontextprotocol/tasks extension on 2026-07-28).
@@ -165,7 +166,7 @@ def step_supports(context: Any, capability: str) -> None:
 
 
 @then("the server does not support {capability}")
-def step_not_supports(context: Any, capability: str) -> None:
+def step_not_supports(context: StepContext, capability: str) -> None:
     """Check that the server does not declare a capability.
 
     Example: Then the server does not support prompts
@@ -176,7 +177,7 @@ def step_not_supports(context: Any, capability: str) -> None:
 
 
 @then('the protocol version is "{version:Q}"')
-def step_protocol(context: Any, version: str) -> None:
+def step_protocol(context: StepContext, version: str) -> None:
     """Check the negotiated protocol version.
 
     Example: Then the protocol version is "2025-11-25"
@@ -192,7 +193,7 @@ def step_protocol(context: Any, version: str) -> None:
 
 
 @when("I ping the server")
-def step_ping(context: Any) -> None:
+def step_ping(context: StepContext) -> None:
     """Send a ping (2025-11-25 era only) and require an answer.
 
     Example: When I ping the server

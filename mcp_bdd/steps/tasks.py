@@ -30,7 +30,7 @@ from mcp_bdd.session import (
     wait_for_status,
 )
 from mcp_bdd.state import ScenarioState
-from mcp_bdd.steps._base import coerce_arguments, current_session, keep_result, state, text, then, when
+from mcp_bdd.steps._base import StepContext, coerce_arguments, current_session, keep_result, state, text, then, when
 
 
 @dataclass
@@ -91,7 +91,7 @@ def _said(value: str | None, modern: bool) -> str:
     return "no execution.taskSupport" + ("" if modern else " (absent means forbidden)")
 
 
-def _task_support(context: Any, name: str, wanted: tuple[str, ...]) -> None:
+def _task_support(context: StepContext, name: str, wanted: tuple[str, ...]) -> None:
     session = current_session(context)
     offered = _offered(session)
     value = task_support(_listed(session, text(context, name)))
@@ -107,7 +107,7 @@ def _task_support(context: Any, name: str, wanted: tuple[str, ...]) -> None:
 
 
 @then('the tool "{tool:Q}" supports tasks')
-def step_tool_supports_tasks(context: Any, tool: str) -> None:
+def step_tool_supports_tasks(context: StepContext, tool: str) -> None:
     """Check that a tool may be called as a task: its `execution.taskSupport` is "optional" or
     "required", and the server declares tasks (2025-11-25: `capabilities.tasks`; 2026-07-28: the
     `io.modelcontextprotocol/tasks` extension, where a tool that says nothing leaves it to the server).
@@ -118,7 +118,7 @@ def step_tool_supports_tasks(context: Any, tool: str) -> None:
 
 
 @then('the tool "{tool:Q}" requires tasks')
-def step_tool_requires_tasks(context: Any, tool: str) -> None:
+def step_tool_requires_tasks(context: StepContext, tool: str) -> None:
     """Check that a tool runs only as a task: its `execution.taskSupport` is "required".
 
     Example: Then the tool "archive" requires tasks
@@ -126,7 +126,7 @@ def step_tool_requires_tasks(context: Any, tool: str) -> None:
     _task_support(context, tool, ("required",))
 
 
-def _call_as_task(context: Any, tool: str, table: bool) -> None:
+def _call_as_task(context: StepContext, tool: str, table: bool) -> None:
     st = state(context)
     session = current_session(context)
     name = text(context, tool)
@@ -150,7 +150,7 @@ def _call_as_task(context: Any, tool: str, table: bool) -> None:
 
 
 @when('I call the tool "{tool:Q}" as a task')
-def step_call_as_task(context: Any, tool: str) -> None:
+def step_call_as_task(context: StepContext, tool: str) -> None:
     """Call a tool as a task, without arguments: the server answers with a task (an id and a status),
     not the tool's result. 2025-11-25 sends `params.task`; 2026-07-28 declares the tasks extension
     for this call.
@@ -161,7 +161,7 @@ def step_call_as_task(context: Any, tool: str) -> None:
 
 
 @when('I call the tool "{tool:Q}" as a task with:')
-def step_call_as_task_with(context: Any, tool: str) -> None:
+def step_call_as_task_with(context: StepContext, tool: str) -> None:
     """Call a tool as a task with an argument table (heading row = names, one row of values,
     coerced by the tool's inputSchema, as for plain calls).
 
@@ -173,7 +173,7 @@ def step_call_as_task_with(context: Any, tool: str) -> None:
     _call_as_task(context, tool, table=True)
 
 
-def _the_task(context: Any) -> tuple[Session, _Tasks, TaskView]:
+def _the_task(context: StepContext) -> tuple[Session, _Tasks, TaskView]:
     """This scenario's task, or a failure that says why there is none."""
     st = state(context)
     kept = _tasks(st)
@@ -194,7 +194,7 @@ def _the_task(context: Any) -> tuple[Session, _Tasks, TaskView]:
 
 
 @then("the task is created")
-def step_task_created(context: Any) -> None:
+def step_task_created(context: StepContext) -> None:
     """Check that the last call as a task was answered with a task: an id and a status.
 
     Example: Then the task is created
@@ -209,7 +209,7 @@ def step_task_created(context: Any) -> None:
 
 
 @then('the task at "{path:Q}" is "{expected:Q}"')
-def step_task_at_text(context: Any, path: str, expected: str) -> None:
+def step_task_at_text(context: StepContext, path: str, expected: str) -> None:
     """Check a field of the task as last seen (taskId, status, createdAt ...) by JSONPath against a
     text, or a fuzzy marker ("#string", "#number", "##number" for an optional one).
 
@@ -219,7 +219,7 @@ def step_task_at_text(context: Any, path: str, expected: str) -> None:
 
 
 @then('the task at "{path:Q}" is {literal:Literal}')
-def step_task_at(context: Any, path: str, literal: str) -> None:
+def step_task_at(context: StepContext, path: str, literal: str) -> None:
     """Check a field of the task as last seen (ttl, pollInterval ...) by JSONPath against a JSON
     literal: a number, true/false, null, an array or an object.
 
@@ -231,7 +231,7 @@ def step_task_at(context: Any, path: str, literal: str) -> None:
 
 
 @then('the task has no field "{name:Q}"')
-def step_task_lacks(context: Any, name: str) -> None:
+def step_task_lacks(context: StepContext, name: str) -> None:
     """Check that the task as last seen does not carry a field (a name another revision uses: the
     2026-07-28 extension renamed `ttl` and `pollInterval` to `ttlMs` and `pollIntervalMs`).
 
@@ -245,7 +245,7 @@ def step_task_lacks(context: Any, name: str) -> None:
         )
 
 
-def _task_field(context: Any, path: str, wanted: Any) -> None:
+def _task_field(context: StepContext, path: str, wanted: Any) -> None:
     from mcp_bdd.matchers import compare, query_one
 
     _, _, task = _the_task(context)
@@ -262,7 +262,7 @@ def _task_field(context: Any, path: str, wanted: Any) -> None:
         )
 
 
-def _follow(context: Any, wanted: str | None) -> tuple[Session, _Tasks, TaskView]:
+def _follow(context: StepContext, wanted: str | None) -> tuple[Session, _Tasks, TaskView]:
     """The task once it has `wanted` status (None: any terminal one) or the request timeout passed."""
     session, kept, task = _the_task(context)
     seen, failed = wait_for_status(
@@ -275,7 +275,7 @@ def _follow(context: Any, wanted: str | None) -> tuple[Session, _Tasks, TaskView
 
 
 @then('the task status becomes "{status:Q}"')
-def step_task_status_becomes(context: Any, status: str) -> None:
+def step_task_status_becomes(context: StepContext, status: str) -> None:
     """Wait until the task has this status: working, input_required, completed, failed or cancelled.
     Polls tasks/get at the server's poll interval, or takes a status notification when one comes
     first; up to the request timeout. A task that ends in another status fails at once.
@@ -302,7 +302,7 @@ def step_task_status_becomes(context: Any, status: str) -> None:
 
 
 @when("I cancel the task")
-def step_cancel_task(context: Any) -> None:
+def step_cancel_task(context: StepContext) -> None:
     """Ask the server to cancel the task (tasks/cancel); the task may then become "cancelled".
 
     Example: When I cancel the task
@@ -330,7 +330,7 @@ def _offered_to(session: Session, what: str, method: str) -> None:
 
 
 @when("I wait for the task result")
-def step_wait_for_task_result(context: Any) -> None:
+def step_wait_for_task_result(context: StepContext) -> None:
     """Wait until the task ends, then take its tool result: "the result" is then the task's tool
     result, so every Tool outcome and Results step applies to it. A task that failed or was
     cancelled fails here, with its status message.
@@ -368,7 +368,7 @@ def step_wait_for_task_result(context: Any) -> None:
 
 
 @when("I list the tasks")
-def step_list_tasks(context: Any) -> None:
+def step_list_tasks(context: StepContext) -> None:
     """List the server's tasks (tasks/list, every page; 2025-11-25: the 2026-07-28 extension has none).
 
     Example: When I list the tasks
@@ -383,7 +383,7 @@ def step_list_tasks(context: Any) -> None:
 
 
 @then("the task list includes the task")
-def step_task_list_includes(context: Any) -> None:
+def step_task_list_includes(context: StepContext) -> None:
     """Check that the last task listing shows this scenario's task (by its id).
 
     Example: Then the task list includes the task

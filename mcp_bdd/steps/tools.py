@@ -9,6 +9,7 @@ from typing import Any
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by, some_of
 from mcp_bdd.session import Outcome, Session, schema_types
 from mcp_bdd.steps._base import (
+    StepContext,
     argument_table,
     at_least,
     coerce_arguments,
@@ -28,7 +29,7 @@ from mcp_bdd.steps._base import (
 
 
 @when("I list the tools")
-def step_list_tools(context: Any) -> None:
+def step_list_tools(context: StepContext) -> None:
     """Fetch the server's tool list (following every page).
 
     Example: When I list the tools
@@ -37,7 +38,7 @@ def step_list_tools(context: Any) -> None:
 
 
 @when('I list the tools on "{server:Q}"')
-def step_list_tools_on(context: Any, server: str) -> None:
+def step_list_tools_on(context: StepContext, server: str) -> None:
     """Fetch the tool list of a named server (following every page).
 
     Example: When I list the tools on "analytics"
@@ -49,7 +50,7 @@ def _names(session: Session) -> list[str]:
     return [str(t.get("name")) for t in session.tool_list()]
 
 
-def _tool(context: Any, name: str, server: str | None = None) -> tuple[Session, dict[str, Any]]:
+def _tool(context: StepContext, name: str, server: str | None = None) -> tuple[Session, dict[str, Any]]:
     session = current_session(context, server)
     name = text(context, name)
     tool = session.tool_named(name)
@@ -62,7 +63,7 @@ def _tool(context: Any, name: str, server: str | None = None) -> tuple[Session, 
 
 
 @then("the tools are:")
-def step_tools_are(context: Any) -> None:
+def step_tools_are(context: StepContext) -> None:
     """Check the exact set of tool names (one-column table `name`).
 
     Example:
@@ -88,7 +89,7 @@ def step_tools_are(context: Any) -> None:
 
 
 @then("the tools include:")
-def step_tools_include(context: Any) -> None:
+def step_tools_include(context: StepContext) -> None:
     """Check that the tool list includes these names (others may exist).
 
     Example:
@@ -105,7 +106,7 @@ def step_tools_include(context: Any) -> None:
 
 
 @then('the tool list includes "{name:Q}"')
-def step_tool_list_includes(context: Any, name: str) -> None:
+def step_tool_list_includes(context: StepContext, name: str) -> None:
     """Check that one tool is offered.
 
     Example: Then the tool list includes "add"
@@ -114,7 +115,7 @@ def step_tool_list_includes(context: Any, name: str) -> None:
 
 
 @then('the tool list includes "{name:Q}" on "{server:Q}"')
-def step_tool_list_includes_on(context: Any, name: str, server: str) -> None:
+def step_tool_list_includes_on(context: StepContext, name: str, server: str) -> None:
     """Check that a named server offers one tool.
 
     Example: Then the tool list includes "stock_value" on "analytics"
@@ -122,7 +123,7 @@ def step_tool_list_includes_on(context: Any, name: str, server: str) -> None:
     _tool(context, name, server)
 
 
-def _lacks_tool(context: Any, name: str, server: str | None) -> None:
+def _lacks_tool(context: StepContext, name: str, server: str | None) -> None:
     session = current_session(context, server)
     if text(context, name) in _names(session):
         raise ExpectationFailed(
@@ -131,7 +132,7 @@ def _lacks_tool(context: Any, name: str, server: str | None) -> None:
 
 
 @then('the tool list does not include "{name:Q}"')
-def step_tool_list_excludes(context: Any, name: str) -> None:
+def step_tool_list_excludes(context: StepContext, name: str) -> None:
     """Check that a tool is NOT offered.
 
     Example: Then the tool list does not include "drop_database"
@@ -140,7 +141,7 @@ def step_tool_list_excludes(context: Any, name: str) -> None:
 
 
 @then('the tool list does not include "{name:Q}" on "{server:Q}"')
-def step_tool_list_excludes_on(context: Any, name: str, server: str) -> None:
+def step_tool_list_excludes_on(context: StepContext, name: str, server: str) -> None:
     """Check that a named server does NOT offer a tool.
 
     Example: Then the tool list does not include "add" on "analytics"
@@ -149,7 +150,7 @@ def step_tool_list_excludes_on(context: Any, name: str, server: str) -> None:
 
 
 @then('the tool "{name:Q}" requires the arguments:')
-def step_tool_requires(context: Any, name: str) -> None:
+def step_tool_requires(context: StepContext, name: str) -> None:
     """Check the exact set of required arguments (one-column table `name`).
 
     Example:
@@ -165,7 +166,7 @@ def step_tool_requires(context: Any, name: str) -> None:
 
 
 @then('the tool "{name:Q}" argument "{arg:Q}" is of type "{kind:Q}"')
-def step_tool_arg_type(context: Any, name: str, arg: str, kind: str) -> None:
+def step_tool_arg_type(context: StepContext, name: str, arg: str, kind: str) -> None:
     """Check the JSON type of one input argument.
 
     Example: Then the tool "add" argument "a" is of type "integer"
@@ -190,7 +191,7 @@ def step_tool_arg_type(context: Any, name: str, arg: str, kind: str) -> None:
 
 
 @then('the tool "{name:Q}" has an output schema')
-def step_tool_output_schema(context: Any, name: str) -> None:
+def step_tool_output_schema(context: StepContext, name: str) -> None:
     """Check that a tool declares an outputSchema (structured results).
 
     Example: Then the tool "add" has an output schema
@@ -201,7 +202,7 @@ def step_tool_output_schema(context: Any, name: str) -> None:
 
 
 @then('the tool "{name:Q}" description mentions "{needle:Q}"')
-def step_tool_description(context: Any, name: str, needle: str) -> None:
+def step_tool_description(context: StepContext, name: str, needle: str) -> None:
     """Check a tool's description (case-insensitive).
 
     Example: Then the tool "delete_user" description mentions "cannot be undone"
@@ -217,7 +218,7 @@ def step_tool_description(context: Any, name: str, needle: str) -> None:
 
 
 @then("every tool has a description of at least {n:Int} characters")
-def step_every_description(context: Any, n: int) -> None:
+def step_every_description(context: StepContext, n: int) -> None:
     """Check that every tool is described well enough for an LLM to choose it.
 
     Example: Then every tool has a description of at least 20 characters
@@ -235,7 +236,7 @@ def step_every_description(context: Any, n: int) -> None:
         )
 
 
-def _hint(context: Any, name: str, hint: str, label: str) -> None:
+def _hint(context: StepContext, name: str, hint: str, label: str) -> None:
     _, tool = _tool(context, name)
     annotations = tool.get("annotations") or {}
     if annotations.get(hint) is not True:
@@ -254,7 +255,7 @@ def _snake(name: str) -> str:
 
 
 @then('the tool "{name:Q}" is marked read-only')
-def step_read_only(context: Any, name: str) -> None:
+def step_read_only(context: StepContext, name: str) -> None:
     """Check annotations.readOnlyHint.
 
     Example: Then the tool "add" is marked read-only
@@ -263,7 +264,7 @@ def step_read_only(context: Any, name: str) -> None:
 
 
 @then('the tool "{name:Q}" is marked destructive')
-def step_destructive(context: Any, name: str) -> None:
+def step_destructive(context: StepContext, name: str) -> None:
     """Check annotations.destructiveHint.
 
     Example: Then the tool "delete_user" is marked destructive
@@ -272,7 +273,7 @@ def step_destructive(context: Any, name: str) -> None:
 
 
 @then('the tool "{name:Q}" is marked idempotent')
-def step_idempotent(context: Any, name: str) -> None:
+def step_idempotent(context: StepContext, name: str) -> None:
     """Check annotations.idempotentHint: calling the tool again with the same arguments changes nothing more.
 
     Example: Then the tool "add" is marked idempotent
@@ -281,7 +282,7 @@ def step_idempotent(context: Any, name: str) -> None:
 
 
 @then('the tool "{name:Q}" is marked open-world')
-def step_open_world(context: Any, name: str) -> None:
+def step_open_world(context: StepContext, name: str) -> None:
     """Check annotations.openWorldHint: the tool reaches beyond the server (the web, a payment provider).
 
     Example: Then the tool "pay_order" is marked open-world
@@ -296,7 +297,7 @@ def _title(tool: dict[str, Any]) -> str | None:
 
 
 @then('the tool "{name:Q}" has the title "{expected:Q}"')
-def step_title(context: Any, name: str, expected: str) -> None:
+def step_title(context: StepContext, name: str, expected: str) -> None:
     """Check the title a host shows for a tool instead of its name: its `title`, else `annotations.title`.
 
     Example: Then the tool "add" has the title "Add two numbers"
@@ -314,7 +315,7 @@ def step_title(context: Any, name: str, expected: str) -> None:
         )
 
 
-def _tool_at(context: Any, name: str, path: str) -> tuple[dict[str, Any], str, Any]:
+def _tool_at(context: StepContext, name: str, path: str) -> tuple[dict[str, Any], str, Any]:
     from mcp_bdd.matchers import query_one
 
     _, tool = _tool(context, name)
@@ -344,7 +345,7 @@ def _tool_differs(
 
 
 @then('the tool "{name:Q}" at "{path:Q}" is "{expected:Q}"')
-def step_tool_at_text(context: Any, name: str, path: str, expected: str) -> None:
+def step_tool_at_text(context: StepContext, name: str, path: str, expected: str) -> None:
     """Check any text field of a tool's definition by JSONPath: its `_meta`, icons, title, schemas.
 
     Example: Then the tool "show_cart" at "$._meta.ui.resourceUri" is "ui://shop/cart.html"
@@ -356,7 +357,7 @@ def step_tool_at_text(context: Any, name: str, path: str, expected: str) -> None
 
 
 @then('the tool "{name:Q}" at "{path:Q}" is {literal:Literal}')
-def step_tool_at_literal(context: Any, name: str, path: str, literal: str) -> None:
+def step_tool_at_literal(context: StepContext, name: str, path: str, literal: str) -> None:
     """Check any field of a tool's definition by JSONPath against a JSON literal (number, true/false, null,
     array, object; fuzzy markers allowed).
 
@@ -372,7 +373,7 @@ def step_tool_at_literal(context: Any, name: str, path: str, literal: str) -> No
 
 
 @then('the server instructions mention "{needle:Q}"')
-def step_instructions(context: Any, needle: str) -> None:
+def step_instructions(context: StepContext, needle: str) -> None:
     """Check the instructions the server gave when the client connected (case-insensitive): what a host
     puts before the model to say how the server's tools fit together.
 
@@ -399,7 +400,7 @@ def step_instructions(context: Any, needle: str) -> None:
 
 
 def _call(
-    context: Any,
+    context: StepContext,
     tool: str,
     server: str | None,
     args: dict[str, Any] | Callable[[dict[str, Any] | None], dict[str, Any]] | None,
@@ -420,7 +421,7 @@ def _call(
 
 
 @when('I call the tool "{tool:Q}"')
-def step_call(context: Any, tool: str) -> None:
+def step_call(context: StepContext, tool: str) -> None:
     """Call a tool without arguments.
 
     Example: When I call the tool "ping_db"
@@ -429,7 +430,7 @@ def step_call(context: Any, tool: str) -> None:
 
 
 @when('I call the tool "{tool:Q}" on "{server:Q}"')
-def step_call_on(context: Any, tool: str, server: str) -> None:
+def step_call_on(context: StepContext, tool: str, server: str) -> None:
     """Call a tool of a named server without arguments.
 
     Example: When I call the tool "ping_db" on "shop"
@@ -437,13 +438,13 @@ def step_call_on(context: Any, tool: str, server: str) -> None:
     _call(context, tool, server, {})
 
 
-def _table_call(context: Any, tool: str, server: str | None, **kw: Any) -> None:
+def _table_call(context: StepContext, tool: str, server: str | None, **kw: Any) -> None:
     name = text(context, tool)
     _call(context, tool, server, lambda listed: coerce_arguments(context, name, listed), **kw)
 
 
 @when('I call the tool "{tool:Q}" with:')
-def step_call_with(context: Any, tool: str) -> None:
+def step_call_with(context: StepContext, tool: str) -> None:
     """Call a tool with an argument table: heading row = names, one row of values (coerced by the schema).
 
     Example:
@@ -455,7 +456,7 @@ def step_call_with(context: Any, tool: str) -> None:
 
 
 @when('I call the tool "{tool:Q}" on "{server:Q}" with:')
-def step_call_on_with(context: Any, tool: str, server: str) -> None:
+def step_call_on_with(context: StepContext, tool: str, server: str) -> None:
     """Call a tool of a named server with an argument table.
 
     Example:
@@ -466,7 +467,7 @@ def step_call_on_with(context: Any, tool: str, server: str) -> None:
     _table_call(context, tool, server)
 
 
-def _json_args(context: Any) -> dict[str, Any]:
+def _json_args(context: StepContext) -> dict[str, Any]:
     value = docstring_json(context)
     if not isinstance(value, dict):
         raise UsageError(
@@ -476,7 +477,7 @@ def _json_args(context: Any) -> dict[str, Any]:
 
 
 @when('I call the tool "{tool:Q}" with arguments:')
-def step_call_json(context: Any, tool: str) -> None:
+def step_call_json(context: StepContext, tool: str) -> None:
     """Call a tool with arguments given as a JSON doc string (sent as written, not coerced).
 
     Example:
@@ -489,7 +490,7 @@ def step_call_json(context: Any, tool: str) -> None:
 
 
 @when('I call the tool "{tool:Q}" on "{server:Q}" with arguments:')
-def step_call_on_json(context: Any, tool: str, server: str) -> None:
+def step_call_on_json(context: StepContext, tool: str, server: str) -> None:
     """Call a tool of a named server with a JSON doc string of arguments.
 
     Example:
@@ -502,7 +503,7 @@ def step_call_on_json(context: Any, tool: str, server: str) -> None:
 
 
 @when('I call the tool "{tool:Q}" with a timeout of {seconds:Num} {unit:SecondWord} with:')
-def step_call_timeout(context: Any, tool: str, seconds: float, unit: str) -> None:
+def step_call_timeout(context: StepContext, tool: str, seconds: float, unit: str) -> None:
     """Call a tool and give up after a number of seconds (then check "the tool call times out").
 
     Example:
@@ -514,7 +515,7 @@ def step_call_timeout(context: Any, tool: str, seconds: float, unit: str) -> Non
 
 
 @when('I call the tool "{tool:Q}" on "{server:Q}" with a timeout of {seconds:Num} {unit:SecondWord} with:')
-def step_call_on_timeout(context: Any, tool: str, server: str, seconds: float, unit: str) -> None:
+def step_call_on_timeout(context: StepContext, tool: str, server: str, seconds: float, unit: str) -> None:
     """Call a tool of a named server and give up after a number of seconds.
 
     Example:
@@ -525,7 +526,7 @@ def step_call_on_timeout(context: Any, tool: str, server: str, seconds: float, u
     _table_call(context, tool, server, timeout=seconds)
 
 
-def _call_concurrently(context: Any, tool: str, server: str | None, n: int) -> None:
+def _call_concurrently(context: StepContext, tool: str, server: str | None, n: int) -> None:
     st = state(context)
     if n < 1:
         raise UsageError(f"{st.location}: call at least once (got {n}).")
@@ -541,7 +542,7 @@ def _call_concurrently(context: Any, tool: str, server: str | None, n: int) -> N
 
 
 @when('I call the tool "{tool:Q}" {n:Int} {unit:Times} concurrently with:')
-def step_call_concurrently(context: Any, tool: str, n: int, unit: str) -> None:
+def step_call_concurrently(context: StepContext, tool: str, n: int, unit: str) -> None:
     """Call a tool n times at once; `${i}` in the table is the call index 1..n.
 
     Example:
@@ -553,7 +554,7 @@ def step_call_concurrently(context: Any, tool: str, n: int, unit: str) -> None:
 
 
 @when('I call the tool "{tool:Q}" on "{server:Q}" {n:Int} {unit:Times} concurrently with:')
-def step_call_on_concurrently(context: Any, tool: str, server: str, n: int, unit: str) -> None:
+def step_call_on_concurrently(context: StepContext, tool: str, server: str, n: int, unit: str) -> None:
     """Call a tool of a named server n times at once; `${i}` in the table is the call index 1..n.
 
     Example:
@@ -565,7 +566,7 @@ def step_call_on_concurrently(context: Any, tool: str, server: str, n: int, unit
 
 
 @when('I call the tool "{tool:Q}" and cancel it after {seconds:Num} {unit:SecondWord} with:')
-def step_call_cancel(context: Any, tool: str, seconds: float, unit: str) -> None:
+def step_call_cancel(context: StepContext, tool: str, seconds: float, unit: str) -> None:
     """Call a tool and cancel the request after a number of seconds (the server is told).
 
     Example:
@@ -577,7 +578,7 @@ def step_call_cancel(context: Any, tool: str, seconds: float, unit: str) -> None
 
 
 @when('I call the tool "{tool:Q}" on "{server:Q}" and cancel it after {seconds:Num} {unit:SecondWord} with:')
-def step_call_on_cancel(context: Any, tool: str, server: str, seconds: float, unit: str) -> None:
+def step_call_on_cancel(context: StepContext, tool: str, server: str, seconds: float, unit: str) -> None:
     """Call a tool of a named server and cancel the request after a number of seconds.
 
     Example:
@@ -592,7 +593,7 @@ def step_call_on_cancel(context: Any, tool: str, server: str, seconds: float, un
 # outcomes
 
 
-def _last_call(context: Any, server: str | None = None) -> Outcome:
+def _last_call(context: StepContext, server: str | None = None) -> Outcome:
     """The last tool call of the scenario, or with `on "<server>"` the last one on that server."""
     st = state(context)
     if server is not None:
@@ -608,7 +609,7 @@ def _last_call(context: Any, server: str | None = None) -> Outcome:
     return st.last_call
 
 
-def _unknown_tool_hint(context: Any, outcome: Outcome) -> str | None:
+def _unknown_tool_hint(context: StepContext, outcome: Outcome) -> str | None:
     name = outcome.params.get("name")
     session = state(context).sessions.get(outcome.server)
     if outcome.method != "tools/call" or session is None or not isinstance(name, str):
@@ -625,7 +626,7 @@ def _unknown_tool_hint(context: Any, outcome: Outcome) -> str | None:
 
 
 def _fail(
-    context: Any, title: str, outcome: Outcome, expected: str, tip: str | None = None, kind: str | None = None
+    context: StepContext, title: str, outcome: Outcome, expected: str, tip: str | None = None, kind: str | None = None
 ) -> None:
     session = state(context).sessions.get(outcome.server)
     exchange = produced_by(session.transcript.items, outcome.server) if session else None  # before the hint's listing
@@ -653,7 +654,7 @@ _SUCCESS_TIPS = {
 
 @then("the tool call succeeds")
 @then('the tool call on "{server:Q}" succeeds')
-def step_call_succeeds(context: Any, server: str | None = None) -> None:
+def step_call_succeeds(context: StepContext, server: str | None = None) -> None:
     """Check that the last call returned a result with isError false and no protocol error.
 
     Example:
@@ -686,7 +687,7 @@ def _failed(outcome: Outcome) -> bool:
 
 @then("the tool call fails")
 @then('the tool call on "{server:Q}" fails')
-def step_call_fails(context: Any, server: str | None = None) -> None:
+def step_call_fails(context: StepContext, server: str | None = None) -> None:
     """Check that the last call failed: an error result (isError), a JSON-RPC error, or a refusal
     (HTTP 401/403: the credentials, not the tool).
 
@@ -718,7 +719,7 @@ def _error_text(outcome: Outcome) -> str:
 
 @then('the tool call fails with an error mentioning "{needle:Q}"')
 @then('the tool call on "{server:Q}" fails with an error mentioning "{needle:Q}"')
-def step_call_fails_with(context: Any, needle: str, server: str | None = None) -> None:
+def step_call_fails_with(context: StepContext, needle: str, server: str | None = None) -> None:
     """Check that the last call failed and its error mentions a text (case-insensitive).
 
     Example:
@@ -745,7 +746,7 @@ def step_call_fails_with(context: Any, needle: str, server: str | None = None) -
 
 @then("the tool call returns an error result")
 @then('the tool call on "{server:Q}" returns an error result')
-def step_call_error_result(context: Any, server: str | None = None) -> None:
+def step_call_error_result(context: StepContext, server: str | None = None) -> None:
     """Check for an error result specifically (isError true, not a JSON-RPC error).
 
     Example:
@@ -764,7 +765,7 @@ def step_call_error_result(context: Any, server: str | None = None) -> None:
 
 
 @then("the request is rejected with error code {code:Int}")
-def step_rejected(context: Any, code: int) -> None:
+def step_rejected(context: StepContext, code: int) -> None:
     """Check that the last request (of any kind) got a JSON-RPC error with this code.
 
     Example: Then the request is rejected with error code -32602
@@ -783,7 +784,7 @@ def step_rejected(context: Any, code: int) -> None:
 
 @then("the tool call times out")
 @then('the tool call on "{server:Q}" times out')
-def step_times_out(context: Any, server: str | None = None) -> None:
+def step_times_out(context: StepContext, server: str | None = None) -> None:
     """Check that the last call got no answer within its timeout.
 
     Example:
@@ -797,7 +798,7 @@ def step_times_out(context: Any, server: str | None = None) -> None:
 
 @then("the tool call is cancelled")
 @then('the tool call on "{server:Q}" is cancelled')
-def step_cancelled(context: Any, server: str | None = None) -> None:
+def step_cancelled(context: StepContext, server: str | None = None) -> None:
     """Check that the last call was cancelled by the client before an answer came.
 
     Example:
@@ -816,7 +817,7 @@ def step_cancelled(context: Any, server: str | None = None) -> None:
 
 
 @then("all {n:Int} calls succeed")
-def step_all_succeed(context: Any, n: int) -> None:
+def step_all_succeed(context: StepContext, n: int) -> None:
     """Check the concurrent calls: there were n and each succeeded.
 
     Example: Then all 10 calls succeed
@@ -840,7 +841,7 @@ def step_all_succeed(context: Any, n: int) -> None:
 
 
 @then('the results at "{path:Q}" are all different')
-def step_results_different(context: Any, path: str) -> None:
+def step_results_different(context: StepContext, path: str) -> None:
     """Check that the value at a JSONPath differs between all the concurrent calls.
 
     Example: Then the results at "$.id" are all different
@@ -859,7 +860,7 @@ def step_results_different(context: Any, path: str) -> None:
 
 
 @then("the server still responds")
-def step_still_responds(context: Any) -> None:
+def step_still_responds(context: StepContext) -> None:
     """Check that a cheap request (ping, or listing tools) still succeeds afterwards.
 
     Example: Then the server still responds
@@ -868,7 +869,7 @@ def step_still_responds(context: Any) -> None:
 
 
 @then('the server still responds on "{server:Q}"')
-def step_still_responds_on(context: Any, server: str) -> None:
+def step_still_responds_on(context: StepContext, server: str) -> None:
     """Check that a named server still answers a cheap request (ping, or listing tools).
 
     Example: Then the server still responds on "shop"
@@ -876,7 +877,7 @@ def step_still_responds_on(context: Any, server: str) -> None:
     _still_responds(context, server)
 
 
-def _still_responds(context: Any, server: str | None) -> None:
+def _still_responds(context: StepContext, server: str | None) -> None:
     session = current_session(context, server)
     outcome = session.ping() if session.is_legacy else session.request(_list_tools_request())
     if not outcome.ok:

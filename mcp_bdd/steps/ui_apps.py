@@ -27,6 +27,7 @@ from mcp_bdd._version import __version__
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, some_of
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.steps._base import (
+    StepContext,
     argument_table,
     current_session,
     expected_text,
@@ -70,7 +71,7 @@ class _Budget:
         return max(0.2, self.end - time.monotonic())
 
 
-def _host(context: Any, session: Session) -> AppHost:
+def _host(context: StepContext, session: Session) -> AppHost:
     """The scenario's apps, made on first use (and closed with the scenario, the browser with the run)."""
     st = state(context)
     key = id(st)
@@ -98,7 +99,7 @@ def _host(context: Any, session: Session) -> AppHost:
     return host
 
 
-def _current(context: Any) -> tuple[AppHost, OpenedApp]:
+def _current(context: StepContext) -> tuple[AppHost, OpenedApp]:
     """The app the scenario opened last, or a usage error saying how to open one."""
     host = _HOSTS.get(id(state(context)))
     app = host.current if host is not None else None
@@ -111,7 +112,7 @@ def _current(context: Any) -> tuple[AppHost, OpenedApp]:
 
 
 @contextlib.contextmanager
-def _evidence(context: Any, host: AppHost, app: OpenedApp) -> Iterator[None]:
+def _evidence(context: StepContext, host: AppHost, app: OpenedApp) -> Iterator[None]:
     """Attach the app as the step leaves it (screenshot and bridge messages), passed or failed."""
     try:
         yield
@@ -120,7 +121,7 @@ def _evidence(context: Any, host: AppHost, app: OpenedApp) -> Iterator[None]:
             context.attach(mime, data)
 
 
-def _tool(context: Any, session: Session, name: str) -> dict[str, Any]:
+def _tool(context: StepContext, session: Session, name: str) -> dict[str, Any]:
     """The tool as the server lists it, or a failure naming the tools it has."""
     listed = session.tool_named(name)
     if listed is None:
@@ -132,7 +133,7 @@ def _tool(context: Any, session: Session, name: str) -> dict[str, Any]:
     return listed
 
 
-def _bound(context: Any, session: Session, name: str) -> tuple[dict[str, Any], str]:
+def _bound(context: StepContext, session: Session, name: str) -> tuple[dict[str, Any], str]:
     """The tool and the `ui://` URI of its app, or a failure saying what the tool's `_meta` holds."""
     tool = _tool(context, session, name)
     uri = app_uri(tool)
@@ -196,7 +197,7 @@ def _served(session: Session, tool: str, uri: str) -> AppResource:
     return resource
 
 
-def _last_result(context: Any, session: Session, name: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def _last_result(context: StepContext, session: Session, name: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """The arguments and result of the scenario's last call of `name` on `session`, if it made one."""
     items = state(context).transcript.items
     requests = {
@@ -213,7 +214,7 @@ def _last_result(context: Any, session: Session, name: str) -> tuple[dict[str, A
     return None
 
 
-def _called(context: Any, session: Session, name: str, arguments: dict[str, Any]) -> Outcome:
+def _called(context: StepContext, session: Session, name: str, arguments: dict[str, Any]) -> Outcome:
     """Call the tool as "When I call the tool" does: its result becomes "the result" of the scenario."""
     st = state(context)
     outcome = session.call_tool(name, arguments)
@@ -226,7 +227,7 @@ def _called(context: Any, session: Session, name: str, arguments: dict[str, Any]
     return outcome
 
 
-def _open(context: Any, tool: str, *, table: bool) -> None:
+def _open(context: StepContext, tool: str, *, table: bool) -> None:
     session = current_session(context)
     name = text(context, tool)
     listed, uri = _bound(context, session, name)
@@ -265,7 +266,7 @@ def _open(context: Any, tool: str, *, table: bool) -> None:
 
 
 @given("the client supports MCP Apps")
-def step_client_supports_apps(context: Any) -> None:
+def step_client_supports_apps(context: StepContext) -> None:
     """The client advertises the MCP Apps extension (`io.modelcontextprotocol/ui`, MIME type
     `text/html;profile=mcp-app`); without it the client is a plain one, so a server's text fallback
     can be tested too. Declared before the server step.
@@ -286,7 +287,7 @@ def step_client_supports_apps(context: Any) -> None:
 
 
 @then('the tool "{tool:Q}" has an app')
-def step_tool_has_app(context: Any, tool: str) -> None:
+def step_tool_has_app(context: StepContext, tool: str) -> None:
     """The tool binds an app: its `_meta.ui.resourceUri` (or the deprecated flat `_meta["ui/resourceUri"]`)
     names a `ui://` resource.
 
@@ -296,7 +297,7 @@ def step_tool_has_app(context: Any, tool: str) -> None:
 
 
 @then('the tool "{tool:Q}" has no app')
-def step_tool_has_no_app(context: Any, tool: str) -> None:
+def step_tool_has_no_app(context: StepContext, tool: str) -> None:
     """The tool binds no app (no `_meta.ui.resourceUri`): a plain tool, or one a server binds only for
     clients that support MCP Apps.
 
@@ -315,7 +316,7 @@ def step_tool_has_no_app(context: Any, tool: str) -> None:
 
 
 @then('the app of the tool "{tool:Q}" is served as an MCP App')
-def step_app_served(context: Any, tool: str) -> None:
+def step_app_served(context: StepContext, tool: str) -> None:
     """The `ui://` resource the tool's app names reads (resources/read) as `text/html;profile=mcp-app`,
     with an HTML document in it.
 
@@ -332,7 +333,7 @@ def step_app_served(context: Any, tool: str) -> None:
 
 
 @when('I open the app of the tool "{tool:Q}"')
-def step_open_app(context: Any, tool: str) -> None:
+def step_open_app(context: StepContext, tool: str) -> None:
     """Open the tool's app as a host does: in a headless Chromium, a sandboxed iframe with its declared
     CSP, the host's side of the bridge. Once initialised, the app gets the tool's last input and result
     in this scenario (the tool is called with no arguments first if it was not). Fails when the app
@@ -346,7 +347,7 @@ def step_open_app(context: Any, tool: str) -> None:
 
 
 @when('I open the app of the tool "{tool:Q}" with:')
-def step_open_app_with(context: Any, tool: str) -> None:
+def step_open_app_with(context: StepContext, tool: str) -> None:
     """Call the tool with an argument table (as "When I call the tool ... with:" does), then open its app
     with that input and result.
 
@@ -359,7 +360,7 @@ def step_open_app_with(context: Any, tool: str) -> None:
 
 
 @then('the app shows "{needle:Q}"')
-def step_app_shows(context: Any, needle: str) -> None:
+def step_app_shows(context: StepContext, needle: str) -> None:
     """The app shows this text (visible, case-sensitive, anywhere in an element's text), waiting for it up
     to the request timeout.
 
@@ -378,7 +379,7 @@ def step_app_shows(context: Any, needle: str) -> None:
 
 
 @then('the app does not show "{needle:Q}"')
-def step_app_does_not_show(context: Any, needle: str) -> None:
+def step_app_does_not_show(context: StepContext, needle: str) -> None:
     """The app shows no visible text containing this, once what it was doing is done (its requests to the
     host answered).
 
@@ -398,7 +399,7 @@ def step_app_does_not_show(context: Any, needle: str) -> None:
 
 
 @when('I click "{needle:Q}" in the app')
-def step_click_in_app(context: Any, needle: str) -> None:
+def step_click_in_app(context: StepContext, needle: str) -> None:
     """Click a button or link of the app, found by its visible text or accessible name (an exact match
     first), then let the app finish what the click started (its requests to the host answered).
 
@@ -421,7 +422,7 @@ def step_click_in_app(context: Any, needle: str) -> None:
 
 
 @when('I type "{value:Q}" into "{field:Q}" in the app')
-def step_type_in_app(context: Any, value: str, field: str) -> None:
+def step_type_in_app(context: StepContext, value: str, field: str) -> None:
     """Type into a field of the app (replacing what it held), found by its label, placeholder, accessible
     name or `name` attribute; a drop-down gets the option with that label.
 
@@ -459,7 +460,7 @@ def _call_fits(call: AppCall, name: str, wanted: dict[str, Any] | None) -> bool:
     return wanted is None or all(key in call.arguments and call.arguments[key] == v for key, v in wanted.items())
 
 
-def _app_called(context: Any, tool: str, wanted: dict[str, Any] | None) -> None:
+def _app_called(context: StepContext, tool: str, wanted: dict[str, Any] | None) -> None:
     host, app = _current(context)
     name = text(context, tool)
     with _evidence(context, host, app):
@@ -482,7 +483,7 @@ def _app_called(context: Any, tool: str, wanted: dict[str, Any] | None) -> None:
 
 
 @then('the app called the tool "{tool:Q}"')
-def step_app_called(context: Any, tool: str) -> None:
+def step_app_called(context: StepContext, tool: str) -> None:
     """The app asked the host to call this tool (`tools/call` over the bridge), waiting up to the request
     timeout. The call is in the transcript; "the result" steps do not see it (it is the app's).
 
@@ -492,7 +493,7 @@ def step_app_called(context: Any, tool: str) -> None:
 
 
 @then('the app called the tool "{tool:Q}" with:')
-def step_app_called_with(context: Any, tool: str) -> None:
+def step_app_called_with(context: StepContext, tool: str) -> None:
     """The app called this tool with these arguments among those it sent (an argument table, coerced by
     the tool's input schema).
 
@@ -507,7 +508,7 @@ def step_app_called_with(context: Any, tool: str) -> None:
 
 
 @then('the app sent the message "{needle:Q}"')
-def step_app_sent_message(context: Any, needle: str) -> None:
+def step_app_sent_message(context: StepContext, needle: str) -> None:
     """The app asked the host to add a message to the conversation (`ui/message`) whose text contains
     this, waiting for it up to the request timeout.
 
@@ -540,7 +541,7 @@ def _message_text(params: dict[str, Any]) -> str:
 
 
 @then("the app has no errors")
-def step_app_has_no_errors(context: Any) -> None:
+def step_app_has_no_errors(context: StepContext) -> None:
     """Once what the app was doing is done: no uncaught exception, no console error, no request refused
     (by its CSP or the host), no bridge message that breaks the extension's rules (a request before
     ui/initialize, an answer to a request never sent, a tool kept from apps, a flood, ...).
