@@ -26,7 +26,8 @@ from behave_project import make_project, run_behave
 
 from mcp_bdd._net import free_port
 from mcp_bdd.servers import PROTOCOL_MARK
-from mcp_bdd.session._http import DEFAULT_LIMIT, BoundedTransport, MessageTooLarge, _Events, client_factory
+from mcp_bdd.session._http import DEFAULT_LIMIT, BoundedTransport, MessageTooLarge, client_factory
+from mcp_bdd.session._sse_events import Events
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
@@ -376,7 +377,7 @@ class _Chunks(httpx2.AsyncByteStream):
 
 
 def _events(data: bytes, cut: int, limit: int, answers: Any = None) -> tuple[list[bytes], list[str]]:
-    """What `_Events` passes on of `data` read `cut` bytes at a time, and what it recorded."""
+    """What `Events` passes on of `data` read `cut` bytes at a time, and what it recorded."""
     refusals: list[str] = []
     transport = BoundedTransport(
         httpx2.MockTransport(lambda r: httpx2.Response(200)),
@@ -386,7 +387,7 @@ def _events(data: bytes, cut: int, limit: int, answers: Any = None) -> tuple[lis
         on_refused=refusals.append,
     )
     refuse = transport._event_refusal(httpx2.Request("GET", "http://127.0.0.1:9/sse"), answers)
-    stream = _Events(_Chunks([data[i : i + cut] for i in range(0, len(data), cut)]), limit, refuse)
+    stream = Events(_Chunks([data[i : i + cut] for i in range(0, len(data), cut)]), limit, refuse)
 
     async def read() -> list[bytes]:
         return [chunk async for chunk in stream]

@@ -101,7 +101,7 @@ class ConnectFailures:
 
     def _broken_handshake(self, cause: BaseException) -> tuple[str, str] | None:
         """(what happened, tip) when the server answered the handshake with something unusable."""
-        from mcp_bdd.session._http import EndpointRefused  # httpx2 only for HTTP servers
+        from mcp_bdd.session._sse_events import EndpointRefused  # httpx2 only for HTTP servers
 
         if isinstance(cause, MCPError) and is_protocol_violation(cause):
             return f"broke the protocol during the handshake ({cause.message})", made_up_tip(cause.error) or (

@@ -48,7 +48,6 @@ import uuid
 import zlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Protocol, TypeVar
-from urllib.parse import urljoin, urlparse
 
 import anyio
 import httpx2
@@ -57,9 +56,10 @@ from mcp.shared.message import SessionMessage
 
 from mcp_bdd._sdk import answer_key, redirect_target
 from mcp_bdd.config import Config
-from mcp_bdd.errors import ProtocolViolation, ServerStartError, size_text
+from mcp_bdd.errors import ProtocolViolation, size_text
 from mcp_bdd.servers import ID_VALUE, NON_JSON_NUMBER, NON_JSON_NUMBER_FIX, PROTOCOL_MARK, holds_non_json_number
 from mcp_bdd.session._outcome import REFUSAL_MARK, Refusal
+from mcp_bdd.session._sse_events import QUOTE, Endpoint, EndpointRefused, Events, endpoint_in, event_data
 
 __all__ = [
     "ACCEPTED_KEEP",
@@ -67,7 +67,6 @@ __all__ = [
     "SDK_SSE_EVENT_CAP",
     "SERVER_SENT",
     "BoundedTransport",
-    "EndpointRefused",
     "Inbox",
     "MessageTooLarge",
     "client_factory",
@@ -77,9 +76,6 @@ DEFAULT_LIMIT: int = Config.model_fields["max_message_bytes"].default
 #: `mcp.client.sse` reads its stream with the SDK's default `max_event_size` and offers no way to
 #: change it: over legacy SSE no event larger than this can arrive, whatever the limit says
 SDK_SSE_EVENT_CAP = 1024 * 1024
-_HEAD = 4096  # bytes kept of a refused event's start (its id, whether it is a request)
-_TAIL = 256  # ... and of its end (SDKs that write the id last: TypeScript)
-_QUOTE = 300
 _SAID = 120  # bytes of a body that was no answer, quoted in the failure itself
 _TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's own client's, for a factory call that names none
 _SSE = "text/event-stream"
@@ -92,10 +88,6 @@ SERVER_SENT = "mcp_bdd.server_sent"
 #: request ids kept of those a server accepted with 202 (to name their late answers), and refusals
 #: kept for their requests (`_keep`)
 ACCEPTED_KEEP = 4096
-#: two line ends in a row (CRLF, CR or LF each): the end of an SSE event
-_BOUNDARY = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
-#: one line end (CRLF, CR or LF): where an SSE event's fields part
-_LINE_END = re.compile(rb"\r\n|\r|\n")
 #: the id of a JSON-RPC message as one of its first keys (no object or array opened before it) ...
 _FIRST_ID = re.compile(rb'data: ?\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*' + ID_VALUE)
 #: ... or as the last key of the outermost object
@@ -187,14 +179,14 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         if answers is not None and _not_an_answer(response.status_code, kind) and not followed:
             return await self._no_answer(request, response, stream, answers, str(carried["method"]), kind)
         if kind == _SSE:
-            events = _Events(
+            events = Events(
                 stream, self.event_limit, self._event_refusal(request, answers), self._event_screen(answers)
             )
             if answers is not None and self.answers_on_post:
                 events.unanswered = self._stream_ended(request, answers, str(carried["method"]))
             legacy_get = not self.answers_on_post and request.method == "GET"
             response.stream = (
-                _Endpoint(events, request.url, self.server, self.on_refused, self.inbox) if legacy_get else events
+                Endpoint(events, request.url, self.server, self.on_refused, self.inbox) if legacy_get else events
             )
         elif answers is not None and kind == "application/json":
             return await self._read_answer(request, response, stream, answers)
@@ -272,7 +264,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             raise
         with anyio.CancelScope(shield=True):
             await stream.aclose()  # unread: the connection is dropped, not drained
-        head = b"".join(chunks[:2])[:_QUOTE]
+        head = b"".join(chunks[:2])[:QUOTE]
         return _stand_in(response, _error(answers, message, head), response.status_code, response.extensions)
 
     async def _answer_accepted(
@@ -371,7 +363,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
     async def _head(self, stream: httpx2.AsyncByteStream, kind: str) -> list[bytes]:
         """The start of a body that is no answer: all of a JSON one up to the limit (it may be the
         server's own JSON-RPC error, `_server_error`), enough of any other to quote."""
-        return await _head_of(stream, self.limit if kind == "application/json" else _QUOTE)
+        return await _head_of(stream, self.limit if kind == "application/json" else QUOTE)
 
     def _server_error(self, kind: str, body: bytes) -> bool:
         """Whether an HTTP answer that is no JSON-RPC answer by its status is still the server's own
@@ -386,8 +378,8 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         if response.status_code in _REFUSALS:  # the server's answer: said as what it is, not as a broken one
             refusal = Refusal(
                 response.status_code,
-                response.headers.get("www-authenticate", "")[:_QUOTE],
-                body[:_QUOTE].decode("utf-8", "replace"),
+                response.headers.get("www-authenticate", "")[:QUOTE],
+                body[:QUOTE].decode("utf-8", "replace"),
             )
             message = f'The server "{self.server}" refused the {method} request: {refusal.said()}'
             return _jsonrpc_error(
@@ -397,7 +389,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         message = f'The server "{self.server}" answered the {method} request with {what}: not a JSON-RPC answer'
         if body.strip():
             message += f". Its body begins: {body[:_SAID].decode('utf-8', 'replace')!r}"
-        return _error(answers, message, body[:_QUOTE], code=types.INVALID_REQUEST, tip=tip)
+        return _error(answers, message, body[:QUOTE], code=types.INVALID_REQUEST, tip=tip)
 
     def _kept(self, refusal: Refusal) -> dict[str, str]:
         """The stand-in error's data: a token only this transport knows, under which `refusal` is
@@ -429,16 +421,16 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                         f"waits {MIN_RETRY_MS} ms (a stream that ends at once would be reopened in a busy loop)"
                     )
                 event = event[: retry.start(1)] + str(MIN_RETRY_MS).encode() + event[retry.end(1) :]
-            data = _event_data(event)
+            data = event_data(event)
             why = None if data is None else _not_a_message(data)
             if data is None or why is None:
                 return event if retry is not None else None
-            request_id = answers if answers is not None or b'"method"' in data[:_QUOTE] else _id_of(event)
+            request_id = answers if answers is not None or b'"method"' in data[:QUOTE] else _id_of(event)
             message = f'The server "{self.server}" sent an SSE message event that is no JSON-RPC message: {why}'
             if request_id is None:
                 self.on_refused(message)
                 return event if retry is not None else None
-            return b"event: message\ndata: " + _error(request_id, message, data[:_QUOTE]) + b"\n\n"
+            return b"event: message\ndata: " + _error(request_id, message, data[:QUOTE]) + b"\n\n"
 
         return screen
 
@@ -472,7 +464,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
 
         def refuse(head: bytes, tail: bytes | None) -> bytes | None:
             message = self.message(request, "event", limit)
-            if not self.answers_on_post and _endpoint_in(head) is not None:
+            if not self.answers_on_post and endpoint_in(head) is not None:
                 raise EndpointRefused(
                     self.server,
                     f"sent an `endpoint` event of more than {size_text(limit)} on GET {request.url}",
@@ -485,7 +477,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                 if tail is None:
                     self.on_refused(message)
                 return None
-            return b"event: message\ndata: " + _error(request_id, message, head[:_QUOTE]) + b"\n\n"
+            return b"event: message\ndata: " + _error(request_id, message, head[:QUOTE]) + b"\n\n"
 
         return refuse
 
@@ -512,7 +504,7 @@ class Inbox:
         self._send: Any = None
         self._tasks: Any = None
         self.failed: dict[Any, str] = {}
-        #: the `endpoint` event's data once it came (`_Endpoint`): a handshake that then timed out
+        #: the `endpoint` event's data once it came (`Endpoint`): a handshake that then timed out
         #: waited for its answer, not for the endpoint
         self.endpoint: str | None = None
 
@@ -746,248 +738,6 @@ class _Counted(httpx2.AsyncByteStream):
         await self.inner.aclose()
 
 
-class _Events(httpx2.AsyncByteStream):
-    """An SSE stream passed on one whole event at a time, each at most `limit` bytes (see module doc).
-
-    Whole events, because an event past the limit is only known once part of it has come: the
-    parser above must not have seen that part when the error event takes its place.
-    """
-
-    def __init__(
-        self,
-        inner: httpx2.AsyncByteStream,
-        limit: int,
-        refuse: Callable[[bytes, bytes | None], bytes | None],
-        screen: Callable[[bytes], bytes | None] = lambda event: None,
-    ) -> None:
-        self.inner = inner
-        self.limit = limit
-        self.refuse = refuse
-        self.screen = screen  # what replaces a whole event (`BoundedTransport._event_screen`), or None
-        #: a POST's stream: the error event for its request if the stream ends without answering it
-        self.unanswered: Callable[[str], bytes] | None = None
-        self.resumable = False  # an event carried an id: the SDK resumes the stream with a GET
-        self.answered = False
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        held: list[bytes] = []
-        broke: str | None = None
-        try:
-            async for ready in self._whole_events(held):
-                yield ready
-        except httpx2.TransportError as exc:
-            if self.unanswered is None:
-                raise
-            broke = f"its HTTP body broke off before it was complete ({type(exc).__name__}: {exc})"
-        rest = b"".join(held)
-        if self.unanswered is not None and not self.answered and not self.resumable:
-            if rest:
-                broke = broke or f"{len(rest)} bytes of an event were never ended by a blank line"
-            yield self.unanswered(broke or "the stream ended with no event that answers the request")
-        elif rest and broke is None:
-            yield rest  # an event the stream ended in: the parser above decides what it is worth
-
-    def _passed(self, event: bytes) -> bytes:
-        """`event`, a whole one passed on; on a POST's stream, noted: whether it answers the request,
-        or makes the stream resumable (an id)."""
-        if self.unanswered is not None:
-            if any(name == b"id" and value for name, value in _fields(event)):
-                self.resumable = True
-            data = _event_data(event)
-            if data is not None and b'"method"' not in data[:_QUOTE] and (b'"result"' in data or b'"error"' in data):
-                self.answered = True
-        return event
-
-    async def _whole_events(self, held: list[bytes]) -> AsyncIterator[bytes]:
-        """Whole events, each bounded; what is left of an unfinished one stays in `held`."""
-        size = 0
-        skipping = False  # inside an event past the limit: dropped to its end
-        replaced = False  # ... whose error event was already passed on
-        head = tail = edge = b""
-        async for chunk in self.inner:
-            ready: list[bytes] = []
-            start = 0
-            # `edge`: the previous chunk's last bytes, for a line end split between two chunks
-            ends = (
-                [m.end() - len(edge) for m in _BOUNDARY.finditer(edge + chunk)]
-                if b"\n" in chunk or b"\r" in chunk
-                else []
-            )
-            for end in [e for e in ends if e > 0] + [-1]:
-                piece = chunk[start:] if end < 0 else chunk[start:end]
-                complete = end >= 0
-                start = end
-                if not skipping and size + len(piece) > self.limit:
-                    head = _head([*held, piece])
-                    held.clear()
-                    size, skipping, tail = 0, True, b""
-                    event = self.refuse(head, None)
-                    if event is not None:
-                        ready.append(self._passed(event))
-                        replaced = True
-                if skipping:
-                    tail = (tail + piece)[-_TAIL:]
-                    if complete:
-                        event = None if replaced else self.refuse(head, tail)
-                        if event is not None:
-                            ready.append(self._passed(event))
-                        skipping = replaced = False
-                    continue
-                held.append(piece)
-                size += len(piece)
-                if complete:
-                    event = b"".join(held)
-                    ready.append(self._passed(self.screen(event) or event))
-                    held.clear()
-                    size = 0
-            edge = chunk[-3:]
-            if ready:
-                yield b"".join(ready)
-        if skipping:
-            held.clear()
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-class EndpointRefused(httpx2.SSEError, ServerStartError):
-    """Legacy SSE's `endpoint` event is missing, not a URL, on another origin, or too large: the
-    session cannot start. An SSEError, because that is what the SDK's SSE reader lets through at
-    once; a ServerStartError, because that is what it means (and so the SDK's log of it is one
-    line, not a traceback: `_logs`). `what` follows 'The MCP server "name"' in the failure; `tip`
-    says what to do."""
-
-    def __init__(self, server: str, what: str, tip: str) -> None:
-        self.what = what
-        self.tip = tip
-        super().__init__(f'The MCP server "{server}" {what}. Tip: {tip}')
-
-
-class _Endpoint(httpx2.AsyncByteStream):
-    """Legacy SSE's GET stream, checked for its `endpoint` event (where the client is to POST).
-
-    Why here: given an endpoint on another origin the SDK refuses it rightly, but it hands its
-    error to a stream nobody reads yet and hangs until `startup_timeout`, which then says only
-    that the handshake did not complete; a stream that ends first fails with "Child exited
-    without calling task_status.started()". An EndpointRefused says what the server sent.
-    Relies on `_Events`, which passes on whole events."""
-
-    def __init__(
-        self,
-        inner: httpx2.AsyncByteStream,
-        url: httpx2.URL,
-        server: str,
-        said: Callable[[str], None],
-        inbox: Inbox | None = None,
-    ) -> None:
-        self.inner = inner
-        self.url = url
-        self.server = server
-        self.said = said  # records what the stream did wrong, without ending it
-        self.inbox = inbox  # told the endpoint once it came
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        seen = False
-        async for chunk in self.inner:
-            if not seen:
-                endpoint = _endpoint_in(chunk)
-                if endpoint is not None:
-                    self._check(endpoint)
-                    seen = True
-                    if self.inbox is not None:
-                        self.inbox.endpoint = endpoint
-                    chunk = _drop_endpoints(chunk, keep=1)
-            elif (again := _endpoint_in(chunk)) is not None:
-                # the SDK takes one endpoint a stream: a second one crashed its reader ("called
-                # 'started' twice") and the session with it, blamed on the server going away
-                self.said(
-                    f"the server sent a second `endpoint` event on its SSE stream at {self.url} "
-                    f"({again!r:.200}); a stream has one endpoint, the first: this one was ignored"
-                )
-                chunk = _drop_endpoints(chunk)
-            if chunk:
-                yield chunk
-        if not seen:
-            raise EndpointRefused(
-                self.server,
-                f"closed its SSE stream at {self.url} before sending its `endpoint` event (the URL to POST "
-                "requests to)",
-                "is this a legacy SSE MCP endpoint? A streamable HTTP server is configured with "
-                'transport = "streamable-http".',
-            )
-
-    def _check(self, endpoint: str) -> None:
-        quoted = repr(endpoint[:300])
-        try:
-            joined = urljoin(str(self.url), endpoint)
-            target, origin = urlparse(joined), urlparse(str(self.url))
-            usable = not any(ord(c) < 0x21 or ord(c) == 0x7F for c in endpoint)
-        except ValueError:  # a host that is no host ("[" opens an IPv6 address that never closes)
-            usable = False
-        if not usable:
-            raise EndpointRefused(
-                self.server,
-                f"announced an endpoint that is not a URL on its SSE stream at {self.url}: {quoted}",
-                "the `endpoint` event's data must be the path (or URL) to POST requests to. Fix the server.",
-            )
-        if (target.scheme, target.netloc) != (origin.scheme, origin.netloc):
-            raise EndpointRefused(
-                self.server,
-                f"announced an endpoint on another origin than its SSE stream at {self.url}: {joined[:300]!r}; "
-                "mcp-bdd (like the SDK) does not POST requests there",
-                "the server must announce a path on the scheme, host and port the client used (behind a proxy: "
-                "the proxy's); set the URL it announces in its own configuration.",
-            )
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-def _events_of(chunk: bytes) -> list[bytes]:
-    """Whole SSE events, each with its blank line (what `_Events` passes on, one or several)."""
-    events, start = [], 0
-    for match in _BOUNDARY.finditer(chunk):
-        events.append(chunk[start : match.end()])
-        start = match.end()
-    return [*events, chunk[start:]] if start < len(chunk) else events
-
-
-def _drop_endpoints(chunk: bytes, keep: int = 0) -> bytes:
-    """`chunk` without its endpoint events but the first `keep` (the stream's one endpoint)."""
-    kept = []
-    for event in _events_of(chunk):
-        if _endpoint_in(event) is not None:
-            if keep == 0:
-                continue
-            keep -= 1
-        kept.append(event)
-    return b"".join(kept)
-
-
-def _endpoint_in(chunk: bytes) -> str | None:
-    """The data of the first `endpoint` event in `chunk` (whole SSE events, or the start of one
-    too large to keep), or None."""
-    if b"endpoint" not in chunk:
-        return None  # most chunks, once the stream runs: not parsed
-    for event in _BOUNDARY.split(chunk):
-        fields = _fields(event)
-        if any(name == b"event" and value.decode("utf-8", "replace").strip() == "endpoint" for name, value in fields):
-            return b"\n".join(value for name, value in fields if name == b"data").decode("utf-8", "replace")
-    return None
-
-
-def _fields(event: bytes) -> list[tuple[bytes, bytes]]:
-    """An SSE event's fields as (name, value), as SSE parsers read them: one space after the colon
-    is not the value's; blank lines and comments (a line that starts with a colon) are no fields.
-    Split on SSE's own line ends only: str.splitlines() also splits on U+2028 inside JSON text."""
-    fields = []
-    for line in _LINE_END.split(event):
-        if line and not line.startswith(b":"):
-            name, _, value = line.partition(b":")
-            fields.append((name, value[1:] if value.startswith(b" ") else value))
-    return fields
-
-
 def _not_an_answer(status: int, kind: str) -> bool:
     """Whether a request's POST got something the SDK would make up an error for: a redirect, an
     HTTP error (unless its body is a JSON-RPC error, looked at in `_no_answer`), a 2xx that is
@@ -1100,7 +850,7 @@ def _route(request: httpx2.Request) -> tuple[httpx2.URL, ...]:
 def _shown(route: Sequence[httpx2.URL], target: httpx2.URL) -> str:
     """A redirect route and where it leads, as it may be shown: its first URLs and its last, each
     without credentials or query (`_public`) and cut short; never a long route whole."""
-    urls = [str(_public(url))[:_QUOTE] for url in (*route, target)]
+    urls = [str(_public(url))[:QUOTE] for url in (*route, target)]
     if len(urls) > _ROUTE_SHOWN + 1:
         urls[_ROUTE_SHOWN:-1] = [f"... {len(urls) - _ROUTE_SHOWN - 1} more"]
     return " -> ".join(urls)
@@ -1152,19 +902,6 @@ def _id_of(event: bytes, *, last: bool = False) -> Any:
         return json.loads(found.group(1))
     except ValueError:
         return None
-
-
-def _event_data(event: bytes) -> bytes | None:
-    """The data of one whole SSE event if it is a `message` event with data (what the SDK parses as
-    JSON-RPC), else None (an `endpoint` event, a keep-alive, a priming event with only an id)."""
-    kind, data = b"message", []
-    for name, value in _fields(event):
-        if name == b"event":
-            kind = value
-        elif name == b"data":
-            data.append(value)
-    joined = b"\n".join(data)
-    return joined if joined and kind == b"message" else None  # the SDK skips an empty one (a priming event)
 
 
 def _not_a_message(data: bytes) -> str | None:
@@ -1219,15 +956,3 @@ def _error(
 def _jsonrpc_error(request_id: Any, error: dict[str, Any]) -> bytes:
     """A JSON-RPC error message for `request_id`, as bytes on the wire."""
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
-
-
-def _head(pieces: list[bytes]) -> bytes:
-    """The first `_HEAD` bytes of `pieces`, without joining them all."""
-    out: list[bytes] = []
-    size = 0
-    for piece in pieces:
-        out.append(piece[: _HEAD - size])
-        size += len(out[-1])
-        if size >= _HEAD:
-            break
-    return b"".join(out)
