@@ -45,6 +45,7 @@ GROUPS: dict[str, str] = {
     "auth": "OAuth over HTTP: the 401 challenge, RFC 9728 and RFC 8414 metadata, bad tokens refused",
     "honest-schemas": "generated calls: does each tool do what its inputSchema says?",
     "apps": "MCP Apps: app bindings, their ui:// resources, visibility, text fallback, CSP",
+    "tasks": "Tasks: each tool's execution.taskSupport against what the server offers and does",
     "contract": "the tool surface against a contract file kept in version control",
 }
 

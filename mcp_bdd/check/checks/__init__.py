@@ -3,6 +3,16 @@
 from __future__ import annotations
 
 import mcp_bdd.check.checks.apps  # noqa: F401  (MCP Apps, which adds its group)
-from mcp_bdd.check.checks import auth, budget, honest, poisoning, protocol, quality, schemas, transport  # noqa: F401
+from mcp_bdd.check.checks import (  # noqa: F401
+    auth,
+    budget,
+    honest,
+    poisoning,
+    protocol,
+    quality,
+    schemas,
+    tasks,
+    transport,
+)
 
 __all__: list[str] = []
