@@ -1,8 +1,8 @@
 """The input-required rounds of 2026-07-28, stated in sentences, against the demo shop.
 
-`tests/data/features/input_rounds.feature` runs as a user's project would run it, in-process and
-over stdio; a copy with wrong expectations must fail, saying what the rounds were. (The feature
-lives here, not in `features/`, while the demo's report is at its size target.)
+`features/client/input_rounds.feature` runs as a user's project would run it, in-process and over
+stdio (`make demo` runs it too); a copy with wrong expectations must fail, saying what the rounds
+were.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tests.behave_project import REPO, SHOP, make_project, run_behave
 
 pytestmark = pytest.mark.slow
 
-FEATURE = (REPO / "tests" / "data" / "features" / "input_rounds.feature").read_text()
+FEATURE = (REPO / "features" / "client" / "input_rounds.feature").read_text()
 
 
 @pytest.mark.parametrize("transport", ["in-memory", "stdio"])
