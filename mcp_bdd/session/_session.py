@@ -173,14 +173,7 @@ class Session(ClientSide, ConnectFailures):
 
     def open(self) -> None:
         """Connect (handshake or discover) within `startup_timeout`; failures name the cause."""
-        bend = self.persona.header_deviation
-        if bend is not None and self.server.transport != "streamable-http":
-            self.server.stop()
-            raise UsageError(
-                f'The client is to send {HEADER_DEVIATIONS[bend]}, but "{self.name}" runs over '
-                f"{self.server.transport}: routing headers exist only over streamable HTTP. Start it with "
-                f'Given the MCP server "{self.name}" is running over streamable HTTP.'
-            )
+        self._headers_can_bend()
         client = Client(
             self.server.target() if self.server.url is None else self._http_target(),
             mode=self.protocol,
@@ -237,6 +230,17 @@ class Session(ClientSide, ConnectFailures):
         except BaseException:
             self.close()  # a session that could not be set up must not outlive its scenario
             raise
+
+    def _headers_can_bend(self) -> None:
+        """A persona that gets a routing header wrong needs streamable HTTP, where headers exist."""
+        bend = self.persona.header_deviation
+        if bend is not None and self.server.transport != "streamable-http":
+            self.server.stop()
+            raise UsageError(
+                f'The client is to send {HEADER_DEVIATIONS[bend]}, but "{self.name}" runs over '
+                f"{self.server.transport}: routing headers exist only over streamable HTTP. Start it with "
+                f'Given the MCP server "{self.name}" is running over streamable HTTP.'
+            )
 
     def _after_connect(self, started: float) -> None:
         self._set_probe_noise_aside()
