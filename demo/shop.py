@@ -709,8 +709,10 @@ def create_server() -> MCPServer:
         items = store.products()
         return ProductList(items=items, count=len(items))
 
+    # `x-mcp-header`: on 2026-07-28 over HTTP the client mirrors product_id as `Mcp-Param-Product`,
+    # so a gateway can route stock lookups by product without reading the body (the SDK checks it)
     @server.tool(annotations=read_only)
-    def check_stock(product_id: str) -> Stock:
+    def check_stock(product_id: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Product"})]) -> Stock:
         """Check how many units of a product are in stock (e.g. product_id "PROD-123")."""
         return store.stock(product_id)
 

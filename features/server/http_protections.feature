@@ -32,3 +32,4 @@ Feature: The shop's HTTP endpoint refuses requests it cannot trust
       | a wrong Mcp-Method header | sends a wrong Mcp-Method header |
       | a wrong Mcp-Name header   | sends a wrong Mcp-Name header   |
       | no Mcp-Name header        | leaves out the Mcp-Name header  |
+      | a wrong product header    | sends wrong Mcp-Param headers   |

@@ -92,6 +92,7 @@ HEADER_DEVIATIONS = {
     "wrong-method": "an Mcp-Method header that does not match the body",
     "wrong-name": "an Mcp-Name header that does not match the body",
     "no-name": "no Mcp-Name header",
+    "wrong-param": "Mcp-Param-* headers that do not match the arguments",
 }
 _HINTS = ("ttlMs", "cacheScope")
 T = TypeVar("T")
@@ -383,6 +384,9 @@ class Session(ClientSide, ConnectFailures):
             request.headers["mcp-name"] = "mcp-bdd-not-the-name"
         elif bend == "no-name":
             request.headers.pop("mcp-name", None)
+        elif bend == "wrong-param":
+            for name in [n for n in request.headers if n.lower().startswith("mcp-param-")]:
+                request.headers[name] = "mcp-bdd-not-the-argument"
         self.transcript.record("info", self.name, "header", {"message": f"sent {HEADER_DEVIATIONS[str(bend)]}"})
 
     async def _record_http(self, response: Any) -> None:
@@ -917,13 +921,26 @@ class Session(ClientSide, ConnectFailures):
                 args = arguments(next((t for t in listed if t.get("name") == name), None))
             else:
                 args = arguments
+                await self._learn_param_headers()
             request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=args))
             return await self._send(request, timeout=timeout, cancel_after=cancel_after, progress=True)
 
         return self._run(call, cancel_after if cancel_after is not None else timeout)
 
+    async def _learn_param_headers(self) -> None:
+        """On 2026-07-28 over streamable HTTP, a client mirrors each argument a tool marks with
+        `x-mcp-header` as an `Mcp-Param-*` header, and the server refuses a call without it (-32020).
+        The SDK knows a tool's marks only once it saw the tool listed: so a call made before any
+        listing (arguments given as JSON) lists the tools first, as the SDK's own call_tool does.
+        A listing that fails is left to the call to show: its answer says what went wrong."""
+        modern = self.client is not None and self.client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if self.tools is None and modern and self.server.transport == "streamable-http":
+            with contextlib.suppress(Exception):
+                await self._list_pages("tools")
+
     def call_tool_many(self, name: str, argument_sets: list[dict[str, Any]]) -> list[Outcome]:
         async def run() -> list[Outcome]:
+            await self._learn_param_headers()
             results: list[Outcome | None] = [None] * len(argument_sets)
 
             async def one(i: int, args: dict[str, Any]) -> None:

@@ -49,3 +49,13 @@ def step_no_name(context: StepContext) -> None:
     Example: Given the client leaves out the Mcp-Name header
     """
     _bend(context, "no-name", "no Mcp-Name header")
+
+
+@given("the client sends wrong Mcp-Param headers")
+def step_wrong_params(context: StepContext) -> None:
+    """Make the client send, for each argument a tool marks with `x-mcp-header`, an `Mcp-Param-*`
+    header that does not match it (over streamable HTTP; the server must refuse the call with -32020).
+
+    Example: Given the client sends wrong Mcp-Param headers
+    """
+    _bend(context, "wrong-param", "wrong Mcp-Param headers")
