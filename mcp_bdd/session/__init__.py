@@ -17,7 +17,15 @@ from __future__ import annotations
 from mcp_bdd.session._hop import cancel_pending, stalled
 from mcp_bdd.session._listen import ListenFailed, covers, listening, open_stream
 from mcp_bdd.session._outcome import Outcome, Refusal, result_text, unwrap
-from mcp_bdd.session._persona import ELICITATION, SAMPLING, Persona, coerce_elicitation, coerce_value, schema_types
+from mcp_bdd.session._persona import (
+    ELICITATION,
+    SAMPLING,
+    HeaderDeviation,
+    Persona,
+    coerce_elicitation,
+    coerce_value,
+    schema_types,
+)
 from mcp_bdd.session._raw_http import send_raw
 from mcp_bdd.session._rounds import DEVIATIONS, Deviation, InputRound
 from mcp_bdd.session._session import Session
@@ -44,6 +52,7 @@ __all__ = [
     "SAMPLING",
     "TASK_STATUSES",
     "Deviation",
+    "HeaderDeviation",
     "InputRound",
     "ListenFailed",
     "Outcome",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types as types
 
@@ -21,10 +21,14 @@ from mcp_bdd.session._rounds import Deviation
 from mcp_bdd.session._timeline import Timeline
 from mcp_bdd.transcript import Transcript, Weight
 
-__all__ = ["ELICITATION", "SAMPLING", "ClientSide", "Persona", "coerce_elicitation", "coerce_value"]
+__all__ = ["ELICITATION", "SAMPLING", "ClientSide", "HeaderDeviation", "Persona", "coerce_elicitation", "coerce_value"]
 
 SAMPLING = "sampling/createMessage"
 ELICITATION = "elicitation/create"
+
+
+#: the routing header a client gets wrong on purpose (`_session.HEADER_DEVIATIONS` says each in words)
+HeaderDeviation = Literal["wrong-method", "wrong-name", "no-name", "wrong-param"]
 
 
 @dataclass
@@ -49,7 +53,7 @@ class Persona:
     #: which routing header the client gets wrong on a call, a prompt or a read over streamable HTTP
     #: (`_session.HEADER_DEVIATIONS`), to test that the server checks it ("Given the client sends
     #: a wrong Mcp-Name header")
-    header_deviation: str | None = None
+    header_deviation: HeaderDeviation | None = None
 
     def empty(self) -> bool:
         return (

@@ -78,7 +78,7 @@ from mcp_bdd.session._outcome import (
     stands_in,
     unwrap,
 )
-from mcp_bdd.session._persona import ClientSide, Persona
+from mcp_bdd.session._persona import ClientSide, HeaderDeviation, Persona
 from mcp_bdd.session._rounds import InputRounds, rounds_allowed
 from mcp_bdd.session._tasks import asks_for_task, send_as_task
 from mcp_bdd.session._timeline import Timeline
@@ -88,7 +88,7 @@ __all__ = ["HEADER_DEVIATIONS", "Session"]
 
 _RAW: Any = TypeAdapter(dict[str, Any])
 #: the routing headers a client can get wrong on purpose (`Persona.header_deviation`), in words
-HEADER_DEVIATIONS = {
+HEADER_DEVIATIONS: dict[HeaderDeviation, str] = {
     "wrong-method": "an Mcp-Method header that does not match the body",
     "wrong-name": "an Mcp-Name header that does not match the body",
     "no-name": "no Mcp-Name header",
@@ -378,6 +378,8 @@ class Session(ClientSide, ConnectFailures):
         if request.method != "POST" or method not in ("tools/call", "prompts/get", "resources/read"):
             return
         bend = self.persona.header_deviation
+        if bend is None:
+            return
         if bend == "wrong-method":
             request.headers["mcp-method"] = "ping"
         elif bend == "wrong-name":
@@ -387,7 +389,7 @@ class Session(ClientSide, ConnectFailures):
         elif bend == "wrong-param":
             for name in [n for n in request.headers if n.lower().startswith("mcp-param-")]:
                 request.headers[name] = "mcp-bdd-not-the-argument"
-        self.transcript.record("info", self.name, "header", {"message": f"sent {HEADER_DEVIATIONS[str(bend)]}"})
+        self.transcript.record("info", self.name, "header", {"message": f"sent {HEADER_DEVIATIONS[bend]}"})
 
     async def _record_http(self, response: Any) -> None:
         """Every HTTP answer's status (and an error's headers), for the auth steps (401, WWW-Authenticate)."""

@@ -10,13 +10,14 @@ server step like every step that shapes the client.
 
 from __future__ import annotations
 
+from mcp_bdd.session import HeaderDeviation
 from mcp_bdd.steps._base import StepContext, given, state
 from mcp_bdd.steps.client import before_connecting
 
 __all__: list[str] = []
 
 
-def _bend(context: StepContext, deviation: str, what: str) -> None:
+def _bend(context: StepContext, deviation: HeaderDeviation, what: str) -> None:
     before_connecting(context, f"sending {what}")
     state(context).persona.header_deviation = deviation
 
