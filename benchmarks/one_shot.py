@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import statistics
@@ -93,7 +94,9 @@ def main() -> int:
             timed(*runs[name])
     wall: dict[str, list[float]] = {name: [] for name in names}
     cpu: dict[str, list[float]] = {name: [] for name in names}
+    loads = []  # the 1-minute load average as each round starts: what the medians were measured under
     for i in range(options.rounds):
+        loads.append(os.getloadavg()[0])
         for name in names[i % len(names) :] + names[: i % len(names)]:
             w, c = timed(*runs[name])
             wall[name].append(w)
@@ -112,8 +115,9 @@ def main() -> int:
         passed &= ok
         print(f"{verb}: mcp-bdd / Inspector {ours / theirs:.2f}x ({'PASS' if ok else 'FAIL'}, target <= {TARGET}x); "
               f"mcp-bdd / raw SDK {ours / sdk:.2f}x")  # fmt: skip
+    print(f"load average (1 min) as the rounds started: {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs")
     if options.json:
-        data = {"median_s": median, "median_cpu_s": median_cpu, "wall_s": wall, "cpu_s": cpu}
+        data = {"median_s": median, "median_cpu_s": median_cpu, "wall_s": wall, "cpu_s": cpu, "load_average": loads}
         options.json.write_text(json.dumps(data, indent=2) + "\n")
     return 0 if passed else 1
 
