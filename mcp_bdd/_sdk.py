@@ -34,6 +34,7 @@ from mcp.client._input_required import run_input_required_driver
 from mcp.client._transport import TransportStreams
 from mcp.client.session import DISCOVER_TIMEOUT_SECONDS, ClientRequestContext
 from mcp.shared.dispatcher import coerce_request_id
+from mcp_types.methods import is_input_required
 
 if TYPE_CHECKING:
     import httpx2
@@ -115,7 +116,7 @@ async def run_input_required(low: Any, first_raw: dict[str, Any], resend: Resend
     async def retry(responses: Any, state: str | None) -> Any:
         answers = None if responses is None else {k: _json(v) for k, v in responses.items()}
         result = await resend(answers, state)
-        if result.get("resultType") == "input_required":
+        if is_input_required(result):
             return types.InputRequiredResult.model_validate(result, by_name=False)
         return result
 

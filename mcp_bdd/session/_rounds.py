@@ -19,10 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from mcp_types.methods import INPUT_REQUIRED_METHODS
+
 __all__ = ["DEVIATIONS", "ROUND_METHODS", "Deviation", "InputRound", "InputRounds", "rounds_allowed"]
 
-#: the requests whose answer may be input-required (SEP-2322); any other answered so is a violation
-ROUND_METHODS = frozenset({"tools/call", "prompts/get", "resources/read", "tasks/result"})
+#: the requests whose answer may be input-required (SEP-2322): the SDK's three, and a task's result
+#: (which the SDK's set leaves out); any other answered so is a violation
+ROUND_METHODS = INPUT_REQUIRED_METHODS | {"tasks/result"}
 
 Deviation = Literal["tamper-state", "omit-responses", "extra-response", "malformed-responses"]
 #: what each deviation does, for messages and docs

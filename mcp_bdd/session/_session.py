@@ -32,7 +32,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.extension import ClientExtension, advertise
 from mcp.shared.exceptions import MCPError
-from mcp_types.methods import CACHEABLE_METHODS
+from mcp_types.methods import CACHEABLE_METHODS, is_input_required
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 
@@ -629,7 +629,7 @@ class Session(ClientSide, ConnectFailures):
                 outcome.raw = await self.client.session.send_request(
                     request, _RAW, progress_callback=cast(Any, on_progress)
                 )
-            if isinstance(outcome.raw, dict) and outcome.raw.get("resultType") == "input_required":
+            if is_input_required(outcome.raw):
                 outcome.raw = await self._drive_input_required(request, outcome, on_progress)
             _strictly_fits(outcome.method, outcome.raw)
             if outcome.method in CACHEABLE_METHODS and isinstance(outcome.raw, dict):
@@ -753,22 +753,21 @@ class Session(ClientSide, ConnectFailures):
         low, rounds = self.client.session, InputRounds(self.persona.input_deviation)
         outcome.rounds = rounds.rounds
         if not rounds_allowed(outcome.method):
-            raise _Unfit(_OUT_OF_TURN.format(method=outcome.method))
+            raise _OutOfTurn(_OUT_OF_TURN.format(method=outcome.method))
         self._note_round(rounds, outcome.raw)
         data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
 
         async def resend(responses: dict[str, Any] | None, state: str | None) -> dict[str, Any]:
             responses, state = rounds.resend(responses, state)
 
-            def adjust(params: dict[str, Any]) -> None:
-                params.pop("inputResponses", None), params.pop("requestState", None)
+            def adjust(params: dict[str, Any]) -> None:  # the first request carried neither
                 if responses is not None:
                     params["inputResponses"] = responses
                 if state is not None:
                     params["requestState"] = state
 
             raw = await send_stamped(low, {**data, "params": dict(data.get("params") or {})}, adjust, on_progress)
-            if raw.get("resultType") == "input_required":
+            if is_input_required(raw):
                 self._note_round(rounds, raw)
             return raw
 
@@ -1049,6 +1048,10 @@ class _Unfit(ValueError):
     """A result the SDK's (lax) validation let through that the schema does not allow."""
 
 
+class _OutOfTurn(_Unfit):
+    """An input-required answer to a request that may not have one (SEP-2322)."""
+
+
 _OUT_OF_TURN = (
     'the server answered {method} "input required": only tools/call, prompts/get, resources/read and '
     "tasks/result may be answered so (SEP-2322)"
@@ -1058,10 +1061,10 @@ _OUT_OF_TURN = (
 def _asked_out_of_turn(method: str, exc: BaseException) -> str | None:
     """The violation in words when the answer the SDK could not validate was an input-required one
     (the SDK validates a listing's answer itself, before the session sees it)."""
-    if isinstance(exc, _Unfit):
-        return str(exc) if "SEP-2322" in str(exc) else None
+    if isinstance(exc, _OutOfTurn):
+        return str(exc)
     inputs = [e.get("input") for e in exc.errors()] if isinstance(exc, ValidationError) else []
-    asked = any(isinstance(i, dict) and i.get("resultType") == "input_required" for i in inputs)
+    asked = any(is_input_required(i) for i in inputs)
     return _OUT_OF_TURN.format(method=method) if asked else None
 
 

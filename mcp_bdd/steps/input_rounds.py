@@ -94,13 +94,9 @@ def _round(context: StepContext, number: int) -> InputRound:
 
 def _method(context: StepContext, kind: str) -> str:
     wanted = text(context, kind)
-    if wanted in KINDS.values():
-        return wanted
     if wanted not in KINDS:
         raise UsageError(
-            f"{state(context).location}: {wanted!r} is no kind of input request. Use one of: "
-            + ", ".join(KINDS)
-            + " (or the method name, e.g. elicitation/create)."
+            f"{state(context).location}: {wanted!r} is no kind of input request. Use one of: " + ", ".join(KINDS) + "."
         )
     return KINDS[wanted]
 
