@@ -195,12 +195,13 @@ class CheckContext:
     def request(self, request: Any, target: str | None = None) -> Outcome | None:
         """`target`: what a refusal names in the notes (default: the request's method)."""
         target = target or str(getattr(request, "method", type(request).__name__))
-        return self._answered(target, lambda: self.session.request(request))
+        return self.answered(target, lambda: self.session.request(request))
 
     def ping(self) -> Outcome | None:
-        return self._answered("ping", self.session.ping)
+        return self.answered("ping", self.session.ping)
 
-    def _answered(self, target: str, send: Callable[[], Outcome]) -> Outcome | None:
+    def answered(self, target: str, send: Callable[[], Outcome]) -> Outcome | None:
+        """`send()`'s outcome, recorded with the other answers, under the refusal rule of `_asked`."""
         outcome = self._asked(target, send)
         if outcome is not None:
             self.answers.append(outcome)

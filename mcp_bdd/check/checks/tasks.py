@@ -120,8 +120,9 @@ def task_created(ctx: CheckContext) -> Iterator[Problem]:
 
 
 def _as_task(ctx: CheckContext, name: str, arguments: dict[str, Any], claim: str) -> Problem | None:
-    outcome = call_as_task(ctx.session, name, lambda _listed: arguments)
-    ctx.answers.append(outcome)
+    outcome = ctx.answered(f"tool {name}", lambda: call_as_task(ctx.session, name, lambda _listed: arguments))
+    if outcome is None:
+        return None  # refused with HTTP 401/403: the credentials, never judged (the notes say so)
     task = created_task(outcome.raw, ctx.session.protocol_version)
     if task is not None:
         cancel_task(ctx.session, task.task_id)  # leave nothing running on the server's side
