@@ -28,7 +28,7 @@ from mcp_bdd.session._persona import (
 )
 from mcp_bdd.session._raw_http import send_raw
 from mcp_bdd.session._rounds import DEVIATIONS, Deviation, InputRound
-from mcp_bdd.session._session import Session
+from mcp_bdd.session._session import HEADER_DEVIATIONS, Session
 from mcp_bdd.session._tasks import (
     TASK_STATUSES,
     TaskSupport,
@@ -47,6 +47,7 @@ from mcp_bdd.session._timeline import KEEP, KEEP_BYTES, Timeline
 __all__ = [
     "DEVIATIONS",
     "ELICITATION",
+    "HEADER_DEVIATIONS",
     "KEEP",
     "KEEP_BYTES",
     "SAMPLING",

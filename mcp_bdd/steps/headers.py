@@ -10,15 +10,15 @@ server step like every step that shapes the client.
 
 from __future__ import annotations
 
-from mcp_bdd.session import HeaderDeviation
+from mcp_bdd.session import HEADER_DEVIATIONS, HeaderDeviation
 from mcp_bdd.steps._base import StepContext, given, state
 from mcp_bdd.steps.client import before_connecting
 
 __all__: list[str] = []
 
 
-def _bend(context: StepContext, deviation: HeaderDeviation, what: str) -> None:
-    before_connecting(context, f"sending {what}")
+def _bend(context: StepContext, deviation: HeaderDeviation) -> None:
+    before_connecting(context, f"sending {HEADER_DEVIATIONS[deviation]}")
     state(context).persona.header_deviation = deviation
 
 
@@ -29,7 +29,7 @@ def step_wrong_method(context: StepContext) -> None:
 
     Example: Given the client sends a wrong Mcp-Method header
     """
-    _bend(context, "wrong-method", "a wrong Mcp-Method header")
+    _bend(context, "wrong-method")
 
 
 @given("the client sends a wrong Mcp-Name header")
@@ -39,7 +39,7 @@ def step_wrong_name(context: StepContext) -> None:
 
     Example: Given the client sends a wrong Mcp-Name header
     """
-    _bend(context, "wrong-name", "a wrong Mcp-Name header")
+    _bend(context, "wrong-name")
 
 
 @given("the client leaves out the Mcp-Name header")
@@ -49,7 +49,7 @@ def step_no_name(context: StepContext) -> None:
 
     Example: Given the client leaves out the Mcp-Name header
     """
-    _bend(context, "no-name", "no Mcp-Name header")
+    _bend(context, "no-name")
 
 
 @given("the client sends wrong Mcp-Param headers")
@@ -59,4 +59,4 @@ def step_wrong_params(context: StepContext) -> None:
 
     Example: Given the client sends wrong Mcp-Param headers
     """
-    _bend(context, "wrong-param", "wrong Mcp-Param headers")
+    _bend(context, "wrong-param")
