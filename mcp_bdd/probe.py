@@ -80,22 +80,24 @@ def open_session(config: Any, name: str, transport: str | None = None) -> Iterat
     (`Runtime.prestart`): it boots while they load, instead of after (a Python server takes
     about as long to start as the SDK to import).
     """
-    from anyio.from_thread import start_blocking_portal
-
     from mcp_bdd.runtime import Runtime
     from mcp_bdd.servers import reap_all
 
-    with start_blocking_portal() as portal:
-        runtime = Runtime(config, portal)
-        state = None
+    runtime = Runtime(config)
+    state = None
+    try:
+        runtime.prestart(name, transport)
+        state = runtime.begin_scenario()
+        yield runtime.ensure_session(state, name, transport=transport)
+    except KeyboardInterrupt:
+        runtime.interrupted = True  # the user is waiting: sessions close in seconds (as a behave run's)
+        raise
+    finally:
         try:
-            runtime.prestart(name, transport)
-            state = runtime.begin_scenario()
-            yield runtime.ensure_session(state, name, transport=transport)
-        finally:
             if state is not None:
                 runtime.end_scenario(state)
-            runtime.close()
+        finally:
+            runtime.close()  # the event loop last, as at the end of a behave run
             reap_all()
 
 

@@ -813,7 +813,7 @@ def test_behave_is_adapted_for_the_run_only(tmp_path: Path) -> None:
 
 
 def test_another_behave_version_gets_a_warning_naming_both() -> None:
-    from mcp_bdd._behave import version_warning
+    from mcp_bdd.hooks._behave import version_warning
 
     assert version_warning("1.3.3") is None
     said = version_warning("1.4.0")

@@ -243,17 +243,17 @@ def test_a_run_that_cannot_start_its_lifeline_leaves_no_directory(
     """The run's directory is swept by the lifeline; without one, nobody else would remove it."""
     import tempfile
 
-    import mcp_bdd.runtime
+    import mcp_bdd.runtime._runtime
     from mcp_bdd.config import load_config
 
     def no_lifeline() -> None:
         raise OSError("cannot start the lifeline (out of processes)")
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(mcp_bdd.runtime, "lifeline", no_lifeline)
+    monkeypatch.setattr(mcp_bdd.runtime._runtime, "lifeline", no_lifeline)
     config = load_config(tmp_path, data={"servers": {"shop": {"app": "demo.shop:create_server"}}})
     with pytest.raises(OSError, match="out of processes"):
-        mcp_bdd.runtime.Runtime(config, portal=None)
+        mcp_bdd.runtime.Runtime(config)
     assert list(tmp_path.iterdir()) == []
 
 

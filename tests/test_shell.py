@@ -406,6 +406,17 @@ def test_a_command_server_starts_before_the_sdk_is_imported(verb: list[str], tmp
 
 
 #: a server that says it has started, then never answers
+def _output_or_stacks(proc: subprocess.Popen[str], timeout: float) -> str:
+    """The command's output once it exits; if it does not within `timeout`, every thread's stack
+    (`-X faulthandler` prints them on SIGABRT), so that a hang says where it waits."""
+    try:
+        return proc.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        output = proc.communicate(timeout=30)[0]
+        raise AssertionError(f"still running {timeout:g} s after the signal; its threads:\n{output}") from None
+
+
 NEVER_ANSWERS = """
 import pathlib, sys, time
 pathlib.Path(sys.argv[1]).write_text("up")
@@ -423,7 +434,7 @@ def test_a_one_shot_command_stopped_while_its_server_starts_leaves_nothing(
     flag, scratch = tmp_path / "up.flag", tmp_path / "tmp"
     scratch.mkdir()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mcp_bdd.cli", "list", "tools", "--timeout", "300", "--",
+        [sys.executable, "-X", "faulthandler", "-m", "mcp_bdd.cli", "list", "tools", "--timeout", "300", "--",
          sys.executable, str(tmp_path / "server.py"), str(flag)],
         cwd=tmp_path, env={**os.environ, "TMPDIR": str(scratch)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True,
@@ -433,7 +444,7 @@ def test_a_one_shot_command_stopped_while_its_server_starts_leaves_nothing(
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()[0] if proc.poll() else ""
         time.sleep(0.05)
     proc.send_signal(signum)
-    output, _ = proc.communicate(timeout=60)
+    output = _output_or_stacks(proc, timeout=60)
     assert proc.returncode == (130 if signum == signal.SIGINT else -signal.SIGKILL), output
     while (left := no_leftover_processes.left()) or list(scratch.iterdir()):  # after kill -9: the lifeline's work
         assert time.monotonic() < deadline, f"left behind: {left}, files {list(scratch.iterdir())}\n{output}"

@@ -18,8 +18,8 @@ from typing import Any
 import mcp_types as types
 
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
+from mcp_bdd.runtime import LastResult
 from mcp_bdd.session import Outcome, Session
-from mcp_bdd.state import LastResult
 from mcp_bdd.steps._base import StepContext, current_session, expected_text, keep_result, state, text, then, when
 
 __all__ = ["advertised", "capability", "rejection_checked_later", "resource_uris"]

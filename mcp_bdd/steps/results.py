@@ -13,7 +13,7 @@ from typing import Any
 
 from mcp_bdd import matchers
 from mcp_bdd.errors import ExpectationFailed, UsageError, pretty, produced_by
-from mcp_bdd.state import LastResult
+from mcp_bdd.runtime import LastResult
 from mcp_bdd.steps._base import (
     StepContext,
     content_kinds,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
+from mcp_bdd.runtime import ScenarioState
 from mcp_bdd.session import (
     TASK_STATUSES,
     Outcome,
@@ -29,7 +30,6 @@ from mcp_bdd.session import (
     tasks_offered,
     wait_for_status,
 )
-from mcp_bdd.state import ScenarioState
 from mcp_bdd.steps._base import StepContext, coerce_arguments, current_session, keep_result, state, text, then, when
 
 

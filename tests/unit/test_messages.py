@@ -31,7 +31,7 @@ def test_a_list_in_a_message_is_bounded() -> None:
 def test_a_masked_step_exception_keeps_its_type() -> None:
     """The stand-in for a step's exception whose text held a secret is still of its type: a user's
     TimeoutError stays a *Timeout* in the report, whatever its __init__ takes."""
-    from mcp_bdd.environment import _stand_in
+    from mcp_bdd.hooks._step_failures import stand_in as _stand_in
 
     class Custom(Exception):
         def __init__(self, what: str, code: int) -> None:

@@ -40,7 +40,7 @@ class LastResult:
 class ScenarioState:
     config: Config
     portal: Any  # anyio BlockingPortal of the run
-    runtime: Any  # the run's mcp_bdd.runtime.Runtime (not imported: the runtime builds this state)
+    runtime: Any  # the run's Runtime (not imported: the runtime builds this state)
     transcript: Transcript
     fakes: Fakes
     tmpdir: Path  # made by the first writer (a fake), removed when the scenario ends

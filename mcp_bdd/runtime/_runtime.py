@@ -1,4 +1,4 @@
-"""Run-wide machinery: the blocking portal, long-lived sessions (feature / run scope), cleanup.
+"""Run-wide machinery: the run's event loop (`RunPortal`), long-lived sessions (feature / run scope), cleanup.
 
 Scenario-scoped sessions belong to the scenario (`context.mcp.sessions`) and die with it;
 feature- and run-scoped ones are kept here, keyed by server, transport and protocol, and closed
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_bdd._loop import contain_exits
 from mcp_bdd.config import Config, UrlServer, normalize_transport
 from mcp_bdd.errors import TransportNotServed, UsageError
+from mcp_bdd.runtime._portal import RunPortal
 from mcp_bdd.servers import discard_prestarted, lifeline, prestart, start_server
 
 if TYPE_CHECKING:
@@ -55,15 +56,19 @@ class _LongLived:
 
 
 class Runtime:
-    def __init__(self, config: Config, portal: Any) -> None:
+    """One run (a behave run, or a one-shot command): its event loop, directory and long-lived
+    sessions. `close()` ends all of it, the loop last."""
+
+    def __init__(self, config: Config) -> None:
         self.config = config
-        self.portal = portal
         self.root = Path(tempfile.mkdtemp(prefix="mcp-bdd-"))
         try:
             lifeline().sweep(self.root)  # removed even if the run is killed (kill -9) before close()
         except BaseException:
             shutil.rmtree(self.root, ignore_errors=True)  # no watcher, so no one else would remove it
             raise
+        self._loop = RunPortal()
+        self.portal = self._loop.portal
         self.logdir = self.root / "logs"
         self.long_lived: dict[tuple[str, str, str, str], _LongLived] = {}
         self.scenario_count = 0
@@ -79,7 +84,7 @@ class Runtime:
         #: run (the MCP Apps browser: `at_run_end`); each returns its problems, as sessions' closes do
         self._scenario_closers: dict[int, list[Callable[[], list[str]]]] = {}
         self._run_closers: list[Callable[[], list[str]]] = []
-        portal.call(contain_exits)  # an in-process server's sys.exit() ends the server, not the run
+        self.portal.call(contain_exits)  # an in-process server's sys.exit() ends the server, not the run
 
     def scenario_dir(self) -> Path:
         """The next scenario's directory: named, not made (whoever writes there creates it, e.g. a fake:
@@ -107,8 +112,8 @@ class Runtime:
         The one way a scenario starts, for the behave hooks and for `probe` / `scaffold` alike.
         """
         from mcp_bdd.fakes import Fakes
+        from mcp_bdd.runtime._state import ScenarioState
         from mcp_bdd.session import Persona
-        from mcp_bdd.state import ScenarioState
         from mcp_bdd.transcript import Transcript
 
         tmpdir = self.scenario_dir()
@@ -295,15 +300,20 @@ class Runtime:
         return problems
 
     def close(self) -> list[str]:
+        """End the run: what steps started for it, long-lived sessions, pre-started servers, shared
+        fakes, the run's directory, then the event loop (even when one of those is interrupted)."""
         from mcp_bdd.fakes import close_shared
 
-        problems = _closed(self._run_closers)
-        self._run_closers = []
-        problems += self.close_scope("all")
-        discard_prestarted()
-        problems += close_shared()  # run-wide fake resources (the PostgreSQL server), before their files go
-        with contextlib.suppress(OSError):
-            shutil.rmtree(self.root, ignore_errors=True)
+        try:
+            problems = _closed(self._run_closers)
+            self._run_closers = []
+            problems += self.close_scope("all")
+            discard_prestarted()
+            problems += close_shared()  # run-wide fake resources (the PostgreSQL server), before their files go
+            with contextlib.suppress(OSError):
+                shutil.rmtree(self.root, ignore_errors=True)
+        finally:
+            self._loop.stop()
         return problems
 
 
