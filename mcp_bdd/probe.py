@@ -209,6 +209,7 @@ def resolve_target(
 
 
 def probe(options: ProbeOptions, out: Any = None) -> int:
+    """`mcp-bdd probe`: connect once, read the surface, compare it with a baseline; the exit code."""
     from mcp_bdd.config import normalize_transport
 
     out = out or sys.stdout
@@ -221,10 +222,9 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
     config, name, natural, shown = resolve_target(
         options.target, options.server, timeout=options.timeout, protocol=options.protocol, headers=options.headers
     )
-    transport = transport or natural
     started = time.monotonic()
     try:
-        with open_session(config, name, transport) as session:
+        with open_session(config, name, transport or natural) as session:
             surface = read_surface(session)
     except (McpBddError, AssertionError) as exc:
         if isinstance(exc, UsageError):
@@ -234,43 +234,52 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
     changes = compare(baseline, surface) if baseline is not None else Changes()
     if options.save_baseline is not None:
         save_contract(options.save_baseline, surface)
-    status = "changed" if changes.changed else "healthy"
-    failing = changes.of("breaking") if options.fail_on == "breaking" else changes.lines
     if options.as_json:
-        print(terminal_json({
-            "status": status, "target": shown, "transport": surface.transport, "name": surface.name,
-            "version": surface.version, "protocol": surface.protocol, "tools_sha256": surface.sha256,
-            "tools": sorted(surface.tools), "resources": sorted(surface.resources),
-            "resource_templates": sorted(surface.templates), "prompts": sorted(surface.prompts),
-            "baseline": str(options.baseline) if options.baseline else None,
-            "changes": changes.lines, "notes": changes.notes, "elapsed_s": round(elapsed, 3),
-            "classified": [{"category": c.category, "kind": c.kind, "key": c.key, "text": c.text}
-                           for c in changes.items],
-            "worst": changes.worst(), "fail_on": options.fail_on,
-        }), file=out)  # fmt: skip
+        _print_probe_json(options, shown, surface, changes, elapsed, out)
     else:
-        head = "CHANGED" if changes.changed else "healthy"
-        print(f"{head}: {surface.name or '(no name)'} {surface.version or ''}".rstrip(), file=out)
-        print(f"  target:    {surface.target}", file=out)
-        print(f"  protocol:  {surface.protocol} over {surface.transport}", file=out)
-        counts = f"{len(surface.tools)} tools"
-        if surface.resources or surface.templates:
-            counts += f", {len(surface.resources)} resources, {len(surface.templates)} resource templates"
-        if surface.prompts:
-            counts += f", {len(surface.prompts)} prompts"
-        print(f"  surface:   {counts}", file=out)
-        print(f"  tools sha256: {surface.sha256}", file=out)
-        if baseline is not None:
-            verdict = "changed" if changes.changed else "unchanged"
-            print(f"  baseline:  {verdict} against {options.baseline}", file=out)
-            for change in changes.items:  # classified as by the contract step: one implementation
-                print(f"    {change.render()}", file=out)
-            for note in changes.notes:
-                print(f"    (note) {note}", file=out)
-        if options.save_baseline is not None:
-            print(f"  saved baseline: {options.save_baseline}", file=out)
-        print(f"  time:      {elapsed:.2f} s", file=out)
+        _print_probe(options, surface, changes, elapsed, out)
+    failing = changes.of("breaking") if options.fail_on == "breaking" else changes.lines
     return EXIT_FAILED if failing else EXIT_OK
+
+
+def _print_probe_json(
+    options: ProbeOptions, shown: str, surface: Surface, changes: Changes, elapsed: float, out: Any
+) -> None:
+    print(terminal_json({
+        "status": "changed" if changes.changed else "healthy", "target": shown, "transport": surface.transport,
+        "name": surface.name, "version": surface.version, "protocol": surface.protocol,
+        "tools_sha256": surface.sha256, "tools": sorted(surface.tools), "resources": sorted(surface.resources),
+        "resource_templates": sorted(surface.templates), "prompts": sorted(surface.prompts),
+        "baseline": str(options.baseline) if options.baseline else None,
+        "changes": changes.lines, "notes": changes.notes, "elapsed_s": round(elapsed, 3),
+        "classified": [{"category": c.category, "kind": c.kind, "key": c.key, "text": c.text}
+                       for c in changes.items],
+        "worst": changes.worst(), "fail_on": options.fail_on,
+    }), file=out)  # fmt: skip
+
+
+def _print_probe(options: ProbeOptions, surface: Surface, changes: Changes, elapsed: float, out: Any) -> None:
+    head = "CHANGED" if changes.changed else "healthy"
+    print(f"{head}: {surface.name or '(no name)'} {surface.version or ''}".rstrip(), file=out)
+    print(f"  target:    {surface.target}", file=out)
+    print(f"  protocol:  {surface.protocol} over {surface.transport}", file=out)
+    counts = f"{len(surface.tools)} tools"
+    if surface.resources or surface.templates:
+        counts += f", {len(surface.resources)} resources, {len(surface.templates)} resource templates"
+    if surface.prompts:
+        counts += f", {len(surface.prompts)} prompts"
+    print(f"  surface:   {counts}", file=out)
+    print(f"  tools sha256: {surface.sha256}", file=out)
+    if options.baseline is not None:
+        verdict = "changed" if changes.changed else "unchanged"
+        print(f"  baseline:  {verdict} against {options.baseline}", file=out)
+        for change in changes.items:  # classified as by the contract step: one implementation
+            print(f"    {change.render()}", file=out)
+        for note in changes.notes:
+            print(f"    (note) {note}", file=out)
+    if options.save_baseline is not None:
+        print(f"  saved baseline: {options.save_baseline}", file=out)
+    print(f"  time:      {elapsed:.2f} s", file=out)
 
 
 @dataclass(frozen=True)
