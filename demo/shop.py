@@ -222,6 +222,46 @@ class DeletedUser(BaseModel):
     deleted: bool
 
 
+#: `register_customer`'s input schema as written, in JSON Schema 2020-12: the dialect named, a
+#: definition with an anchor, composition and conditional keywords, no extra properties. The
+#: SDK derives a tool's schema from its signature and could say none of this, so the shop states
+#: it (the conformance suite's `json-schema-2020-12` checks these keywords survive tools/list).
+CUSTOMER_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+
+
+class Address(BaseModel):
+    street: str | None = None
+    city: str | None = None
+
+
+class Customer(BaseModel):
+    name: str | None
+    contact: str = Field(description="how the shop reaches the customer: phone:<number> or email:<address>")
+    city: str | None = None
+
+
 class DeleteConfirmation(BaseModel):
     """What `confirm_delete` asks the user (the elicitation's requested schema)."""
 
@@ -850,6 +890,30 @@ def create_server() -> MCPServer:
     def delete_user(user_id: str) -> DeletedUser:
         """Permanently delete a user account. This cannot be undone."""
         return store.delete_user(user_id)
+
+    @server.tool(annotations=writes)
+    def register_customer(
+        name: str | None = None,
+        address: Address | None = None,
+        contactMethod: Literal["phone", "email"] | None = None,  # the schema's own spelling
+        phone: str | None = None,
+        email: str | None = None,
+    ) -> Customer:
+        """Register a customer for deliveries: a name, an address, and a phone number or an email
+        address (the phone when contactMethod is "phone", else the email)."""
+        by_phone = contactMethod == "phone" or (contactMethod is None and email is None)
+        reach = phone if by_phone else email
+        if reach is None:
+            raise ToolError(f"register_customer needs {'phone' if by_phone else 'email'} to reach the customer")
+        return Customer(
+            name=name, contact=f"{'phone' if by_phone else 'email'}:{reach}", city=address.city if address else None
+        )
+
+    # the listed schema is CUSTOMER_SCHEMA, not the one the SDK derives from the signature (which
+    # validates the arguments as before): MCPServer has no public way to state a tool's schema
+    customer_tool = server._tool_manager.get_tool("register_customer")  # pyright: ignore[reportPrivateUsage]
+    assert customer_tool is not None
+    customer_tool.parameters = CUSTOMER_SCHEMA
 
     # ---- the client's side: sampling, elicitation, roots (both eras, via resolvers)
 

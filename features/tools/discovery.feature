@@ -39,6 +39,7 @@ Feature: Discovering the shop's tools
         | send_gift          |
         | export_catalog     |
         | enable_admin_tools |
+        | register_customer  |
 
     Scenario: The ordering tools are all there
       Then the tools include:
@@ -131,3 +132,25 @@ Feature: Discovering the shop's tools
     Scenario: The logo tool carries the logo as its icon
       Then the tool "get_logo" at "$.icons[0].mimeType" is "image/png"
       And the tool "get_logo" at "$.icons" is [{"src": "#regex data:image/png;base64,.+", "mimeType": "image/png", "sizes": ["1x1"]}]
+
+  Rule: A tool's input schema reaches the assistant as the shop wrote it (JSON Schema 2020-12)
+
+    Scenario: Registering a customer keeps every 2020-12 keyword of its schema
+      Then the tool "register_customer" at "$.inputSchema['$schema']" is "https://json-schema.org/draft/2020-12/schema"
+      And the tool "register_customer" at "$.inputSchema['$defs'].address.type" is "object"
+      And the tool "register_customer" at "$.inputSchema['$defs'].address['$anchor']" is "addressDef"
+      And the tool "register_customer" at "$.inputSchema.properties.address['$ref']" is "#/$defs/address"
+      And the tool "register_customer" at "$.inputSchema.additionalProperties" is false
+      And the tool "register_customer" at "$.inputSchema.allOf" is [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}]
+      And the tool "register_customer" at "$.inputSchema.if" is {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]}
+      And the tool "register_customer" at "$.inputSchema.then" is {"required": ["phone"]}
+      And the tool "register_customer" at "$.inputSchema.else" is {"required": ["email"]}
+
+    Scenario: A customer registered with a nested address is reached the way they chose
+      When I call the tool "register_customer" with arguments:
+        """
+        {"name": "Ada", "address": {"street": "1 Main St", "city": "Leeds"}, "contactMethod": "email", "email": "ada@example.com"}
+        """
+      Then the tool call succeeds
+      And the result at "$.contact" is "email:ada@example.com"
+      And the result at "$.city" is "Leeds"
