@@ -10,8 +10,10 @@ before the SDK validates it and may answer it itself, for both protocol revision
   `tools/call` asks for a task; `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`.
 - 2026-07-28 (the `io.modelcontextprotocol/tasks` extension): the extension in the
   `server/discover` capabilities; a client that declares it in a request's `_meta` client
-  capabilities may get `resultType: "task"`; `tasks/get` (the result inlined once completed)
-  and `tasks/cancel`; no `tasks/list` or `tasks/result`.
+  capabilities may get `resultType: "task"`; `tasks/get` (the result inlined once completed),
+  `tasks/update` and `tasks/cancel`, each refused without the extension in its own `_meta`
+  (-32021) and, over HTTP, without the task id as its `Mcp-Name` header (-32020); no
+  `tasks/list` or `tasks/result`.
 
 Tools: `report` (tasks optional: a plain call answers at once), `archive` (tasks required) and
 `ping` (no tasks: `execution.taskSupport` absent, which means forbidden). A report of 0 pages
@@ -32,7 +34,8 @@ import anyio
 import anyio.abc
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
+from mcp.shared.inbound import decode_header_value
+from mcp_types import HEADER_MISMATCH, INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 EXTENSION = "io.modelcontextprotocol/tasks"
@@ -165,6 +168,26 @@ def _declares_tasks(params: Mapping[str, Any]) -> bool:
     return isinstance(extensions, Mapping) and EXTENSION in extensions
 
 
+#: the 2026-07-28 methods about one task: the extension must be declared, Mcp-Name is its id
+_ABOUT_A_TASK = ("tasks/get", "tasks/update", "tasks/cancel")
+#: 2025-11-25's: no tasks/update, and tasks/result fetches the result
+_LEGACY_ABOUT_A_TASK = ("tasks/get", "tasks/cancel", "tasks/result")
+
+
+def _check_task_request(method: str, params: Mapping[str, Any], headers: Mapping[str, str] | None) -> None:
+    """What SEP-2663 asks of a request about a task, before the task is looked up: over HTTP the
+    `Mcp-Name` header is the task id (-32020, as the SDK does for a call's tool name; it knows
+    only calls, prompts and reads), and the request declares the extension (-32021)."""
+    if headers is not None and decode_header_value(headers.get("mcp-name")) != params.get("taskId"):
+        raise MCPError(code=HEADER_MISMATCH, message="Mcp-Name header does not match the request body's 'taskId'")
+    if not _declares_tasks(params):
+        raise MCPError(
+            code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+            message=f"{method} needs the {EXTENSION} extension in the request's client capabilities",
+            data={"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+        )
+
+
 class TaskMiddleware:
     """Tasks for MCPServer, both revisions, in front of the SDK's own handling (see the module doc)."""
 
@@ -179,6 +202,8 @@ class TaskMiddleware:
             if created is not None:
                 return created
         elif method.startswith("tasks/"):
+            if modern and method in _ABOUT_A_TASK:
+                _check_task_request(method, params, getattr(ctx.request, "headers", None))
             return self._tasks(method, params, modern)
         result = await call_next(ctx)
         if method in ("initialize", "server/discover", "tools/list") and isinstance(result, dict):
@@ -208,20 +233,25 @@ class TaskMiddleware:
     def _tasks(self, method: str, params: dict[str, Any], modern: bool) -> dict[str, Any]:
         if method == "tasks/list" and not modern:
             return {"tasks": [job.wire(modern=False) for job in self.store.jobs.values()]}
+        if method not in (_ABOUT_A_TASK if modern else _LEGACY_ABOUT_A_TASK):
+            # before the task is looked up: a method the revision lacks is unknown whatever it names
+            raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=method)
         job = self.store.get(params)
         if method == "tasks/get":
             return {"resultType": "complete", **job.wire(True)} if modern else job.wire(False)
+        if method == "tasks/update":
+            # the answers to a task's input requests: these tasks ask for none, so every answer is
+            # one nobody asked for, which a server ignores; the acknowledgement carries nothing else
+            return {"resultType": "complete"}
         if method == "tasks/cancel":
             if job.terminal:
                 raise MCPError(code=INVALID_PARAMS, message=f"the task is already {job.status}")
             job.scope.cancel()
             job.set("cancelled", "cancelled by the client")
             return {"resultType": "complete"} if modern else job.wire(False)
-        if method == "tasks/result" and not modern:
-            if job.status == "completed" and job.result is not None:
-                return {**job.result, "_meta": {"io.modelcontextprotocol/related-task": {"taskId": job.task_id}}}
-            raise MCPError(code=INVALID_PARAMS, message=f"the task is {job.status}: {job.message}")
-        raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=method)
+        if job.status == "completed" and job.result is not None:  # tasks/result (2025-11-25)
+            return {**job.result, "_meta": {"io.modelcontextprotocol/related-task": {"taskId": job.task_id}}}
+        raise MCPError(code=INVALID_PARAMS, message=f"the task is {job.status}: {job.message}")
 
     @staticmethod
     def _advertise(method: str, result: dict[str, Any]) -> None:

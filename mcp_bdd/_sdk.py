@@ -87,12 +87,20 @@ def restamp_log_level(low: Any, level: Callable[[], str | None]) -> None:
 
 
 async def send_stamped(
-    low: Any, data: dict[str, Any], adjust: Callable[[dict[str, Any]], None], on_progress: Any = None
+    low: Any,
+    data: dict[str, Any],
+    adjust: Callable[[dict[str, Any]], None],
+    on_progress: Any = None,
+    headers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Send the request `data` as the SDK sends its own (its `_meta` stamped: log level, client
-    capabilities), then changed by `adjust(params)`, and return the raw answer, unvalidated."""
+    capabilities), then changed by `adjust(params)`, and return the raw answer, unvalidated.
+    `headers`: HTTP headers beyond the stamp's, e.g. the `Mcp-Name` of a tasks request, which
+    `send_request` adds from the request type's `name_param` and the stamp does not."""
     opts: dict[str, Any] = {}
     low._stamp(data, opts)
+    if headers:
+        opts.setdefault("headers", {}).update(headers)
     params: dict[str, Any] = data.setdefault("params", {})
     adjust(params)
     if on_progress is not None:

@@ -28,7 +28,7 @@ ELICITATION = "elicitation/create"
 
 
 #: the routing header a client gets wrong on purpose (`_session.HEADER_DEVIATIONS` says each in words)
-HeaderDeviation = Literal["wrong-method", "wrong-name", "no-name", "wrong-param"]
+HeaderDeviation = Literal["wrong-method", "wrong-name", "no-name", "wrong-param", "wrong-task-name"]
 
 
 @dataclass

@@ -80,7 +80,7 @@ from mcp_bdd.session._outcome import (
 )
 from mcp_bdd.session._persona import ClientSide, HeaderDeviation, Persona
 from mcp_bdd.session._rounds import InputRounds, rounds_allowed
-from mcp_bdd.session._tasks import asks_for_task, send_as_task
+from mcp_bdd.session._tasks import asks_for_task, is_tasks_request, send_as_task, send_tasks_request
 from mcp_bdd.session._timeline import Timeline
 from mcp_bdd.transcript import Transcript, Weight
 
@@ -93,7 +93,12 @@ HEADER_DEVIATIONS: dict[HeaderDeviation, str] = {
     "wrong-name": "an Mcp-Name header that does not match the body",
     "no-name": "no Mcp-Name header",
     "wrong-param": "Mcp-Param-* headers that do not match the arguments",
+    "wrong-task-name": "an Mcp-Name header that does not match the task id",
 }
+#: the requests each deviation bends (the rest stay right): a call, a prompt, a read; or, for the
+#: task id, the tasks requests that name a task (SEP-2663), so the task itself can be created
+_BENT_METHODS = ("tools/call", "prompts/get", "resources/read")
+_TASK_NAMED_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
 _HINTS = ("ttlMs", "cacheScope")
 T = TypeVar("T")
 _MAX_PAGES = 1000
@@ -373,16 +378,16 @@ class Session(ClientSide, ConnectFailures):
 
     async def _bend_routing_header(self, request: Any) -> None:
         """The persona's wrong routing header (2026-07-28: `Mcp-Method`, `Mcp-Name` mirror the body),
-        on the requests that name something: a call, a prompt, a read; the rest stay right."""
-        method = request.headers.get("mcp-method")
-        if request.method != "POST" or method not in ("tools/call", "prompts/get", "resources/read"):
-            return
+        on the requests that name something: a call, a prompt, a read (or a task, for the task
+        id's deviation); the rest stay right."""
         bend = self.persona.header_deviation
-        if bend is None:
+        method = request.headers.get("mcp-method")
+        bent = _TASK_NAMED_METHODS if bend == "wrong-task-name" else _BENT_METHODS
+        if request.method != "POST" or bend is None or method not in bent:
             return
         if bend == "wrong-method":
             request.headers["mcp-method"] = "ping"
-        elif bend == "wrong-name":
+        elif bend in ("wrong-name", "wrong-task-name"):
             request.headers["mcp-name"] = "mcp-bdd-not-the-name"
         elif bend == "no-name":
             request.headers.pop("mcp-name", None)
@@ -625,6 +630,8 @@ class Session(ClientSide, ConnectFailures):
         with anyio.move_on_after(waited) if cancellable else anyio.fail_after(waited) as scope:
             if as_task or asks_for_task(outcome.method, outcome.params):  # answered with a task (_tasks)
                 outcome.raw = await send_as_task(self.client, request, on_progress)
+            elif is_tasks_request(request, self.protocol_version):  # declares the extension per request
+                outcome.raw = await send_tasks_request(self.client, request)
             else:
                 outcome.raw = await self.client.session.send_request(
                     request, _RAW, progress_callback=cast(Any, on_progress)

@@ -19,9 +19,10 @@ The two revisions:
 - 2026-07-28 (extension `io.modelcontextprotocol/tasks`): advertised in `capabilities.extensions`;
   the client declares it in the request's `_meta` client capabilities and the server decides per
   call; `ttlMs`/`pollIntervalMs`; `tasks/get` inlines `result` (or `error`) once terminal; no
-  `tasks/list` and no `tasks/result`; `tasks/update` answers a task's input requests (not done
-  here); status notifications `notifications/tasks` only on a `subscriptions/listen` stream with
-  `taskIds`.
+  `tasks/list` and no `tasks/result`; `tasks/update` answers a task's input requests; every
+  `tasks/*` request declares the extension in its own `_meta` (a server refuses one that does
+  not, -32021) and names the task in the `Mcp-Name` header (streamable HTTP); status
+  notifications `notifications/tasks` only on a `subscriptions/listen` stream with `taskIds`.
 
 Waiting for a status polls `tasks/get` at the server's poll interval (bounded: it is untrusted),
 and wakes early on a status notification for the task, when the session receives one.
@@ -32,9 +33,10 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
 
 import mcp_types as types
+from mcp.shared.inbound import MCP_NAME_HEADER, encode_header_value
 from mcp_types import methods as _methods
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -78,9 +80,11 @@ __all__ = [
     "TaskView",
     "asks_for_task",
     "call_as_task",
+    "call_with_hint",
     "cancel_task",
     "get_task",
     "list_tasks",
+    "send_about_task",
     "send_as_task",
     "support",
     "task_result",
@@ -114,12 +118,59 @@ class ExtensionTask(BaseModel):
     error: dict[str, Any] | None = None
 
 
-class _GetTask(types.GetTaskRequest):
-    name_param = "taskId"  # 2026-07-28 over HTTP: Mcp-Name carries the task id (routing)
+class TasksRequest(types.Request[dict[str, Any], str]):
+    """Any `tasks/*` request, by its method name: the ones the extension defines and the ones it
+    removed (a server must refuse `tasks/result` and `tasks/list` on 2026-07-28, so they must be
+    sendable). On 2026-07-28 it goes out through `send_tasks_request`."""
+
+    #: whether a 2026-07-28 request declares the extension in its `_meta` client capabilities
+    #: (False: to see the server refuse it); never sent itself
+    declares: bool = Field(default=True, exclude=True)
 
 
-class _CancelTask(types.CancelTaskRequest):
-    name_param = "taskId"
+class HintedCall(types.CallToolRequest):
+    """A tools/call carrying the 2025-11-25 `params.task` hint even on 2026-07-28, where the
+    extension removed it: a server must ignore it (no error, no task for a tool without tasks)."""
+
+    keeps_hint: ClassVar[bool] = True
+
+
+def tasks_request(method: str, task_id: str, *, declares: bool = True) -> TasksRequest:
+    """The request `method` about the task `task_id` (tasks/list takes no task, tasks/update
+    carries no input responses)."""
+    params: dict[str, Any] = {} if method == "tasks/list" else {"taskId": task_id}
+    if method == "tasks/update":
+        params["inputResponses"] = {}
+    return TasksRequest(method=method, params=params, declares=declares)
+
+
+def is_tasks_request(request: Any, version: str) -> bool:
+    """Whether `request` goes out through `send_tasks_request` (2026-07-28 only: on 2025-11-25
+    tasks are core, declared once at initialize, and the SDK sends them as any request)."""
+    return isinstance(request, TasksRequest) and is_modern(version)
+
+
+async def send_tasks_request(client: Client, request: TasksRequest) -> dict[str, Any]:
+    """A 2026-07-28 `tasks/*` request, raw: stamped as the SDK stamps, the extension declared for
+    this request only (as a call as a task declares it: a plain call must never get a task back),
+    and the task id as the `Mcp-Name` routing header (SEP-2663 over streamable HTTP)."""
+    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+    task_id = request.params.get("taskId")
+    headers = {MCP_NAME_HEADER: encode_header_value(task_id)} if isinstance(task_id, str) else None
+    return await send_stamped(client.session, data, _declaring if request.declares else _as_is, headers=headers)
+
+
+def _declaring(params: dict[str, Any]) -> None:
+    """The extension added to the request's own client capabilities (a copy: the SDK shares the
+    session's capabilities dict between requests)."""
+    meta = params.setdefault("_meta", {})
+    caps = dict(meta.get(_CAPABILITIES_META) or {})
+    caps["extensions"] = {**(caps.get("extensions") or {}), EXTENSION: {}}
+    meta[_CAPABILITIES_META] = caps
+
+
+def _as_is(params: dict[str, Any]) -> None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -196,17 +247,9 @@ async def send_as_task(client: Client, request: Any, on_progress: Any = None) ->
     """
     version = client.protocol_version
     data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-    if is_modern(version):
+    if is_modern(version) and not getattr(request, "keeps_hint", False):
         data.setdefault("params", {}).pop("task", None)  # 2025-11-25 only: the extension is declared instead
-
-    def declare(params: dict[str, Any]) -> None:
-        if is_modern(version):
-            meta = params.setdefault("_meta", {})
-            caps = dict(meta.get(_CAPABILITIES_META) or {})
-            caps["extensions"] = {**(caps.get("extensions") or {}), EXTENSION: {}}
-            meta[_CAPABILITIES_META] = caps
-
-    raw = await send_stamped(client.session, data, declare, on_progress)
+    raw = await send_stamped(client.session, data, _declaring if is_modern(version) else _as_is, on_progress)
     _check_answer(raw, version)
     return raw
 
@@ -264,6 +307,35 @@ def call_as_task(
     return session._run(call)
 
 
+def call_with_hint(session: Session, name: str) -> Outcome:
+    """Call a tool, without arguments, with the 2025-11-25 task hint (`params.task`) kept on any
+    revision. On 2026-07-28 a server must ignore the hint: a task in the answer is no usable
+    result, and the outcome says so (every Tool outcome step then fails naming it)."""
+    hint = types.TaskMetadata(ttl=60_000)
+    request = HintedCall(params=types.CallToolRequestParams(name=name, arguments={}, task=hint))
+    outcome = session.request(request, progress=True)
+    version = session.protocol_version
+    made = created(outcome.raw, version) if is_modern(version) else None
+    if made is None:
+        return outcome
+    return replace(
+        outcome,
+        raw=None,
+        exception=f"the server made the call a task ({made.task_id!r}, {made.said()}) on the removed 2025-11-25 "
+        "task hint, where a 2026-07-28 server ignores it",
+    )
+
+
+def send_about_task(
+    session: Session, method: str, task_id: str, *, declares: bool = True
+) -> tuple[Outcome, TaskView | None]:
+    """Any tasks method about the task `task_id` (tasks/list: about none), its outcome, and the
+    task as a tasks/get that succeeded shows it. `declares`: as for `get_task`."""
+    if method == "tasks/get":
+        return get_task(session, task_id, declares=declares)
+    return session.request(tasks_request(method, task_id, declares=declares)), None
+
+
 def _validated(session: Session, outcome: Outcome, check: Callable[[dict[str, Any]], Any]) -> Outcome:
     """The outcome, or one marked as a protocol violation when its answer does not fit `check`."""
     if outcome.raw is None:
@@ -292,11 +364,11 @@ def _task_check(version: str) -> Callable[[dict[str, Any]], Any]:
     return lambda raw: types.GetTaskResult.model_validate(raw, by_name=False)
 
 
-def get_task(session: Session, task_id: str) -> tuple[Outcome, TaskView | None]:
-    """tasks/get: the task as the server sees it now (validated as a Task of the revision)."""
+def get_task(session: Session, task_id: str, *, declares: bool = True) -> tuple[Outcome, TaskView | None]:
+    """tasks/get: the task as the server sees it now (validated as a Task of the revision).
+    `declares`: False leaves the extension out of a 2026-07-28 request (the server must refuse it)."""
     version = session.protocol_version
-    kind = _GetTask if is_modern(version) else types.GetTaskRequest
-    outcome = session.request(kind(params=types.GetTaskRequestParams(task_id=task_id)))
+    outcome = session.request(tasks_request("tasks/get", task_id, declares=declares))
     outcome = _validated(session, outcome, _task_check(version))
     return outcome, (_view(outcome.raw) if outcome.raw is not None else None)
 
@@ -304,8 +376,7 @@ def get_task(session: Session, task_id: str) -> tuple[Outcome, TaskView | None]:
 def cancel_task(session: Session, task_id: str) -> Outcome:
     """tasks/cancel (2025-11-25 answers with the Task; 2026-07-28 with an empty acknowledgement)."""
     version = session.protocol_version
-    kind = _CancelTask if is_modern(version) else types.CancelTaskRequest
-    outcome = session.request(kind(params=types.CancelTaskRequestParams(task_id=task_id)))
+    outcome = session.request(tasks_request("tasks/cancel", task_id))
     if is_modern(version):
         return outcome
     return _validated(session, outcome, lambda raw: types.CancelTaskResult.model_validate(raw, by_name=False))
