@@ -44,12 +44,135 @@ EXTENSION_FEATURE = (REPO / "tests" / "data" / "features" / "tasks_extension.fea
 
 @pytest.mark.parametrize("transport", ["in-memory", "stdio"])
 def test_the_extension_s_own_rules_are_stated(tmp_path: Path, transport: str) -> None:
-    """On 2026-07-28 only: the extension in the capabilities, `ttlMs`/`pollIntervalMs` (whole
-    milliseconds, no `ttl`/`pollInterval`), the result inlined in the finished task."""
+    """On 2026-07-28 only: the extension in the capabilities (and no `capabilities.tasks`),
+    `ttlMs`/`pollIntervalMs` (whole milliseconds, no `ttl`/`pollInterval`), the result inlined in
+    the finished task (without related-task `_meta`) and the task kept after it ended, tasks
+    requests refused without the extension (-32021), no `requestState`, the removed methods
+    refused (-32601), an unknown task (-32602), `resultType` on every answer, the legacy hint
+    ignored: the conformance suite's tasks-* scenarios, one by one."""
     config = '[servers.reports]\napp = "demo.reports:create_server"\nprotocol = "2026-07-28"\n'
     root = make_project(tmp_path, config, {"tasks/extension.feature": EXTENSION_FEATURE})
     run = run_behave(root, "-D", f"transport={transport}", timeout=240)
+    assert run.returncode == 0 and run.counts()["passed"] == 11, run.failures()
+
+
+HEADERS_FEATURE = (REPO / "tests" / "data" / "features" / "tasks_headers.feature").read_text()
+
+
+def test_tasks_requests_carry_their_routing_headers_over_streamable_http(tmp_path: Path) -> None:
+    """SEP-2243 on the tasks surface (conformance tasks-request-headers): matched Mcp-Method and
+    Mcp-Name (the task id) are answered; a wrong Mcp-Method on a call, a wrong Mcp-Name on
+    tasks/get and tasks/cancel are refused with -32020."""
+    config = """
+[servers.reports]
+app = "demo.reports:create_server"
+protocol = "2026-07-28"
+transport = "streamable-http"
+"""
+    root = make_project(tmp_path, config, {"tasks/headers.feature": HEADERS_FEATURE})
+    run = run_behave(root, timeout=240)
     assert run.returncode == 0 and run.counts()["passed"] == 3, run.failures()
+
+
+BROKEN_TASKS = """
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+
+from demo.reports import TaskMiddleware, TaskStore
+
+
+class Careless:
+    \"\"\"In front of the demo's tasks: forgets a task once it was seen ended, answers tasks/update without
+    resultType, and makes a task of any call that carries the legacy hint.\"\"\"
+
+    def __init__(self, store: TaskStore) -> None:
+        self.store = store
+        self.told: set[str] = set()
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        params = dict(ctx.params or {})
+        job = self.store.jobs.get(params.get("taskId"))
+        if ctx.method == "tasks/get" and job is not None and job.terminal:
+            if job.task_id in self.told:
+                raise MCPError(code=-32602, message="no such task")
+            self.told.add(job.task_id)
+        if ctx.method == "tasks/update":
+            return {}
+        if ctx.method == "tools/call" and params.get("task") is not None:
+            return {"resultType": "task", **self.store.start("ping", _pong, {}).wire(modern=True)}
+        return await call_next(ctx)
+
+
+async def _pong(args: dict[str, Any]) -> dict[str, Any]:
+    return {"text": "pong"}
+
+
+def create_server() -> MCPServer:
+    store = TaskStore()
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
+        async with anyio.create_task_group() as group:
+            store.group = group
+            yield {}
+            group.cancel_scope.cancel()
+
+    server = MCPServer("careless", lifespan=lifespan, middleware=[Careless(store), TaskMiddleware(store)])
+
+    @server.tool()
+    async def report(title: str, pages: int = 1) -> dict[str, Any]:
+        \"\"\"A report.\"\"\"
+        return {"title": title, "pages": pages}
+
+    @server.tool()
+    def ping() -> str:
+        \"\"\"Pong.\"\"\"
+        return "pong"
+
+    return server
+"""
+
+CARELESS = """
+Feature: a careless tasks server
+  Background:
+    Given the MCP server "careless" is running
+
+  Scenario: it forgets a task that ended
+    When I call the tool "report" as a task with:
+      | title | pages |
+      | Q1    | 1     |
+    Then the task status becomes "completed"
+    And the task is still available
+
+  Scenario: its tasks/update answer says nothing
+    When I call the tool "report" as a task with:
+      | title | pages |
+      | Q2    | 1     |
+    And I send "tasks/update" for the task
+    Then the answer has the result type "complete"
+
+  Scenario: it makes a task of the legacy hint
+    When I call the tool "ping" with the legacy task hint
+    Then the tool call succeeds
+"""
+
+
+def test_a_careless_tasks_server_fails_each_phrase_naming_what_it_did(tmp_path: Path) -> None:
+    """Each new Tasks phrase fails on the server that breaks its rule, and says what came instead."""
+    config = '[servers.careless]\napp = "careless:create_server"\nprotocol = "2026-07-28"\n'
+    root = make_project(tmp_path, config, {"careless.feature": CARELESS})
+    (root / "careless.py").write_text(BROKEN_TASKS)
+    run = run_behave(root, timeout=200)
+    out = run.output
+    assert run.counts()["failed"] == 3, out
+    assert "The server no longer has the task" in out and "JSON-RPC error -32602: no such task" in out, out
+    assert "The tasks/update answer has the wrong result type" in out and "no resultType" in out, out
+    assert "the server made the call a task" in out and "removed 2025-11-25 task hint" in out, out
 
 
 NO_TASKS = """

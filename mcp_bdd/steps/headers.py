@@ -4,8 +4,8 @@ On the 2026-07-28 protocol a client mirrors the request's method as the `Mcp-Met
 and, for a call, a prompt or a read, its name (or URI) as `Mcp-Name`, so that gateways can route
 a request without reading its body. A server must refuse a request whose headers do not match
 its body: HTTP 400 with JSON-RPC error -32020. These steps make the client get one header wrong
-on purpose (on calls, prompts and reads only; connecting and listing stay right), before the
-server step like every step that shapes the client.
+on purpose (on calls, prompts and reads only, or on the tasks requests that name a task;
+connecting and listing stay right), before the server step like every step that shapes the client.
 """
 
 from __future__ import annotations
@@ -60,3 +60,15 @@ def step_wrong_params(context: StepContext) -> None:
     Example: Given the client sends wrong Mcp-Param headers
     """
     _bend(context, "wrong-param")
+
+
+@given("the client sends a wrong Mcp-Name header on tasks requests")
+def step_wrong_task_name(context: StepContext) -> None:
+    """Make the client name another task in the Mcp-Name header of tasks/get, tasks/update and
+    tasks/cancel, which carry the task id there (2026-07-28 Tasks extension, over streamable
+    HTTP; the server must refuse them with -32020). Calls stay right, so the task is created.
+
+    Example: Given the client sends a wrong Mcp-Name header on tasks requests
+    """
+    _bend(context, "wrong-task-name")
+

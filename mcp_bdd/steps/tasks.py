@@ -22,9 +22,12 @@ from mcp_bdd.session import (
     TaskSupport,
     TaskView,
     call_as_task,
+    call_with_hint,
     cancel_task,
     created_task,
+    get_task,
     list_tasks,
+    send_about_task,
     task_result,
     task_support,
     tasks_offered,
@@ -104,6 +107,32 @@ def _task_support(context: StepContext, name: str, wanted: tuple[str, ...]) -> N
         tip="a tool says how it runs as a task in its definition: execution.taskSupport is "
         '"forbidden" (the default), "optional" or "required".',
     )
+
+
+@then("the server offers tasks only as the extension")
+def step_tasks_only_as_extension(context: StepContext) -> None:
+    """Check that a 2026-07-28 server offers tasks as the `io.modelcontextprotocol/tasks`
+    extension in its capabilities, and not (also) in the 2025-11-25 `capabilities.tasks` slot,
+    which the extension replaced.
+
+    Example: Then the server offers tasks only as the extension
+    """
+    session = current_session(context)
+    offered = _offered(session)
+    if not offered.modern:
+        raise UsageError(
+            f"{state(context).location}: the tasks extension is a 2026-07-28 feature; the session speaks "
+            f"{session.protocol_version} (set protocol = \"2026-07-28\" for the server)."
+        )
+    assert session.client is not None
+    legacy = (session.client.server_capabilities.model_dump(by_alias=True, exclude_none=True) or {}).get("tasks")
+    if legacy is not None:
+        raise ExpectationFailed(
+            f'The server "{session.name}" also offers tasks in capabilities.tasks',
+            expected=f"tasks only as {offered.where}",
+            actual=f"capabilities.tasks = {str(legacy)[:300]}",
+            tip="on 2026-07-28 tasks are the io.modelcontextprotocol/tasks extension: drop capabilities.tasks.",
+        )
 
 
 @then('the tool "{tool:Q}" supports tasks')
@@ -399,3 +428,179 @@ def step_task_list_includes(context: StepContext) -> None:
             actual=ids[:20] or "no tasks",
             tip="a server lists the tasks of this client until their ttl ends.",
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# the tasks methods one by one, and what the 2026-07-28 extension asks of their answers
+
+#: the methods a scenario may send about a task: the extension's, and the ones it removed
+_TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel", "tasks/result", "tasks/list")
+
+
+def _send_about(context: StepContext, method: str, task: str | None, *, declares: bool = True) -> None:
+    """Send `method` about the scenario's task (or the task id `task`), and keep its outcome as
+    the last request; a tasks/get that answers becomes the task as last seen."""
+    st = state(context)
+    wanted = text(context, method)
+    if wanted not in _TASK_METHODS:
+        raise UsageError(f'{st.location}: "{wanted}" is no tasks method: {", ".join(_TASK_METHODS)}.')
+    if task is None:
+        session, kept, seen = _the_task(context)
+        task_id: str = seen.task_id
+    else:
+        session, kept, task_id = current_session(context), None, text(context, task)
+    outcome, view = send_about_task(session, wanted, task_id, declares=declares)
+    st.last_request = outcome
+    if kept is not None and view is not None and view.task_id == task_id:
+        kept.task = view
+    session.raise_problems()
+
+
+@when('I send "{method:Q}" for the task')
+def step_send_for_task(context: StepContext, method: str) -> None:
+    """Send one tasks method about the task: tasks/get, tasks/update (no input responses),
+    tasks/cancel, or tasks/result and tasks/list, which the 2026-07-28 extension removed (a server
+    must refuse them with -32601). The answer is the last request's, for `the request is rejected
+    with error code <code>` or `the answer has the result type "<type>"`; a tasks/get that answers
+    is the task as last seen. On 2026-07-28 the request declares the extension in its `_meta`.
+
+    Example:
+        When I send "tasks/get" for the task
+        Then the answer has the result type "complete"
+    """
+    _send_about(context, method, None)
+
+
+@when('I send "{method:Q}" for the task "{task:Q}"')
+def step_send_for_task_id(context: StepContext, method: str, task: str) -> None:
+    """Send one tasks method about the task with this id, e.g. one the server never created (it
+    must refuse it with -32602).
+
+    Example:
+        When I send "tasks/get" for the task "no-such-task"
+        Then the request is rejected with error code -32602
+    """
+    _send_about(context, method, task)
+
+
+@when('I send "{method:Q}" for the task without the tasks extension')
+def step_send_for_task_undeclared(context: StepContext, method: str) -> None:
+    """Send one tasks method about the task without declaring the 2026-07-28 tasks extension in
+    the request's client capabilities: the server must refuse tasks/get, tasks/update and
+    tasks/cancel with -32021 (Missing Required Client Capability).
+
+    Example:
+        When I send "tasks/get" for the task without the tasks extension
+        Then the request is rejected with error code -32021
+    """
+    _send_about(context, method, None, declares=False)
+
+
+@then('the answer has the result type "{kind:Q}"')
+def step_answer_result_type(context: StepContext, kind: str) -> None:
+    """Check the `resultType` of the last request's answer (2026-07-28): "complete" for a plain
+    tool result and for every tasks/get, tasks/update and tasks/cancel answer, "task" for a call
+    answered with a task, "input_required" for a round. (The result of `When I wait for the task
+    result` is the one the task inlines, not an answer of its own.)
+
+    Example: Then the answer has the result type "complete"
+    """
+    st = state(context)
+    outcome = st.last_request
+    if outcome is None:
+        raise UsageError(f"{st.location}: no request was made yet in this scenario.")
+    wanted = text(context, kind)
+    session = current_session(context, outcome.server or None)
+    if outcome.raw is None or not outcome.ok:
+        raise ExpectationFailed(
+            f"The {outcome.method} request got no result",
+            expected=f'a result with resultType "{wanted}"',
+            actual=outcome.describe(),
+            exchange=produced_by(session.transcript.items, session.name),
+            kind=outcome.failure_kind,
+        )
+    got = outcome.raw.get("resultType")
+    if got != wanted:
+        raise ExpectationFailed(
+            f"The {outcome.method} answer has the wrong result type",
+            expected=f'resultType "{wanted}"',
+            actual=f"resultType {str(got)[:80]!r}" if "resultType" in outcome.raw else "no resultType",
+            details=f"  the answer: {outcome.describe()}"[:2000],
+            tip="on 2026-07-28 every answer says what it is: complete, input_required, or task.",
+        )
+
+
+@then("the task is still available")
+def step_task_still_available(context: StepContext) -> None:
+    """Check that the server still has the task: tasks/get answers with it. A server keeps a task,
+    ended or not, for its ttl (`ttlMs`; 2025-11-25: `ttl`) from its creation, never less.
+
+    Example:
+        Then the task status becomes "completed"
+        And the task is still available
+    """
+    session, kept, task = _the_task(context)
+    outcome, now = get_task(session, task.task_id)
+    state(context).last_request = outcome
+    session.raise_problems()
+    if now is not None and now.task_id == task.task_id:
+        kept.task = now
+        return
+    ttl = task.raw.get("ttlMs", task.raw.get("ttl"))
+    raise ExpectationFailed(
+        f"The server no longer has the task {task.task_id}",
+        expected=f"the task, kept for its ttl ({str(ttl)[:40]} ms from its creation at "
+        f"{str(task.raw.get('createdAt'))[:40]})",
+        actual=outcome.describe() if now is None else f"the task {now.task_id!r}",
+        exchange=produced_by(session.transcript.items, session.name),
+        tip="a server must not forget a task (nor its result) before its ttl has passed.",
+        kind=outcome.failure_kind,
+    )
+
+
+@then('the task has nothing at "{path:Q}"')
+def step_task_nothing_at(context: StepContext, path: str) -> None:
+    """Check that the task as last seen has nothing at a JSONPath: metadata that does not belong
+    there (2026-07-28: the result a task inlines carries no `io.modelcontextprotocol/related-task`,
+    the task id is beside it), or a field nested deeper than `the task has no field` reaches.
+
+    Example: Then the task has nothing at "$.result._meta['io.modelcontextprotocol/related-task']"
+    """
+    from mcp_bdd.matchers import query
+
+    _, _, task = _the_task(context)
+    p = text(context, path)
+    found = query(task.raw, p)
+    if found:
+        raise ExpectationFailed(
+            f"The task has something at {p}",
+            path=p,
+            expected="nothing",
+            actual=str(found[0] if len(found) == 1 else found)[:500],
+            details=f"  the task: {task.raw}"[:2000],
+        )
+
+
+@when('I call the tool "{tool:Q}" with the legacy task hint')
+def step_call_with_legacy_hint(context: StepContext, tool: str) -> None:
+    """Call a tool, without arguments, with the 2025-11-25 task hint (`params.task`), which the
+    2026-07-28 extension removed: such a server must ignore it, answering a tool without tasks
+    with its plain result (no error, no task). The outcome is the last call's, for every Tool
+    outcome and Results step; on 2026-07-28 a task in the answer fails them, naming it.
+
+    Example:
+        When I call the tool "ping" with the legacy task hint
+        Then the tool call succeeds
+        And the result text is "pong"
+    """
+    st = state(context)
+    session = current_session(context)
+    name = text(context, tool)
+    outcome = call_with_hint(session, name)
+    st.last_call = outcome
+    st.calls_by_server[outcome.server] = outcome
+    st.last_calls = [outcome]
+    st.last_request = outcome
+    keep_result(context, "tool", outcome, name)
+    session.raise_problems()
+
