@@ -10,7 +10,6 @@ Unknown messages are left to the raw view. Pure module: no behave, no jinja2.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from mcp_bdd.report.model import Exchange
 
@@ -21,7 +20,7 @@ def _seconds(ms: float) -> str:
     return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
 
 
-def _dict(value: Any) -> dict[str, Any]:
+def _dict(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
@@ -40,8 +39,9 @@ def _connected(x: Exchange, opened: Exchange | None) -> str:
 
 def _fake(x: Exchange) -> str | None:
     payload = _dict(x.payload)
-    if x.method.startswith("seed ") and isinstance(payload.get("rows"), list):
-        rows, table = len(payload["rows"]), payload.get("table") or x.method[5:]
+    seeded = payload.get("rows")
+    if x.method.startswith("seed ") and isinstance(seeded, list):
+        rows, table = len(seeded), payload.get("table") or x.method[5:]
         return f"Seeded the table {table} of {x.server} with {rows} row{'s' if rows != 1 else ''}"
     if x.method.startswith("write ") and "path" in payload:
         size = payload.get("size")

@@ -13,7 +13,8 @@ What behave 1.3.3 tells a formatter, and when (read from its runner/model source
   mcp-bdd's hooks say it (`after_hooks_begin`, called by environment.py).
 - Hook errors set `hook_failed` and `error_message` on the feature/rule/scenario/step.
 
-behave objects are duck-typed (`Any`): behave ships no type information.
+behave ships no type information: its objects are described here by what the collector reads of
+them (the `Behave*` protocols), and whatever else it reads it reads with `getattr` and a default.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol, cast
 
 from mcp_bdd.errors import ExpectationFailed, kind_of
 from mcp_bdd.report.evidence import PAYLOAD_LIMIT, mask_again, merge_surfaces, parse_attachment
@@ -55,7 +56,85 @@ from mcp_bdd.report.model import (
 from mcp_bdd.secrets import generation, mask, mask_data
 from mcp_bdd.transcript import HOOKS_MIME, TEARDOWN_MIME
 
-__all__ = ["RunCollector", "feature_id", "row_title", "slug"]
+__all__ = ["BehaveFeature", "BehaveScenario", "RunCollector", "feature_id", "row_title", "slug"]
+
+
+class BehaveRow(Protocol):
+    cells: Sequence[str]
+
+
+class BehaveTable(Protocol):
+    headings: Sequence[str]
+    rows: Sequence[BehaveRow]
+
+
+class BehaveStepText(Protocol):
+    """A step as written: behave's Step (the steps of a Background or an outline's template too)."""
+
+    keyword: str
+    name: str
+    text: str | None
+    table: BehaveTable | None
+
+
+class BehaveStep(BehaveStepText, Protocol):
+    step_type: str
+    status: object  # behave's Status enum (its `name` is read)
+    duration: float | None
+
+
+class BehaveBackground(Protocol):
+    keyword: str
+    name: str | None
+    steps: Sequence[BehaveStepText]
+
+
+class BehaveScenario(Protocol):
+    name: str
+    keyword: str
+    status: object
+    hook_failed: bool
+    exception: BaseException | None
+    description: Sequence[str]
+    tags: Sequence[str]
+    background: BehaveBackground | None
+    background_steps: Sequence[BehaveStep]
+    all_steps: Sequence[BehaveStep]
+
+
+class BehaveExamples(Protocol):
+    keyword: str
+    name: str | None
+    table: BehaveTable | None
+    tags: Sequence[str]
+
+
+class BehaveOutline(Protocol):
+    name: str
+    keyword: str
+    description: Sequence[str]
+    tags: Sequence[str]
+    steps: Sequence[BehaveStepText]
+    examples: Sequence[BehaveExamples]
+    scenarios: Sequence[BehaveScenario]
+
+
+class BehaveRule(Protocol):
+    """A Rule; also what a Feature shares with it (run_items: its scenarios, outlines and rules,
+    each telling which it is by its `type`)."""
+
+    name: str
+    keyword: str
+    hook_failed: bool
+    description: Sequence[str]
+    tags: Sequence[str]
+    background: BehaveBackground | None
+    run_items: Sequence[object]
+
+
+class BehaveFeature(BehaveRule, Protocol):
+    filename: str
+
 
 # behave's Status enum names -> ours (cleanup errors are errors; dry-run "untested_*" keep meaning).
 _STATUS: dict[str, Status] = {
@@ -75,7 +154,7 @@ _STATUS: dict[str, Status] = {
 }
 
 
-def _status(value: Any) -> Status:
+def _status(value: object) -> Status:
     return _STATUS.get(str(getattr(value, "name", value)), "untested")
 
 
@@ -128,7 +207,7 @@ _NO_EVIDENCE = _Acc()
 _PHASES = {HOOKS_MIME: "before", TEARDOWN_MIME: "after"}
 
 
-def _texts(lines: Any) -> tuple[str, ...]:
+def _texts(lines: str | Iterable[object] | None) -> tuple[str, ...]:
     if not lines:
         return ()
     if isinstance(lines, str):
@@ -136,15 +215,15 @@ def _texts(lines: Any) -> tuple[str, ...]:
     return tuple(str(line) for line in lines)
 
 
-def _tags(tags: Any) -> tuple[str, ...]:
+def _tags(tags: Iterable[object] | None) -> tuple[str, ...]:
     return tuple(str(t) for t in tags or ())
 
 
-def _location(item: Any) -> str:
+def _location(item: object) -> str:
     return f"{getattr(item, 'filename', '?')}:{getattr(item, 'line', 0)}"
 
 
-def _table(table: Any) -> Table | None:
+def _table(table: BehaveTable | None) -> Table | None:
     if table is None:
         return None
     return Table(
@@ -153,7 +232,7 @@ def _table(table: Any) -> Table | None:
     )
 
 
-def _step_text(step: Any) -> StepText:
+def _step_text(step: BehaveStepText) -> StepText:
     text = step.text
     return StepText(
         keyword=str(step.keyword),
@@ -163,7 +242,7 @@ def _step_text(step: Any) -> StepText:
     )
 
 
-def _background(background: Any) -> Background | None:
+def _background(background: BehaveBackground | None) -> Background | None:
     if background is None:
         return None
     return Background(
@@ -174,12 +253,12 @@ def _background(background: Any) -> Background | None:
     )
 
 
-def _error(item: Any) -> str | None:
+def _error(item: object) -> str | None:
     message = getattr(item, "error_message", None)
     return mask(str(message)) if message else None
 
 
-def _masked(value: Any, limit: int) -> Any:
+def _masked(value: object, limit: int) -> object:
     """A JSON-able copy of a value from a failure, secrets masked; too big -> its cut text."""
     value = mask_data(value, any_key=True)
     try:
@@ -191,7 +270,7 @@ def _masked(value: Any, limit: int) -> Any:
     return json.loads(text)
 
 
-def _failure(exc: Any, limit: int) -> Failure | None:
+def _failure(exc: object, limit: int) -> Failure | None:
     """The parts of an ExpectationFailed; None for any other exception (its message says it all)."""
     if not isinstance(exc, ExpectationFailed):
         return None
@@ -214,13 +293,13 @@ def _failure(exc: Any, limit: int) -> Failure | None:
     )
 
 
-def _hook_kind(scenario: Any, steps: tuple[Step, ...]) -> str | None:
+def _hook_kind(scenario: BehaveScenario, steps: tuple[Step, ...]) -> str | None:
     """A scenario hook's failure category: a plain exception before any step ran is the scenario's
     setup failing; after the steps (after_scenario) it is an error like any other."""
     return kind_of(scenario.exception, untyped="error" if ran(steps) else "setup")
 
 
-def _step_kind(step: Any, status: str) -> str | None:
+def _step_kind(step: object, status: str) -> str | None:
     if status in ("passed", "skipped", "untested"):
         return None
     if status in ("undefined", "pending"):
@@ -241,13 +320,13 @@ class RunCollector:
         self.definition_uses: Counter[str] = Counter()
         self._features: list[Feature] = []
         self._surfaces: dict[str, ServerSurface] = {}
-        self._feature: Any = None
+        self._feature: BehaveFeature | None = None
         self._feature_started = 0.0
-        self._steps: list[Any] = []
+        self._steps: list[BehaveStep] = []
         self._index = 0
         self._in_step = False
         self._after_hooks = False  # the scenario's after hooks have begun (environment.py says so)
-        self._open: Any = None  # the scenario whose wall-clock time is running
+        self._open: BehaveScenario | None = None  # the scenario whose wall-clock time is running
         self._secrets_at_start = 0  # secrets.generation() when the open scenario began
         self._started: dict[int, float] = {}
         self._wall: dict[int, float] = {}
@@ -276,20 +355,20 @@ class RunCollector:
             if acc is not None:
                 acc.mask_again()
 
-    def feature(self, feature: Any) -> None:
+    def feature(self, feature: BehaveFeature) -> None:
         if self._feature is not None and self._feature is not feature:
             self.eof()  # a feature that never got its eof (aborted run)
         self._boundary()
         self._feature = feature
         self._feature_started = time.perf_counter()
 
-    def rule(self, rule: Any) -> None:
+    def rule(self, rule: object) -> None:
         self._boundary()
 
     def rule_finished(self) -> None:
         self._boundary()
 
-    def scenario(self, scenario: Any) -> None:
+    def scenario(self, scenario: BehaveScenario) -> None:
         self._boundary()
         self._open = scenario
         self._started[id(scenario)] = time.perf_counter()
@@ -307,14 +386,14 @@ class RunCollector:
         """The run's setup (before_all) failed: nothing ran, and this is why."""
         self._run_error = (kind, mask(message))
 
-    def match(self, match: Any) -> None:
+    def match(self, match: object) -> None:
         self._in_step = True
         location = getattr(match, "location", None)
         if location and self._index < len(self._steps):
             self._definitions[id(self._steps[self._index])] = str(location)
             self.definition_uses[str(location)] += 1
 
-    def result(self, step: Any) -> None:
+    def result(self, step: object) -> None:
         self._in_step = False
         self._index += 1
 
@@ -373,7 +452,7 @@ class RunCollector:
         )
 
     # -- building frozen records ---------------------------------------------------------------
-    def _build_feature(self, feature: Any) -> Feature:
+    def _build_feature(self, feature: BehaveFeature) -> Feature:
         fid = feature_id(str(feature.filename))
         ids = _Ids()
         ids.seen.add(fid)
@@ -393,15 +472,16 @@ class RunCollector:
             error_message=_error(feature),
         )
 
-    def _child(self, item: Any, prefix: str, ids: _Ids) -> Scenario | Outline | Rule:
-        kind = getattr(item, "type", "scenario")
+    def _child(self, item: object, prefix: str, ids: _Ids) -> Scenario | Outline | Rule:
+        kind = getattr(item, "type", "scenario")  # behave's run items say which they are
         if kind == "rule":
-            return self._rule(item, prefix, ids)
+            return self._rule(cast(BehaveRule, item), prefix, ids)
         if kind == "scenario_outline":
-            return self._outline(item, prefix, ids)
-        return self._scenario(item, ids.make(f"{prefix}--{slug(str(item.name))}"))
+            return self._outline(cast(BehaveOutline, item), prefix, ids)
+        scenario = cast(BehaveScenario, item)
+        return self._scenario(scenario, ids.make(f"{prefix}--{slug(str(scenario.name))}"))
 
-    def _rule(self, rule: Any, prefix: str, ids: _Ids) -> Rule:
+    def _rule(self, rule: BehaveRule, prefix: str, ids: _Ids) -> Rule:
         rid = ids.make(f"{prefix}--{slug(str(rule.name))}")
         children = tuple(self._child(item, rid, ids) for item in rule.run_items)
         assert all(not isinstance(c, Rule) for c in children)  # Gherkin has no nested rules
@@ -421,7 +501,7 @@ class RunCollector:
             error_message=_error(rule),
         )
 
-    def _outline(self, outline: Any, prefix: str, ids: _Ids) -> Outline:
+    def _outline(self, outline: BehaveOutline, prefix: str, ids: _Ids) -> Outline:
         oid = ids.make(f"{prefix}--{slug(str(outline.name))}")
         scenarios = []
         titles: set[str] = set()
@@ -464,7 +544,7 @@ class RunCollector:
         )
 
     def _scenario(
-        self, scenario: Any, sid: str, example: ExampleRef | None = None, title: str | None = None
+        self, scenario: BehaveScenario, sid: str, example: ExampleRef | None = None, title: str | None = None
     ) -> Scenario:
         background = {id(s) for s in scenario.background_steps} if scenario.background else set()
         steps = tuple(self._step(s, id(s) in background) for s in scenario.all_steps)
@@ -497,7 +577,7 @@ class RunCollector:
             else None,
         )
 
-    def _step(self, step: Any, background: bool) -> Step:
+    def _step(self, step: BehaveStep, background: bool) -> Step:
         status = _status(step.status)
         error = _error(step)
         if status == "undefined" and not error:

@@ -11,9 +11,9 @@ Pure module: no behave, no mcp.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from mcp_bdd.report.model import Exchange, Feature, Scenario, ServerSurface, walk_scenarios
 from mcp_bdd.transcript import GATE_PROBE_NAME
@@ -98,7 +98,7 @@ class _Acc:
         )
 
 
-def _names(records: Sequence[dict[str, Any]] | None, key: str) -> list[str]:
+def _names(records: Sequence[Mapping[str, object]] | None, key: str) -> list[str]:
     return [str(r[key]) for r in records or () if isinstance(r.get(key), str)]
 
 
@@ -110,7 +110,7 @@ class _Server:
         self.templates: list[tuple[re.Pattern[str], str]] = []
         self.unlisted = sum(surface.left_out.values()) if surface is not None else 0
         if surface is not None:
-            catalog: tuple[tuple[ItemKind, Sequence[dict[str, Any]] | None, str], ...] = (
+            catalog: tuple[tuple[ItemKind, Sequence[Mapping[str, object]] | None, str], ...] = (
                 ("tool", surface.tools, "name"),
                 ("resource", surface.resources, "uri"),
                 ("resource_template", surface.resource_templates, "uriTemplate"),
@@ -173,7 +173,7 @@ def compute_coverage(features: Iterable[Feature], surfaces: Iterable[ServerSurfa
     ]
 
 
-def coverage_json(coverage: Sequence[ServerCoverage]) -> list[dict[str, Any]]:
+def coverage_json(coverage: Sequence[ServerCoverage]) -> list[dict[str, object]]:
     """The coverage map as plain JSON (written into living-doc.json for other tools)."""
     return [
         {

@@ -11,7 +11,7 @@ import base64
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from mcp_bdd.report.model import Evidence, Exchange, Feature, Image, Rule, Scenario, ran
 
@@ -79,8 +79,8 @@ class File:
         return base64.b64encode(self.body.encode("utf-8")).decode("ascii")
 
 
-def _exchange(exchange: Exchange) -> dict[str, Any]:
-    item: dict[str, Any] = {
+def _exchange(exchange: Exchange) -> dict[str, object]:
+    item: dict[str, object] = {
         "seq": exchange.seq,
         "kind": exchange.kind,
         "server": exchange.server,

@@ -23,8 +23,8 @@ description (the tags themselves stay, for tools such as Xray that map tags to i
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from mcp_bdd.report.cucumber_common import evidence_files, hook_errors, line_of, pickle_status
 from mcp_bdd.report.files import write_text
@@ -34,8 +34,8 @@ from mcp_bdd.report.model import Evidence, Feature, Outline, Rule, Run, Scenario
 __all__ = ["cucumber_json", "write_cucumber_json"]
 
 
-def _tags(names: tuple[str, ...] | list[str], line: int) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
+def _tags(names: tuple[str, ...] | list[str], line: int) -> list[dict[str, object]]:
+    seen: dict[str, dict[str, object]] = {}
     for name in names:
         tag = name if name.startswith("@") else f"@{name}"
         seen.setdefault(tag, {"name": tag, "line": max(1, line)})
@@ -46,22 +46,22 @@ def _nanos(seconds: float) -> int:
     return max(0, round(seconds * 1e9))
 
 
-def _embeddings(evidence: Evidence) -> list[dict[str, Any]]:
+def _embeddings(evidence: Evidence) -> list[dict[str, object]]:
     items = []
     for file in evidence_files(evidence):
-        item: dict[str, Any] = {"mime_type": file.media_type, "data": file.base64()}
+        item: dict[str, object] = {"mime_type": file.media_type, "data": file.base64()}
         if file.name:
             item["name"] = file.name
         items.append(item)
     return items
 
 
-def _step(step: Step) -> dict[str, Any]:
-    result: dict[str, Any] = {"status": pickle_status(step.status).lower(), "duration": _nanos(step.duration)}
+def _step(step: Step) -> dict[str, object]:
+    result: dict[str, object] = {"status": pickle_status(step.status).lower(), "duration": _nanos(step.duration)}
     if step.error_message and result["status"] != "passed":
         result["error_message"] = step.error_message
     line = line_of(step.location)
-    item: dict[str, Any] = {"keyword": step.keyword.strip() + " ", "line": line, "name": step.name, "result": result}
+    item: dict[str, object] = {"keyword": step.keyword.strip() + " ", "line": line, "name": step.name, "result": result}
     if step.definition:  # an undefined step has no match, as Cucumber writes it
         item["match"] = {"location": step.definition}
     if step.text is not None:
@@ -75,11 +75,11 @@ def _step(step: Step) -> dict[str, Any]:
     return item
 
 
-def _hook(error: str | None, evidence: Evidence) -> dict[str, Any]:
-    result: dict[str, Any] = {"status": "failed" if error else "passed", "duration": 0}
+def _hook(error: str | None, evidence: Evidence) -> dict[str, object]:
+    result: dict[str, object] = {"status": "failed" if error else "passed", "duration": 0}
     if error:
         result["error_message"] = error
-    hook: dict[str, Any] = {"match": {"location": "environment.py"}, "result": result}
+    hook: dict[str, object] = {"match": {"location": "environment.py"}, "result": result}
     embeddings = _embeddings(evidence)
     if embeddings:
         hook["embeddings"] = embeddings
@@ -88,14 +88,14 @@ def _hook(error: str | None, evidence: Evidence) -> dict[str, Any]:
 
 def _element(
     scenario: Scenario, feature: Feature, rule: Rule | None, outline: Outline | None, links: dict[str, str]
-) -> dict[str, Any]:
+) -> dict[str, object]:
     line = line_of(scenario.location)
     names = [*feature.tags, *(rule.tags if rule else ()), *(outline.tags if outline else ()), *scenario.tags]
     description = list(outline.description if outline else scenario.description)
     found = requirement_links(names, links)
     if found:
         description += ["", "Requirements:", *(f"- {link.id}: {link.url}" for link in found)]
-    element: dict[str, Any] = {
+    element: dict[str, object] = {
         "id": f"{feature.id};{scenario.id}",
         "keyword": outline.keyword if outline else scenario.keyword,
         "name": scenario.name,
@@ -116,8 +116,10 @@ def _element(
     return element
 
 
-def _elements(children: tuple[Any, ...], feature: Feature, rule: Rule | None, links: dict[str, str]) -> list[Any]:
-    out: list[dict[str, Any]] = []
+def _elements(
+    children: Sequence[Scenario | Outline | Rule], feature: Feature, rule: Rule | None, links: dict[str, str]
+) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
     for child in children:
         if isinstance(child, Rule):
             out += _elements(child.children, feature, child, links)
@@ -128,7 +130,7 @@ def _elements(children: tuple[Any, ...], feature: Feature, rule: Rule | None, li
     return out
 
 
-def _setup_feature(why: str) -> dict[str, Any]:
+def _setup_feature(why: str) -> dict[str, object]:
     """A run that did not start, as a feature the tools count as failed (they know no run-level error)."""
     element = {
         "id": "run-setup;before-all",
@@ -153,7 +155,7 @@ def _setup_feature(why: str) -> dict[str, Any]:
     }
 
 
-def cucumber_json(run: Run) -> list[dict[str, Any]]:
+def cucumber_json(run: Run) -> list[dict[str, object]]:
     """The run as Cucumber JSON data (a list of features)."""
     why = not_started(run)
     features = [] if why is None else [_setup_feature(why)]

@@ -28,10 +28,10 @@ from __future__ import annotations
 import json
 import os
 import platform
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from mcp_bdd.report.cucumber_common import evidence_files, first_line, hook_errors, line_of, pickle_status
 from mcp_bdd.report.files import write_text
@@ -84,6 +84,47 @@ def _mcp_bdd_version() -> str:
     return __version__
 
 
+class _Tag(TypedDict):
+    location: dict[str, int]
+    name: str
+    id: str
+
+
+class _Row(TypedDict):
+    location: dict[str, int]
+    cells: list[dict[str, object]]
+    id: str
+
+
+class _Step(TypedDict):
+    """A gherkinDocument step: its id is what a pickle step points back at."""
+
+    location: dict[str, int]
+    keyword: str
+    keywordType: str
+    text: str
+    id: str
+    docString: NotRequired[dict[str, object]]
+    dataTable: NotRequired[dict[str, object]]
+
+
+class _PickleStep(TypedDict):
+    astNodeIds: list[str]
+    id: str
+    text: str
+    type: NotRequired[str]
+    argument: NotRequired[dict[str, object]]
+
+
+class _Background(TypedDict):
+    location: dict[str, int]
+    keyword: str
+    name: str
+    description: str
+    steps: list[_Step]
+    id: str
+
+
 @dataclass
 class _Node:
     """What a pickle needs from the gherkinDocument part of one scenario."""
@@ -100,7 +141,7 @@ class _Writer:
     def __init__(self, run: Run) -> None:
         self.run = run
         self.counter = 0
-        self.out: list[dict[str, Any]] = []
+        self.out: list[dict[str, object]] = []
         self.nodes: dict[str, _Node] = {}  # model scenario/outline id -> its AST ids
         self.definitions: dict[str, str] = {}
         self.hooks: dict[str, str] = {}
@@ -110,15 +151,16 @@ class _Writer:
         return str(self.counter)
 
     # -- gherkinDocument -----------------------------------------------------------------------
-    def tags(self, names: tuple[str, ...], line: int) -> list[dict[str, Any]]:
-        nodes, column = [], 1
+    def tags(self, names: tuple[str, ...], line: int) -> list[_Tag]:
+        nodes: list[_Tag] = []
+        column = 1
         for name in names:
             tag = name if name.startswith("@") else f"@{name}"
             nodes.append({"location": _location(line, column), "name": tag, "id": self.id()})
             column += len(tag) + 1
         return nodes
 
-    def table(self, table: Table, line: int) -> list[dict[str, Any]]:
+    def table(self, table: Table, line: int) -> list[_Row]:
         rows = [table.headings, *table.rows] if table.headings else list(table.rows)
         return [
             {
@@ -129,12 +171,12 @@ class _Writer:
             for i, row in enumerate(rows)
         ]
 
-    def step(self, step: StepText | Step, line: int, previous: str) -> tuple[dict[str, Any], str]:
+    def step(self, step: StepText | Step, line: int, previous: str) -> tuple[_Step, str]:
         keyword = step.keyword.strip()
         own = getattr(step, "step_type", None) or {"given": "given", "when": "when", "then": "then"}.get(
             keyword.lower(), previous
         )
-        node: dict[str, Any] = {
+        node: _Step = {
             "location": _location(line, 1),
             "keyword": keyword + " ",
             "keywordType": "Conjunction" if keyword.lower() in ("and", "but") else _TYPE.get(own, "Unknown"),
@@ -151,8 +193,8 @@ class _Writer:
             node["dataTable"] = {"location": _location(start, 1), "rows": rows}
         return node, own
 
-    def steps(self, steps: tuple[StepText | Step, ...], lines: list[int], start: int) -> list[Any]:
-        nodes: list[Any] = []
+    def steps(self, steps: Sequence[StepText | Step], lines: list[int], start: int) -> list[_Step]:
+        nodes: list[_Step] = []
         previous = "given"
         for i, step in enumerate(steps):
             line = lines[i] if i < len(lines) else start + 1 + i
@@ -160,7 +202,7 @@ class _Writer:
             nodes.append(node)
         return nodes
 
-    def background(self, background: Background | None, lines: list[int]) -> dict[str, Any] | None:
+    def background(self, background: Background | None, lines: list[int]) -> _Background | None:
         if background is None:
             return None
         line = line_of(background.location)
@@ -173,12 +215,13 @@ class _Writer:
             "id": self.id(),
         }
 
-    def scenario(self, scenario: Scenario, outer: list[tuple[str, str]], background: list[str]) -> dict[str, Any]:
+    def scenario(self, scenario: Scenario, outer: list[tuple[str, str]], background: list[str]) -> dict[str, object]:
         line = line_of(scenario.location)
         tags = self.tags(scenario.tags, line - 1)
         own = tuple(s for s in scenario.steps if not s.background)
         steps = self.steps(own, [line_of(s.location) for s in own], line)
-        node: dict[str, Any] = {
+        ast_id = self.id()
+        node: dict[str, object] = {
             "location": _location(line, 1),
             "tags": tags,
             "keyword": scenario.keyword,
@@ -186,34 +229,35 @@ class _Writer:
             "description": _text(scenario.description),
             "steps": steps,
             "examples": [],
-            "id": self.id(),
+            "id": ast_id,
         }
         self.nodes[scenario.id] = _Node(
-            ast_id=node["id"],
+            ast_id=ast_id,
             step_ids=[s["id"] for s in steps],
             background_ids=background,
             tags=[*outer, *((t["name"], t["id"]) for t in tags)],
         )
         return node
 
-    def examples(self, examples: Examples) -> tuple[dict[str, Any], list[str], list[tuple[str, str]]]:
+    def examples(self, examples: Examples) -> tuple[dict[str, object], list[str], list[tuple[str, str]]]:
         line = line_of(examples.location)
         tags = self.tags(examples.tags, line - 1)
         rows = self.table(examples.table, line + 1)
-        node: dict[str, Any] = {
+        body = rows[1:] if examples.table.headings else rows
+        node: dict[str, object] = {
             "location": _location(line, 1),
             "tags": tags,
             "keyword": examples.keyword,
             "name": examples.name,
             "description": "",
-            "tableBody": rows[1:] if examples.table.headings else rows,
+            "tableBody": body,
             "id": self.id(),
         }
         if examples.table.headings:
             node["tableHeader"] = rows[0]
-        return node, [r["id"] for r in node["tableBody"]], [(t["name"], t["id"]) for t in tags]
+        return node, [r["id"] for r in body], [(t["name"], t["id"]) for t in tags]
 
-    def outline(self, outline: Outline, outer: list[tuple[str, str]], background: list[str]) -> dict[str, Any]:
+    def outline(self, outline: Outline, outer: list[tuple[str, str]], background: list[str]) -> dict[str, object]:
         line = line_of(outline.location)
         tags = self.tags(outline.tags, line - 1)
         # behave gives each generated step its template's line: take them from a generated scenario
@@ -221,7 +265,8 @@ class _Writer:
         lines = [line_of(s.location) for s in located.steps if not s.background] if located else []
         steps = self.steps(outline.steps, lines, line)
         built = [self.examples(ex) for ex in outline.examples]
-        node: dict[str, Any] = {
+        ast_id = self.id()
+        node: dict[str, object] = {
             "location": _location(line, 1),
             "tags": tags,
             "keyword": outline.keyword,
@@ -229,10 +274,10 @@ class _Writer:
             "description": _text(outline.description),
             "steps": steps,
             "examples": [b[0] for b in built],
-            "id": self.id(),
+            "id": ast_id,
         }
         self.nodes[outline.id] = _Node(
-            ast_id=node["id"],
+            ast_id=ast_id,
             step_ids=[s["id"] for s in steps],
             background_ids=background,
             tags=[*outer, *((t["name"], t["id"]) for t in tags)],
@@ -241,15 +286,17 @@ class _Writer:
         )
         return node
 
-    def child(self, child: Scenario | Outline, outer: list[tuple[str, str]], background: list[str]) -> dict[str, Any]:
+    def child(
+        self, child: Scenario | Outline, outer: list[tuple[str, str]], background: list[str]
+    ) -> dict[str, object]:
         if isinstance(child, Outline):
             return {"scenario": self.outline(child, outer, background)}
         return {"scenario": self.scenario(child, outer, background)}
 
-    def rule(self, rule: Rule, outer: list[tuple[str, str]], background: list[str]) -> dict[str, Any]:
+    def rule(self, rule: Rule, outer: list[tuple[str, str]], background: list[str]) -> dict[str, object]:
         line = line_of(rule.location)
         tags = self.tags(rule.tags, line - 1)
-        children: list[dict[str, Any]] = []
+        children: list[dict[str, object]] = []
         own = self.background(rule.background, _background_lines(rule.children, len(background)))
         ids = list(background)
         if own is not None:
@@ -269,11 +316,11 @@ class _Writer:
             }
         }
 
-    def document(self, feature: Feature) -> dict[str, Any]:
+    def document(self, feature: Feature) -> dict[str, object]:
         line = line_of(feature.location)
         tags = self.tags(feature.tags, line - 1)
         outer = [(t["name"], t["id"]) for t in tags]
-        children: list[dict[str, Any]] = []
+        children: list[dict[str, object]] = []
         background = self.background(feature.background, _background_lines(feature.children, 0))
         ids: list[str] = []
         if background is not None:
@@ -299,10 +346,13 @@ class _Writer:
         }
 
     # -- pickles -------------------------------------------------------------------------------
-    def pickle(self, scenario: Scenario, node: _Node, feature: Feature, row: str | None, extra_tags: list[Any]) -> Any:
+    def pickle(
+        self, scenario: Scenario, node: _Node, feature: Feature, row: str | None, extra_tags: list[tuple[str, str]]
+    ) -> tuple[dict[str, object], str, list[str]]:
+        """The pickle of `scenario`, its id, and its steps' ids."""
         background = [s for s in scenario.steps if s.background]
         own = [s for s in scenario.steps if not s.background]
-        steps: list[dict[str, Any]] = []
+        steps: list[_PickleStep] = []
         for i, step in enumerate(background):
             ids = node.background_ids
             ast = ids[min(i, len(ids) - 1)] if ids else node.ast_id
@@ -311,13 +361,15 @@ class _Writer:
             ast = node.step_ids[min(i, len(node.step_ids) - 1)] if node.step_ids else node.ast_id
             steps.append(self.pickle_step(step, [ast] if row is None else [ast, row]))
         step_ids = [s["id"] for s in steps]
-        tags, seen = [], set()
+        tags: list[dict[str, str]] = []
+        seen: set[str] = set()
         for name, tag_id in [*node.tags, *extra_tags]:
             if name not in seen:  # Gherkin keeps duplicates; a tag counted twice helps no reader
                 seen.add(name)
                 tags.append({"name": name, "astNodeId": tag_id})
-        pickle = {
-            "id": self.id(),
+        pickle_id = self.id()
+        pickle: dict[str, object] = {
+            "id": pickle_id,
             "uri": feature.filename,
             "location": _location(line_of(scenario.location), 1),
             "name": scenario.name,
@@ -326,14 +378,14 @@ class _Writer:
             "tags": tags,
             "astNodeIds": [node.ast_id] if row is None else [node.ast_id, row],
         }
-        return pickle, step_ids
+        return pickle, pickle_id, step_ids
 
-    def pickle_step(self, step: Step, ast_ids: list[str]) -> dict[str, Any]:
-        item: dict[str, Any] = {"astNodeIds": ast_ids, "id": self.id(), "text": step.name}
+    def pickle_step(self, step: Step, ast_ids: list[str]) -> _PickleStep:
+        item: _PickleStep = {"astNodeIds": ast_ids, "id": self.id(), "text": step.name}
         kind = _TYPE.get(step.step_type)
         if kind:
             item["type"] = kind
-        argument: dict[str, Any] = {}
+        argument: dict[str, object] = {}
         if step.text is not None:
             argument["docString"] = {"content": step.text}
         if step.table is not None:
@@ -344,12 +396,12 @@ class _Writer:
         return item
 
     # -- the whole stream ----------------------------------------------------------------------
-    def emit(self, kind: str, body: dict[str, Any]) -> None:
+    def emit(self, kind: str, body: Mapping[str, object]) -> None:
         self.out.append({kind: body})
 
-    def build(self, env: Mapping[str, str]) -> list[dict[str, Any]]:
+    def build(self, env: Mapping[str, str]) -> list[dict[str, object]]:
         run = self.run
-        meta: dict[str, Any] = {
+        meta: dict[str, object] = {
             "protocolVersion": PROTOCOL_VERSION,
             "implementation": {"name": "mcp-bdd", "version": _mcp_bdd_version()},
             "runtime": {"name": "python", "version": run.meta.get("python") or platform.python_version()},
@@ -373,9 +425,9 @@ class _Writer:
                 owner = outline or scenario
                 node = self.nodes[owner.id]
                 row, extra = _row(scenario, outline, node)
-                pickle, step_ids = self.pickle(scenario, node, feature, row, extra)
+                pickle, pickle_id, step_ids = self.pickle(scenario, node, feature, row, extra)
                 self.emit("pickle", pickle)
-                cases.append((scenario, pickle["id"], step_ids, feature, rule))
+                cases.append((scenario, pickle_id, step_ids, feature, rule))
         for definition in run.glossary:
             self.definition(definition.location, definition.pattern)
         run_id = self.id()
@@ -392,7 +444,7 @@ class _Writer:
         for plan in plans:
             clock = self.execute(plan, clock)
         success = why is None and all(plan.scenario.status in ("passed", "skipped") for plan in plans)
-        finished: dict[str, Any] = {
+        finished: dict[str, object] = {
             "timestamp": _timestamp(max(clock, run.started_at + run.duration)),
             "success": success,
             "testRunStartedId": run_id,
@@ -493,12 +545,12 @@ class _Writer:
                 )
             )
         plan.steps += plan.after
-        test_steps = []
+        test_steps: list[dict[str, object]] = []
         for s in plan.steps:
             if s.hook:
                 test_steps.append({"id": s.id, "hookId": s.hook})
             else:
-                item: dict[str, Any] = {"id": s.id, "pickleStepId": s.pickle_step}
+                item: dict[str, object] = {"id": s.id, "pickleStepId": s.pickle_step}
                 item["stepDefinitionIds"] = [s.definition] if s.definition else []
                 item["stepMatchArgumentsLists"] = [{"stepMatchArguments": []}] if s.definition else []
                 test_steps.append(item)
@@ -519,7 +571,7 @@ class _Writer:
             )
             files = list(evidence_files(step.evidence))
             for file in files:
-                attachment: dict[str, Any] = {
+                attachment: dict[str, object] = {
                     "body": file.body,
                     "contentEncoding": file.encoding,
                     "mediaType": file.media_type,
@@ -543,7 +595,7 @@ class _Writer:
                     },
                 )
             clock += step.duration
-            result: dict[str, Any] = {"duration": _duration(step.duration), "status": pickle_status(step.status)}
+            result: dict[str, object] = {"duration": _duration(step.duration), "status": pickle_status(step.status)}
             if step.error:
                 result["message"] = step.error
                 if result["status"] == "FAILED":
@@ -593,7 +645,7 @@ def _all_tags(scenario: Scenario, feature: Feature, rule: Rule | None) -> list[s
     return [*feature.tags, *(rule.tags if rule else ()), *scenario.tags]
 
 
-def _background_lines(children: tuple[Any, ...], skip: int) -> list[int]:
+def _background_lines(children: Sequence[Scenario | Outline | Rule], skip: int) -> list[int]:
     """The lines of a Background's steps, read off the first scenario that ran them."""
     for scenario, _rule, _outline in _executed(children):
         steps = [s for s in scenario.steps if s.background]
@@ -603,7 +655,7 @@ def _background_lines(children: tuple[Any, ...], skip: int) -> list[int]:
 
 
 def _executed(
-    children: tuple[Any, ...], rule: Rule | None = None
+    children: Sequence[Scenario | Outline | Rule], rule: Rule | None = None
 ) -> Iterator[tuple[Scenario, Rule | None, Outline | None]]:
     for child in children:
         if isinstance(child, Rule):
@@ -640,12 +692,12 @@ def _source(filename: str) -> str | None:
         return None
 
 
-def _github_ci(env: Mapping[str, str]) -> dict[str, Any] | None:
+def _github_ci(env: Mapping[str, str]) -> dict[str, object] | None:
     """Meta.ci on GitHub Actions: the build link Cucumber's HTML report shows at the top."""
     url = artifact_url(env)
     if url is None:
         return None
-    ci: dict[str, Any] = {"name": "GitHub Actions", "url": url.removesuffix("#artifacts")}
+    ci: dict[str, object] = {"name": "GitHub Actions", "url": url.removesuffix("#artifacts")}
     if env.get("GITHUB_RUN_NUMBER", "").isdigit():
         ci["buildNumber"] = env["GITHUB_RUN_NUMBER"]
     if env.get("GITHUB_SHA"):
@@ -661,7 +713,7 @@ def _github_ci(env: Mapping[str, str]) -> dict[str, Any] | None:
     return ci
 
 
-def messages(run: Run, env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+def messages(run: Run, env: Mapping[str, str] | None = None) -> list[dict[str, object]]:
     """The run as Cucumber Messages envelopes (dicts), in stream order (`env`: os.environ, for Meta.ci)."""
     return _Writer(run).build(os.environ if env is None else env)
 

@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, overload
+from typing import TypeVar, overload
 
 from mcp_bdd.report.model import Attachment, Exchange, Image, ServerSurface, StderrTail
 from mcp_bdd.secrets import MASK, mask, mask_data
@@ -48,9 +48,10 @@ IMAGE_LIMIT = 2_000_000
 #: Raster formats a browser renders without running anything. Never image/svg+xml.
 SAFE_IMAGE_MIMES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _BASE64 = re.compile(r"[A-Za-z0-9+/\r\n]*={0,2}")
+_T = TypeVar("_T")
 
 
-def safe_image(mime: Any, data: Any) -> Image | None:
+def safe_image(mime: object, data: object) -> Image | None:
     """An Image if `data` is valid base64 of an allowed raster type within the size limit."""
     if not isinstance(mime, str) or not isinstance(data, str):
         return None
@@ -64,7 +65,7 @@ def safe_image(mime: Any, data: Any) -> Image | None:
     return Image(mime=mime, data="".join(data.split()), size=size)
 
 
-def _extract_images(value: Any, found: list[Image]) -> Any:
+def _extract_images(value: object, found: list[Image]) -> object:
     """Move image data out of a payload (content blocks and resource blobs) into `found`.
 
     The payload keeps a short marker instead, so that the 20 kB cut never eats a screenshot
@@ -86,7 +87,7 @@ def _extract_images(value: Any, found: list[Image]) -> Any:
     return value
 
 
-def _target(method: str, payload: Any) -> str | None:
+def _target(method: str, payload: object) -> str | None:
     if not isinstance(payload, dict):
         return None
     key = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(method)
@@ -96,15 +97,15 @@ def _target(method: str, payload: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _num(value: Any) -> float | None:
+def _num(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def exchange_from_json(item: Any, limit: int = PAYLOAD_LIMIT) -> Exchange:
+def exchange_from_json(item: object, limit: int = PAYLOAD_LIMIT) -> Exchange:
     """One transcript record (a dict from `Exchange.to_json`) -> the report's Exchange."""
     if not isinstance(item, dict):
         item = {"kind": "info", "method": "(unreadable record)", "payload": item}
@@ -167,20 +168,26 @@ NAME_LIMIT = 300
 CATALOG_KEYS = {"tools": "name", "resources": "uri", "resource_templates": "uriTemplate", "prompts": "name"}
 
 
-def bounded(value: Any, limit: int) -> Any:
+@overload
+def bounded(value: str, limit: int) -> str: ...
+@overload
+def bounded(value: Mapping[str, object], limit: int) -> dict[str, object]: ...
+@overload
+def bounded(value: object, limit: int) -> object: ...
+def bounded(value: object, limit: int) -> object:
     """`value` with its strings cut so that the whole stays near `limit` characters (a string past
     what is left keeps its start and says its size, as a cut payload does; a container past it says
     how many items were left out). Every item costs a little, so depth and width are bounded too."""
     budget = [limit]
 
-    def cut(item: Any) -> Any:
+    def cut(item: object) -> object:
         budget[0] -= 8  # the JSON around any item: a key's quotes, a comma
         if isinstance(item, str):
             room = max(0, budget[0])
             budget[0] -= min(len(item), room)
             return item if len(item) <= room else f"{item[:room]}… ({len(item):,} characters in all)"
         if isinstance(item, dict):
-            out: dict[str, Any] = {}
+            out: dict[str, object] = {}
             for i, (key, inner) in enumerate(item.items()):
                 if budget[0] <= 0:
                     out["…"] = f"{len(item) - i:,} more keys, left out"
@@ -190,7 +197,7 @@ def bounded(value: Any, limit: int) -> Any:
                 out[name] = cut(inner)
             return out
         if isinstance(item, list):
-            kept = []
+            kept: list[object] = []
             for i, inner in enumerate(item):
                 if budget[0] <= 0:
                     kept.append(f"… ({len(item) - i:,} more items, left out)")
@@ -202,7 +209,7 @@ def bounded(value: Any, limit: int) -> Any:
     return cut(value)
 
 
-def _catalog(value: Any, key: str, limit: int) -> tuple[tuple[dict[str, Any], ...] | None, int, int]:
+def _catalog(value: object, key: str, limit: int) -> tuple[tuple[dict[str, object], ...] | None, int, int]:
     """A kind's records as kept, how many of them keep their name only, and how many are not kept.
 
     In full: the first CATALOG_ITEMS, each cut to `limit` characters, while they add up to
@@ -212,7 +219,7 @@ def _catalog(value: Any, key: str, limit: int) -> tuple[tuple[dict[str, Any], ..
     if not isinstance(value, list):
         return None, 0, 0
     items = [v for v in value if isinstance(v, dict)]
-    full: list[dict[str, Any]] = []
+    full: list[dict[str, object]] = []
     spent = 0
     for item in items[:CATALOG_ITEMS]:
         if spent >= CATALOG_SPAN * limit:
@@ -225,7 +232,7 @@ def _catalog(value: Any, key: str, limit: int) -> tuple[tuple[dict[str, Any], ..
     return (*full, *names), len(names), len(items) - len(full) - len(names)
 
 
-def _str(value: Any, limit: int = PAYLOAD_LIMIT) -> str | None:
+def _str(value: object, limit: int = PAYLOAD_LIMIT) -> str | None:
     return None if value is None else bounded(str(value), limit)
 
 
@@ -234,7 +241,7 @@ _SURFACE_KEYS = frozenset(
 )
 
 
-def surface_from_json(data: Mapping[str, Any], limit: int = PAYLOAD_LIMIT) -> ServerSurface:
+def surface_from_json(data: Mapping[str, object], limit: int = PAYLOAD_LIMIT) -> ServerSurface:
     """A server's surface as attached, bounded: its catalog by `CATALOG_ITEMS` / `CATALOG_NAMES`,
     each string by `limit` (the payload limit), so the report's size does not follow the server's."""
     capabilities = data.get("capabilities")
@@ -261,7 +268,7 @@ def merge_surfaces(old: ServerSurface, new: ServerSurface) -> ServerSurface:
     """Later attachments fill in what earlier ones lacked: per field, non-null wins (newest first);
     a kind's counts of records cut come with its records."""
 
-    def pick(a: Any, b: Any) -> Any:
+    def pick(a: _T, b: _T) -> _T:
         return b if b is not None else a
 
     def counts(field: str) -> dict[str, int]:

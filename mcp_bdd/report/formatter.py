@@ -43,11 +43,11 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Protocol
 
 from behave.formatter.base import Formatter  # type: ignore[import-untyped, unused-ignore]
 
-from mcp_bdd.report.collector import RunCollector
+from mcp_bdd.report.collector import BehaveFeature, BehaveScenario, RunCollector
 from mcp_bdd.report.coverage import compute_coverage, coverage_json
 from mcp_bdd.report.cucumber_json import write_cucumber_json
 from mcp_bdd.report.cucumber_messages import write_messages
@@ -86,7 +86,7 @@ ALIASES: dict[str, str] = {
 }
 
 
-def _userdata(config: Any) -> dict[str, str]:
+def _userdata(config: object) -> dict[str, str]:
     data = getattr(config, "userdata", None) or {}
     return {str(k): str(v) for k, v in dict(data).items()}
 
@@ -112,7 +112,7 @@ def write_run_json(path: str | Path, run: Run) -> Path:
     return write_text(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
 
 
-def _step_registry_steps() -> dict[str, list[Any]]:
+def _step_registry_steps() -> dict[str, list[object]]:
     """The step definitions behave loaded for this run (complete by the time we close).
 
     Not simply `behave.step_registry.registry`: `behave` (its __main__) calls reset_runtime(),
@@ -132,7 +132,7 @@ def _step_registry_steps() -> dict[str, list[Any]]:
 class _CollectingFormatter(Formatter):  # type: ignore[misc]
     """Forwards behave's callbacks to a RunCollector; subclasses decide what to write."""
 
-    def __init__(self, stream_opener: Any, config: Any) -> None:
+    def __init__(self, stream_opener: object, config: object) -> None:
         super().__init__(stream_opener, config)
         self.userdata = _userdata(config)
         label = self.userdata.get("mcp_bdd.label") or self.userdata.get("transport") or "run"
@@ -147,31 +147,31 @@ class _CollectingFormatter(Formatter):  # type: ignore[misc]
         self.writing = ("", "report")  # the file being written, and what it is: see `_not_written`
 
     # -- behave's formatter interface (see collector.py for the order of calls) --------------------
-    def uri(self, uri: Any) -> None:
+    def uri(self, uri: object) -> None:
         pass
 
-    def feature(self, feature: Any) -> None:
+    def feature(self, feature: BehaveFeature) -> None:
         self.collector.feature(feature)
 
-    def rule(self, rule: Any) -> None:
+    def rule(self, rule: object) -> None:
         self.collector.rule(rule)
 
     def rule_finished(self) -> None:
         self.collector.rule_finished()
 
-    def background(self, background: Any) -> None:
+    def background(self, background: object) -> None:
         pass
 
-    def scenario(self, scenario: Any) -> None:
+    def scenario(self, scenario: BehaveScenario) -> None:
         self.collector.scenario(scenario)
 
-    def step(self, step: Any) -> None:
+    def step(self, step: object) -> None:
         pass
 
-    def match(self, match: Any) -> None:
+    def match(self, match: object) -> None:
         self.collector.match(match)
 
-    def result(self, step: Any) -> None:
+    def result(self, step: object) -> None:
         self.collector.result(step)
 
     def embedding(self, mime_type: str, data: bytes) -> None:
@@ -257,7 +257,13 @@ class _CollectingFormatter(Formatter):  # type: ignore[misc]
         raise NotImplementedError
 
 
-def _runner_of(formatter: Any) -> Any | None:
+class _Runner(Protocol):
+    """What a formatter may touch of behave's runner: its count of hook failures."""
+
+    hook_failures: int
+
+
+def _runner_of(formatter: object) -> _Runner | None:
     """The behave runner closing `formatter` (None when something else closes it).
 
     Why look up the stack: a formatter's only way to fail the run is behave's own count of hook

@@ -11,7 +11,6 @@ import inspect
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from mcp_bdd.report.model import StepDef
 
@@ -42,7 +41,7 @@ def split_doc(doc: str) -> tuple[str, str]:
     return " ".join(" ".join(summary).split()), text
 
 
-def from_registry(steps: Mapping[str, Sequence[Any]], uses: Mapping[str, int]) -> tuple[StepDef, ...]:
+def from_registry(steps: Mapping[str, Sequence[object]], uses: Mapping[str, int]) -> tuple[StepDef, ...]:
     """Every registered step definition, in registration order, with how often the run used it.
 
     `steps` is `behave.step_registry.registry.steps` ({"given": [matcher, ...], ...}); a

@@ -17,7 +17,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from mcp_bdd.report.files import write_text
 from mcp_bdd.report.model import OUTCOMES, Outcome, Run, outcome, walk_scenarios
@@ -80,7 +79,7 @@ def _dump(entry: Entry) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def _load(data: Any) -> Entry | None:
+def _load(data: object) -> Entry | None:
     """An entry from a history file; None for anything that is not one (a foreign or broken file)."""
     if not isinstance(data, dict) or data.get("schema") != HISTORY_SCHEMA:
         return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter
 
@@ -150,7 +150,7 @@ class Exchange:
     at: float
     duration_ms: float | None = None
     related: int | None = None
-    payload: Any = None
+    payload: object = None  # the message's JSON as it was sent (masked): any JSON value
     preview: str | None = None
     size: int = 0
     images: tuple[Image, ...] = ()
@@ -208,8 +208,8 @@ class Failure:
 
     sentence: str
     title: str
-    expected: Any = None
-    actual: Any = None
+    expected: object = None  # JSON values, as the failure compared them (masked)
+    actual: object = None
     has_expected: bool = False
     has_actual: bool = False
     path: str | None = None
@@ -342,13 +342,13 @@ class ServerSurface:
     version: str | None = None
     protocol: str | None = None
     transport: str | None = None
-    capabilities: dict[str, Any] | None = None
+    capabilities: dict[str, object] | None = None
     instructions: str | None = None
-    tools: tuple[dict[str, Any], ...] | None = None
-    resources: tuple[dict[str, Any], ...] | None = None
-    resource_templates: tuple[dict[str, Any], ...] | None = None
-    prompts: tuple[dict[str, Any], ...] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # anything else sent (env, headers: masked)
+    tools: tuple[dict[str, object], ...] | None = None
+    resources: tuple[dict[str, object], ...] | None = None
+    resource_templates: tuple[dict[str, object], ...] | None = None
+    prompts: tuple[dict[str, object], ...] | None = None
+    extra: dict[str, object] = field(default_factory=dict)  # anything else sent (env, headers: masked)
     #: per kind ("tools", "resources", "resource_templates", "prompts"), how many records at the end
     #: of its tuple keep their name (or URI) only, and how many the server listed past those that
     #: are not kept at all: a server's catalog must not make the report as large as it is
@@ -417,13 +417,13 @@ def walk_scenarios(children: Iterable[Scenario | Outline | Rule]) -> Iterator[Sc
 _RUN = TypeAdapter(Run)
 
 
-def dump_run(run: Run) -> dict[str, Any]:
+def dump_run(run: Run) -> dict[str, object]:
     """The run as plain JSON data (what `living-doc.json` holds)."""
-    data: dict[str, Any] = _RUN.dump_python(run, mode="json")
+    data: dict[str, object] = _RUN.dump_python(run, mode="json")
     return data
 
 
-def load_run(data: Any) -> Run:
+def load_run(data: object) -> Run:
     """Read a run back from JSON data; raises ValueError on a file that is not a run."""
     if not isinstance(data, dict) or not str(data.get("schema", "")).startswith("mcp-bdd.run/"):
         raise ValueError("not an mcp-bdd run file (no 'schema': 'mcp-bdd.run/1')")

@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import jinja2
 from markupsafe import Markup
@@ -100,7 +99,7 @@ OUTCOME_COLOURS = {
 _ARROWS = ARROWS
 
 
-def json_for_html(value: Any) -> Markup:
+def json_for_html(value: object) -> Markup:
     """JSON safe to place inside <script type="application/json">: no `</script>`, no `<!--`."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     return Markup(_JSON_UNSAFE.sub(lambda m: _JSON_ESCAPES[m.group()], text))
@@ -138,7 +137,7 @@ def when(epoch: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(epoch)) if epoch else ""
 
 
-def _pretty(value: Any, indent: int, width: int) -> str:
+def _pretty(value: object, indent: int, width: int) -> str:
     flat = json.dumps(value, ensure_ascii=False, default=str)
     if indent + len(flat) <= width or not isinstance(value, dict | list) or not value:
         return flat
@@ -152,7 +151,7 @@ def _pretty(value: Any, indent: int, width: int) -> str:
     return "[\n" + ",\n".join(lines) + "\n" + " " * indent + "]"
 
 
-def pretty(value: Any, width: int = 88) -> str:
+def pretty(value: object, width: int = 88) -> str:
     """JSON for people: small objects on one line, big ones broken up (and fewer bytes than indent=2)."""
     if isinstance(value, str):
         return value
@@ -162,7 +161,7 @@ def pretty(value: Any, width: int = 88) -> str:
         return repr(value)
 
 
-def text(value: Any) -> Markup:
+def text(value: object) -> Markup:
     """Escape for element *content* only (`&`, `<`, `>`), keeping quotes readable and small.
 
     Quotes only matter inside attribute values, so this is safe between tags (<pre>, <div>) and
@@ -176,13 +175,13 @@ def text(value: Any) -> Markup:
 _DIFF_LINES = 400
 
 
-def json_lines(value: Any, marks: Sequence[str] = ()) -> list[tuple[str, bool]]:
+def json_lines(value: object, marks: Sequence[str] = ()) -> list[tuple[str, bool]]:
     """`value` as indented JSON lines, each flagged when it lies at or under one of the `marks`
     JSONPaths (the differences of a comparison), for the expected-vs-actual diff view."""
     marked: frozenset[str] = frozenset(marks)
     out: list[tuple[str, bool]] = []
 
-    def walk(v: Any, parts: tuple[str | int, ...], depth: int, prefix: str, suffix: str, hit: bool) -> None:
+    def walk(v: object, parts: tuple[str | int, ...], depth: int, prefix: str, suffix: str, hit: bool) -> None:
         if len(out) > _DIFF_LINES:
             return
         hit = hit or format_path(parts) in marked
@@ -205,7 +204,7 @@ def json_lines(value: Any, marks: Sequence[str] = ()) -> list[tuple[str, bool]]:
     return out
 
 
-def shown(value: Any) -> str:
+def shown(value: object) -> str:
     """A value from a failure as a person reads it: text as text (JSON held in text pretty-printed)."""
     if isinstance(value, str):
         stripped = value.strip()
@@ -229,12 +228,12 @@ class EvidenceTable:
     """
 
     def __init__(self) -> None:
-        self.rows: list[list[dict[str, Any]]] = []
+        self.rows: list[list[dict[str, object]]] = []
         self.values: list[str] = []  # each distinct value, already JSON
         self._numbers: dict[str, int] = {}
-        self._seen: dict[int, tuple[Any, int]] = {}  # id(value) -> (value, number): skips re-serializing
+        self._seen: dict[int, tuple[object, int]] = {}  # id(value) -> (value, number): skips re-serializing
 
-    def value(self, value: Any) -> int:
+    def value(self, value: object) -> int:
         """The number of `value` in `values`, adding it the first time it is seen."""
         seen = self._seen.get(id(value))
         if seen is not None and seen[0] is value:
@@ -251,7 +250,7 @@ class EvidenceTable:
         self.rows.append([exchange_data(x, self) for x in exchanges])
         return len(self.rows) - 1
 
-    def pack(self, index: Any) -> Markup:
+    def pack(self, index: object) -> Markup:
         """The page's data (search index + messages), gzipped and base64-encoded.
 
         Base64 holds only `A-Za-z0-9+/=`, so nothing in it can close the script element, and
@@ -264,13 +263,13 @@ class EvidenceTable:
         return Markup(base64.b64encode(packed).decode("ascii"))
 
 
-def exchange_data(x: Exchange, table: EvidenceTable) -> dict[str, Any]:
+def exchange_data(x: Exchange, table: EvidenceTable) -> dict[str, object]:
     """One message for the page script (short keys: there may be tens of thousands).
 
     `b` (payload), `p` (preview of a cut message) and the image data are numbers into the
     table's `values`.
     """
-    data: dict[str, Any] = {"k": x.kind, "m": x.method, "s": x.server, "q": x.seq}
+    data: dict[str, object] = {"k": x.kind, "m": x.method, "s": x.server, "q": x.seq}
     if x.target is not None:
         data["t"] = x.target
     if x.duration_ms is not None:
@@ -289,14 +288,14 @@ def exchange_data(x: Exchange, table: EvidenceTable) -> dict[str, Any]:
     return data
 
 
-def unpack(html: str) -> dict[str, Any]:
+def unpack(html: str) -> dict[str, object]:
     """The data a page embeds (for tests and tools): {"index": ..., "values": ..., "rows": ...}."""
     match = re.search(
         r'<script type="application/octet-stream" id="mcp-bdd-data"[^>]*>([A-Za-z0-9+/=]*)</script>', html
     )
     if match is None:
         raise ValueError("no mcp-bdd data in this page")
-    data: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(match[1])))
+    data: dict[str, object] = json.loads(gzip.decompress(base64.b64decode(match[1])))
     return data
 
 
@@ -339,7 +338,7 @@ def data_url(image: Image) -> str:
     return f"data:{image.mime};base64,{image.data}"
 
 
-def donut(counts: dict[Outcome, int]) -> list[dict[str, Any]]:
+def donut(counts: dict[Outcome, int]) -> list[dict[str, str | float]]:
     """Segments of the pass-rate donut (a circle of circumference 100, drawn with dash arrays)."""
     total = sum(counts.values())
     segments, offset = [], 0.0
@@ -351,7 +350,7 @@ def donut(counts: dict[Outcome, int]) -> list[dict[str, Any]]:
     return segments
 
 
-def bar(counts: dict[Outcome, int], width: float = 100.0) -> list[dict[str, Any]]:
+def bar(counts: dict[Outcome, int], width: float = 100.0) -> list[dict[str, str | float]]:
     total = sum(counts.values())
     out, x = [], 0.0
     for name in OUTCOMES:

@@ -18,7 +18,7 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from mcp_bdd.errors import KINDS
 from mcp_bdd.report.coverage import CoverageItem, ServerCoverage, compute_coverage
@@ -379,8 +379,8 @@ class CatalogPart:
     report/evidence.py): the records kept in full, those kept by name only that the scenarios
     exercised (each a row), the names of the others, and how many were not kept at all."""
 
-    full: tuple[dict[str, Any], ...]
-    exercised: tuple[dict[str, Any], ...]
+    full: tuple[dict[str, object], ...]
+    exercised: tuple[dict[str, object], ...]
     unexercised: tuple[str, ...]
     left_out: int
 
@@ -397,19 +397,19 @@ class ServerView:
     #: an earlier server that calls itself by the same name (the same app configured again, over
     #: another protocol or behind auth): this one lists only what differs from it, or was exercised
     same_app_as: ServerView | None = None
-    _records: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict, repr=False)
+    _records: dict[str, dict[str, dict[str, object]]] = field(default_factory=dict, repr=False)
 
     @property
     def id(self) -> str:
         return "server-" + "".join(c if c.isalnum() else "-" for c in self.surface.server).lower()
 
     @cached_property
-    def _items(self) -> dict[tuple[str, Any], CoverageItem]:
+    def _items(self) -> dict[tuple[str, object], CoverageItem]:
         # a lookup per listed record: scanning the items for each made a large catalog quadratic
         items = self.coverage.items if self.coverage is not None else ()
         return {(i.kind, i.name): i for i in reversed(items)}
 
-    def shows(self, kind: str, field: str, key: str, record: dict[str, Any]) -> bool:
+    def shows(self, kind: str, field: str, key: str, record: dict[str, object]) -> bool:
         """Whether a catalog record gets a row here: always, unless the same app's first server
         listed the same record and this server never exercised it."""
         earlier = self.same_app_as
@@ -420,7 +420,7 @@ class ServerView:
             return True
         return earlier.record(field, key, record.get(key)) != record
 
-    def record(self, field: str, key: str, name: Any) -> dict[str, Any] | None:
+    def record(self, field: str, key: str, name: object) -> dict[str, object] | None:
         """This server's catalog record of a kind (`field`) by its name or URI (`key`), or None; a
         lookup, as a large catalog asked of every record of another made the page quadratic."""
         by_name = self._records.get(field)
@@ -429,12 +429,12 @@ class ServerView:
             by_name = self._records[field] = {str(r.get(key)): r for r in reversed(records) if isinstance(r, dict)}
         return by_name.get(str(name))
 
-    def item(self, kind: str, name: Any) -> CoverageItem | None:
+    def item(self, kind: str, name: object) -> CoverageItem | None:
         return self._items.get((kind, name))
 
     def catalog(self, kind: str, field_name: str, key: str) -> CatalogPart | None:
         """`kind` ("tool") of the surface's `field_name` ("tools"), as the page lists it."""
-        records: tuple[dict[str, Any], ...] | None = getattr(self.surface, field_name)
+        records: tuple[dict[str, object], ...] | None = getattr(self.surface, field_name)
         if records is None:
             return None
         cut = len(records) - self.surface.named_only.get(field_name, 0)
@@ -573,7 +573,7 @@ class ReportView:
         order = [*KINDS, *sorted(k for k in counts if k not in KINDS)]
         return [(k, KINDS.get(k, k.replace("-", " ").capitalize()), counts[k]) for k in order if k in counts]
 
-    def index(self) -> list[dict[str, Any]]:
+    def index(self) -> list[dict[str, object]]:
         """The search/filter index the page's script reads (embedded as JSON)."""
         return [
             {
