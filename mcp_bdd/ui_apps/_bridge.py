@@ -29,7 +29,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 from mcp_bdd.ui_apps._meta import APP_PROTOCOL_VERSIONS, Csp, visibility
 
@@ -73,6 +73,8 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 REFUSED = -32000
 
+_T = TypeVar("_T")
+
 
 @dataclass(frozen=True)
 class HostInfo:
@@ -93,10 +95,10 @@ class Entry:
 
     at: float
     direction: str  # "app → host" | "host → app" | "host" (a note of the host's own)
-    message: Any
+    message: object  # the JSON the app posted, or the host sent (None for a note of the host's own)
     note: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         out = {"at": round(self.at, 3), "direction": self.direction, "message": self.message}
         if self.note:
             out["note"] = self.note
@@ -108,10 +110,10 @@ class AppCall:
     """A `tools/call` the app asked the host for, and what came of it."""
 
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, object]
     refused: str | None = None  # why the host refused it (visibility), else None
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
+    result: dict[str, object] | None = None
+    error: dict[str, object] | None = None
     done: bool = False
 
 
@@ -120,29 +122,31 @@ class _Record:
     """What the app did, for the steps (each list bounded by `LOG_LIMIT`)."""
 
     calls: list[AppCall] = field(default_factory=list)
-    messages: list[dict[str, Any]] = field(default_factory=list)  # ui/message params
+    messages: list[dict[str, object]] = field(default_factory=list)  # ui/message params
     links: list[str] = field(default_factory=list)
-    sizes: list[dict[str, Any]] = field(default_factory=list)
+    sizes: list[dict[str, object]] = field(default_factory=list)
     display_modes: list[str] = field(default_factory=list)  # the modes it asked for
-    model_context: list[dict[str, Any]] = field(default_factory=list)
-    logs: list[dict[str, Any]] = field(default_factory=list)
+    model_context: list[dict[str, object]] = field(default_factory=list)
+    logs: list[dict[str, object]] = field(default_factory=list)
     teardown_requests: int = 0
 
 
-Post = Callable[[dict[str, Any]], Awaitable[None]]
+Post = Callable[[dict[str, object]], Awaitable[None]]
 #: (method, params) -> (result, error): a request sent to the scenario's session
-Proxy = Callable[[str, dict[str, Any]], Awaitable[tuple[dict[str, Any] | None, dict[str, Any] | None]]]
-Resize = Callable[[dict[str, Any]], Awaitable[None]]
+Proxy = Callable[[str, dict[str, object]], Awaitable[tuple[dict[str, object] | None, dict[str, object] | None]]]
+Resize = Callable[[dict[str, object]], Awaitable[None]]
+#: the server's tools as tools/list gave them (a tool's visibility decides whether the app may call it)
+Tools = Callable[[], Awaitable[list[dict[str, object]]]]
 
 
-def _message_text(params: Any) -> str:
+def _message_text(params: object) -> str:
     """The text of a `ui/message`'s content blocks (a list, or the one block the spec's example shows)."""
     content = params.get("content") if isinstance(params, dict) else None
     blocks = content if isinstance(content, list) else [content]
     return "\n".join(str(b.get("text")) for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
 
 
-def _logged(message: dict[str, Any]) -> dict[str, Any]:
+def _logged(message: dict[str, object]) -> dict[str, object]:
     """A host message as the log keeps it: the tool's definition in `ui/initialize`'s host context is
     the one tools/list gave (in the transcript), so it is named, not repeated in every step's evidence."""
     result = message.get("result")
@@ -150,13 +154,14 @@ def _logged(message: dict[str, Any]) -> dict[str, Any]:
     info = context.get("toolInfo") if isinstance(context, dict) else None
     if not isinstance(result, dict) or not isinstance(context, dict) or not isinstance(info, dict):
         return message
-    if not isinstance(info.get("tool"), dict):
+    tool = info.get("tool")
+    if not isinstance(tool, dict):
         return message
-    named = {"name": info["tool"].get("name"), "…": "its definition as tools/list gave it"}
+    named = {"name": tool.get("name"), "…": "its definition as tools/list gave it"}
     return {**message, "result": {**result, "hostContext": {**context, "toolInfo": {**info, "tool": named}}}}
 
 
-def _valid_id(value: Any) -> bool:
+def _valid_id(value: object) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
@@ -166,16 +171,16 @@ class Bridge:
     def __init__(
         self,
         *,
-        tool: dict[str, Any],
-        arguments: dict[str, Any],
-        result: dict[str, Any] | None,
+        tool: dict[str, object],
+        arguments: dict[str, object],
+        result: dict[str, object] | None,
         host: HostInfo,
         csp: Csp,
         post: Post,
         proxy: Proxy,
         resize: Resize,
         timeout: float,
-        tools: Callable[[], Awaitable[list[dict[str, Any]]]],
+        tools: Tools,
     ) -> None:
         self.tool = tool
         self.arguments = arguments
@@ -196,7 +201,7 @@ class Bridge:
         self._log_bytes = 0
         self.log_not_kept = 0
         self._drained = 0
-        self.app_info: dict[str, Any] | None = None
+        self.app_info: dict[str, object] | None = None
         self.app_modes: list[str] | None = None  # the display modes the app declared
         self.display_mode = "inline"
         self.initialize_answered = False
@@ -204,13 +209,13 @@ class Bridge:
         self.messages_in = 0
         self.messages_out = 0
         self.asked: dict[str, int] = {}  # the methods the app sent, how often (the first 50 methods)
-        self._held: list[dict[str, Any]] = []  # host notifications waiting for `initialized`
-        self._outbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._held: list[dict[str, object]] = []  # host notifications waiting for `initialized`
+        self._outbox: asyncio.Queue[dict[str, object] | None] = asyncio.Queue()
         self._sender = asyncio.ensure_future(self._send_all())
         self._busy = 0  # app requests being answered, and host messages not yet posted
         self._changed = asyncio.Condition()
         self._next_id = 1
-        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}  # host requests awaiting the app's answer
+        self._waiting: dict[int, asyncio.Future[dict[str, object]]] = {}  # host requests awaiting the app's answer
         self.closed = False
         self.stopped: str | None = None  # why the host stopped the app (its document is gone)
         # what the app is told once it is initialised: the tool's input, then its result
@@ -223,7 +228,7 @@ class Bridge:
     def _now(self) -> float:
         return time.monotonic() - self.started
 
-    def note(self, direction: str, message: Any, note: str | None = None) -> None:
+    def note(self, direction: str, message: object, note: str | None = None) -> None:
         """Keep one message of the bridge (or a note of the host's own) in the log, within its bounds."""
         size = len(json.dumps(message, default=str)) if message is not None else 0
         if len(self.log) >= LOG_LIMIT or self._log_bytes + size > LOG_BYTES:
@@ -241,7 +246,7 @@ class Bridge:
         self.note("host", None, f"error: {text[:500]}")
         self._wake()
 
-    def drain(self) -> list[dict[str, Any]]:
+    def drain(self) -> list[dict[str, object]]:
         """The log entries since the last drain (one step's worth), as JSON."""
         new = self.log[self._drained :]
         self._drained = len(self.log)
@@ -302,23 +307,23 @@ class Bridge:
         """How many messages went either way so far (a settled app adds none)."""
         return self.messages_in + self.messages_out
 
-    def send(self, message: dict[str, Any], note: str | None = None) -> None:
+    def send(self, message: dict[str, object], note: str | None = None) -> None:
         self.messages_out += 1
         self.note("host → app", _logged(message), note)
         self._busy += 1
         self._outbox.put_nowait(message)
 
-    def _answer(self, request_id: Any, result: dict[str, Any]) -> None:
+    def _answer(self, request_id: object, result: dict[str, object]) -> None:
         self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
-    def _refuse(self, request_id: Any, code: int, message: str, *, blame: str | None = None) -> None:
+    def _refuse(self, request_id: object, code: int, message: str, *, blame: str | None = None) -> None:
         """Answer with a JSON-RPC error; `blame`: the app broke a rule (it is then one of its errors)."""
         if blame:
             self.error(blame)
         self.send({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
 
     # -- receiving -----------------------------------------------------------------------------
-    def receive(self, relayed: Any) -> None:
+    def receive(self, relayed: object) -> None:
         """One relayed message, in the order the app posted them (the browser's binding calls this
         synchronously, so the order holds); requests that wait on the server run on their own."""
         self.messages_in += 1
@@ -354,7 +359,7 @@ class Bridge:
         self._dispatch(message)
         self._wake()
 
-    def _dispatch(self, message: Any) -> None:
+    def _dispatch(self, message: object) -> None:
         if not isinstance(message, dict) or "jsonrpc" not in message:
             self.note("host", None, "not a JSON-RPC message: ignored (as the reference host does)")
             return
@@ -400,7 +405,7 @@ class Bridge:
         else:
             self._on_notification(method, params if isinstance(params, dict) else {})
 
-    def _on_answer(self, message: dict[str, Any]) -> None:
+    def _on_answer(self, message: dict[str, object]) -> None:
         request_id = message.get("id")
         waiting = self._waiting.pop(request_id, None) if isinstance(request_id, int) else None
         if waiting is None:
@@ -412,7 +417,7 @@ class Bridge:
         if not waiting.done():
             waiting.set_result(message)
 
-    def _on_request(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
+    def _on_request(self, request_id: object, method: str, params: dict[str, object]) -> None:
         if method == "ui/initialize":
             self._on_initialize(request_id, params)
             return
@@ -462,11 +467,11 @@ class Bridge:
                 blame=f"asked for {method} ({offered})",
             )
 
-    def _keep(self, items: list[Any], item: Any) -> None:
+    def _keep(self, items: list[_T], item: _T) -> None:
         if len(items) < LOG_LIMIT:
             items.append(item)
 
-    def _on_initialize(self, request_id: Any, params: dict[str, Any]) -> None:
+    def _on_initialize(self, request_id: object, params: dict[str, object]) -> None:
         if self.initialize_answered:
             self._refuse(request_id, INVALID_REQUEST, "already initialized", blame="sent ui/initialize twice")
             return
@@ -497,9 +502,9 @@ class Bridge:
             },
         )
 
-    def capabilities(self) -> dict[str, Any]:
+    def capabilities(self) -> dict[str, object]:
         """What this host offers an app: proxied tools and resources, messages, links, logs, context."""
-        sandbox: dict[str, Any] = {}
+        sandbox: dict[str, object] = {}
         if self.csp.approved():
             sandbox["csp"] = self.csp.approved()
         return {
@@ -512,7 +517,7 @@ class Bridge:
             "sandbox": sandbox,
         }
 
-    def context(self) -> dict[str, Any]:
+    def context(self) -> dict[str, object]:
         return {
             "toolInfo": {"tool": self.tool},
             "theme": self.host.theme,
@@ -526,9 +531,9 @@ class Bridge:
             "deviceCapabilities": {"touch": False, "hover": True},
         }
 
-    def _on_display_mode(self, request_id: Any, params: dict[str, Any]) -> None:
+    def _on_display_mode(self, request_id: object, params: dict[str, object]) -> None:
         mode = params.get("mode")
-        if mode not in ("inline", "fullscreen", "pip"):
+        if not isinstance(mode, str) or mode not in ("inline", "fullscreen", "pip"):
             self._refuse(
                 request_id,
                 INVALID_PARAMS,
@@ -549,7 +554,7 @@ class Bridge:
             return
         self._answer(request_id, {"mode": self.display_mode})
 
-    def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+    def _on_notification(self, method: str, params: dict[str, object]) -> None:
         if method == "ui/notifications/initialized":
             if not self.initialize_answered:
                 self.error("said ui/notifications/initialized before it sent ui/initialize")
@@ -580,7 +585,7 @@ class Bridge:
         else:
             self.error(f"sent the notification {method[:100]}, which is not one of the extension's")
 
-    async def _resized(self, params: dict[str, Any]) -> None:
+    async def _resized(self, params: dict[str, object]) -> None:
         try:
             await self._resize(params)
         except Exception as exc:
@@ -589,7 +594,7 @@ class Bridge:
             self._busy -= 1
             self._wake()
 
-    async def _forward(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
+    async def _forward(self, request_id: object, method: str, params: dict[str, object]) -> None:
         """A request the app asks the host to make of the server: sent on the scenario's session."""
         call: AppCall | None = None
         try:
@@ -604,7 +609,7 @@ class Bridge:
                         f"{json.dumps(params, default=str)[:200]}",
                     )
                     return
-                call = AppCall(name, dict(arguments or {}))
+                call = AppCall(name, dict(arguments) if isinstance(arguments, dict) else {})
                 self._keep(self.record.calls, call)
                 refused = await self._refusal(name)
                 if refused is not None:
@@ -655,7 +660,7 @@ class Bridge:
             return None
         request_id = self._next_id
         self._next_id += 1
-        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        answer: asyncio.Future[dict[str, object]] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = answer
         self.send(
             {

@@ -26,9 +26,15 @@ import contextlib
 import os
 import shutil
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from mcp_bdd.errors import McpBddError
+
+if TYPE_CHECKING:  # Playwright is the `apps` extra: imported when the first app is opened
+    from playwright.async_api import Browser, Playwright
+
+    from mcp_bdd.session._hop import Hops
 
 __all__ = ["CHROMIUM_ENV", "BrowserUnavailable", "RunBrowser", "browser_for", "close_browsers", "find_chromium"]
 
@@ -51,8 +57,14 @@ class BrowserUnavailable(McpBddError):
     kind = "setup"
 
 
-def _playwright() -> Any:
-    """`playwright.async_api`, or a failure that says how to install it."""
+class _Driver(Protocol):
+    """What `async_playwright()` gives: only started (never entered as a context); `_stop` stops its Playwright."""
+
+    async def start(self) -> Playwright: ...
+
+
+def _playwright() -> Callable[[], _Driver]:
+    """`playwright.async_api.async_playwright`, or a failure that says how to install it."""
     try:
         import playwright.async_api as api
     except ImportError as exc:
@@ -60,7 +72,7 @@ def _playwright() -> Any:
             "MCP Apps are opened in a real browser, through Playwright for Python, which is not installed "
             f"({exc}).\n  Tip: {_INSTALL}"
         ) from None
-    return api
+    return api.async_playwright
 
 
 def find_chromium() -> str | None:
@@ -83,14 +95,14 @@ class RunBrowser:
     """The run's browser: started at the first app, in the portal's event loop, closed at the run's end."""
 
     def __init__(self) -> None:
-        self._playwright: Any = None
-        self._browser: Any = None
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
         self._lock: asyncio.Lock | None = None
         self.executable = ""
         #: the hops into the run's event loop (a session's), kept for the close at the end of the run
-        self.hops: Any = None
+        self.hops: Hops | None = None
 
-    async def browser(self, startup_timeout: float) -> Any:
+    async def browser(self, startup_timeout: float) -> Browser:
         """The running browser, started now if it is not (at most `startup_timeout` s)."""
         if self._lock is None:
             self._lock = asyncio.Lock()
@@ -98,20 +110,20 @@ class RunBrowser:
             if self._browser is not None and self._browser.is_connected():
                 return self._browser
             await self._stop()
-            api = _playwright()
+            async_playwright = _playwright()
             executable = find_chromium()
             try:
-                self._playwright = await asyncio.wait_for(api.async_playwright().start(), startup_timeout)
+                driver = self._playwright = await asyncio.wait_for(async_playwright().start(), startup_timeout)
                 if executable is None:
-                    own = self._playwright.chromium.executable_path
+                    own = driver.chromium.executable_path
                     if not own or not os.path.exists(own):
                         raise BrowserUnavailable(
                             "No Chromium to open MCP Apps in: "
                             f"{CHROMIUM_ENV} is not set, none of {', '.join(CHROMIUM_COMMANDS)} is on PATH, "
                             f"and Playwright's own Chromium is not installed.\n  Tip: {_INSTALL}"
                         )
-                self.executable = executable or self._playwright.chromium.executable_path
-                self._browser = await self._playwright.chromium.launch(
+                self.executable = executable or driver.chromium.executable_path
+                browser = self._browser = await driver.chromium.launch(
                     executable_path=executable,
                     headless=True,
                     timeout=startup_timeout * 1000,
@@ -129,7 +141,7 @@ class RunBrowser:
                     + " | ".join(said[:6])[:1200]
                     + f"\n  Tip: check that it runs (`{executable or 'chromium'} --headless --version`). {_INSTALL}"
                 ) from None
-            return self._browser
+            return browser
 
     async def _stop(self) -> None:
         browser, self._browser = self._browser, None
@@ -148,10 +160,10 @@ class RunBrowser:
             await self._stop()
 
 
-_BY_PORTAL: weakref.WeakKeyDictionary[Any, RunBrowser] = weakref.WeakKeyDictionary()
+_BY_PORTAL: weakref.WeakKeyDictionary[object, RunBrowser] = weakref.WeakKeyDictionary()
 
 
-def browser_for(portal: Any) -> RunBrowser:
+def browser_for(portal: object) -> RunBrowser:
     """The run's browser holder (one per portal: one per run), made on first use; not yet started."""
     found = _BY_PORTAL.get(portal)
     if found is None:
@@ -159,7 +171,7 @@ def browser_for(portal: Any) -> RunBrowser:
     return found
 
 
-def close_browsers(portal: Any) -> list[str]:
+def close_browsers(portal: object) -> list[str]:
     """Stop the run's browser (the end of the run); the problems met, as text. Never raises."""
     found = _BY_PORTAL.pop(portal, None)
     if found is None or found.hops is None:

@@ -17,7 +17,7 @@ import functools
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar, TypeVarTuple
 
 import mcp_types as types
 
@@ -29,9 +29,13 @@ from mcp_bdd.ui_apps._browser import BrowserUnavailable, browser_for
 from mcp_bdd.ui_apps._meta import AppResource
 from mcp_bdd.ui_apps._view import VIEWPORT, AppView, Shot
 
+if TYPE_CHECKING:
+    from mcp_bdd.session._hop import Hops
+
 __all__ = ["AppHost", "OpenedApp"]
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 #: how long past its own limit a browser operation's hop waits for the loop (the loop is then blocked)
 GRACE = 10.0
 #: how long the host waits for an app's answer to `ui/resource-teardown` when the scenario ends
@@ -59,10 +63,10 @@ class OpenedApp:
         return self.view.bridge
 
 
-def _error_of(outcome: Outcome) -> dict[str, Any]:
+def _error_of(outcome: Outcome) -> dict[str, object]:
     """What the app gets for a request the server did not answer with a result (a JSON-RPC error)."""
     if outcome.error is not None:
-        error: dict[str, Any] = {"code": outcome.error.code, "message": outcome.error.message}
+        error: dict[str, object] = {"code": outcome.error.code, "message": outcome.error.message}
         if outcome.error.data is not None:
             error["data"] = outcome.error.data
         return error
@@ -72,7 +76,7 @@ def _error_of(outcome: Outcome) -> dict[str, Any]:
 class AppHost:
     """The MCP Apps of one scenario."""
 
-    def __init__(self, *, portal: Any, hops: Any, startup_timeout: float, version: str) -> None:
+    def __init__(self, *, portal: object, hops: Hops, startup_timeout: float, version: str) -> None:
         self.portal = portal
         self.hops = hops
         self.startup_timeout = startup_timeout
@@ -81,7 +85,7 @@ class AppHost:
         #: the apps' resources the scenario read, by (server, uri): opening one of them reads it no more
         self.resources: dict[tuple[str, str], AppResource] = {}
 
-    def run(self, fn: Callable[..., Awaitable[T]], *args: Any, limit: float) -> T:
+    def run(self, fn: Callable[[*Ts], Awaitable[T]], *args: *Ts, limit: float) -> T:
         """`fn(*args)` in the run's event loop; the step gives up `GRACE` s after `limit`."""
         result: T = self.hops.call(fn, *args, deadline=limit + GRACE)
         return result
@@ -94,11 +98,11 @@ class AppHost:
         self,
         session: Session,
         *,
-        tool: dict[str, Any],
+        tool: dict[str, object],
         uri: str,
         resource: AppResource,
-        arguments: dict[str, Any],
-        result: dict[str, Any] | None,
+        arguments: dict[str, object],
+        result: dict[str, object] | None,
     ) -> OpenedApp:
         """Show the app of `tool` and connect its bridge (the browser started first if need be).
 
@@ -114,11 +118,13 @@ class AppHost:
         opened = OpenedApp(tool=str(tool.get("name")), uri=uri, server=session.name, view=view)
         self.apps.append(opened)  # closed with the scenario even when it fails to open
 
-        async def proxy(method: str, params: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        async def proxy(
+            method: str, params: dict[str, object]
+        ) -> tuple[dict[str, object] | None, dict[str, object] | None]:
             outcome = await asyncio.to_thread(_forward, session, method, params)
             return (outcome.raw, None) if outcome.ok else (None, _error_of(outcome))
 
-        async def tools() -> list[dict[str, Any]]:
+        async def tools() -> list[dict[str, object]]:
             return await asyncio.to_thread(session.tool_list)
 
         show = functools.partial(
@@ -253,12 +259,14 @@ def shot_note_needed(note: str) -> bool:
     return bool(note) and not note.startswith("the app looks as in")
 
 
-def _forward(session: Session, method: str, params: dict[str, Any]) -> Outcome:
+def _forward(session: Session, method: str, params: dict[str, object]) -> Outcome:
     """One request the app asked for, on the scenario's session (a worker thread: the session's API is synchronous)."""
     if method == "tools/call":
-        return session.call_tool(str(params["name"]), dict(params.get("arguments") or {}))
-    cursor = params.get("cursor") if isinstance(params.get("cursor"), str) else None
-    request: Any
+        arguments = params.get("arguments")  # an object or absent: the bridge refused anything else
+        return session.call_tool(str(params["name"]), dict(arguments) if isinstance(arguments, dict) else {})
+    given = params.get("cursor")
+    cursor = given if isinstance(given, str) else None
+    request: types.ReadResourceRequest | types.ListResourcesRequest | types.ListResourceTemplatesRequest
     if method == "resources/read":
         request = types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=str(params["uri"])))
     elif method == "resources/list":

@@ -15,8 +15,8 @@ The wire (SEP-1865, `io.modelcontextprotocol/ui`, 2026-01-26):
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 __all__ = [
     "APP_MIME_TYPE",
@@ -41,12 +41,12 @@ APP_PROTOCOL_VERSIONS = ("2026-01-26", "2025-11-21")
 _UNSAFE_SOURCE = re.compile(r"[;'\"\s,]")
 
 
-def _ui(meta: Any) -> dict[str, Any]:
+def _ui(meta: object) -> dict[str, object]:
     ui = meta.get("ui") if isinstance(meta, dict) else None
     return ui if isinstance(ui, dict) else {}
 
 
-def app_uri(tool: dict[str, Any]) -> str | None:
+def app_uri(tool: Mapping[str, object]) -> str | None:
     """The URI a tool binds its app to (`_meta.ui.resourceUri`, else the deprecated flat key), or None.
 
     Any string counts, `ui://` or not: whether it is a `ui://` URI is a finding of its own, which
@@ -58,7 +58,7 @@ def app_uri(tool: dict[str, Any]) -> str | None:
     return uri if isinstance(uri, str) and uri else None
 
 
-def visibility(tool: dict[str, Any]) -> tuple[str, ...]:
+def visibility(tool: Mapping[str, object]) -> tuple[str, ...]:
     """Who may see and call a tool: `_meta.ui.visibility`, `("model", "app")` when absent.
 
     A value that is not a list of strings reads as the default: the host then lets the app call
@@ -69,7 +69,7 @@ def visibility(tool: dict[str, Any]) -> tuple[str, ...]:
     return ("model", "app")
 
 
-def _sources(value: Any, dropped: list[str]) -> list[str]:
+def _sources(value: object, dropped: list[str]) -> list[str]:
     """A declared domain list as CSP sources: strings without anything that escapes a source (the rest
     dropped, and named: the host says what it refused)."""
     if not isinstance(value, list):
@@ -95,7 +95,7 @@ class Csp:
     dropped: tuple[str, ...] = ()  # entries that could not be used as CSP sources
 
     @classmethod
-    def read(cls, csp: Any) -> Csp:
+    def read(cls, csp: object) -> Csp:
         if not isinstance(csp, dict):
             return cls()
         dropped: list[str] = []
@@ -175,7 +175,7 @@ class AppResource:
     prefers_border: bool | None = None
 
     @classmethod
-    def read(cls, uri: str, contents: dict[str, Any], listed: dict[str, Any] | None) -> AppResource:
+    def read(cls, uri: str, contents: Mapping[str, object], listed: Mapping[str, object] | None) -> AppResource:
         """From one item of a `resources/read` result's `contents` (`listed`: the resource's
         `resources/list` entry, whose `_meta.ui` counts when the content carries none)."""
         ui = _ui(contents.get("_meta")) or _ui((listed or {}).get("_meta"))
@@ -198,7 +198,7 @@ class AppResource:
         )
 
 
-def _decoded(blob: Any) -> str:
+def _decoded(blob: object) -> str:
     """A base64 `blob` as the HTML text it holds ("" when it is none)."""
     import base64
     import binascii

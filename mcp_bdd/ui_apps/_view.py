@@ -26,10 +26,23 @@ import struct
 import zlib
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
-from mcp_bdd.ui_apps._bridge import Bridge, HostInfo, Proxy
+from mcp_bdd.ui_apps._bridge import Bridge, HostInfo, Proxy, Tools
 from mcp_bdd.ui_apps._meta import AppResource
+
+if TYPE_CHECKING:  # Playwright is the `apps` extra: imported where a browser starts (_browser)
+    from playwright.async_api import (
+        Browser,
+        BrowserContext,
+        ConsoleMessage,
+        FloatRect,
+        FrameLocator,
+        Locator,
+        Page,
+        Route,
+    )
+    from playwright.async_api import Error as PlaywrightError
 
 __all__ = ["APP_ORIGIN", "HOST_ORIGIN", "MESSAGE_BYTES", "MESSAGE_LIMIT", "VIEWPORT", "AppView", "Shot"]
 
@@ -73,7 +86,7 @@ def _host_page(resource: AppResource) -> str:
         "height": VIEWPORT[1] - (2 if resource.prefers_border else 0),
     }
 
-    def script_json(value: Any) -> str:  # JSON inside a <script>: no "</script>" can close it early
+    def script_json(value: object) -> str:  # JSON inside a <script>: no "</script>" can close it early
         return json.dumps(value).replace("<", "\\u003c")
 
     return template.replace("/*LIMITS*/", script_json(limits)).replace("/*APP*/", script_json(app))
@@ -87,25 +100,25 @@ class AppView:
         self.host = host
         self.timeout = timeout
         self.bridge: Bridge | None = None
-        self.context: Any = None
-        self.page: Any = None
+        self.context: BrowserContext | None = None
+        self.page: Page | None = None
         self.console: list[str] = []  # what the app wrote to its console (all levels), bounded
         self.last_png: bytes | None = None
 
     # -- opening -------------------------------------------------------------------------------
     async def open(
         self,
-        browser: Any,
+        browser: Browser,
         *,
-        tool: dict[str, Any],
-        arguments: dict[str, Any],
-        result: dict[str, Any] | None,
+        tool: dict[str, object],
+        arguments: dict[str, object],
+        result: dict[str, object] | None,
         proxy: Proxy,
-        tools: Any,
+        tools: Tools,
     ) -> None:
         """Show the app and connect its bridge; returns once the page is loaded (the app may still
         be initialising: `initialized` waits for that)."""
-        self.context = await browser.new_context(
+        context = self.context = await browser.new_context(
             viewport={"width": VIEWPORT[0], "height": VIEWPORT[1]},
             device_scale_factor=1,
             java_script_enabled=True,
@@ -114,8 +127,8 @@ class AppView:
             locale=self.host.locale,
             timezone_id=self.host.time_zone,
         )
-        self.context.set_default_timeout(self.timeout * 1000)
-        page = self.page = await self.context.new_page()
+        context.set_default_timeout(self.timeout * 1000)
+        page = self.page = await context.new_page()
         self.bridge = Bridge(
             tool=tool,
             arguments=arguments,
@@ -135,11 +148,11 @@ class AppView:
         page.on("pageerror", self._on_page_error)
         page.on("crash", lambda _page: self._error("the app's page crashed"))
         await page.expose_binding("__mcpBddFromApp", self._from_page)
-        await self.context.route(f"{HOST_ORIGIN}/**", self._serve_host)
-        await self.context.route(f"{APP_ORIGIN}/**", self._serve_app)
+        await context.route(f"{HOST_ORIGIN}/**", self._serve_host)
+        await context.route(f"{APP_ORIGIN}/**", self._serve_app)
         await page.goto(f"{HOST_ORIGIN}/", wait_until="load", timeout=self.timeout * 1000)
 
-    def _from_page(self, source: dict[str, Any], relayed: Any) -> None:
+    def _from_page(self, source: dict[str, object], relayed: object) -> None:
         """The binding: only the host page's own frame may call it (the app's frame sees it too)."""
         if self.bridge is None or self.page is None:
             return
@@ -148,13 +161,13 @@ class AppView:
             return
         self.bridge.receive(relayed)
 
-    async def _serve_host(self, route: Any) -> None:
+    async def _serve_host(self, route: Route) -> None:
         if route.request.url.rstrip("/") == HOST_ORIGIN:
             await route.fulfill(status=200, content_type="text/html; charset=utf-8", body=_host_page(self.resource))
         else:
             await route.fulfill(status=404, body="")
 
-    async def _serve_app(self, route: Any) -> None:
+    async def _serve_app(self, route: Route) -> None:
         url = route.request.url
         if url == APP_ORIGIN + APP_PATH and route.request.is_navigation_request():
             await route.fulfill(
@@ -177,7 +190,7 @@ class AppView:
         if self.bridge is not None:
             self.bridge.error(text)
 
-    def _on_console(self, message: Any) -> None:
+    def _on_console(self, message: ConsoleMessage) -> None:
         try:
             url = str((message.location or {}).get("url", ""))
             text = str(message.text)[:1000]
@@ -192,23 +205,24 @@ class AppView:
             refused = "Content Security Policy" in text
             self._error(("refused by its Content-Security-Policy: " if refused else "console error: ") + text)
 
-    def _on_page_error(self, error: Any) -> None:
+    def _on_page_error(self, error: PlaywrightError) -> None:
         name = getattr(error, "name", "") or "Error"
         message = getattr(error, "message", "") or str(error)
         self._error(f"uncaught {name}: {str(message)[:1000]}")
 
-    async def _post(self, message: dict[str, Any]) -> None:
+    async def _post(self, message: dict[str, object]) -> None:
         if self.page is not None and not self.page.is_closed():
             await self.page.evaluate("m => window.__mcpBdd.toApp(m)", message)
 
-    async def _resize(self, params: dict[str, Any]) -> None:
+    async def _resize(self, params: dict[str, object]) -> None:
         height = params.get("height")
         if self.page is not None and not self.page.is_closed() and isinstance(height, int | float):
             await self.page.evaluate("h => window.__mcpBdd.resize(null, h)", height)
 
     @property
-    def frame(self) -> Any:
-        """The app's document (a Playwright FrameLocator)."""
+    def frame(self) -> FrameLocator:
+        """The app's document."""
+        assert self.page is not None
         return self.page.frame_locator("#app")
 
     # -- what a step does ----------------------------------------------------------------------
@@ -233,7 +247,7 @@ class AppView:
         except Exception:  # out of time, or a hung or gone app: what it did is in its record
             return
 
-    def _text(self, wanted: str) -> Any:
+    def _text(self, wanted: str) -> Locator:
         """Visible elements whose text holds `wanted` (case-sensitive, white space as written)."""
         return self.frame.get_by_text(re.compile(re.escape(wanted))).locator("visible=true")
 
@@ -262,7 +276,7 @@ class AppView:
     async def click(self, name: str, timeout: float) -> None:
         """Click a button or link by its visible text or accessible name (an exact name first)."""
         frame = self.frame
-        roles = ("button", "link", "menuitem", "tab")
+        roles: tuple[Literal["button", "link", "menuitem", "tab"], ...] = ("button", "link", "menuitem", "tab")
         exact = _union([frame.get_by_role(r, name=name, exact=True) for r in roles]).locator("visible=true")
         loose = _union([frame.get_by_role(r, name=name) for r in roles]).locator("visible=true")
         await exact.or_(loose).first.wait_for(state="visible", timeout=timeout * 1000)
@@ -358,7 +372,7 @@ class AppView:
             return None
         return hashlib.sha256(str(seen).encode()).hexdigest()
 
-    async def _shown_box(self) -> dict[str, float] | None:
+    async def _shown_box(self) -> FloatRect | None:
         """The part of the window the app (or the host's notice in its place) takes, within the window:
         what the screenshot shows (the white below a short app costs bytes and says nothing)."""
         assert self.page is not None
@@ -421,7 +435,7 @@ def indexed_png(width: int, height: int, palette: list[int], indices: str) -> by
     )
 
 
-def _union(locators: list[Any]) -> Any:
+def _union(locators: list[Locator]) -> Locator:
     """One locator for any of `locators`."""
     found = locators[0]
     for other in locators[1:]:
