@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 from urllib.parse import unquote
 
 from referencing.exceptions import Unresolvable
@@ -200,7 +200,7 @@ class RefUnresolved(SchemaUnusable):
         )
 
 
-def guarded(schema: Any, use: Callable[[], _T]) -> _T:
+def guarded(schema: object, use: Callable[[], _T]) -> _T:
     """`use()` (which validates against or generates from `schema`), unless its `$ref`s lead nowhere.
 
     Raises SchemaLoops for a `$ref` cycle before `use` runs (RecursionError costs ~1,000 frames of
@@ -221,7 +221,7 @@ def guarded(schema: Any, use: Callable[[], _T]) -> _T:
         raise RefUnresolved(str(exc.ref)) from None
 
 
-def find_ref_cycle(schema: Any) -> RefCycle | None:
+def find_ref_cycle(schema: object) -> RefCycle | None:
     """The first `$ref` chain (in document order) that comes back to itself without stepping into
     the value, or None. Depth-first over the "applies to the same value" edges (`$ref`s and
     `_IN_PLACE` keywords), iterative; each subschema is explored once."""
@@ -238,7 +238,7 @@ def find_ref_cycle(schema: Any) -> RefCycle | None:
     return None
 
 
-def find_dangling_ref(schema: Any) -> DanglingRef | None:
+def find_dangling_ref(schema: object) -> DanglingRef | None:
     """The first local `$ref` (in document order) whose target the document does not hold, or holds
     as something that is no schema; None when each one lands on a schema (a remote one is never
     followed). Every subschema is judged, used or not: ajv (the TypeScript SDK's validator)
@@ -261,7 +261,7 @@ def find_dangling_ref(schema: Any) -> DanglingRef | None:
 
 
 def _cycle_from(
-    root: dict[str, Any], anchors: dict[str, Pointer], start: Pointer, done: set[Pointer]
+    root: dict[str, object], anchors: dict[str, Pointer], start: Pointer, done: set[Pointer]
 ) -> RefCycle | None:
     """Depth-first from `start`: the path on the stack is the chain; an edge back into it, a cycle."""
     path: list[Pointer] = [start]
@@ -282,7 +282,7 @@ def _cycle_from(
     return None
 
 
-def _same_value(root: dict[str, Any], anchors: dict[str, Pointer], at: Pointer) -> Iterator[Pointer]:
+def _same_value(root: dict[str, object], anchors: dict[str, Pointer], at: Pointer) -> Iterator[Pointer]:
     """The subschemas evaluated against the same value as the one at `at`: its `$ref` targets and
     its in-place subschemas."""
     node = _resolve(root, at)
@@ -297,7 +297,7 @@ def _same_value(root: dict[str, Any], anchors: dict[str, Pointer], at: Pointer) 
             yield (*at, *relative)
 
 
-def _target(root: dict[str, Any], anchors: dict[str, Pointer], ref: Any) -> Pointer | None:
+def _target(root: dict[str, object], anchors: dict[str, Pointer], ref: object) -> Pointer | None:
     """Where a local `$ref` points, if at a schema object; None for a remote or dangling one."""
     part = _local(root, ref)
     if part is None:
@@ -308,7 +308,7 @@ def _target(root: dict[str, Any], anchors: dict[str, Pointer], ref: Any) -> Poin
     return pointer if isinstance(_resolve(root, pointer), dict) else None
 
 
-def _dangles(root: dict[str, Any], anchors: dict[str, Pointer], ref: Any) -> str | None:
+def _dangles(root: dict[str, object], anchors: dict[str, Pointer], ref: object) -> str | None:
     """What a local `$ref` finds that is no schema ("nothing", "an array", ...); None when it finds
     a schema, or is not a local reference."""
     part = _local(root, ref)
@@ -325,7 +325,7 @@ def _dangles(root: dict[str, Any], anchors: dict[str, Pointer], ref: Any) -> str
     return kinds.get(type(target), "null")
 
 
-def _local(root: dict[str, Any], ref: Any) -> str | None:
+def _local(root: dict[str, object], ref: object) -> str | None:
     """The fragment of a `$ref` into this document, unquoted ("" and "#" are both its root); None
     for another document's (never followed) or a `$ref` that is no string."""
     if not isinstance(ref, str):
@@ -342,27 +342,27 @@ def _pointer(part: str) -> Pointer:
     return tuple(p.replace("~1", "/").replace("~0", "~") for p in part.split("/")[1:])
 
 
-def _defined(root: dict[str, Any], anchors: dict[str, Pointer]) -> tuple[str, ...]:
+def _defined(root: dict[str, object], anchors: dict[str, Pointer]) -> tuple[str, ...]:
     """The schema's definitions and anchors, as a `$ref` names them."""
     names = [
         fragment((keyword, str(name)))
         for keyword in ("$defs", "definitions")
-        if isinstance(root.get(keyword), dict)
-        for name in root[keyword]
+        if isinstance(defined := root.get(keyword), dict)
+        for name in defined
     ]
     return (*names, *(f"#{anchor}" for anchor in anchors))
 
 
-def _is_resource(node: dict[str, Any]) -> bool:
+def _is_resource(node: dict[str, object]) -> bool:
     """Does the subschema start a resource of its own (an `$id` / draft 4 `id` with a URI, not `#name`)?"""
-    return any(isinstance(node.get(k), str) and node[k].partition("#")[0] for k in ("$id", "id"))
+    return any(isinstance(uri := node.get(k), str) and uri.partition("#")[0] for k in ("$id", "id"))
 
 
 #: what `_resolve` answers for a pointer into nothing, when asked to tell that from `null`
 _NOWHERE = object()
 
 
-def _resolve(root: Any, pointer: Pointer, missing: Any = None) -> Any:
+def _resolve(root: object, pointer: Pointer, missing: object = None) -> object:
     node = root
     for part in pointer:
         if isinstance(node, dict) and part in node:
@@ -374,11 +374,11 @@ def _resolve(root: Any, pointer: Pointer, missing: Any = None) -> Any:
     return node
 
 
-def _children(node: dict[str, Any], keyword: str) -> Iterator[tuple[Pointer, dict[str, Any]]]:
+def _children(node: dict[str, object], keyword: str) -> Iterator[tuple[Pointer, dict[str, object]]]:
     """The subschema objects under one keyword of `node`, with their pointers relative to it."""
     value = node.get(keyword)
     if keyword in _MAPS and isinstance(value, dict):
-        items: list[tuple[Pointer, Any]] = [((keyword, str(k)), v) for k, v in value.items()]
+        items: list[tuple[Pointer, object]] = [((keyword, str(k)), v) for k, v in value.items()]
     elif isinstance(value, list):
         items = [((keyword, str(i)), v) for i, v in enumerate(value)]
     else:
@@ -388,11 +388,11 @@ def _children(node: dict[str, Any], keyword: str) -> Iterator[tuple[Pointer, dic
             yield relative, child
 
 
-def _subschemas(root: dict[str, Any]) -> Iterator[tuple[Pointer, dict[str, Any]]]:
+def _subschemas(root: dict[str, object]) -> Iterator[tuple[Pointer, dict[str, object]]]:
     """Every subschema object of the document, root first, in document order (iterative: no depth limit).
 
     Only through schema keywords: a `{"$ref": "#"}` inside `const`, `enum` or `default` is data."""
-    stack: list[tuple[Pointer, dict[str, Any]]] = [((), root)]
+    stack: list[tuple[Pointer, dict[str, object]]] = [((), root)]
     while stack:
         at, node = stack.pop()
         yield at, node
@@ -405,7 +405,7 @@ def _subschemas(root: dict[str, Any]) -> Iterator[tuple[Pointer, dict[str, Any]]
         stack.extend(reversed(found))
 
 
-def _anchors(root: dict[str, Any]) -> dict[str, Pointer]:
+def _anchors(root: dict[str, object]) -> dict[str, Pointer]:
     """Plain-name fragments (`#node`) to the subschema that declares them; the first one wins."""
     found: dict[str, Pointer] = {}
     for at, node in _subschemas(root):

@@ -37,7 +37,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar, cast
+from typing import Any, NoReturn, TypeVar, cast
 
 import jsonpath
 
@@ -93,8 +93,8 @@ class Mismatch:
     """
 
     path: str
-    expected: Any
-    actual: Any
+    expected: object
+    actual: object
     reason: str
 
 
@@ -144,7 +144,7 @@ def _compile_path(path: str) -> jsonpath.JSONPath | jsonpath.CompoundJSONPath:
         raise UsageError("\n".join(lines)) from None
 
 
-def query(data: Any, path: str) -> list[Any]:
+def query(data: object, path: str) -> list[object]:
     """All values that the RFC 9535 JSONPath `path` selects in `data` (possibly none).
 
     python-jsonpath runs in its strict (RFC 9535) mode so paths mean the same as in any other
@@ -152,12 +152,13 @@ def query(data: Any, path: str) -> list[Any]:
     (python-jsonpath would otherwise parse it), so only `$` selects anything in a scalar.
     """
     compiled = _compile_path(path)
-    if isinstance(data, str | int | float | bool) or data is None:
-        return [data] if isinstance(compiled, jsonpath.JSONPath) and compiled.empty() else []
-    return list(compiled.findall(data))
+    if isinstance(data, Mapping | Sequence) and not isinstance(data, str):
+        return list(compiled.findall(data))
+    # a scalar: only the root path selects it
+    return [data] if isinstance(compiled, jsonpath.JSONPath) and compiled.empty() else []
 
 
-def query_one(data: Any, path: str, *, what: str = "result", allow_empty: bool = False) -> Any:
+def query_one(data: object, path: str, *, what: str = "result", allow_empty: bool = False) -> object:
     """The value at `path`, for `Then the result at "<path>" ...` steps.
 
     A *singular* path (only names and indexes: `$.a.b[0]`) returns the single value it selects.
@@ -180,7 +181,7 @@ def query_one(data: Any, path: str, *, what: str = "result", allow_empty: bool =
     )
 
 
-def _explain_nothing(data: Any, compiled: jsonpath.JSONPath | jsonpath.CompoundJSONPath, what: str) -> str:
+def _explain_nothing(data: object, compiled: jsonpath.JSONPath | jsonpath.CompoundJSONPath, what: str) -> str:
     """Walk the leading names/indexes of the path to say where it stopped matching and why."""
     current, here = data, "$"
     segments = compiled.segments if isinstance(compiled, jsonpath.JSONPath) else ()
@@ -214,8 +215,10 @@ def _explain_nothing(data: Any, compiled: jsonpath.JSONPath | jsonpath.CompoundJ
 # Markers
 # --------------------------------------------------------------------------------------------------
 
+#: a custom marker's test: the user's function may take a narrower type than any JSON value
 MatcherFn = Callable[[Any], bool]
 _F = TypeVar("_F", bound=MatcherFn)
+_V = TypeVar("_V")
 
 _MARKER_NAME = re.compile(r"[a-z][a-z0-9_]*")
 _MARKER_SHAPE = re.compile(r"(##?)([a-z][a-z0-9_]*)")
@@ -291,7 +294,7 @@ def _parse_marker(value: str) -> _Marker | None:
     return _Marker(value, name, shape.group(1) == "##")
 
 
-def _check_markers(expected: Any) -> None:
+def _check_markers(expected: object) -> None:
     """Reject unknown markers anywhere in `expected`, even in parts the comparison never reaches."""
     if isinstance(expected, str):
         _parse_marker(expected)
@@ -315,7 +318,7 @@ def _is_datetime(value: str) -> bool:
     return True
 
 
-def _marker_problem(marker: _Marker, value: Any) -> str | None:
+def _marker_problem(marker: _Marker, value: object) -> str | None:
     """Why a *present* value fails `marker`, or None when it passes."""
     name, kind = marker.name, _kind(value)
     if marker.optional and value is None:
@@ -331,7 +334,7 @@ def _marker_problem(marker: _Marker, value: Any) -> str | None:
     elif name == "number":
         problem = None if kind == "number" else f"got {_a(kind)}"
     elif name == "integer":
-        integral = kind == "number" and (isinstance(value, int) or float(value).is_integer())
+        integral = kind == "number" and (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
         problem = None if integral else ("not a whole number" if kind == "number" else f"got {_a(kind)}")
     elif name == "null":
         problem = None if value is None else f"got {_a(kind)}"
@@ -366,7 +369,7 @@ def _absence_allowed(marker: _Marker) -> bool:
 # --------------------------------------------------------------------------------------------------
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -392,7 +395,7 @@ def _items(n: int) -> str:
     return f"{n} item" if n == 1 else f"{n} items"
 
 
-def compare(expected: Any, actual: Any, *, subset: bool) -> list[Mismatch]:
+def compare(expected: object, actual: object, *, subset: bool) -> list[Mismatch]:
     """Every difference between `expected` (may hold fuzzy markers) and `actual`, in document order.
 
     Whole match (`subset=False`, "Then the result is:"): objects have exactly the same keys (a key
@@ -411,7 +414,7 @@ def compare(expected: Any, actual: Any, *, subset: bool) -> list[Mismatch]:
     return out
 
 
-def _compare(expected: Any, actual: Any, path: str, subset: bool, out: list[Mismatch]) -> None:
+def _compare(expected: object, actual: object, path: str, subset: bool, out: list[Mismatch]) -> None:
     if isinstance(expected, str):
         marker = _parse_marker(expected)
         if marker is not None:
@@ -422,9 +425,9 @@ def _compare(expected: Any, actual: Any, path: str, subset: bool, out: list[Mism
     kind, actual_kind = _kind(expected), _kind(actual)
     if kind != actual_kind:
         out.append(Mismatch(path, expected, actual, f"expected {_a(kind)}, got {_a(actual_kind)}"))
-    elif kind == "object":
+    elif isinstance(expected, Mapping) and isinstance(actual, Mapping):  # both of kind "object"
         _compare_objects(expected, actual, path, subset, out)
-    elif kind == "array":
+    elif isinstance(expected, list | tuple) and isinstance(actual, list | tuple):  # both of kind "array"
         if subset:
             _compare_arrays_subset(list(expected), list(actual), path, out)
         else:
@@ -434,7 +437,7 @@ def _compare(expected: Any, actual: Any, path: str, subset: bool, out: list[Mism
 
 
 def _compare_objects(
-    expected: Mapping[str, Any], actual: Mapping[str, Any], path: str, subset: bool, out: list[Mismatch]
+    expected: Mapping[str, object], actual: Mapping[str, object], path: str, subset: bool, out: list[Mismatch]
 ) -> None:
     for key, value in expected.items():
         here = _child(path, key)
@@ -454,7 +457,7 @@ def _compare_objects(
                 out.append(Mismatch(_child(path, key), ABSENT, value, "unexpected key"))
 
 
-def _compare_arrays_whole(expected: list[Any], actual: list[Any], path: str, out: list[Mismatch]) -> None:
+def _compare_arrays_whole(expected: list[object], actual: list[object], path: str, out: list[Mismatch]) -> None:
     found: list[Mismatch] = []
     for index, (want, got) in enumerate(zip(expected, actual, strict=False)):
         _compare(want, got, _child(path, index), False, found)
@@ -469,7 +472,7 @@ def _compare_arrays_whole(expected: list[Any], actual: list[Any], path: str, out
         out.append(Mismatch(_child(path, index), ABSENT, actual[index], f"unexpected item ({sizes})"))
 
 
-def _match_table(expected: list[Any], actual: list[Any], subset: bool) -> list[list[bool]]:
+def _match_table(expected: list[object], actual: list[object], subset: bool) -> list[list[bool]]:
     table = []
     for want in expected:
         row = []
@@ -506,11 +509,11 @@ def _assign(table: list[list[bool]]) -> list[int | None]:
     return assigned
 
 
-def _perfect_matching(expected: list[Any], actual: list[Any], *, subset: bool) -> bool:
+def _perfect_matching(expected: list[object], actual: list[object], *, subset: bool) -> bool:
     return all(col is not None for col in _assign(_match_table(expected, actual, subset)))
 
 
-def _compare_arrays_subset(expected: list[Any], actual: list[Any], path: str, out: list[Mismatch]) -> None:
+def _compare_arrays_subset(expected: list[object], actual: list[object], path: str, out: list[Mismatch]) -> None:
     table = _match_table(expected, actual, True)
     for index, col in enumerate(_assign(table)):
         if col is not None:
@@ -550,7 +553,7 @@ def _compare_arrays_subset(expected: list[Any], actual: list[Any], path: str, ou
 _MAX_LISTED = 30
 
 
-def _short(value: Any, limit: int = 200) -> str:
+def _short(value: object, limit: int = 200) -> str:
     if value is ABSENT:
         return "(absent)"
     try:
@@ -579,7 +582,7 @@ def _render_mismatches(mismatches: Sequence[Mismatch], heading: str) -> list[str
     return lines
 
 
-def _looks_generated(value: Any) -> bool:
+def _looks_generated(value: object) -> bool:
     return isinstance(value, str) and bool(_UUID.fullmatch(value) or _is_datetime(value))
 
 
@@ -603,7 +606,7 @@ def _tip(mismatches: Sequence[Mismatch], subset: bool, what: str) -> str:
 
 
 def assert_matches(
-    expected: Any, actual: Any, *, subset: bool, what: str = "result", exchange: str | None = None
+    expected: object, actual: object, *, subset: bool, what: str = "result", exchange: str | None = None
 ) -> None:
     """Raise ExpectationFailed listing every difference (see `compare`), with both values in full."""
     mismatches = compare(expected, actual, subset=subset)
@@ -633,7 +636,7 @@ def assert_matches(
 # --------------------------------------------------------------------------------------------------
 
 
-def _validator(schema: Any, what: str) -> jsonschema.protocols.Validator:
+def _validator(schema: object, what: str) -> jsonschema.protocols.Validator:
     if not isinstance(schema, Mapping | bool):
         raise UsageError(f"The schema for the {what} must be a JSON object (or true/false), not {_a(_kind(schema))}.")
     if isinstance(schema, Mapping) and "$schema" in schema:
@@ -665,10 +668,11 @@ def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _schema_errors(instance: Any, schema: Any, what: str) -> list[Mismatch]:
+def _schema_errors(instance: object, schema: object, what: str) -> list[Mismatch]:
     """`validate_schema`'s work; a `$ref` cycle or a `$ref` to nothing raises SchemaUnusable (see mcp_bdd._schema)."""
 
-    def errors() -> list[Any]:  # inside `guarded`: check_schema and iter_errors both follow $refs
+    # inside `guarded`: check_schema and iter_errors both follow $refs
+    def errors() -> list[jsonschema.exceptions.ValidationError]:
         validator = _validator(schema, what)
         return sorted(validator.iter_errors(instance), key=lambda e: (format_path(e.absolute_path), e.message))
 
@@ -683,7 +687,7 @@ def _schema_errors(instance: Any, schema: Any, what: str) -> list[Mismatch]:
     ]
 
 
-def validate_schema(instance: Any, schema: Any, *, what: str = "result") -> list[Mismatch]:
+def validate_schema(instance: object, schema: object, *, what: str = "result") -> list[Mismatch]:
     """Every JSON Schema error of `instance`: path as JSONPath, the failing keyword as `expected`.
 
     Draft 2020-12 unless the schema names another draft in `$schema`. `format` is asserted for
@@ -697,7 +701,9 @@ def validate_schema(instance: Any, schema: Any, *, what: str = "result") -> list
         raise UsageError(f"{message}\n  Tip: {_sentence(exc.tip)}") from None
 
 
-def assert_schema(instance: Any, schema: Any, *, title: str, what: str = "result", exchange: str | None = None) -> None:
+def assert_schema(
+    instance: object, schema: object, *, title: str, what: str = "result", exchange: str | None = None
+) -> None:
     """Raise ExpectationFailed(title) listing every schema error of `instance`, plus the value in full.
 
     A schema whose `$ref`s loop or point at nothing fails the same way: nothing can conform to it,
@@ -728,7 +734,7 @@ def assert_schema(instance: Any, schema: Any, *, title: str, what: str = "result
 # --------------------------------------------------------------------------------------------------
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON")
 
 
@@ -746,8 +752,8 @@ def _json_tip(message: str, line: str) -> str:
     return "Check quotes, commas and brackets: JSON needs double quotes and allows no trailing commas."
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    seen: dict[str, object] = {}
     for key, value in pairs:
         if key in seen:
             raise _DuplicateKey(key)
@@ -761,7 +767,7 @@ class _DuplicateKey(ValueError):
         self.key = key
 
 
-def parse_json_docstring(text: str, *, where: str = "") -> Any:
+def parse_json_docstring(text: str, *, where: str = "") -> object:
     """Parse the JSON doc string of a step; a mistake is a UsageError pointing at line and column.
 
     Line and column count from the first line of the doc string (the line after the opening
@@ -795,7 +801,7 @@ def parse_json_docstring(text: str, *, where: str = "") -> Any:
         raise UsageError(f"Malformed JSON in the doc string: {exc}.{location}") from None
 
 
-def coerce_literal(text: str) -> Any:
+def coerce_literal(text: str) -> object:
     """Read the JSON literal of `Then the result at "<path>" is <literal>` (8, true, null, [1, 2], "x")."""
     stripped = text.strip()
     try:
@@ -839,10 +845,10 @@ def text_contains(haystack: str, needle: str, *, case_insensitive: bool = False)
     return needle in haystack
 
 
-def _canonical(value: Any) -> str:
+def _canonical(value: object) -> str:
     """One text per JSON value: 1 and 1.0 agree, true and 1 do not, key order does not matter."""
 
-    def normal(v: Any) -> Any:
+    def normal(v: object) -> object:
         if isinstance(v, float) and v.is_integer():
             return int(v)
         if isinstance(v, Mapping):
@@ -854,13 +860,13 @@ def _canonical(value: Any) -> str:
     return json.dumps(normal(value), sort_keys=True, default=repr)
 
 
-def all_different(values: Iterable[Any]) -> list[Any]:
+def all_different(values: Iterable[_V]) -> list[_V]:
     """The values that occur more than once (each listed once, in order of first occurrence).
 
     Works for unhashable values (objects, arrays) and compares as JSON does.
     """
     counts: dict[str, int] = {}
-    firsts: dict[str, Any] = {}
+    firsts: dict[str, _V] = {}
     for value in values:
         key = _canonical(value)
         counts[key] = counts.get(key, 0) + 1
@@ -868,7 +874,7 @@ def all_different(values: Iterable[Any]) -> list[Any]:
     return [firsts[key] for key, n in counts.items() if n > 1]
 
 
-def count_items(value: Any, *, path: str | None = None, what: str = "result") -> int:
+def count_items(value: object, *, path: str | None = None, what: str = "result") -> int:
     """Number of items of an array, keys of an object or characters of a string.
 
     Any other value fails the expectation, saying what it is, rather than answering 0 or 1.
