@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,15 +59,15 @@ TOOL_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "a
 CATEGORIES = ("breaking", "routing", "annotations", "additive")
 
 
-def canonical_tool(tool: dict[str, Any]) -> dict[str, Any]:
+def canonical_tool(tool: Mapping[str, object]) -> dict[str, object]:
     return {k: tool[k] for k in TOOL_FIELDS if tool.get(k) is not None}
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def tools_hash(tools: Sequence[dict[str, Any]]) -> str:
+def tools_hash(tools: Sequence[Mapping[str, object]]) -> str:
     """SHA-256 (hex) of the canonical JSON of the tools, sorted by name."""
     canonical = sorted((canonical_tool(t) for t in tools), key=lambda t: str(t.get("name", "")))
     return hashlib.sha256(canonical_json(canonical).encode("utf-8")).hexdigest()
@@ -80,10 +80,10 @@ class Surface:
     protocol: str
     transport: str
     target: str
-    tools: dict[str, dict[str, Any]]
-    resources: dict[str, dict[str, Any]] = field(default_factory=dict)
-    templates: dict[str, dict[str, Any]] = field(default_factory=dict)
-    prompts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tools: dict[str, dict[str, object]]
+    resources: dict[str, dict[str, object]] = field(default_factory=dict)
+    templates: dict[str, dict[str, object]] = field(default_factory=dict)
+    prompts: dict[str, dict[str, object]] = field(default_factory=dict)
     #: kind ("tools", "resources", "resource_templates", "prompts") -> {name: times listed} of the
     #: names the server listed more than once; the surface keeps the first of each
     duplicates: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -92,7 +92,7 @@ class Surface:
     def sha256(self) -> str:
         return tools_hash(list(self.tools.values()))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "schema": BASELINE_SCHEMA,
             "name": self.name,
@@ -120,7 +120,7 @@ class Surface:
         ]
 
     @classmethod
-    def from_json(cls, data: Any, where: str) -> Surface:
+    def from_json(cls, data: object, where: str) -> Surface:
         if (
             not isinstance(data, dict)
             or data.get("schema") != BASELINE_SCHEMA
@@ -144,19 +144,21 @@ class Surface:
         )
 
 
-def _keep(item: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+def _keep(item: Mapping[str, object], keys: Sequence[str]) -> dict[str, object]:
     return {k: item[k] for k in keys if item.get(k) is not None}
 
 
 def read_surface(session: Any) -> Surface:
-    """The surface a session sees now: tools, and resources / templates / prompts when declared."""
+    """The surface a session sees now: tools, and resources / templates / prompts when declared.
+
+    `session` is an `mcp_bdd.session.Session`, which this module may not import (ARCHITECTURE.md)."""
     client = session.client
     caps = client.server_capabilities
     info = client.server_info
     tools = session.list_all("tools") if caps is None or caps.tools is not None else []
-    resources: list[dict[str, Any]] = []
-    templates: list[dict[str, Any]] = []
-    prompts: list[dict[str, Any]] = []
+    resources: list[dict[str, object]] = []
+    templates: list[dict[str, object]] = []
+    prompts: list[dict[str, object]] = []
     if caps is not None and caps.resources is not None:
         resources = session.list_all("resources")
         with contextlib.suppress(McpBddError, AssertionError):  # servers may not implement templates
@@ -190,16 +192,19 @@ def read_surface(session: Any) -> Surface:
     )
 
 
-def _keeping(*keys: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def _keeping(*keys: str) -> Callable[[Mapping[str, object]], dict[str, object]]:
     return lambda item: _keep(item, keys)
 
 
 def _by_key(
-    items: list[dict[str, Any]], key: str, kept: Callable[[dict[str, Any]], dict[str, Any]], repeated: dict[str, int]
-) -> dict[str, dict[str, Any]]:
+    items: Sequence[Mapping[str, object]],
+    key: str,
+    kept: Callable[[Mapping[str, object]], dict[str, object]],
+    repeated: dict[str, int],
+) -> dict[str, dict[str, object]]:
     """`items` by their name (or URI), the first of each kept; `repeated` gets how many times each
     name listed more than once was listed (a dict kept the last one without a word)."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, object]] = {}
     seen: dict[str, int] = {}
     for item in items:
         name = str(item.get(key))
@@ -268,7 +273,16 @@ class Changes:
         return [c for c in self.items if c.category == category]
 
 
-def _types(schema: Any) -> set[str] | None:
+def _object(value: object) -> Mapping[str, object]:
+    """A JSON object as the comparison reads it: anything else (absent, null, a `true` schema) has no keys."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+def _types(schema: object) -> set[str] | None:
     """The JSON types a property schema admits (None: anything / not stated)."""
     if not isinstance(schema, dict):
         return None
@@ -292,17 +306,17 @@ def _types(schema: Any) -> set[str] | None:
     return out
 
 
-def _props(schema: Any) -> dict[str, Any]:
+def _props(schema: object) -> dict[str, object]:
     props = schema.get("properties") if isinstance(schema, dict) else None
     return props if isinstance(props, dict) else {}
 
 
-def _required(schema: Any) -> set[str]:
+def _required(schema: object) -> set[str]:
     req = schema.get("required") if isinstance(schema, dict) else None
     return {str(r) for r in req} if isinstance(req, list) else set()
 
 
-def _schema_changes(old: Any, new: Any, *, output: bool) -> Iterator[tuple[str, str]]:
+def _schema_changes(old: object, new: object, *, output: bool) -> Iterator[tuple[str, str]]:
     """(category, text) for each difference between two input (or output) schemas."""
     where = "output field" if output else "argument"
     old_props, new_props = _props(old), _props(new)
@@ -325,15 +339,17 @@ def _schema_changes(old: Any, new: Any, *, output: bool) -> Iterator[tuple[str, 
         if canonical_json(before) == canonical_json(after):
             continue
         yield from _property_changes(name, before, after, where=where, output=output)
-    rest_old = {k: v for k, v in (old or {}).items() if k not in ("properties", "required")}
-    rest_new = {k: v for k, v in (new or {}).items() if k not in ("properties", "required")}
+    rest_old = {k: v for k, v in _object(old).items() if k not in ("properties", "required")}
+    rest_new = {k: v for k, v in _object(new).items() if k not in ("properties", "required")}
     if canonical_json(rest_old) != canonical_json(rest_new):
         keys = sorted(k for k in set(rest_old) | set(rest_new) if rest_old.get(k) != rest_new.get(k))
         routing = {"description", "title", "examples", "$comment"}
         yield ("routing" if set(keys) <= routing else "breaking"), f"schema {', '.join(keys)} changed"
 
 
-def _property_changes(name: str, before: Any, after: Any, *, where: str, output: bool) -> Iterator[tuple[str, str]]:
+def _property_changes(
+    name: str, before: object, after: object, *, where: str, output: bool
+) -> Iterator[tuple[str, str]]:
     old_t, new_t = _types(before), _types(after)
     if old_t != new_t:
         narrowed = old_t is None or (new_t is not None and not old_t <= new_t)
@@ -362,8 +378,8 @@ def _property_changes(name: str, before: Any, after: Any, *, where: str, output:
     rest = {"type", "enum", "anyOf", "oneOf"}
     others = sorted(
         k
-        for k in set(before if isinstance(before, dict) else {}) | set(after if isinstance(after, dict) else {})
-        if k not in rest and (before or {}).get(k) != (after or {}).get(k)
+        for k in set(_object(before)) | set(_object(after))
+        if k not in rest and _object(before).get(k) != _object(after).get(k)
     )
     if others:
         routing = {"description", "title", "examples", "$comment"}
@@ -371,13 +387,13 @@ def _property_changes(name: str, before: Any, after: Any, *, where: str, output:
         yield category, f"{where} {name!r} {', '.join(others)} changed"
 
 
-def _tool_changes(old: dict[str, Any], new: dict[str, Any]) -> Iterator[tuple[str, str]]:
+def _tool_changes(old: Mapping[str, object], new: Mapping[str, object]) -> Iterator[tuple[str, str]]:
     if old.get("title") != new.get("title"):  # what a host shows the user for the tool
         yield "routing", f"title changed: {old.get('title')!r} -> {new.get('title')!r}"
     if old.get("description") != new.get("description"):
         yield "routing", "description changed (it changes what the model picks)"
     if canonical_json(old.get("annotations")) != canonical_json(new.get("annotations")):
-        before, after = old.get("annotations") or {}, new.get("annotations") or {}
+        before, after = _object(old.get("annotations")), _object(new.get("annotations"))
         keys = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
         yield "annotations", f"annotations changed: {', '.join(f'{k} {before.get(k)} -> {after.get(k)}' for k in keys)}"
     if canonical_json(old.get("inputSchema")) != canonical_json(new.get("inputSchema")):
@@ -391,11 +407,11 @@ def _tool_changes(old: dict[str, Any], new: dict[str, Any]) -> Iterator[tuple[st
             yield from _schema_changes(old["outputSchema"], new["outputSchema"], output=True)
 
 
-def _prompt_changes(old: dict[str, Any], new: dict[str, Any]) -> Iterator[tuple[str, str]]:
+def _prompt_changes(old: Mapping[str, object], new: Mapping[str, object]) -> Iterator[tuple[str, str]]:
     if old.get("description") != new.get("description"):
         yield "routing", "description changed"
-    before = {str(a.get("name")): a for a in old.get("arguments") or [] if isinstance(a, dict)}
-    after = {str(a.get("name")): a for a in new.get("arguments") or [] if isinstance(a, dict)}
+    before = {str(a.get("name")): a for a in _list(old.get("arguments")) if isinstance(a, dict)}
+    after = {str(a.get("name")): a for a in _list(new.get("arguments")) if isinstance(a, dict)}
     for name in sorted(set(before) - set(after)):
         yield "breaking", f"argument {name!r} removed"
     for name in sorted(set(after) - set(before)):
