@@ -177,8 +177,11 @@ _LEGACY_ABOUT_A_TASK = ("tasks/get", "tasks/cancel", "tasks/result")
 def _check_task_request(method: str, params: Mapping[str, Any], headers: Mapping[str, str] | None) -> None:
     """What SEP-2663 asks of a request about a task, before the task is looked up: over HTTP the
     `Mcp-Name` header is the task id (-32020, as the SDK does for a call's tool name; it knows
-    only calls, prompts and reads), and the request declares the extension (-32021)."""
-    if headers is not None and decode_header_value(headers.get("mcp-name")) != params.get("taskId"):
+    only calls, prompts and reads), and the request declares the extension (-32021). The routing
+    headers are Streamable HTTP's: a POST of the SSE transport, which predates them, carries no
+    `Mcp-Method` and is not held to them."""
+    routed = headers is not None and "mcp-method" in headers
+    if routed and decode_header_value(headers.get("mcp-name")) != params.get("taskId"):
         raise MCPError(code=HEADER_MISMATCH, message="Mcp-Name header does not match the request body's 'taskId'")
     if not _declares_tasks(params):
         raise MCPError(

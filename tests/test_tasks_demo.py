@@ -1,31 +1,20 @@
-"""Tasks end to end: the phrases against the reports demo server on every transport and both
-protocol revisions, their failures (a server without tasks, a tool that forbids them, a task that
+"""Tasks end to end, beyond features/tasks (which tests/test_features.py runs on every transport:
+2025-11-25's core Tasks, the 2026-07-28 extension's own rules, the routing headers of tasks
+requests over streamable HTTP): the 2025-11-25 feature again on the extension, the phrases'
+failures (a careless server, a server without tasks, a tool that forbids them, a task that
 fails), and the reference TypeScript server-everything over stdio."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-from behave_project import REPO, Run, make_project, run_behave, run_captured
+from behave_project import REPO, make_project, run_behave
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_leftover_processes")]
 
 FEATURE = (REPO / "features" / "tasks" / "report.feature").read_text()
 EVERYTHING = REPO / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-
-
-@pytest.mark.parametrize("transport", ["in-memory", "stdio", "streamable-http"])
-def test_the_tasks_feature_passes_over(transport: str) -> None:
-    """features/tasks as the project runs it (2025-11-25: the reports server is pinned to it)."""
-    proc = run_captured(
-        [sys.executable, "-m", "behave", "--no-color", "-D", f"transport={transport}", "features/tasks"],
-        cwd=REPO,
-        timeout=240,
-    )
-    run = Run(proc.returncode, proc.stdout, proc.stderr)
-    assert run.returncode == 0 and run.counts()["passed"] == 8, run.failures()
 
 
 @pytest.mark.parametrize("transport", ["in-memory", "stdio", "streamable-http"])
@@ -37,41 +26,6 @@ def test_the_tasks_feature_passes_on_the_2026_07_28_extension(tmp_path: Path, tr
     )
     run = run_behave(root, "-D", f"transport={transport}", "--tags=not @legacy-only", timeout=240)
     assert run.returncode == 0 and run.counts()["passed"] == 5, run.failures()
-
-
-EXTENSION_FEATURE = (REPO / "tests" / "data" / "features" / "tasks_extension.feature").read_text()
-
-
-@pytest.mark.parametrize("transport", ["in-memory", "stdio"])
-def test_the_extension_s_own_rules_are_stated(tmp_path: Path, transport: str) -> None:
-    """On 2026-07-28 only: the extension in the capabilities (and no `capabilities.tasks`),
-    `ttlMs`/`pollIntervalMs` (whole milliseconds, no `ttl`/`pollInterval`), the result inlined in
-    the finished task (without related-task `_meta`) and the task kept after it ended, tasks
-    requests refused without the extension (-32021), no `requestState`, the removed methods
-    refused (-32601), an unknown task (-32602), `resultType` on every answer, the legacy hint
-    ignored: the conformance suite's tasks-* scenarios, one by one."""
-    config = '[servers.reports]\napp = "demo.reports:create_server"\nprotocol = "2026-07-28"\n'
-    root = make_project(tmp_path, config, {"tasks/extension.feature": EXTENSION_FEATURE})
-    run = run_behave(root, "-D", f"transport={transport}", timeout=240)
-    assert run.returncode == 0 and run.counts()["passed"] == 11, run.failures()
-
-
-HEADERS_FEATURE = (REPO / "tests" / "data" / "features" / "tasks_headers.feature").read_text()
-
-
-def test_tasks_requests_carry_their_routing_headers_over_streamable_http(tmp_path: Path) -> None:
-    """SEP-2243 on the tasks surface (conformance tasks-request-headers): matched Mcp-Method and
-    Mcp-Name (the task id) are answered; a wrong Mcp-Method on a call, a wrong Mcp-Name on
-    tasks/get and tasks/cancel are refused with -32020."""
-    config = """
-[servers.reports]
-app = "demo.reports:create_server"
-protocol = "2026-07-28"
-transport = "streamable-http"
-"""
-    root = make_project(tmp_path, config, {"tasks/headers.feature": HEADERS_FEATURE})
-    run = run_behave(root, timeout=240)
-    assert run.returncode == 0 and run.counts()["passed"] == 3, run.failures()
 
 
 BROKEN_TASKS = """

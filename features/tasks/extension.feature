@@ -5,7 +5,7 @@ Feature: Long reports on the 2026-07-28 tasks extension
   new names, and inlines the result in the task once it is complete.
 
   Background:
-    Given the MCP server "reports" is running
+    Given the MCP server "reports-ext" is running
 
   Scenario: The server offers tasks as the extension
     Then the protocol version is "2026-07-28"

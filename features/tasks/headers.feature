@@ -5,7 +5,7 @@ Feature: Tasks requests carry their routing headers
   server answers a request whose headers match its body, and refuses one whose headers do not.
 
   Scenario: A tasks request whose headers match its body is answered
-    Given the MCP server "reports" is running
+    Given the MCP server "reports-http" is running
     When I call the tool "report" as a task with:
       | title  | pages |
       | Routed | 5000  |
@@ -17,13 +17,13 @@ Feature: Tasks requests carry their routing headers
 
   Scenario: A call whose Mcp-Method names another method is refused
     Given the client sends a wrong Mcp-Method header
-    And the MCP server "reports" is running
+    And the MCP server "reports-http" is running
     When I call the tool "ping"
     Then the request is rejected with error code -32020
 
   Scenario: A tasks request whose Mcp-Name names another task is refused
     Given the client sends a wrong Mcp-Name header on tasks requests
-    And the MCP server "reports" is running
+    And the MCP server "reports-http" is running
     When I call the tool "report" as a task with:
       | title     | pages |
       | Misrouted | 1     |
