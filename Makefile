@@ -29,7 +29,7 @@ demo: $(STAMP)
 test: $(STAMP) node_modules/.installed
 	$(BIN)/ruff check mcp_bdd tests demo benchmarks
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 --dist worksteal -q
 
 # The unit lane: no process, no behave run (tests/unit/conftest.py refuses both), in seconds.
 test-fast: $(STAMP)

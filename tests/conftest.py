@@ -13,6 +13,26 @@ from behave_project import Census, is_lifeline
 # the sdist/wheel and the fresh venvs users get, built once per session (tests/userenv.py)
 from userenv import dist, fastmcp_venv, mcp1_venv, user_venv  # noqa: F401
 
+#: The longest test files, longest first: the whole living spec once per transport, the workflows
+#: that install mcp-bdd into fresh venvs from the index, third-party servers, the users' venvs.
+#: They start first, so that the two workers end together instead of one running a minutes-long
+#: test alone at the end (`make test` also lets an idle worker take queued tests: --dist worksteal).
+LONGEST_FIRST = (
+    "test_features.py",
+    "test_init_workflows.py",
+    "test_realworld.py",
+    "test_init_projects.py",
+    "test_packaging.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        name = item.path.name
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: every other test keeps its place
+
 
 @pytest.fixture
 def no_leftover_processes() -> Iterator[Census]:
