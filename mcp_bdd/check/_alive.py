@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 import mcp_types as types
@@ -39,7 +38,7 @@ class AliveCall:
 
 
 def call_while_alive(
-    session: Session, name: str, arguments: dict[str, Any] | None, idle: float, cap: float
+    session: Session, name: str, arguments: dict[str, object] | None, idle: float, cap: float
 ) -> AliveCall:
     """Call `name`, waiting `idle` seconds after the call or its last progress notification, at
     most `cap` seconds in all. The check makes one call at a time, so every progress notification

@@ -9,6 +9,7 @@ Exit: 0 no finding at or above `--fail-on`, 1 findings, 2 usage, 3 unreachable.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import logging
 import os
@@ -17,7 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO, TypedDict
 
 from mcp_bdd.errors import (
     EXIT_FAILED,
@@ -32,7 +33,14 @@ from mcp_bdd.errors import (
 )
 
 if TYPE_CHECKING:
+    from mcp_bdd.check._context import CheckOptions
+    from mcp_bdd.check._finding import Finding
+    from mcp_bdd.check._registry import CheckSpec
+    from mcp_bdd.check._runner import CheckReport
+    from mcp_bdd.check._severity import Severity
+    from mcp_bdd.config import Config
     from mcp_bdd.contract import Surface
+    from mcp_bdd.session import Session
 
 __all__ = ["CheckCommand", "add_gate_arguments", "gate_arguments", "run_check_command"]
 
@@ -65,7 +73,7 @@ class CheckCommand:
     markdown: Path | None = None  # Markdown (GitHub step summary): appended when it is $GITHUB_STEP_SUMMARY
 
 
-def add_gate_arguments(parser: Any) -> None:
+def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `check` beyond the first round's, for the command's parser (mcp_bdd/cli adds
     them with this one call, and passes `gate_arguments(args)` on to CheckCommand)."""
     parser.add_argument(
@@ -101,10 +109,27 @@ def add_gate_arguments(parser: Any) -> None:
                         help='also write Markdown; appended when FILE is "$GITHUB_STEP_SUMMARY"')  # fmt: skip
 
 
-def gate_arguments(args: Any) -> dict[str, Any]:
+class GateArguments(TypedDict):
+    """The CheckCommand fields of the options `add_gate_arguments` adds."""
+
+    progress_cap: float
+    max_result_bytes: int
+    max_tool_tokens: int
+    max_catalog_tokens: int
+    junit: Path | None
+    markdown: Path | None
+
+
+def gate_arguments(args: argparse.Namespace) -> GateArguments:
     """The CheckCommand fields of the options `add_gate_arguments` added."""
-    names = ("progress_cap", "max_result_bytes", "max_tool_tokens", "max_catalog_tokens", "junit", "markdown")
-    return {name: getattr(args, name) for name in names}
+    return GateArguments(
+        progress_cap=args.progress_cap,
+        max_result_bytes=args.max_result_bytes,
+        max_tool_tokens=args.max_tool_tokens,
+        max_catalog_tokens=args.max_catalog_tokens,
+        junit=args.junit,
+        markdown=args.markdown,
+    )
 
 
 class _Collect(logging.Handler):
@@ -167,7 +192,7 @@ def run_check_command(options: CheckCommand, out: TextIO | None = None) -> int:
     return _write_report(report, options, fail_on, out)
 
 
-def _check_options(options: CheckCommand) -> Any:
+def _check_options(options: CheckCommand) -> CheckOptions:
     from mcp_bdd.check._context import CheckOptions
 
     writes = [options.allow_writes] if isinstance(options.allow_writes, str) else list(options.allow_writes or [])
@@ -186,7 +211,7 @@ def _check_options(options: CheckCommand) -> Any:
     )
 
 
-def _contract_to_compare(options: CheckCommand) -> Any | None:
+def _contract_to_compare(options: CheckCommand) -> Surface | None:
     """The contract `--contract` names, unless `--skip contract` leaves it out."""
     from mcp_bdd.check._registry import names_contract
 
@@ -197,8 +222,8 @@ def _contract_to_compare(options: CheckCommand) -> Any | None:
     return load_contract(options.contract)
 
 
-def _checked(config: Any, name: str, transport: str | None, specs: Any, check_options: Any, contract: Any,
-             options: CheckCommand) -> Any:  # fmt: skip
+def _checked(config: Config, name: str, transport: str | None, specs: list[CheckSpec], check_options: CheckOptions,
+             contract: Surface | None, options: CheckCommand) -> CheckReport:  # fmt: skip
     """The check report of one run on the server (and the contract's differences, when given)."""
     from mcp_bdd.check._runner import run_checks
     from mcp_bdd.probe import open_session
@@ -217,7 +242,7 @@ def _checked(config: Any, name: str, transport: str | None, specs: Any, check_op
     return report
 
 
-def _unanswered(exc: Exception, options: CheckCommand, config: Any, name: str, shown: str, elapsed: float,
+def _unanswered(exc: Exception, options: CheckCommand, config: Config, name: str, shown: str, elapsed: float,
                 out: TextIO, raw: TextIO) -> int:  # fmt: skip
     """The report of a server that could not be started or reached: what it said, and a way on."""
     from mcp_bdd.check._output import dumps
@@ -239,7 +264,7 @@ def _unanswered(exc: Exception, options: CheckCommand, config: Any, name: str, s
     return verdict.exit_code
 
 
-def _write_report(report: Any, options: CheckCommand, fail_on: Any, out: TextIO) -> int:
+def _write_report(report: CheckReport, options: CheckCommand, fail_on: Severity, out: TextIO) -> int:
     """The report to the console or as JSON, and SARIF when asked; a SARIF file that could not be
     written is a usage error (exit 2), said after the report, which is not lost with it."""
     from mcp_bdd.check._output import dumps, print_report, report_json, sarif
@@ -269,7 +294,7 @@ def _write_report(report: Any, options: CheckCommand, fail_on: Any, out: TextIO)
     return EXIT_FAILED if report.at_or_above(fail_on) else EXIT_OK
 
 
-def _ci_outputs(report: Any, options: CheckCommand, fail_on: Any) -> tuple[list[str], str | None]:
+def _ci_outputs(report: CheckReport, options: CheckCommand, fail_on: Severity) -> tuple[list[str], str | None]:
     """`--junit FILE` and `--markdown FILE`: what was written (for the console), and why one could
     not be (a usage error, said after the report). Markdown is appended, never written over, when
     the file is $GITHUB_STEP_SUMMARY (other steps' lines share it); it is written there only when
@@ -300,7 +325,7 @@ def _is_step_summary(path: Path) -> bool:
     return summary is not None and summary != "" and Path(summary).resolve() == path.resolve()
 
 
-def _contract_findings(session: Any, contract: Any, where: str) -> list[Any]:
+def _contract_findings(session: Session, contract: Surface, where: str) -> list[Finding]:
     """The surface's differences from the contract; one that could not be compared, refused with
     HTTP 401/403 (a token without the scope to list), is a finding too: a gate that compared
     nothing must not pass."""
@@ -325,7 +350,7 @@ def _contract_findings(session: Any, contract: Any, where: str) -> list[Any]:
         ]
 
 
-def _token_tip(config: Any, name: str) -> tuple[str, str]:
+def _token_tip(config: Config, name: str) -> tuple[str, str]:
     """For a URL target that could not be connected to: if the server asks for a token, what it
     answered (its words) and how to give one (mcp-bdd's own, with a placeholder: see `_unanswered`).
 

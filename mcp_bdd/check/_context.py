@@ -17,7 +17,7 @@ from mcp_bdd.errors import McpBddError, RequestRefused
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.transcript import GATE_PROBE_NAME
 
-__all__ = ["CheckContext", "CheckOptions", "ToolCall", "why_not_called"]
+__all__ = ["CheckContext", "CheckOptions", "ToolCall", "json_array", "json_object", "why_not_called"]
 
 #: A tool name no server has: calling it must be rejected.
 UNKNOWN_NAME = GATE_PROBE_NAME  # the report leaves its requests out of the coverage map
@@ -46,7 +46,7 @@ class CheckOptions:
 @dataclass
 class ToolCall:
     tool: str
-    arguments: dict[str, Any]
+    arguments: dict[str, object]
     outcome: Outcome
     purpose: str  # "minimal valid call", "missing required argument 'x'", ...
 
@@ -55,23 +55,23 @@ class ToolCall:
 class CheckContext:
     session: Session
     options: CheckOptions
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    resources: list[dict[str, Any]] = field(default_factory=list)
-    templates: list[dict[str, Any]] = field(default_factory=list)
-    prompts: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[dict[str, object]] = field(default_factory=list)
+    resources: list[dict[str, object]] = field(default_factory=list)
+    templates: list[dict[str, object]] = field(default_factory=list)
+    prompts: list[dict[str, object]] = field(default_factory=list)
     listing_errors: dict[str, str] = field(default_factory=dict)  # kind -> why listing it failed
     calls: list[ToolCall] = field(default_factory=list)
     answers: list[Outcome] = field(default_factory=list)  # every other request the checks made
     notes: list[str] = field(default_factory=list)  # informational lines (error shapes, skipped tools)
     skipped: dict[str, str] = field(default_factory=dict)  # tool -> why it was not called
-    minimal_calls: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # tool -> its minimal call
+    minimal_calls: dict[str, dict[str, object] | None] = field(default_factory=dict)  # tool -> its minimal call
     hung: set[str] = field(default_factory=set)  # tools that hung once: never called again (each costs a timeout)
     progress: dict[int, int] = field(default_factory=dict)  # id(outcome) -> progress notifications during the call
     refused: set[str] = field(default_factory=set)  # targets refused with HTTP 401/403: never judged, not asked again
     refused_listings: dict[str, RequestRefused] = field(default_factory=dict)  # kind -> its listing's refusal
     shared: dict[str, Any] = field(default_factory=dict)  # what a group's checks learn once and share (auth)
     _noted: set[str] = field(default_factory=set, repr=False)
-    _by_name: tuple[tuple[int, int], dict[str, dict[str, Any]]] = field(default=((0, 0), {}), repr=False)
+    _by_name: tuple[tuple[int, int], dict[str, dict[str, object]]] = field(default=((0, 0), {}), repr=False)
 
     def note_once(self, note: str) -> None:
         if note not in self._noted:  # a set: a check notes once per tool, and a catalog may have thousands
@@ -80,12 +80,12 @@ class CheckContext:
 
     # -- the server's identity and declarations ------------------------------------------------
     @property
-    def capabilities(self) -> dict[str, Any]:
+    def capabilities(self) -> dict[str, object]:
         caps = self.session.client.server_capabilities if self.session.client else None
         return caps.model_dump(by_alias=True, exclude_none=True, mode="json") if caps is not None else {}
 
     @property
-    def server_info(self) -> dict[str, Any]:
+    def server_info(self) -> dict[str, object]:
         info = self.session.client.server_info if self.session.client else None
         return info.model_dump(by_alias=True, exclude_none=True, mode="json") if info is not None else {}
 
@@ -115,12 +115,12 @@ class CheckContext:
                     continue  # resource templates are optional within the `resources` capability
                 self.listing_errors[kind] = str(exc)
 
-    def _not_implemented(self, request: Any) -> bool:
+    def _not_implemented(self, request: types.ClientRequest) -> bool:
         outcome = self.session.request(request)
         return outcome.error is not None and outcome.error.code == types.METHOD_NOT_FOUND
 
     # -- calling tools ---------------------------------------------------------------------------
-    def tool(self, name: str) -> dict[str, Any] | None:
+    def tool(self, name: str) -> dict[str, object] | None:
         """The first listed tool of that name: looked up, as every call any check made is (scanning
         the list for each made the late checks quadratic). Rebuilt when `tools` is another list."""
         built_for, index = self._by_name
@@ -131,10 +131,10 @@ class CheckContext:
             self._by_name = ((id(self.tools), len(self.tools)), index)
         return index.get(name)
 
-    def may_call(self, tool: dict[str, Any]) -> bool:
+    def may_call(self, tool: dict[str, object]) -> bool:
         """Only read-only tools, unless the user opted in: a check must never change the world."""
         name = str(tool.get("name"))
-        annotations = tool.get("annotations") or {}
+        annotations = json_object(tool.get("annotations"))
         if self.options.only_tools and name not in self.options.only_tools:
             return False
         if name in self.options.no_call:
@@ -147,7 +147,7 @@ class CheckContext:
         self.skipped.setdefault(name, why_not_called(name, annotations))
         return False
 
-    def callable_tools(self) -> list[dict[str, Any]]:
+    def callable_tools(self) -> list[dict[str, object]]:
         return [t for t in self.tools if self.may_call(t)]
 
     # Every request goes through `_asked`: an outcome is None when the server refused it with
@@ -155,7 +155,7 @@ class CheckContext:
     # is noted once per target and never judged (a missing scope is no broken tool), and the
     # Optional makes every check say what it does without an answer.
     def call(
-        self, name: str, arguments: dict[str, Any] | None, purpose: str, *, generated: bool = False
+        self, name: str, arguments: dict[str, object] | None, purpose: str, *, generated: bool = False
     ) -> Outcome | None:
         if generated:
             outcome = self._asked(f"tool {name}", lambda: self._call_while_alive(name, arguments))
@@ -165,7 +165,7 @@ class CheckContext:
             self.calls.append(ToolCall(name, dict(arguments or {}), outcome, purpose))
         return outcome
 
-    def send_call(self, name: str, request: Any, purpose: str) -> Outcome | None:
+    def send_call(self, name: str, request: types.CallToolRequest, purpose: str) -> Outcome | None:
         """A tools/call request as built (one the SDK's models would not send: `arguments: null`),
         within the generated calls' timeout, recorded like every other call."""
         timeout = min(self.options.call_timeout, self.session.timeout)
@@ -174,7 +174,7 @@ class CheckContext:
             self.calls.append(ToolCall(name, {}, outcome, purpose))
         return outcome
 
-    def _call_while_alive(self, name: str, arguments: dict[str, Any] | None) -> Outcome:
+    def _call_while_alive(self, name: str, arguments: dict[str, object] | None) -> Outcome:
         """A generated call: hung when silent for `call_timeout`, alive while it reports progress (up to
         `progress_cap`). A tool that needed the longer wait is slow by design: it is not called again,
         since each further call would cost as long (a note says so)."""
@@ -192,7 +192,7 @@ class CheckContext:
             )
         return seen.outcome
 
-    def request(self, request: Any, target: str | None = None) -> Outcome | None:
+    def request(self, request: types.ClientRequest, target: str | None = None) -> Outcome | None:
         """`target`: what a refusal names in the notes (default: the request's method)."""
         target = target or str(getattr(request, "method", type(request).__name__))
         return self.answered(target, lambda: self.session.request(request))
@@ -240,7 +240,19 @@ class CheckContext:
         return self.request(request, "logging/setLevel")
 
 
-def why_not_called(name: str, annotations: dict[str, Any]) -> str:
+def json_object(value: object) -> dict[str, object]:
+    """`value` when it is a JSON object, else an empty one: what a server declared is its raw JSON,
+    read field by field (the SDK's client has parsed a listing's shape: `protocol.listings` fails
+    one that does not fit)."""
+    return value if isinstance(value, dict) else {}
+
+
+def json_array(value: object) -> list[object]:
+    """`value` when it is a JSON array, else an empty one (as `json_object`)."""
+    return value if isinstance(value, list) else []
+
+
+def why_not_called(name: str, annotations: dict[str, object]) -> str:
     """Why a tool that may change something was not called, by what it declares, and the way to
     call it anyway (the scoped way first: one tool, not every one)."""
     if annotations.get("destructiveHint") is True:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mcp_bdd.contract import UNIQUE, Surface, compare
+
+if TYPE_CHECKING:
+    from mcp_bdd.check._finding import Finding
 
 __all__ = ["contract_findings"]
 
 
-def contract_findings(contract: Surface, now: Surface, where: str) -> list[Any]:
+def contract_findings(contract: Surface, now: Surface, where: str) -> list[Finding]:
     """Each classified difference as a check finding (breaking: high; routing, annotations: medium; additive: low)."""
     from mcp_bdd.check._finding import Finding
     from mcp_bdd.check._registry import Severity

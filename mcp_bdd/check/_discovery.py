@@ -11,8 +11,11 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    import httpx2
 
 __all__ = [
     "MAX_BODY",
@@ -89,7 +92,7 @@ class MetadataFetch:
     """The first location that served a JSON object, and every attempt (for the failure message)."""
 
     url: str | None = None
-    document: dict[str, Any] | None = None
+    document: dict[str, Any] | None = None  # steps/auth.py reads it as it is; object needs narrowing there
     attempts: list[tuple[str, int | None, str]] = field(default_factory=list)  # (url, status, note)
 
     def shown(self) -> str:
@@ -102,9 +105,9 @@ class MetadataFetch:
 
 
 def fetch_json(
-    client: Any, locations: list[str], headers: dict[str, str] | None = None, *, within: float = WITHIN
+    client: httpx2.Client, locations: list[str], headers: dict[str, str] | None = None, *, within: float = WITHIN
 ) -> MetadataFetch:
-    """GET each location in turn (an `httpx2.Client`) until one answers 200 with a JSON object.
+    """GET each location in turn until one answers 200 with a JSON object.
 
     Bodies are read up to `MAX_BODY`, each within `within` seconds: the client's timeout bounds
     each read, not the body, and a server that trickles a byte every second would be read for

@@ -8,8 +8,9 @@ response, secrets masked, sizes bounded) and a Tip.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, overload
 
 from mcp_bdd.check._secrets import mask_shapes
 from mcp_bdd.check._severity import Severity
@@ -24,11 +25,18 @@ __all__ = ["Call", "Finding", "Problem", "bounded", "call_of"]
 TEXT_LIMIT = 1500
 
 
-def bounded(value: Any, limit: int = TEXT_LIMIT) -> Any:
-    """A copy of `value` with secrets masked and every long string cut: findings stay small and safe."""
+@overload
+def bounded(value: str, limit: int = TEXT_LIMIT) -> str: ...
+@overload
+def bounded(value: Mapping[str, object], limit: int = TEXT_LIMIT) -> dict[str, object]: ...
+@overload
+def bounded(value: object, limit: int = TEXT_LIMIT) -> object: ...
+def bounded(value: object, limit: int = TEXT_LIMIT) -> object:
+    """A copy of `value` with secrets masked and every long string cut: findings stay small and safe
+    (a string stays a string, a mapping becomes a dict with string keys)."""
     value = mask_data(value, any_key=True)
 
-    def cut(item: Any) -> Any:
+    def cut(item: object) -> object:
         if isinstance(item, str):
             item = mask_shapes(mask(item))
             return item if len(item) <= limit else f"{item[:limit]}… ({len(item)} characters in all)"
@@ -46,13 +54,13 @@ class Call:
     """One request the check made and what came back (masked, bounded)."""
 
     method: str
-    params: dict[str, Any]
-    response: dict[str, Any] | None = None  # the result, as sent
-    error: dict[str, Any] | None = None  # a JSON-RPC error {code, message, data}
+    params: dict[str, object]
+    response: dict[str, object] | None = None  # the result, as sent
+    error: dict[str, object] | None = None  # a JSON-RPC error {code, message, data}
     note: str | None = None  # timed out / connection lost
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"method": self.method, "params": self.params}
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"method": self.method, "params": self.params}
         for key in ("response", "error", "note"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
@@ -70,7 +78,7 @@ class Call:
 
 
 def call_of(outcome: Outcome) -> Call:
-    error = None
+    error: dict[str, object] | None = None
     if outcome.error is not None:
         error = {"code": outcome.error.code, "message": outcome.error.message}
         if outcome.error.data is not None:
@@ -118,8 +126,8 @@ class Finding:
         object.__setattr__(self, "title", mask_shapes(mask(self.title)))
         object.__setattr__(self, "details", mask_shapes(mask(self.details)))
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {
             "check": self.check,
             "group": self.group,
             "severity": self.severity.label,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import TextIO
 
 from mcp_bdd.check._registry import GROUPS, REGISTRY, Severity
 from mcp_bdd.check._runner import CheckReport
@@ -69,16 +69,16 @@ def counted(n: int, plural: str) -> str:
     return f"{n:,} {plural[:-1] if n == 1 and plural.endswith('s') else plural}"
 
 
-def report_json(report: CheckReport, *, fail_on: Severity) -> dict[str, Any]:
+def report_json(report: CheckReport, *, fail_on: Severity) -> dict[str, object]:
     data = report.to_json()
     data["fail_on"] = fail_on.label
     data["status"] = "findings" if report.at_or_above(fail_on) else "passed"
     return data
 
 
-def sarif(report: CheckReport) -> dict[str, Any]:
+def sarif(report: CheckReport) -> dict[str, object]:
     """SARIF 2.1.0: one run, a rule per check that ran, a result per finding (located at the server)."""
-    rules: list[dict[str, Any]] = []
+    rules: list[dict[str, object]] = []
     index: dict[str, int] = {}
     for check_id in report.checks:
         index[check_id] = len(rules)
@@ -88,7 +88,7 @@ def sarif(report: CheckReport) -> dict[str, Any]:
         message = finding.title + (f"\n{finding.details}" if finding.details else "")
         if finding.tip:
             message += f"\nTip: {finding.tip}"
-        result: dict[str, Any] = {
+        result: dict[str, object] = {
             "ruleId": finding.check,
             "level": finding.severity.sarif_level,
             "message": {"text": message},
@@ -118,7 +118,7 @@ def sarif(report: CheckReport) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _rule(check_id: str) -> dict[str, Any]:
+def _rule(check_id: str) -> dict[str, object]:
     """A check as a SARIF rule; the contract check has no registered function, so no spec."""
     spec = REGISTRY.get(check_id)
     if spec is None:  # CONTRACT: its findings' severity is the change's category
@@ -146,7 +146,7 @@ def _artifact(report: CheckReport) -> str:
     return f"mcp-server/{name}"
 
 
-def dumps(data: Any) -> str:
+def dumps(data: object) -> str:
     """`check --json` and `--sarif`: secrets masked; printed to a terminal or a pipe (or read in one),
     so what would drive a terminal is escaped (as JSON escapes: the data is the same)."""
     return terminal_json(data)

@@ -12,7 +12,7 @@ import fnmatch
 import inspect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcp_bdd.check._finding import Finding, Problem
 from mcp_bdd.check._severity import Severity
@@ -146,7 +146,7 @@ def select(only: Sequence[str] = (), skip: Sequence[str] = (), *, contract: bool
     return sorted(specs, key=lambda s: (s.late, order.index(s.group)))
 
 
-def describe_all() -> list[dict[str, Any]]:
+def describe_all() -> list[dict[str, str]]:
     """Every check as a dict (id, group, severity, rationale, doc), for docs and `--list`."""
     return [
         {"id": s.id, "group": s.group, "severity": s.severity.label, "rationale": s.rationale, "doc": s.doc}

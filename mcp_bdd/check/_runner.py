@@ -7,7 +7,6 @@ import time
 import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from mcp_bdd.check._context import CheckContext, CheckOptions
 from mcp_bdd.check._finding import Finding, Problem
@@ -30,7 +29,7 @@ class CheckReport:
 
     target: str
     transport: str
-    server: dict[str, Any]
+    server: dict[str, object]
     protocol: str
     seed: int
     checks: list[str]
@@ -43,7 +42,7 @@ class CheckReport:
     def at_or_above(self, level: Severity) -> list[Finding]:
         return [f for f in self.findings if f.severity >= level]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "target": self.target,
             "transport": self.transport,

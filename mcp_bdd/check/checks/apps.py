@@ -14,9 +14,8 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
-from mcp_bdd.check._context import CheckContext
+from mcp_bdd.check._context import CheckContext, json_object
 from mcp_bdd.check._finding import Call, Problem, call_of
 from mcp_bdd.check._registry import Severity, check
 from mcp_bdd.session import Outcome
@@ -53,7 +52,7 @@ def _bindings(ctx: CheckContext) -> dict[str, list[str]]:
     return bound
 
 
-def _listed(ctx: CheckContext, uri: str) -> dict[str, Any] | None:
+def _listed(ctx: CheckContext, uri: str) -> dict[str, object] | None:
     return next((r for r in ctx.resources if r.get("uri") == uri), None)
 
 
@@ -153,12 +152,10 @@ def mime_type(ctx: CheckContext) -> Iterator[Problem]:
             )
 
 
-def _visibility_problem(tool: dict[str, Any]) -> str | None:
+def _visibility_problem(tool: dict[str, object]) -> str | None:
     """What is wrong with a tool's declared visibility as a host reads it (None: nothing)."""
-    found = tool.get("_meta")
-    meta: dict[str, Any] = found if isinstance(found, dict) else {}
-    found = meta.get("ui")
-    ui: dict[str, Any] = found if isinstance(found, dict) else {}
+    meta = json_object(tool.get("_meta"))
+    ui = json_object(meta.get("ui"))
     if "visibility" not in ui:
         if "ui/visibility" in meta:  # a flat key, after the deprecated `ui/resourceUri`: no host reads it
             return f'_meta["ui/visibility"] = {json.dumps(meta["ui/visibility"])}, a key hosts do not read'
@@ -204,12 +201,12 @@ def tool_visibility(ctx: CheckContext) -> Iterator[Problem]:
         )
 
 
-def _ui_tools(ctx: CheckContext) -> list[dict[str, Any]]:
+def _ui_tools(ctx: CheckContext) -> list[dict[str, object]]:
     """The tools with an app that the model may call: a client without the extension shows their result."""
     return [t for t in ctx.tools if app_uri(t) is not None and "model" in visibility(t)]
 
 
-def _fallback_missing(raw: dict[str, Any]) -> bool:
+def _fallback_missing(raw: dict[str, object]) -> bool:
     """Whether a successful result has nothing a client without the extension can show: no content
     block but blank text (an image or a resource link is something to show)."""
     content = raw.get("content")
@@ -217,7 +214,7 @@ def _fallback_missing(raw: dict[str, Any]) -> bool:
     return not any(b.get("type") != "text" or str(b.get("text") or "").strip() for b in blocks)
 
 
-def _calls_for_fallback(ctx: CheckContext, tool: dict[str, Any]) -> list[Outcome]:
+def _calls_for_fallback(ctx: CheckContext, tool: dict[str, object]) -> list[Outcome]:
     """The successful calls of a tool any check made, or one minimal call of a read-only tool."""
     from mcp_bdd.check.checks.honest import minimal_call
 
@@ -225,7 +222,7 @@ def _calls_for_fallback(ctx: CheckContext, tool: dict[str, Any]) -> list[Outcome
     done = [c.outcome for c in ctx.calls if c.tool == name and c.outcome.raw is not None]
     if done or name in ctx.hung:
         return [o for o in done if not (o.raw or {}).get("isError")]
-    if (tool.get("annotations") or {}).get("readOnlyHint") is not True or not ctx.may_call(tool):
+    if json_object(tool.get("annotations")).get("readOnlyHint") is not True or not ctx.may_call(tool):
         ctx.note_once(
             f"tool {name}: its text fallback was not judged: it is not annotated readOnlyHint: true, so it "
             "was not called (a call might change the server's state)"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mcp_bdd.check._context import CheckContext
 from mcp_bdd.check._discovery import (
@@ -32,6 +32,9 @@ from mcp_bdd.check._finding import Call, Problem, bounded
 from mcp_bdd.check._registry import check
 from mcp_bdd.check._severity import Severity
 from mcp_bdd.check.checks.poisoning import stack_trace
+
+if TYPE_CHECKING:
+    import httpx2
 
 __all__: list[str] = []
 
@@ -57,7 +60,7 @@ class Answer:
     error: str = ""  # the connection failed
 
     def call(self) -> Call:
-        response: dict[str, Any] = {"status": self.status, "headers": self.headers}
+        response: dict[str, object] = {"status": self.status, "headers": self.headers}
         if self.body:
             response["body"] = self.body
         return Call(
@@ -84,7 +87,7 @@ class Probe:
         return self.unauthenticated.status in (401, 403)
 
 
-def _client(ctx: CheckContext) -> Any:
+def _client(ctx: CheckContext) -> httpx2.Client:
     import httpx2
 
     timeout = max(1.0, min(float(ctx.session.timeout), 10.0))
@@ -107,7 +110,7 @@ def _exchange(ctx: CheckContext, url: str, transport: str, headers: dict[str, st
         # the request the session itself opened with: the legacy handshake, or the 2026-07-28 discovery
         envelope = {"io.modelcontextprotocol/protocolVersion": ctx.protocol,
                     "io.modelcontextprotocol/clientCapabilities": {}}  # fmt: skip
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+        message: dict[str, object] = {"jsonrpc": "2.0", "id": 1, "method": "server/discover",
                                    "params": {"_meta": envelope}}  # fmt: skip
         if ctx.legacy:
             message["method"] = "initialize"
@@ -175,7 +178,7 @@ def _probe(ctx: CheckContext) -> Probe | None:
     return probe
 
 
-def _shown(document: dict[str, Any]) -> str:
+def _shown(document: dict[str, object]) -> str:
     """Public metadata as sent (its `token_endpoint` is no secret: only secret shapes are masked, by Finding)."""
     text = json.dumps(document, indent=2, ensure_ascii=False)
     return text if len(text) <= 2000 else f"{text[:2000]}… ({len(text)} characters in all)"
@@ -300,7 +303,7 @@ def _metadata_location_problems(ctx: CheckContext, probe: Probe, fetch: Metadata
             )
 
 
-def _metadata_content_problems(document: dict[str, Any], served_at: str, server_url: str) -> Iterator[Problem]:
+def _metadata_content_problems(document: dict[str, object], served_at: str, server_url: str) -> Iterator[Problem]:
     """RFC 9728 §2 and §3.3: `resource` is the server's own URL, `authorization_servers` a non-empty
     list of URLs."""
     target = f"server {server_url}"

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-from typing import Any
 
 from mcp_bdd.check._context import CheckContext
 from mcp_bdd.check._finding import Call, Problem, bounded
@@ -31,14 +30,14 @@ CHARS_PER_TOKEN = 4
 READ_BY_MODEL = ("name", "title", "description", "inputSchema")
 
 
-def tool_tokens(tool: dict[str, Any]) -> int:
+def tool_tokens(tool: dict[str, object]) -> int:
     """The estimated tokens of one tool's definition: characters of its compact JSON / 4, rounded up."""
     shown = {key: tool[key] for key in READ_BY_MODEL if key in tool}
     text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def result_bytes(raw: dict[str, Any]) -> int:
+def result_bytes(raw: dict[str, object]) -> int:
     """The size of a result as sent: its compact JSON, in UTF-8 bytes."""
     return len(json.dumps(raw, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace"))
 
@@ -77,7 +76,7 @@ def token_budget(ctx: CheckContext) -> Iterator[Problem]:
         )
 
 
-def _sized(ctx: CheckContext) -> Iterator[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+def _sized(ctx: CheckContext) -> Iterator[tuple[str, str, dict[str, object], dict[str, object]]]:
     """(target, method, params, result) of every answer any check got: tool calls, reads, prompts."""
     for made in ctx.calls:
         if made.outcome.raw is not None:
@@ -100,7 +99,7 @@ def result_size(ctx: CheckContext) -> Iterator[Problem]:
     """No result any check received (tool calls, resources/read, prompts/get) is larger than
     `--max-result-bytes` bytes of JSON (default 1,000,000); the largest of each tool, resource or
     prompt is reported, with its estimated tokens."""
-    largest: dict[str, tuple[int, str, dict[str, Any]]] = {}
+    largest: dict[str, tuple[int, str, dict[str, object]]] = {}
     limit = ctx.options.max_result_bytes
     for target, method, params, raw in _sized(ctx):
         size = result_bytes(raw)

@@ -17,7 +17,7 @@ import copy
 import re
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from pydantic import model_serializer
@@ -28,6 +28,9 @@ from mcp_bdd.check._finding import Problem, call_of
 from mcp_bdd.check._registry import Severity, check
 from mcp_bdd.session import Outcome
 
+if TYPE_CHECKING:
+    from pydantic import SerializerFunctionWrapHandler
+
 __all__ = ["draw_calls", "minimal_call"]
 
 INTERNAL_ERROR = -32603
@@ -36,7 +39,7 @@ EXTRA_ARGUMENT = "mcp_bdd_unexpected_argument"
 LONG_STRING = 10_000
 UNICODE = "Zoë 世界 🚀 \u00e9\u0301 ﷽"
 #: A value of the wrong type for each JSON type that no lenient parser turns into the right one.
-WRONG: dict[str, Any] = {
+WRONG: dict[str, object] = {
     "string": 12345,
     "integer": "not-a-number",
     "number": "not-a-number",
@@ -50,13 +53,14 @@ WRONG: dict[str, Any] = {
 # generation
 
 
-def draw_calls(schema: dict[str, Any], count: int, seed: int) -> list[dict[str, Any]]:
-    """Up to `count` argument objects valid against `schema`, the same ones for the same seed."""
+def draw_calls(schema: dict[str, Any], count: int, seed: int) -> list[dict[str, object]]:
+    """Up to `count` argument objects valid against `schema`, the same ones for the same seed (loosely typed:
+    hypothesis-jsonschema takes a schema typed as JSON values, which a server's raw JSON is not to mypy)."""
     from hypothesis import HealthCheck, Phase, given, settings  # imported here: ~0.5 s, only when calling
     from hypothesis import seed as fixed_seed
     from hypothesis_jsonschema import from_schema
 
-    drawn: list[dict[str, Any]] = []
+    drawn: list[dict[str, object]] = []
     try:
         strategy = guarded(schema, lambda: from_schema(schema))  # $ref loop / to nothing: input-valid says why
 
@@ -69,7 +73,7 @@ def draw_calls(schema: dict[str, Any], count: int, seed: int) -> list[dict[str, 
         )
         @fixed_seed(seed)
         @given(strategy)
-        def collect(value: Any) -> None:
+        def collect(value: object) -> None:
             if isinstance(value, dict) and value not in drawn:
                 drawn.append(value)
 
@@ -79,22 +83,22 @@ def draw_calls(schema: dict[str, Any], count: int, seed: int) -> list[dict[str, 
     return drawn[:count]
 
 
-def _input_schema(tool: dict[str, Any]) -> dict[str, Any]:
+def _input_schema(tool: dict[str, object]) -> dict[str, object]:
     schema = tool.get("inputSchema")
     return schema if isinstance(schema, dict) else {"type": "object"}
 
 
-def _required(tool: dict[str, Any]) -> list[str]:
+def _required(tool: dict[str, object]) -> list[str]:
     required = _input_schema(tool).get("required")
     return [str(r) for r in required] if isinstance(required, list) else []
 
 
-def _properties(tool: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _properties(tool: dict[str, object]) -> dict[str, dict[str, object]]:
     props = _input_schema(tool).get("properties")
     return {str(k): v for k, v in props.items() if isinstance(v, dict)} if isinstance(props, dict) else {}
 
 
-def minimal_call(ctx: CheckContext, tool: dict[str, Any]) -> dict[str, Any] | None:
+def minimal_call(ctx: CheckContext, tool: dict[str, object]) -> dict[str, object] | None:
     """Only the required arguments, generated from the schema (None: the schema cannot be satisfied)."""
     cache = ctx.minimal_calls
     name = str(tool.get("name"))
@@ -150,14 +154,16 @@ def names_argument(text: str, argument: str) -> bool:
 class _Judge:
     """Runs the calls of one tool and turns broken invariants into problems."""
 
-    def __init__(self, ctx: CheckContext, tool: dict[str, Any]) -> None:
+    def __init__(self, ctx: CheckContext, tool: dict[str, object]) -> None:
         self.ctx = ctx
         self.tool = tool
         self.name = str(tool.get("name"))
         self.target = f"tool {self.name}"
         self.dead = False
 
-    def call(self, arguments: dict[str, Any] | None, purpose: str, request: Any = None) -> Outcome | None:
+    def call(
+        self, arguments: dict[str, object] | None, purpose: str, request: types.CallToolRequest | None = None
+    ) -> Outcome | None:
         """The call, unless the tool hung or the server went away before; `request`: a tools/call
         request as built (the arguments are then its own)."""
         if self.dead or self.name in self.ctx.hung:
@@ -210,7 +216,7 @@ class _Judge:
             severity=Severity.HIGH,
         )
 
-    def must_reject(self, arguments: dict[str, Any], purpose: str, argument: str) -> Iterator[Problem]:
+    def must_reject(self, arguments: dict[str, object], purpose: str, argument: str) -> Iterator[Problem]:
         outcome = self.call(arguments, purpose)
         if outcome is None:
             return
@@ -241,7 +247,7 @@ class _Judge:
                 severity=Severity.MEDIUM,
             )
 
-    def must_survive(self, arguments: dict[str, Any], purpose: str) -> Iterator[Problem]:
+    def must_survive(self, arguments: dict[str, object], purpose: str) -> Iterator[Problem]:
         outcome = self.call(arguments, purpose)
         if outcome is None:
             return
@@ -250,7 +256,7 @@ class _Judge:
             yield problem
 
 
-def _simple_type(prop: dict[str, Any]) -> str | None:
+def _simple_type(prop: dict[str, object]) -> str | None:
     kind = prop.get("type")
     if isinstance(kind, str):
         return kind
@@ -260,34 +266,38 @@ def _simple_type(prop: dict[str, Any]) -> str | None:
     return None
 
 
-def _wrong_value(prop: dict[str, Any]) -> Any:
+def _wrong_value(prop: dict[str, object]) -> object:
     kind = _simple_type(prop)
     if kind is None or kind not in WRONG:
         return None
-    if isinstance(prop.get("type"), list) and "string" in prop["type"] and kind != "string":
+    kinds = prop.get("type")
+    if isinstance(kinds, list) and "string" in kinds and kind != "string":
         return None
     return WRONG[kind]
 
 
-def _boundary_values(prop: dict[str, Any]) -> list[tuple[Any, str]]:
+def _boundary_values(prop: dict[str, object]) -> list[tuple[object, str]]:
     """Values just outside what the property declares (each must be rejected)."""
-    out: list[tuple[Any, str]] = []
+    out: list[tuple[object, str]] = []
     kind = _simple_type(prop)
     if kind in ("integer", "number"):
         step = 1 if kind == "integer" else 0.5
-        if isinstance(prop.get("minimum"), int | float):
-            out.append((prop["minimum"] - step, f"below its minimum {prop['minimum']}"))
-        if isinstance(prop.get("exclusiveMinimum"), int | float):
-            out.append((prop["exclusiveMinimum"], f"at its exclusiveMinimum {prop['exclusiveMinimum']}"))
-        if isinstance(prop.get("maximum"), int | float):
-            out.append((prop["maximum"] + step, f"above its maximum {prop['maximum']}"))
-        if isinstance(prop.get("exclusiveMaximum"), int | float):
-            out.append((prop["exclusiveMaximum"], f"at its exclusiveMaximum {prop['exclusiveMaximum']}"))
+        minimum, low = prop.get("minimum"), prop.get("exclusiveMinimum")
+        maximum, high = prop.get("maximum"), prop.get("exclusiveMaximum")
+        if isinstance(minimum, int | float):
+            out.append((minimum - step, f"below its minimum {minimum}"))
+        if isinstance(low, int | float):
+            out.append((low, f"at its exclusiveMinimum {low}"))
+        if isinstance(maximum, int | float):
+            out.append((maximum + step, f"above its maximum {maximum}"))
+        if isinstance(high, int | float):
+            out.append((high, f"at its exclusiveMaximum {high}"))
     if kind == "string":
-        if isinstance(prop.get("maxLength"), int):
-            out.append(("x" * (prop["maxLength"] + 1), f"longer than its maxLength {prop['maxLength']}"))
-        if isinstance(prop.get("minLength"), int) and prop["minLength"] > 0:
-            out.append(("x" * (prop["minLength"] - 1), f"shorter than its minLength {prop['minLength']}"))
+        longest, shortest = prop.get("maxLength"), prop.get("minLength")
+        if isinstance(longest, int):
+            out.append(("x" * (longest + 1), f"longer than its maxLength {longest}"))
+        if isinstance(shortest, int) and shortest > 0:
+            out.append(("x" * (shortest - 1), f"shorter than its minLength {shortest}"))
     enum = prop.get("enum")
     if isinstance(enum, list) and enum and all(isinstance(e, str) for e in enum):
         out.append(("mcp-bdd-not-in-enum", "a value outside its enum"))
@@ -298,7 +308,7 @@ def _boundary_values(prop: dict[str, Any]) -> list[tuple[Any, str]]:
 # the checks
 
 
-def _tools_to_call(ctx: CheckContext) -> list[dict[str, Any]]:
+def _tools_to_call(ctx: CheckContext) -> list[dict[str, object]]:
     seed = ctx.options.seed
     ctx.note_once(f"generated calls use seed {seed} (replay them with --seed {seed})")
     return ctx.callable_tools()
@@ -436,8 +446,8 @@ class _NullArguments(types.CallToolRequestParams):
     clients send for a tool without arguments."""
 
     @model_serializer(mode="wrap")
-    def _with_null(self, handler: Any) -> Any:
-        data = handler(self)
+    def _with_null(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
         data["arguments"] = None
         return data
 

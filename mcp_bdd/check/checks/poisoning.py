@@ -17,9 +17,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
-from typing import Any
 
-from mcp_bdd.check._context import UNKNOWN_NAME, CheckContext, error_text
+from mcp_bdd.check._context import UNKNOWN_NAME, CheckContext, error_text, json_array, json_object
 from mcp_bdd.check._finding import Problem, call_of
 from mcp_bdd.check._registry import check
 from mcp_bdd.check._secrets import find_shape
@@ -34,6 +33,7 @@ from mcp_bdd.check.checks._intent import (
     score,
 )
 from mcp_bdd.check.checks._intent import INSTRUCTIONS as IN_INSTRUCTIONS
+from mcp_bdd.session import Outcome
 
 __all__ = ["hidden_instruction", "invisible_characters", "judge", "leaked_secret", "stack_trace"]
 
@@ -136,7 +136,7 @@ def _texts(ctx: CheckContext) -> Iterator[tuple[str, str, str]]:
         yield "server", "instructions", instructions
 
 
-def _walk(value: Any, path: str) -> Iterator[tuple[str, str]]:
+def _walk(value: object, path: str) -> Iterator[tuple[str, str]]:
     """(field, text) of a definition's texts a model reads: titles and descriptions at any depth,
     and the values a schema suggests (default, const, examples, enum)."""
     if isinstance(value, list):
@@ -208,7 +208,7 @@ def hidden_instructions(ctx: CheckContext) -> Iterator[Problem]:
         yield from _judged(target, texts)
 
 
-def _messages(outcome: Any) -> Iterator[tuple[str, str]]:
+def _messages(outcome: Outcome) -> Iterator[tuple[str, str]]:
     result = outcome.raw if isinstance(outcome.raw, dict) else {}
     for i, message in enumerate(result.get("messages") or []):
         content = message.get("content") if isinstance(message, dict) else None
@@ -227,7 +227,7 @@ def prompt_messages(ctx: CheckContext) -> Iterator[Problem]:
     `max_items` prompts) ask the model to act against the user, scored as descriptions are."""
     for prompt in ctx.prompts[: ctx.options.max_items]:
         name = str(prompt.get("name"))
-        arguments = {str(a.get("name")): "example" for a in prompt.get("arguments") or []
+        arguments = {str(a.get("name")): "example" for a in json_array(prompt.get("arguments"))
                      if isinstance(a, dict) and a.get("required")}  # fmt: skip
         outcome = ctx.get_prompt(name, arguments or None)
         if outcome is None or outcome.error is not None:
@@ -280,7 +280,7 @@ def urls(ctx: CheckContext) -> Iterator[Problem]:
             )
 
 
-def _error_samples(ctx: CheckContext) -> list[tuple[str, Any]]:
+def _error_samples(ctx: CheckContext) -> list[tuple[str, Outcome]]:
     """Every rejected call any check made, plus (when none was made) an unknown tool and an empty call."""
     samples = [(f"tool {c.tool}", c.outcome) for c in ctx.calls if c.outcome.error or c.outcome.is_error_result]
     if not ctx.calls and ctx.declares("tools"):
@@ -288,7 +288,7 @@ def _error_samples(ctx: CheckContext) -> list[tuple[str, Any]]:
         probes += [
             (str(t.get("name")), "no arguments")
             for t in ctx.callable_tools()
-            if (t.get("inputSchema") or {}).get("required")
+            if json_object(t.get("inputSchema")).get("required")
         ]
         for name, purpose in probes:
             outcome = ctx.call(name, {}, purpose)

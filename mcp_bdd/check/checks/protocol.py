@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import mcp_types as types
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from mcp_bdd.check._context import UNKNOWN_NAME, CheckContext, error_text
+from mcp_bdd.check._context import UNKNOWN_NAME, CheckContext, error_text, json_array
 from mcp_bdd.check._finding import Problem, call_of
 from mcp_bdd.check._registry import Severity, check
 from mcp_bdd.session import Outcome
@@ -129,10 +128,10 @@ def resources_read(ctx: CheckContext) -> Iterator[Problem]:
             )
 
 
-def _prompt_arguments(prompt: dict[str, Any]) -> dict[str, str]:
+def _prompt_arguments(prompt: dict[str, object]) -> dict[str, str]:
     return {
         str(a.get("name")): "example"
-        for a in prompt.get("arguments") or []
+        for a in json_array(prompt.get("arguments"))
         if isinstance(a, dict) and a.get("required")
     }
 
@@ -185,7 +184,7 @@ def completions(ctx: CheckContext) -> Iterator[Problem]:
     if not ctx.declares("completions"):
         return
     for prompt in ctx.prompts:
-        args = [a for a in prompt.get("arguments") or [] if isinstance(a, dict) and a.get("name")]
+        args = [a for a in json_array(prompt.get("arguments")) if isinstance(a, dict) and a.get("name")]
         if not args:
             continue
         name, arg = str(prompt.get("name")), str(args[0]["name"])
@@ -283,7 +282,7 @@ def unknown_names(ctx: CheckContext) -> Iterator[Problem]:
 
 
 #: The SDK's models of the results the checks receive (mcp_types: the spec's schema as pydantic models).
-RESULT_MODELS: dict[str, Any] = {
+RESULT_MODELS: dict[str, type[BaseModel]] = {
     "tools/call": types.CallToolResult,
     "resources/read": types.ReadResourceResult,
     "prompts/get": types.GetPromptResult,

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
-from mcp_bdd.check._context import CheckContext
+from mcp_bdd.check._context import CheckContext, json_object
 from mcp_bdd.check._finding import Problem
 from mcp_bdd.check._registry import Severity, check
 
@@ -33,7 +32,7 @@ CHANGE_DESCRIPTION = re.compile(
 )
 
 
-def changes_something(name: str, description: Any) -> str | None:
+def changes_something(name: str, description: object) -> str | None:
     """What says that a tool changes something — its name or the lead of its description — or None.
     Only the leading verb counts: "Lists the orders (use create_order to add one)" is a read, and
     "Update history of a package" names a thing, not an act."""
@@ -51,7 +50,7 @@ def _placeholder(text: str, name: str) -> bool:
 
 
 def _description_problems(
-    ctx: CheckContext, what: str, name: str, text: Any, *, arg: bool = False
+    ctx: CheckContext, what: str, name: str, text: object, *, arg: bool = False
 ) -> Iterator[Problem]:
     target = what
     if not isinstance(text, str) or not text.strip():
@@ -92,7 +91,7 @@ def descriptions(ctx: CheckContext) -> Iterator[Problem]:
     for tool in ctx.tools:
         name = str(tool.get("name"))
         yield from _description_problems(ctx, f"tool {name}", name, tool.get("description"))
-        props = ((tool.get("inputSchema") or {}).get("properties")) or {}
+        props = json_object(tool.get("inputSchema")).get("properties") or {}
         if isinstance(props, dict):
             bare = [
                 str(a)
@@ -129,7 +128,7 @@ def annotation_hints(ctx: CheckContext) -> Iterator[Problem]:
     set, write, send, create, revoke, ...), is not marked read-only; every tool says whether it is read-only."""
     for tool in ctx.tools:
         name = str(tool.get("name"))
-        hints = tool.get("annotations") or {}
+        hints = json_object(tool.get("annotations"))
         if hints.get("readOnlyHint") is True and hints.get("destructiveHint") is True:
             yield Problem(
                 title="the tool is annotated both read-only and destructive",

@@ -21,7 +21,7 @@ from mcp_bdd.check._registry import check
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 
-def _schema_problems(tool: dict[str, Any], what: str, tip: str) -> list[Problem]:
+def _schema_problems(tool: dict[str, object], what: str, tip: str) -> list[Problem]:
     """What is wrong with the tool's `what` (inputSchema / outputSchema); `tip` for the shape problems."""
     schema, target = tool.get(what), f"tool {tool.get('name')}"
     if not isinstance(schema, dict):
@@ -140,8 +140,9 @@ def output_valid(ctx: CheckContext) -> Iterator[Problem]:
         )
 
 
-def _mismatches(schema: dict[str, Any], value: Any) -> list[Any]:
-    """Every error of `value` against `schema`, by path (SchemaUnusable when its `$ref`s loop or dangle)."""
+def _mismatches(schema: dict[str, object], value: object) -> list[Any]:
+    """Every error of `value` against `schema`, by path (SchemaUnusable when its `$ref`s loop or dangle);
+    jsonschema's errors, which it ships no types for."""
     validator = validator_for(schema, default=Draft202012Validator)(schema)
     return guarded(schema, lambda: sorted(validator.iter_errors(value), key=lambda e: list(e.path)))
 

@@ -11,7 +11,6 @@ call as a task. A task the check creates is cancelled once it is seen.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from mcp_bdd.check._context import CheckContext
 from mcp_bdd.check._finding import Problem, call_of
@@ -23,7 +22,7 @@ __all__: list[str] = []
 _CLAIMS = ("forbidden", "optional", "required")
 
 
-def _claims(ctx: CheckContext) -> Iterator[tuple[dict[str, Any], str]]:
+def _claims(ctx: CheckContext) -> Iterator[tuple[dict[str, object], str]]:
     """Each listed tool that says something about tasks, with what it says."""
     for tool in ctx.tools:
         claim = task_support(tool)
@@ -119,7 +118,7 @@ def task_created(ctx: CheckContext) -> Iterator[Problem]:
             yield problem
 
 
-def _as_task(ctx: CheckContext, name: str, arguments: dict[str, Any], claim: str) -> Problem | None:
+def _as_task(ctx: CheckContext, name: str, arguments: dict[str, object], claim: str) -> Problem | None:
     outcome = ctx.answered(f"tool {name}", lambda: call_as_task(ctx.session, name, lambda _listed: arguments))
     if outcome is None:
         return None  # refused with HTTP 401/403: the credentials, never judged (the notes say so)
