@@ -24,7 +24,7 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO, TypedDict
 
 from mcp_bdd.errors import (
     EXIT_FAILED,
@@ -391,17 +391,26 @@ def _dispatch(args: argparse.Namespace, extra: list[str], parser: argparse.Argum
     return EXIT_USAGE
 
 
-def _connection(args: argparse.Namespace) -> dict[str, Any]:
+class _Connection(TypedDict):
+    target: list[str]
+    server: str | None
+    transport: str | None
+    protocol: str | None
+    timeout: float | None
+    headers: list[str]
+
+
+def _connection(args: argparse.Namespace) -> _Connection:
     """What every connecting command takes the same way: its target, server, transport, protocol,
     timeout and headers."""
-    return {
-        "target": list(args.target),
-        "server": args.server,
-        "transport": args.transport,
-        "protocol": args.protocol,
-        "timeout": args.timeout,
-        "headers": list(getattr(args, "header", None) or []),  # `contract` connects as configured, without them
-    }
+    return _Connection(
+        target=list(args.target),
+        server=args.server,
+        transport=args.transport,
+        protocol=args.protocol,
+        timeout=args.timeout,
+        headers=list(getattr(args, "header", None) or []),  # `contract` connects as configured, without them
+    )
 
 
 def _listed(values: Sequence[str]) -> list[str]:
@@ -484,10 +493,17 @@ def _check(args: argparse.Namespace) -> int:
 def _contract(args: argparse.Namespace) -> int:
     from mcp_bdd.check._command import run_contract_command
 
-    connection = _connection(args)
-    del connection["headers"]
+    connection = _connection(args)  # its headers left out: `contract` connects as configured
     return run_contract_command(
-        args.action, args.file, connection.pop("target"), **connection, fail_on=args.fail_on, as_json=args.json
+        args.action,
+        args.file,
+        connection["target"],
+        server=connection["server"],
+        transport=connection["transport"],
+        protocol=connection["protocol"],
+        timeout=connection["timeout"],
+        fail_on=args.fail_on,
+        as_json=args.json,
     )
 
 

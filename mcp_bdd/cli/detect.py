@@ -27,7 +27,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 __all__ = [
     "Candidate",
@@ -298,13 +297,13 @@ def node_project(root: Path) -> NodeProject | None:
         return None
     if not isinstance(package, dict):
         return None
-    deps: dict[str, Any] = {}
+    deps: dict[str, object] = {}
     for key in ("dependencies", "devDependencies"):
         if isinstance(package.get(key), dict):
             deps.update(package[key])
     if not any(name in deps for name in _MCP_NPM):
         return None
-    scripts: dict[str, Any] = package["scripts"] if isinstance(package.get("scripts"), dict) else {}
+    scripts: dict[str, object] = package["scripts"] if isinstance(package.get("scripts"), dict) else {}
     entry = _node_entry(root, package, scripts)
     if entry is None:
         return None
@@ -319,7 +318,7 @@ def node_project(root: Path) -> NodeProject | None:
     )
 
 
-def _node_entry(root: Path, package: dict[str, Any], scripts: dict[str, Any]) -> str | None:
+def _node_entry(root: Path, package: dict[str, object], scripts: dict[str, object]) -> str | None:
     bin_field = package.get("bin")
     if isinstance(bin_field, str):
         return _rel(bin_field)
@@ -333,8 +332,9 @@ def _node_entry(root: Path, package: dict[str, Any], scripts: dict[str, Any]) ->
             argv = []
         if len(argv) >= 2 and argv[0] == "node":
             return _rel(next(a for a in argv[1:] if not a.startswith("-")))
-    if isinstance(package.get("main"), str):
-        return _rel(package["main"])
+    main = package.get("main")
+    if isinstance(main, str):
+        return _rel(main)
     for guess in ("index.js", "server.js", "build/index.js", "dist/index.js", "src/index.js"):
         if (root / guess).exists():
             return guess
@@ -365,9 +365,9 @@ def go_module(root: Path) -> str | None:
 _BEHAVE_FILES = ("pyproject.toml", "tox.ini", "setup.cfg", ".behaverc", "behave.ini")
 
 
-def _behave_settings(root: Path) -> dict[str, Any]:
+def _behave_settings(root: Path) -> dict[str, object]:
     """The behave settings of the project's config files that decide its layout."""
-    settings: dict[str, Any] = {}
+    settings: dict[str, object] = {}
     for name in _BEHAVE_FILES:
         path = root / name
         if not path.is_file():
@@ -556,8 +556,9 @@ def install_of(dist: metadata.Distribution, root: Path) -> Install:
         return Install([f"mcp-bdd=={dist.version}"], f"mcp-bdd {dist.version} from a package index",
                        "If the runner's index has no mcp-bdd, point this at your copy instead")  # fmt: skip
     url: str = data["url"]
-    if isinstance(data.get("vcs_info"), dict):
-        return _vcs_install(url, data)
+    vcs_info = data.get("vcs_info")
+    if isinstance(vcs_info, dict):
+        return _vcs_install(url, data, vcs_info)
     local = _file_path(url)
     if local is None:  # an archive from a URL
         return Install([f"mcp-bdd @ {url}"], f"from {url}")
@@ -570,8 +571,8 @@ def install_of(dist: metadata.Distribution, root: Path) -> Install:
     return Install([shown], f"from the folder {local}", advice)
 
 
-def _vcs_install(url: str, data: dict[str, Any]) -> Install:
-    info: dict[str, Any] = data["vcs_info"]
+def _vcs_install(url: str, data: dict[str, object], info: dict[str, object]) -> Install:
+    """`info`: `data`'s vcs_info."""
     revision = str(info.get("commit_id") or info.get("requested_revision") or "")
     spec = f"mcp-bdd @ {info.get('vcs', 'git')}+{url}" + (f"@{revision}" if revision else "")
     if data.get("subdirectory"):

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from mcp_bdd._process_tree import descendants, die_with_parent, kill_all, signal_group
 from mcp_bdd.errors import (
@@ -54,6 +54,9 @@ from mcp_bdd.errors import (
 
 if TYPE_CHECKING:
     import psutil
+
+    from mcp_bdd.config import Config
+    from mcp_bdd.report.model import Run, Scenario, ServerSurface
 
 __all__ = [
     "Leg",
@@ -103,7 +106,7 @@ def _split_list(values: Sequence[str] | None) -> list[str]:
     return out
 
 
-def plan_legs(transports: Sequence[str] | None, protocols: Sequence[str] | None, config: Any) -> list[Leg]:
+def plan_legs(transports: Sequence[str] | None, protocols: Sequence[str] | None, config: Config) -> list[Leg]:
     """The matrix: transports x protocols, validated (a ConfigError lists the valid values)."""
     from mcp_bdd.config import PROTOCOLS, TRANSPORTS, normalize_protocol, normalize_transport
 
@@ -419,7 +422,7 @@ def _schedule(jobs: list[Job], concurrency: int, root: Path, out: TextIO) -> boo
 class LegResult:
     leg: Leg
     jobs: list[Job]
-    run: Any = None  # mcp_bdd.report.model.Run, the jobs combined
+    run: Run | None = None  # the jobs combined
     json_path: Path | None = None
     counts: Counter[str] = field(default_factory=Counter)
     severity: int = EXIT_OK
@@ -429,14 +432,14 @@ class LegResult:
     died: bool = False  # a worker was ended by something other than behave, before it wrote its report
 
 
-def _combine_runs(runs: list[Any]) -> Any:
+def _combine_runs(runs: list[Run]) -> Run:
     """The runs of one leg's jobs as one run (features sorted by file, step uses added up)."""
     from mcp_bdd.report.model import StepDef, combine
 
     if len(runs) == 1:
         return runs[0]
     features = sorted((f for r in runs for f in r.features), key=lambda f: f.filename)
-    servers: dict[str, Any] = {}
+    servers: dict[str, ServerSurface] = {}
     for run in runs:
         for surface in run.servers:
             have = servers.get(surface.server)
@@ -534,7 +537,7 @@ def _analyse(result: LegResult, interrupted: bool) -> None:
         result.problems.append("behave reported a failure (see the job logs).")
 
 
-def _read_runs(result: LegResult, interrupted: bool) -> list[Any]:
+def _read_runs(result: LegResult, interrupted: bool) -> list[Run]:
     """Each worker's run file, read; a worker that left none is a problem of the leg (unless interrupted)."""
     import json
 
@@ -588,7 +591,7 @@ def _tally(result: LegResult) -> tuple[Counter[str], Counter[str]]:
     return unservable, start_failures
 
 
-def _first_failure(scenario: Any) -> tuple[str, str | None]:
+def _first_failure(scenario: Scenario) -> tuple[str, str | None]:
     """The first line of a scenario's first failure, without the exception's name, and its kind."""
     failed = [(s.error_message, s.error_kind) for s in scenario.steps if s.error_message]
     if scenario.error_message:

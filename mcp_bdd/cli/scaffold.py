@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
 from mcp_bdd.cli.detect import (
     COPIES,
@@ -41,6 +41,9 @@ from mcp_bdd.cli.detect import (
 )
 from mcp_bdd.errors import EXIT_OK, UsageError, for_terminal
 from mcp_bdd.secrets import mask_data
+
+if TYPE_CHECKING:
+    from mcp_bdd.session import Session
 
 __all__ = ["Candidate", "FilePlan", "detect_server", "feature_files", "init", "placeholder", "scaffold"]
 
@@ -123,7 +126,7 @@ class FilePlan:
         return "conflict"
 
 
-def _write_plans(plans: Sequence[FilePlan], root: Path, force: bool, out: Any) -> None:
+def _write_plans(plans: Sequence[FilePlan], root: Path, force: bool, out: TextIO) -> None:
     conflicts = [p for p in plans if p.state() == "conflict"]
     if conflicts and not force:
         listing = "\n".join(f"  {_show(p.path, root)}" for p in conflicts)
@@ -182,7 +185,7 @@ def _has_section(pyproject: Path) -> bool:
     return isinstance(data.get("tool", {}).get("mcp-bdd"), dict)
 
 
-def _toml(value: Any) -> str:
+def _toml(value: object) -> str:
     """A TOML value (strings as basic strings: JSON escapes are valid TOML)."""
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
@@ -200,7 +203,7 @@ def _toml(value: Any) -> str:
 @dataclass
 class ServerChoice:
     name: str
-    body: dict[str, Any]  # the [servers.<name>] keys
+    body: dict[str, object]  # the [servers.<name>] keys
     why: str
     example: bool = False  # the generated example server: its feature calls `greet`
     transport: str | None = None  # top-level default transport to write
@@ -386,9 +389,10 @@ def _existing_choice(config_file: Path, prefix: bool) -> ServerChoice | None:
     section = data.get("tool", {}).get("mcp-bdd") if prefix else data
     if not isinstance(section, dict) or not isinstance(section.get("servers"), dict) or not section["servers"]:
         return None
-    servers: dict[str, Any] = section["servers"]
+    servers: dict[str, object] = section["servers"]
     name = str(section.get("server")) if section.get("server") in servers else str(next(iter(servers)))
-    body = servers[name] if isinstance(servers[name], dict) else {}
+    found = servers[name]
+    body: dict[str, object] = found if isinstance(found, dict) else {}
     app = body.get("app")
     example = app == f"{EXAMPLE_MODULE}:create_server"
     return ServerChoice(str(name), body, "kept the configuration there", example=example, python=bool(app))
@@ -449,7 +453,8 @@ def _server_setup_steps(root: Path, choice: ServerChoice) -> str:
 def _own_venv_lines(root: Path, choice: ServerChoice) -> list[str]:
     """The server's own environment, where its command will find it: `.venv/bin/python` needs a
     .venv (git leaves the author's out), `python3` the runner's Python."""
-    argv = [str(a) for a in choice.body.get("command") or []]
+    command = choice.body.get("command")  # a list: the setup is the one detection chose
+    argv = [str(a) for a in command] if isinstance(command, list) else []
     if argv[:2] == ["uv", "run"]:
         return ["pip install uv", "uv sync --frozen"]
     if argv[:2] == ["poetry", "run"]:
@@ -672,7 +677,7 @@ def init(
     app: str | None,
     force: bool,
     name: str | None = None,
-    out: Any = None,
+    out: TextIO | None = None,
 ) -> int:
     out = out or sys.stdout
     if name is not None and (sanitize(name) != name or not name):
@@ -730,7 +735,7 @@ def _workflow_note(workflow: Path, text: str, install: Install, root: Path) -> l
 def _resolve(schema: dict[str, Any], root_schema: dict[str, Any]) -> dict[str, Any]:
     ref = schema.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/"):
-        node: Any = root_schema
+        node: object = root_schema
         for part in ref[2:].split("/"):
             node = node.get(part, {}) if isinstance(node, dict) else {}
         if isinstance(node, dict):
@@ -751,8 +756,9 @@ _FORMATS = {
 }
 
 
-def placeholder(schema: dict[str, Any], root_schema: dict[str, Any] | None = None) -> Any:
-    """A plausible value for a JSON Schema, for a table a human will edit."""
+def placeholder(schema: dict[str, Any], root_schema: dict[str, Any] | None = None) -> object:
+    """A plausible value for a JSON Schema, for a table a human will edit (the schema's values are
+    taken as its keywords say: `minItems` a count, `minimum` a number)."""
     root_schema = root_schema or schema
     schema = _resolve(schema, root_schema)
     given = _given_value(schema)
@@ -787,7 +793,7 @@ def placeholder(schema: dict[str, Any], root_schema: dict[str, Any] | None = Non
 _NONE = object()
 
 
-def _given_value(schema: dict[str, Any]) -> Any:
+def _given_value(schema: dict[str, Any]) -> object:
     """A value the schema itself offers (default, const, the first enum value or example), or `_NONE`."""
     for key in ("default", "const"):
         if key in schema and schema[key] is not None:
@@ -798,7 +804,7 @@ def _given_value(schema: dict[str, Any]) -> Any:
     return _NONE
 
 
-def _number(schema: dict[str, Any], kind: str) -> Any:
+def _number(schema: dict[str, Any], kind: str) -> object:
     """The smallest number the schema allows (an integer rounded up), else a plain one."""
     if "minimum" in schema:
         return math.ceil(schema["minimum"]) if kind == "integer" else schema["minimum"]
@@ -808,7 +814,7 @@ def _number(schema: dict[str, Any], kind: str) -> Any:
     return 1 if kind == "integer" else 1.5
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     if isinstance(value, str):
         text = value
     elif isinstance(value, bool):
@@ -837,7 +843,7 @@ _KEYWORD_LINE = re.compile(
 )
 
 
-def _description(text: str | None, limit: int = 12) -> str:
+def _description(text: object, limit: int = 12) -> str:
     """Free text as a Gherkin description (lines that would parse as syntax are quoted)."""
     if not text:
         return ""
@@ -850,7 +856,7 @@ def _description(text: str | None, limit: int = 12) -> str:
     return "\n".join(out) + "\n"
 
 
-def _one_line(text: Any, limit: int = 100) -> str:
+def _one_line(text: object, limit: int = 100) -> str:
     flat = " ".join(str(text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
@@ -879,12 +885,22 @@ def _background(server: str) -> str:
     return f'  Background:\n    Given the MCP server "{server}" is running\n\n'
 
 
-def tool_feature(server: str, tool: dict[str, Any]) -> str:
+def _object(value: object) -> dict[str, object]:
+    """`value` when the server sent a JSON object there, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _array(value: object) -> list[object]:
+    """`value` when the server sent a JSON array there, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def tool_feature(server: str, tool: dict[str, object]) -> str:
     name = str(tool.get("name"))
-    schema = tool.get("inputSchema") or {}
-    props: dict[str, Any] = schema.get("properties") or {}
-    required = [r for r in schema.get("required") or [] if isinstance(r, str)]
-    annotations = tool.get("annotations") or {}
+    schema = _object(tool.get("inputSchema"))
+    props = _object(schema.get("properties"))
+    required = [r for r in _array(schema.get("required")) if isinstance(r, str)]
+    annotations = _object(tool.get("annotations"))
     title = tool.get("title") or annotations.get("title")
     text = f'Feature: The tool "{name}"' + (f" — {_one_line(title, 80)}" if title else "") + "\n"
     text += _description(tool.get("description")) + "\n" + _background(server)
@@ -895,7 +911,7 @@ def tool_feature(server: str, tool: dict[str, Any]) -> str:
         width = max(len("name"), *(len(_cell(r)) for r in required))
         text += f"      | {'name'.ljust(width)} |\n" + "".join(f"      | {_cell(r).ljust(width)} |\n" for r in required)
     for arg in required:
-        kind = _resolve(props.get(arg) or {}, schema).get("type")
+        kind = _resolve(_object(props.get(arg)), schema).get("type")
         if isinstance(kind, str):
             text += f'    And the tool "{name}" argument "{arg}" is of type "{kind}"\n'
     if tool.get("outputSchema"):
@@ -909,14 +925,14 @@ def tool_feature(server: str, tool: dict[str, Any]) -> str:
     text += "    # TODO: replace the placeholder arguments with a real case, then say what must come back.\n"
     if required:
         text += f'    When I call the tool "{name}" with:\n'
-        values = [_cell(placeholder(props.get(a) or {}, schema)) for a in required]
+        values = [_cell(placeholder(_object(props.get(a)), schema)) for a in required]
         text += _table(required, values, "      ")
     else:
         text += f'    When I call the tool "{name}"\n'
     text += "    Then the tool call succeeds\n"
     if tool.get("outputSchema"):
         text += "    And the result conforms to the tool's output schema\n"
-        first = next(iter((tool["outputSchema"].get("properties") or {}).keys()), None)
+        first = next(iter(_object(_object(tool["outputSchema"]).get("properties"))), None)
         if first and re.fullmatch(r"[A-Za-z_]\w*", first):
             text += f'    # e.g. And the result at "$.{first}" is "..."\n'
     else:
@@ -934,7 +950,7 @@ _BINARY_PREFIXES = (
 )
 
 
-def resource_feature(server: str, resource: dict[str, Any], read: dict[str, Any] | None) -> str:
+def resource_feature(server: str, resource: dict[str, object], read: dict[str, object] | None) -> str:
     uri = str(resource.get("uri"))
     label = resource.get("title") or resource.get("name") or uri
     text = f'Feature: The resource "{_one_line(label, 80)}" ({uri})\n'
@@ -942,8 +958,8 @@ def resource_feature(server: str, resource: dict[str, Any], read: dict[str, Any]
     text += "  Scenario: The resource is listed\n"
     text += "    When I list the resources\n"
     text += f'    Then the resources include "{uri}"\n\n'
-    contents = (read or {}).get("contents") or []
-    first = contents[0] if contents and isinstance(contents[0], dict) else {}
+    contents = _array((read or {}).get("contents"))
+    first = _object(contents[0]) if contents else {}
     mime = first.get("mimeType") or resource.get("mimeType")
     binary = "blob" in first if first else str(mime or "").startswith(_BINARY_PREFIXES)
     if read is None:
@@ -963,7 +979,7 @@ def resource_feature(server: str, resource: dict[str, Any], read: dict[str, Any]
     return text
 
 
-def template_feature(server: str, templates: Sequence[dict[str, Any]]) -> str:
+def template_feature(server: str, templates: Sequence[dict[str, object]]) -> str:
     text = "Feature: Resource templates\n\n" + _background(server)
     text += "  Scenario: The resource templates are listed\n    When I list the resource templates\n"
     for i, template in enumerate(templates):
@@ -972,9 +988,9 @@ def template_feature(server: str, templates: Sequence[dict[str, Any]]) -> str:
     return text
 
 
-def prompt_feature(server: str, prompt: dict[str, Any]) -> str:
+def prompt_feature(server: str, prompt: dict[str, object]) -> str:
     name = str(prompt.get("name"))
-    args = [a for a in prompt.get("arguments") or [] if isinstance(a, dict) and a.get("name")]
+    args = [a for a in _array(prompt.get("arguments")) if isinstance(a, dict) and a.get("name")]
     required = [str(a["name"]) for a in args if a.get("required")]
     text = f'Feature: The prompt "{name}"\n' + _description(prompt.get("description")) + "\n" + _background(server)
     text += "  Scenario: The prompt is listed\n    When I list the prompts\n"
@@ -990,7 +1006,17 @@ def prompt_feature(server: str, prompt: dict[str, Any]) -> str:
     return text
 
 
-def feature_files(server: str, surface: dict[str, Any], out_dir: Path) -> tuple[list[Generated], list[str]]:
+class ScaffoldSurface(TypedDict, total=False):
+    """What scaffold reads from a server: its listings, and each resource read by its URI."""
+
+    tools: list[dict[str, object]]
+    resources: list[dict[str, object]]
+    templates: list[dict[str, object]]
+    prompts: list[dict[str, object]]
+    reads: dict[str, dict[str, object]]
+
+
+def feature_files(server: str, surface: ScaffoldSurface, out_dir: Path) -> tuple[list[Generated], list[str]]:
     """The starter features for a surface ({"tools", "resources", "templates", "reads", "prompts"})."""
     files: list[Generated] = []
     skipped: list[str] = []
@@ -1001,7 +1027,7 @@ def feature_files(server: str, surface: dict[str, Any], out_dir: Path) -> tuple[
             skipped.append(f"tool {name!r}: its name cannot be quoted in a step")
             continue
         files.append(Generated(out_dir / "tools" / _file_name(name, used["tools"]), tool_feature(server, tool)))
-    reads: dict[str, Any] = surface.get("reads") or {}
+    reads = surface.get("reads") or {}
     for resource in sorted(surface.get("resources") or [], key=lambda r: str(r.get("uri"))):
         uri = str(resource.get("uri"))
         if not _quotable(uri):
@@ -1031,13 +1057,14 @@ def feature_files(server: str, surface: dict[str, Any], out_dir: Path) -> tuple[
     return files, skipped
 
 
-def _read_surface(session: Any) -> dict[str, Any]:
+def _read_surface(session: Session) -> ScaffoldSurface:
     import mcp_types as types
 
     from mcp_bdd.errors import McpBddError
 
+    assert session.client is not None  # an open session
     caps = session.client.server_capabilities
-    surface: dict[str, Any] = {"tools": [], "resources": [], "templates": [], "prompts": [], "reads": {}}
+    surface = ScaffoldSurface(tools=[], resources=[], templates=[], prompts=[], reads={})
     if caps is None or caps.tools is not None:
         surface["tools"] = session.list_all("tools")
     if caps is not None and caps.resources is not None:
@@ -1047,14 +1074,14 @@ def _read_surface(session: Any) -> dict[str, Any]:
         except (McpBddError, AssertionError):
             surface["templates"] = []
         for resource in surface["resources"][:100]:
-            uri = resource.get("uri")
+            uri = str(resource.get("uri"))  # listed, so the SDK's client checked it is one
             outcome = session.request(types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=uri)))
-            if outcome.ok:
+            if outcome.ok and outcome.raw is not None:
                 surface["reads"][uri] = outcome.raw
     if caps is not None and caps.prompts is not None:
         surface["prompts"] = session.list_all("prompts")
     # the generated features are meant for git: a secret the server repeats must not land there
-    masked: dict[str, Any] = mask_data(surface)
+    masked: ScaffoldSurface = mask_data(surface)
     return masked
 
 
@@ -1066,7 +1093,7 @@ _INI_BEHAVE = re.compile(r"^\s*\[\s*behave\s*\]\s*$", re.M)
 _TOML_BEHAVE = re.compile(r"""^\s*\[\s*tool\s*\.\s*(?:behave|"behave")\s*\]\s*(?:#.*)?$""", re.M)
 
 
-def default_tags_in(text: str, toml: bool) -> Any:
+def default_tags_in(text: str, toml: bool) -> object:
     """behave's `default_tags` in a config file's text (None when it sets none)."""
     if toml:
         import tomllib
@@ -1120,7 +1147,9 @@ def _wip_plan(root: Path) -> tuple[FilePlan, bool]:
     return FilePlan(target, "", merge=merge, kept_why=why), excluded
 
 
-def scaffold(*, server: str | None, out_dir: Path, force: bool, transport: str | None, out: Any = None) -> int:
+def scaffold(
+    *, server: str | None, out_dir: Path, force: bool, transport: str | None, out: TextIO | None = None
+) -> int:
     from mcp_bdd.config import load_config, normalize_transport
     from mcp_bdd.probe import open_session
 

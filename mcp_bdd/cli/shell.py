@@ -31,7 +31,7 @@ import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from mcp_bdd.errors import (
     EXIT_FAILED,
@@ -44,7 +44,9 @@ from mcp_bdd.errors import (
 )
 
 if TYPE_CHECKING:
+    from mcp_bdd.config import Config
     from mcp_bdd.probe import Unanswered
+    from mcp_bdd.session import Outcome, Session
 
 __all__ = ["KINDS", "ShellOptions", "call", "listing", "parse_arguments", "split_server"]
 
@@ -70,15 +72,25 @@ class ShellOptions:
 # arguments
 
 
-def parse_arguments(pairs: Sequence[str], tool: dict[str, Any] | None) -> dict[str, Any]:
+def _object(value: object) -> dict[str, object]:
+    """`value` when the server sent a JSON object there, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _array(value: object) -> list[object]:
+    """`value` when the server sent a JSON array there, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def parse_arguments(pairs: Sequence[str], tool: dict[str, object] | None) -> dict[str, object]:
     """`key=value` (coerced by the tool's inputSchema, like a feature's table) and `key:=<json>` (as written)."""
     from mcp_bdd.errors import did_you_mean
     from mcp_bdd.session import coerce_value
 
-    schema = (tool or {}).get("inputSchema") or {}
-    props: dict[str, Any] = schema.get("properties") or {}
+    schema = _object((tool or {}).get("inputSchema"))
+    props = _object(schema.get("properties"))
     name = (tool or {}).get("name", "?")
-    args: dict[str, Any] = {}
+    args: dict[str, object] = {}
     for pair in pairs:
         key, raw_json, value = _split_pair(pair)
         if props and key not in props and not raw_json:
@@ -102,7 +114,7 @@ def parse_arguments(pairs: Sequence[str], tool: dict[str, Any] | None) -> dict[s
                 ) from None
         else:
             args[key] = value
-    missing = [r for r in schema.get("required") or [] if r not in args]
+    missing = [str(r) for r in _array(schema.get("required")) if r not in args]
     if missing:
         shown = " ".join(f"{m}=<{_type_of(props.get(m))}>" for m in missing)
         # the names quoted: `requires api_key: add ...` reads as a secret assignment and is masked
@@ -119,11 +131,11 @@ def _split_pair(pair: str) -> tuple[str, bool, str]:
     return match.group(1).strip(), match.group(2) == ":=", match.group(3)
 
 
-def _type_of(prop: dict[str, Any] | None) -> str:
-    prop = prop or {}
-    kind = prop.get("type")
-    if kind is None and isinstance(prop.get("anyOf"), list):
-        kind = [p.get("type") for p in prop["anyOf"] if isinstance(p, dict) and p.get("type")]
+def _type_of(prop: object) -> str:
+    schema = _object(prop)
+    kind = schema.get("type")
+    if kind is None:
+        kind = [p.get("type") for p in _array(schema.get("anyOf")) if isinstance(p, dict) and p.get("type")] or None
     if isinstance(kind, list):
         return "|".join(str(k) for k in kind) or "value"
     return str(kind or "value")
@@ -165,7 +177,7 @@ def _meant_as_server(verb: str, first: str, rest: Sequence[str], servers: Iterab
     return bool(difflib.get_close_matches(first, list(servers), n=1, cutoff=0.75))
 
 
-def _resolve(options: ShellOptions) -> tuple[Any, str, str | None]:
+def _resolve(options: ShellOptions) -> tuple[Config, str, str | None]:
     """(config, server name, transport) for a configured name, a URL or `-- COMMAND ARGS` — read as
     `check` and `contract` read their target (one resolution for every command that connects)."""
     from mcp_bdd.config import normalize_transport
@@ -189,20 +201,20 @@ def _resolve(options: ShellOptions) -> tuple[Any, str, str | None]:
 # output
 
 
-def _print_json(value: Any, out: TextIO) -> None:
+def _print_json(value: object, out: TextIO) -> None:
     print(terminal_json(value), file=out)
 
 
-def _same_json(text: str, value: Any) -> bool:
+def _same_json(text: str, value: object) -> bool:
     try:
         return bool(json.loads(text) == value)
     except ValueError:
         return False
 
 
-def _content_lines(raw: dict[str, Any]) -> list[str]:
+def _content_lines(raw: dict[str, object]) -> list[str]:
     lines: list[str] = []
-    for block in raw.get("content") or []:
+    for block in _array(raw.get("content")):
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
@@ -253,7 +265,7 @@ def _shown(code: int, out: TextIO) -> int:
     return code
 
 
-def _show_outcome(options: ShellOptions, name: str, outcome: Any, out: TextIO) -> int:
+def _show_outcome(options: ShellOptions, name: str, outcome: Outcome, out: TextIO) -> int:
     """Print a tool call's outcome (text, then structured content; or the JSON) and say its exit code."""
     from mcp_bdd.probe import Unanswered
 
@@ -307,7 +319,7 @@ def listing(options: ShellOptions, kind: str, out: TextIO | None = None) -> int:
         return _not_answered(options, name, exc, out)
 
 
-def _show_items(options: ShellOptions, kind: str, items: list[dict[str, Any]], out: TextIO) -> int:
+def _show_items(options: ShellOptions, kind: str, items: list[dict[str, object]], out: TextIO) -> int:
     if options.as_json:
         _print_json(items, out)
         return EXIT_OK
@@ -322,17 +334,17 @@ def _show_items(options: ShellOptions, kind: str, items: list[dict[str, Any]], o
 _CAPABILITY = {"tools": "tools", "resources": "resources", "templates": "resources", "prompts": "prompts"}
 
 
-def _list_offered(session: Any, kind: str) -> list[dict[str, Any]]:
+def _list_offered(session: Session, kind: str) -> list[dict[str, object]]:
     """Every item of a listing; none when the server does not offer it. A server that declares no
     `prompts` capability, or answers prompts/list with -32601 (method not found), has no prompts:
     it answered, so that is not UNREACHABLE (exit 3)."""
     from mcp_bdd.errors import ServerErrorResponse
 
-    caps = session.client.server_capabilities
+    caps = session.client.server_capabilities if session.client is not None else None
     if caps is not None and getattr(caps, _CAPABILITY[kind], None) is None:
         return []
     try:
-        items: list[dict[str, Any]] = session.list_all(KINDS[kind])
+        items: list[dict[str, object]] = session.list_all(KINDS[kind])
     except ServerErrorResponse:
         if _method_not_found(session, kind):
             return []
@@ -340,7 +352,7 @@ def _list_offered(session: Any, kind: str) -> list[dict[str, Any]]:
     return items
 
 
-def _method_not_found(session: Any, kind: str) -> bool:
+def _method_not_found(session: Session, kind: str) -> bool:
     import mcp_types as types
 
     request = {
@@ -353,15 +365,18 @@ def _method_not_found(session: Any, kind: str) -> bool:
     return outcome.error is not None and outcome.error.code == types.METHOD_NOT_FOUND
 
 
-def _describe(kind: str, item: dict[str, Any]) -> str:
+def _describe(kind: str, item: dict[str, object]) -> str:
     if kind == "tools":
-        props = (item.get("inputSchema") or {}).get("properties") or {}
-        required = set((item.get("inputSchema") or {}).get("required") or [])
+        schema = _object(item.get("inputSchema"))
+        props = _object(schema.get("properties"))
+        required = set(_array(schema.get("required")))
         args = " ".join(f"{k}=<{_type_of(v)}>" if k in required else f"[{k}=<{_type_of(v)}>]" for k, v in props.items())
         return _with_description(f"{item.get('name')} {args}".rstrip(), item)
     if kind == "prompts":
         args = " ".join(
-            f"{a.get('name')}" if a.get("required") else f"[{a.get('name')}]" for a in item.get("arguments") or []
+            f"{a.get('name')}" if a.get("required") else f"[{a.get('name')}]"
+            for a in _array(item.get("arguments"))
+            if isinstance(a, dict)
         )
         return _with_description(f"{item.get('name')} {args}".rstrip(), item)
     uri = item.get("uri") if kind == "resources" else item.get("uriTemplate")
@@ -370,7 +385,7 @@ def _describe(kind: str, item: dict[str, Any]) -> str:
     return _with_description(f"{uri}{mime}{name}", item)
 
 
-def _with_description(head: str, item: dict[str, Any]) -> str:
+def _with_description(head: str, item: dict[str, object]) -> str:
     description = str(item.get("description") or "").strip()
     first = description.splitlines()[0] if description else ""
     return f"{head}\n    {first}" if first else head
