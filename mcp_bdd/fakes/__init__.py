@@ -40,7 +40,7 @@ import typing
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Never, NoReturn, Protocol, TypeVar
 
 from anyio.from_thread import BlockingPortal
 
@@ -75,7 +75,7 @@ __all__ = [
     "registered_fakes",
 ]
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
 
 # No dots: `${fake.<name>.<attr>}` splits on them.
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
@@ -141,7 +141,7 @@ class FakeContext:
             cwd=cwd,
         )
 
-    def record(self, method: str, payload: Any = None) -> None:
+    def record(self, method: str, payload: object = None) -> None:
         """Show traffic of this fake in the scenario's transcript (and so in the report)."""
         self.transcript.record("fake", self.name, method, payload)
 
@@ -199,12 +199,12 @@ class FakeKind:
     """One kind of fake in the registry: how to make one, and what it offers to placeholders."""
 
     name: str
-    factory: Callable[[FakeContext], Any]
+    factory: Callable[[FakeContext], object]  # the fake's object, or a generator that yields it
     label: str  # "HTTP service", "database": how messages name a fake of this kind
     #: documented `${fake.<name>.<attr>}` attributes; () = any public attribute of the object
     attrs: tuple[str, ...] = ()
     #: the class of its objects, for app-factory parameters annotated with it (built-ins)
-    cls: type[Any] | None = None
+    cls: type[object] | None = None
     #: a step family it can stand in for: a "postgres" fake serves the "database" steps
     family: str | None = None
     #: option keys its [tool.mcp-bdd.fakes] table may set
@@ -262,7 +262,7 @@ def fake(name: str) -> Callable[[F], F]:
     return register
 
 
-def registered_fakes() -> dict[str, Callable[[FakeContext], Any]]:
+def registered_fakes() -> dict[str, Callable[[FakeContext], object]]:
     """Name -> factory of every user fake registered so far."""
     return {k.name: k.factory for k in _REGISTRY.values() if not k.builtin}
 
@@ -336,7 +336,7 @@ _register(
 )
 
 
-def _real(ctx: FakeContext) -> Any:
+def _real(ctx: FakeContext) -> NoReturn:
     raise FakeReplaced(f'The fake "{ctx.name}" is replaced by a real dependency; it cannot be created.')
 
 
@@ -344,7 +344,7 @@ def _real(ctx: FakeContext) -> Any:
 _register(FakeKind("real", _real, "real dependency", builtin=True))
 
 #: kind -> the class of built-in fakes
-BUILTIN_KINDS: dict[str, type[Any]] = {k.name: k.cls for k in _REGISTRY.values() if k.cls is not None}
+BUILTIN_KINDS: dict[str, type[object]] = {k.name: k.cls for k in _REGISTRY.values() if k.cls is not None}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -356,7 +356,7 @@ BUILTIN_KINDS: dict[str, type[Any]] = {k.name: k.cls for k in _REGISTRY.values()
 class _Entry:
     name: str
     kind: str
-    obj: Any
+    obj: object
     teardown: Callable[[], None] | None = None
     attrs: tuple[str, ...] = field(default=())
 
@@ -367,7 +367,7 @@ class _Declared(Protocol):
     @property
     def kind(self) -> str: ...
     @property
-    def options(self) -> Mapping[str, Any]: ...
+    def options(self) -> Mapping[str, object]: ...
     @property
     def root(self) -> str: ...
     @property
@@ -405,7 +405,7 @@ class Fakes:
 
     # -- lookup / creation -----------------------------------------------------------------------
     @property
-    def active(self) -> dict[str, Any]:
+    def active(self) -> dict[str, object]:
         """Name -> object of every fake created so far, in creation order."""
         return {name: entry.obj for name, entry in self._entries.items()}
 
@@ -454,7 +454,7 @@ class Fakes:
         obj: FakeWorkspace = self.get(name, "workspace")
         return obj
 
-    def replaced(self, name: str) -> Mapping[str, Any] | None:
+    def replaced(self, name: str) -> Mapping[str, object] | None:
         """The real dependency's values when the run's profile replaced this fake, else None."""
         spec = self._specs.get(name)
         return spec.options if spec is not None and spec.kind == "real" else None
@@ -506,7 +506,7 @@ class Fakes:
         if found is None:
             raise UsageError(f'Unknown kind of fake "{kind}" for "{name}". ' + did_you_mean(kind, _REGISTRY, "kind"))
         spec = self._specs.get(name)
-        options: Mapping[str, Any] = spec.options if spec is not None else {}
+        options: Mapping[str, object] = spec.options if spec is not None else {}
         unknown = [key for key in options if key not in found.options]
         if unknown:
             offered = ", ".join(found.options) or "none"
@@ -597,14 +597,14 @@ class Fakes:
             entry = self._entries[name]
         return _attribute(entry, attr)
 
-    def inject(self, factory: Callable[..., Any]) -> dict[str, Any]:
+    def inject(self, factory: Callable[..., object]) -> dict[str, object]:
         """Keyword arguments for an app factory whose parameters name fakes.
 
         A parameter is a fake when its annotation is a built-in fake class (the name then names
         the fake), or its name is a fake in use, declared, "workspace", or a registered user fake.
         Other parameters must have defaults.
         """
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, object] = {}
         unfilled: list[str] = []
         for param in _parameters(factory):
             known = (
@@ -725,7 +725,7 @@ def _stop_quietly(ctx: FakeContext) -> None:
             stop_all(ctx._processes, ctx.transcript)
 
 
-def _finisher(name: str, gen: Generator[Any, Any, Any], limit: float | None) -> Callable[[], None]:
+def _finisher(name: str, gen: Generator[object, Never, object], limit: float | None) -> Callable[[], None]:
     def finish() -> None:
         try:
             with within(limit):
@@ -771,7 +771,7 @@ class _Parameter:
     required: bool  # no default
 
 
-def _parameters(factory: Callable[..., Any]) -> tuple[_Parameter, ...]:
+def _parameters(factory: Callable[..., object]) -> tuple[_Parameter, ...]:
     """A factory's parameters (not *args, **kwargs), read once per factory: `inspect.signature`
     and `get_type_hints` cost ~30 µs, and the same factory starts every scenario's server."""
     try:
@@ -780,7 +780,7 @@ def _parameters(factory: Callable[..., Any]) -> tuple[_Parameter, ...]:
         return _read_parameters(factory)
 
 
-def _read_parameters(factory: Callable[..., Any]) -> tuple[_Parameter, ...]:
+def _read_parameters(factory: Callable[..., object]) -> tuple[_Parameter, ...]:
     try:
         signature = inspect.signature(factory)
     except (TypeError, ValueError):
@@ -804,7 +804,7 @@ def _read_parameters(factory: Callable[..., Any]) -> tuple[_Parameter, ...]:
 _parameters_once = functools.lru_cache(maxsize=64)(_read_parameters)
 
 
-def _kind_of_annotation(annotation: Any) -> str | None:
+def _kind_of_annotation(annotation: object) -> str | None:
     """ "http" for FakeHttpService (also `FakeHttpService | None` and the string "FakeHttpService")."""
     if annotation is inspect.Parameter.empty:
         return None

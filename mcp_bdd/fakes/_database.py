@@ -57,7 +57,7 @@ _TRUE = {"true", "t", "yes", "y", "on", "1"}
 _FALSE = {"false", "f", "no", "n", "off", "0"}
 
 
-def same_value(expected: int | float | str | None, actual: Any) -> bool:
+def same_value(expected: int | float | str | None, actual: object) -> bool:
     """Compare a coerced cell with a stored value, by the type the database returned.
 
     Numbers as numbers (an integer, a float or a Decimal), booleans by their usual spellings
@@ -111,7 +111,7 @@ def _same_moment(expected: str, actual: dt.datetime | dt.date | dt.time) -> bool
         return text == actual.isoformat()
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     # 2.0 stored from "2.0" reads back as the float 2.0; render it the way the table wrote it.
     return repr(value) if isinstance(value, float) else str(value)
 
@@ -163,7 +163,7 @@ class TableStore(Protocol):
         """LookupError when the table does not exist."""
         ...
 
-    def rows(self, table: str) -> list[dict[str, Any]]:
+    def rows(self, table: str) -> list[dict[str, object]]:
         """LookupError when the table does not exist."""
         ...
 
@@ -231,7 +231,7 @@ class FakeDatabase:
         self._require_table(table)
         return int(self.execute(f'SELECT COUNT(*) FROM "{table}"')[0][0])
 
-    def rows(self, table: str) -> list[dict[str, Any]]:
+    def rows(self, table: str) -> list[dict[str, object]]:
         """Every row of the table, as dicts keyed by column name (in rowid order when there is one)."""
         self._require_table(table)
         with self._connect() as conn:

@@ -32,6 +32,7 @@ from anyio.abc import TaskStatus
 from anyio.from_thread import BlockingPortal
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
 
 from mcp_bdd.errors import UsageError, did_you_mean
 from mcp_bdd.transcript import Transcript
@@ -148,7 +149,7 @@ class ReceivedRequest:
         text = f"{self.method} {self.target} -> {outcome}"
         return f"{text}  body: {body}" if body else text
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "method": self.method,
             "path": self.path,
@@ -219,7 +220,7 @@ class FakeHttpService:
         target: str,
         *,
         status: int = 200,
-        body: str | bytes | Any = b"",
+        body: object = b"",  # str, bytes, or anything json.dumps writes
         headers: Mapping[str, str] | Iterable[tuple[str, str]] = (),
         delay: float = 0.0,
         drop: bool = False,
@@ -328,7 +329,7 @@ class FakeHttpService:
         return f"<FakeHttpService {self.name!r} {self.url}>"
 
 
-def _encode_body(body: str | bytes | Any) -> tuple[bytes, str | None]:
+def _encode_body(body: object) -> tuple[bytes, str | None]:
     if isinstance(body, bytes):
         return body, ("application/octet-stream" if body else None)
     if isinstance(body, str):
@@ -385,7 +386,7 @@ class _App:
         self.service = service
         self.closing: asyncio.Event | None = None  # created in the loop by _FakeServer.main_loop
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan is off; websockets are disabled
             return
         request = Request(scope, receive)
@@ -436,7 +437,7 @@ class _App:
             return True
         return False
 
-    async def _hang_up(self, scope: Any) -> None:
+    async def _hang_up(self, scope: Scope) -> None:
         """Close this request's connection without a response (the client sees it dropped)."""
         client = tuple(scope.get("client") or ())
         connections = self.service._server.server_state.connections

@@ -33,7 +33,6 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from mcp_bdd.errors import UsageError
@@ -62,7 +61,7 @@ class IssuedToken:
 class _Client:
     client_id: str
     client_secret: str
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, object] = field(default_factory=dict)
 
 
 class FakeAuthServer:
@@ -85,7 +84,7 @@ class FakeAuthServer:
     )
     OPTIONS: tuple[str, ...] = ("audience", "scopes", "lifetime")
 
-    def __init__(self, name: str, *, transcript: Transcript, options: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, name: str, *, transcript: Transcript, options: Mapping[str, object] | None = None) -> None:
         import jwt
         from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -98,7 +97,7 @@ class FakeAuthServer:
             scopes = scopes.split()
         if scopes is not None and not (isinstance(scopes, list) and all(isinstance(s, str) for s in scopes)):
             raise UsageError(f'[tool.mcp-bdd.fakes.{name}]: scopes is a list, e.g. scopes = ["orders:read"].')
-        self.scopes: tuple[str, ...] | None = tuple(scopes) if scopes is not None else None
+        self.scopes: tuple[str, ...] | None = tuple(map(str, scopes)) if isinstance(scopes, list) else None
         lifetime = options.get("lifetime", 3600)
         if not isinstance(lifetime, int) or lifetime <= 0:
             raise UsageError(f"[tool.mcp-bdd.fakes.{name}]: lifetime is a number of seconds, e.g. lifetime = 3600.")
@@ -143,7 +142,7 @@ class FakeAuthServer:
         return self.url + "/register"
 
     # -- documents -------------------------------------------------------------------------------
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> dict[str, object]:
         """RFC 8414 authorization server metadata."""
         return {
             "issuer": self.issuer,
@@ -157,7 +156,7 @@ class FakeAuthServer:
             "token_endpoint_auth_signing_alg_values_supported": ["ES256"],
         }
 
-    def jwks(self) -> dict[str, Any]:
+    def jwks(self) -> dict[str, object]:
         return {"keys": [self._jwk]}
 
     # -- tokens ----------------------------------------------------------------------------------
@@ -209,7 +208,7 @@ class FakeAuthServer:
         )
         return token
 
-    def register(self, metadata: Mapping[str, Any]) -> dict[str, Any]:
+    def register(self, metadata: Mapping[str, object]) -> dict[str, object]:
         """RFC 7591 dynamic client registration: a new client id and secret."""
         client = _Client("client-" + uuid.uuid4().hex[:12], secrets.token_urlsafe(24), dict(metadata))
         remember(client.client_secret)  # a credential, as the tokens it buys: masked in every output from now on
@@ -250,10 +249,10 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     fake: FakeAuthServer
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
-    def _send(self, status: int, body: Any, headers: Mapping[str, str] | None = None) -> None:
+    def _send(self, status: int, body: object, headers: Mapping[str, str] | None = None) -> None:
         raw = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -329,7 +328,7 @@ class _Handler(BaseHTTPRequestHandler):
         answer = {"access_token": token, "token_type": "Bearer", "expires_in": self.fake.lifetime}
         self._send(200, {**answer, "scope": " ".join(scopes)})
 
-    def _client(self, form: Mapping[str, str]) -> Any:
+    def _client(self, form: Mapping[str, str]) -> _Client | None:
         """The registered client whose id and secret the request gives (form or Basic auth), or None."""
         client_id, secret = form.get("client_id"), form.get("client_secret")
         basic = self.headers.get("Authorization", "")

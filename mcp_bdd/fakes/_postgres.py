@@ -33,13 +33,18 @@ import time
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from mcp_bdd._net import free_port
 from mcp_bdd._process_tree import die_with_parent, signal_group
 from mcp_bdd.errors import ServerStartError, UsageError, did_you_mean, split_lines, tail
 from mcp_bdd.fakes._database import check_headings, check_identifier, no_column
 from mcp_bdd.transcript import Transcript
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg.rows import TupleRow
 
 #: seconds a migrations command may take (it runs once a run, for the template database)
 MIGRATE_TIMEOUT = 300
@@ -61,7 +66,7 @@ _SETTINGS = {
 _EXTRA = 'The "postgres" fake needs the postgres extra: pip install "mcp-bdd[postgres]".'
 
 
-def _imports() -> tuple[Any, Path]:
+def _imports() -> tuple[ModuleType, Path]:
     """psycopg and the PostgreSQL bin directory, or a UsageError saying what to install."""
     try:
         import psycopg
@@ -101,7 +106,7 @@ class PostgresCluster:
         self._spares: dict[str, tuple[threading.Thread, list[str]]] = {}
         self._drops: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         self._dropper: threading.Thread | None = None
-        self._admin: Any = None
+        self._admin: Connection[TupleRow] | None = None  # opened by `start`
         self._closed = False
 
     # -- start / stop ----------------------------------------------------------------------------
@@ -168,7 +173,7 @@ class PostgresCluster:
 
     start_seconds: float = 0.0  # initdb + start, for the benchmark and the transcript
 
-    def _wait_ready(self, psycopg: Any, log: Path) -> Any:
+    def _wait_ready(self, psycopg: ModuleType, log: Path) -> Connection[TupleRow]:
         """Connect as soon as the server accepts connections (it has no readiness signal to wait on)."""
         deadline = time.monotonic() + _START_TIMEOUT
         delay = 0.01
@@ -176,7 +181,10 @@ class PostgresCluster:
             if self._process.poll() is not None:
                 raise ServerStartError(f"The fake PostgreSQL server exited while starting:\n{_tail(log)}")
             try:
-                return psycopg.connect(**self.params("postgres"), autocommit=True, connect_timeout=5)
+                connection: Connection[TupleRow] = psycopg.connect(
+                    **self.params("postgres"), autocommit=True, connect_timeout=5
+                )
+                return connection
             except psycopg.OperationalError as exc:
                 if time.monotonic() > deadline:
                     raise ServerStartError(
@@ -213,7 +221,13 @@ class PostgresCluster:
         shutil.rmtree(self.socket_dir, ignore_errors=True)
 
     # -- databases -------------------------------------------------------------------------------
-    def params(self, dbname: str) -> dict[str, Any]:
+    @property
+    def _connected(self) -> Connection[TupleRow]:
+        """The admin connection `start` opened."""
+        assert self._admin is not None, "the cluster was not started"
+        return self._admin
+
+    def params(self, dbname: str) -> dict[str, str | int]:
         return {"host": self.host, "port": self.port, "user": self.user, "dbname": dbname}
 
     def url(self, dbname: str) -> str:
@@ -227,18 +241,19 @@ class PostgresCluster:
             if found is not None:
                 return found
             name = f"mcp_bdd_template_{len(self._templates) + 1}"
-            self._admin.execute(f"CREATE DATABASE {_ident(name)}")
+            admin = self._connected
+            admin.execute(f"CREATE DATABASE {_ident(name)}")
             try:
                 if schema is not None:
                     self._apply_schema(name, schema)
                 if migrate:
                     self._migrate(name, list(migrate), cwd)
                 # nobody may stay connected to a template (CREATE DATABASE ... TEMPLATE would refuse)
-                self._admin.execute(f"ALTER DATABASE {_ident(name)} ALLOW_CONNECTIONS false")
-                self._admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", [name])
+                admin.execute(f"ALTER DATABASE {_ident(name)} ALLOW_CONNECTIONS false")
+                admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", [name])
             except BaseException:
                 with contextlib.suppress(Exception):
-                    self._admin.execute(f"DROP DATABASE IF EXISTS {_ident(name)} WITH (FORCE)")
+                    admin.execute(f"DROP DATABASE IF EXISTS {_ident(name)} WITH (FORCE)")
                 raise
             self._templates[key] = name
             return name
@@ -323,11 +338,11 @@ class PostgresCluster:
             thread.join()
             name = made[0] if made else ""  # empty: the copy failed; make one here, to see the error
         if not name:
-            name = self._copy(template, self._admin)
+            name = self._copy(template, self._connected)
         self._prepare_spare(template)
         return name
 
-    def _copy(self, template: str, conn: Any) -> str:
+    def _copy(self, template: str, conn: Connection[TupleRow]) -> str:
         name = f"mcp_bdd_{next(self._counter)}"
         if conn is self._admin:
             with self._lock:
@@ -393,7 +408,7 @@ class FakePostgres:
         self.socket_dir = str(cluster.socket_dir)
         self._cluster = cluster
         self._transcript = transcript
-        self._conn: Any = None
+        self._conn: Connection[TupleRow] | None = None
 
     @classmethod
     def create(
@@ -437,7 +452,7 @@ class FakePostgres:
         return self._cluster.url(self.dbname)
 
     # -- SQL -------------------------------------------------------------------------------------
-    def _connection(self) -> Any:
+    def _connection(self) -> Connection[TupleRow]:
         if self._conn is None or self._conn.closed:
             psycopg, _bin = _imports()
             self._conn = psycopg.connect(**self._cluster.params(self.dbname), autocommit=True)
@@ -512,11 +527,11 @@ class FakePostgres:
         self._require_table(table)
         return int(self.execute(f"SELECT COUNT(*) FROM {_ident(table)}")[0][0])
 
-    def rows(self, table: str) -> list[dict[str, Any]]:
+    def rows(self, table: str) -> list[dict[str, object]]:
         """Every row of the table, as dicts keyed by column name (values typed by psycopg)."""
         self._require_table(table)
         cursor = self._connection().execute(f"SELECT * FROM {_ident(table)}")
-        names = [d.name for d in cursor.description]
+        names = [d.name for d in cursor.description or ()]  # a SELECT: always described
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     def _require_table(self, table: str) -> None:
