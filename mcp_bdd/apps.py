@@ -22,13 +22,17 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcp_bdd.errors import ServerStartError, did_you_mean, raised
 
 if TYPE_CHECKING:
+    import socket
+    from types import FrameType
+
     from mcp.server import Server
     from mcp.server.mcpserver import MCPServer
+    from starlette.applications import Starlette
 
 __all__ = ["as_server", "describe", "http_app", "is_server", "load_app", "serve_object", "warm_up"]
 
@@ -36,7 +40,7 @@ __all__ = ["as_server", "describe", "http_app", "is_server", "load_app", "serve_
 _WRAPPED_SERVER_ATTRIBUTES = ("_mcp_server", "_lowlevel_server")
 
 
-def load_app(spec: str, root: str) -> Any:
+def load_app(spec: str, root: str) -> object:
     """Import `module:attr` with the project root on sys.path."""
     module_name, _, attr = spec.partition(":")
     if root not in sys.path:
@@ -50,7 +54,7 @@ def load_app(spec: str, root: str) -> Any:
             f'Importing "{module_name}" (from app = "{spec}") raised {raised(exc)}.\n'
             "  Tip: fix the module's top-level code where named."
         ) from exc
-    obj: Any = module
+    obj: object = module
     for part in attr.split("."):
         if not hasattr(obj, part):
             names = [n for n in dir(module) if not n.startswith("_")]
@@ -106,7 +110,7 @@ def _v1_tip(exc: ImportError) -> str:
     return ""
 
 
-def as_server(obj: Any, spec: str = "") -> MCPServer | Server[Any]:
+def as_server(obj: object, spec: str = "") -> MCPServer | Server:
     """The SDK server object behind `obj`: itself, or the low-level server a framework object wraps.
 
     Raises ServerStartError, naming `spec` and what `obj` is, for anything else.
@@ -123,12 +127,12 @@ def as_server(obj: Any, spec: str = "") -> MCPServer | Server[Any]:
     return server
 
 
-def is_server(obj: Any) -> bool:
+def is_server(obj: object) -> bool:
     """An MCP server object (not a factory): the SDK's own, or a framework object wrapping one."""
     return _unwrap(obj) is not None
 
 
-def _unwrap(obj: Any) -> MCPServer | Server[Any] | None:
+def _unwrap(obj: object) -> MCPServer | Server | None:
     from mcp.server import Server
     from mcp.server.mcpserver import MCPServer
 
@@ -143,14 +147,14 @@ def _unwrap(obj: Any) -> MCPServer | Server[Any] | None:
     return None
 
 
-def describe(obj: Any) -> str:
+def describe(obj: object) -> str:
     """How an object that is not a server shows in an error: its type, and its module."""
     kind = type(obj)
     module = kind.__module__
     return kind.__name__ if module in ("builtins", None) else f"{kind.__name__} (from {module})"
 
 
-def serve_object(obj: Any, transport: str, host: str, port: int, spec: str = "") -> int:
+def serve_object(obj: object, transport: str, host: str, port: int, spec: str = "") -> int:
     """Run a server object (or call a factory first) on one transport until it is stopped."""
     from mcp.server.mcpserver import MCPServer
 
@@ -173,7 +177,7 @@ def serve_object(obj: Any, transport: str, host: str, port: int, spec: str = "")
     return 0
 
 
-def http_app(server: Any, transport: str, host: str) -> Any:
+def http_app(server: MCPServer | Server, transport: str, host: str) -> Starlette:
     """The ASGI app serving `server` over streamable HTTP (at /mcp) or SSE (at /sse + /messages/).
 
     `MCPServer` builds both itself; a low-level `Server` (hand-written, or the one a framework
@@ -201,7 +205,7 @@ def http_app(server: Any, transport: str, host: str) -> Any:
     return Starlette(routes=routes)
 
 
-def _stdio_lowlevel(server: Any) -> None:
+def _stdio_lowlevel(server: Server) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
@@ -212,7 +216,7 @@ def _stdio_lowlevel(server: Any) -> None:
     anyio.run(run_stdio)
 
 
-def _run_uvicorn(app: Any, host: str, port: int, log_level: str) -> None:
+def _run_uvicorn(app: Starlette, host: str, port: int, log_level: str) -> None:
     """uvicorn, stopping as soon as SIGTERM / SIGINT arrives.
 
     Why not `uvicorn.Server` as it is: its main loop looks at `should_exit` every 0.1 s and its
@@ -229,7 +233,7 @@ def _run_uvicorn(app: Any, host: str, port: int, log_level: str) -> None:
         exit_requested: asyncio.Event | None = None
         loop: asyncio.AbstractEventLoop | None = None
 
-        def handle_exit(self, sig: int, frame: Any) -> None:
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
             super().handle_exit(sig, frame)
             if self.loop is not None and self.exit_requested is not None:
                 # the handler may run while the loop sits in epoll_wait (retried after EINTR):
@@ -245,7 +249,7 @@ def _run_uvicorn(app: Any, host: str, port: int, log_level: str) -> None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.exit_requested.wait(), 0.1)
 
-        async def shutdown(self, sockets: Any = None) -> None:
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             if self.server_state.connections or self.server_state.tasks:
                 await super().shutdown(sockets)  # something in flight: uvicorn's own graceful path
                 return

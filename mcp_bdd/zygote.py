@@ -42,6 +42,7 @@ import socket
 import stat
 import sys
 from collections.abc import Callable, Iterator
+from types import FrameType, ModuleType
 from typing import Any
 
 from mcp_bdd._process_tree import adopt_orphans, children, kill_orphans, server_lifelines, signal_group
@@ -114,7 +115,7 @@ class _Zygote:
         if ended:  # what it orphaned came up here as it ended (module doc)
             kill_orphans(self.live(), timeout=ORPHANS_DEADLINE)
 
-    def reply(self, data: dict[str, Any]) -> None:
+    def reply(self, data: dict[str, object]) -> None:
         self.sock.sendall(json.dumps(data).encode() + b"\n")
 
     def serve(self) -> None:
@@ -313,7 +314,7 @@ def _project_exit_handlers_dropped() -> Iterator[None]:
     the zygote's, run when it ends."""
     register = atexit.register
 
-    def project_aware(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[..., Any]:
+    def project_aware(func: Callable[..., object], *args: object, **kwargs: object) -> Callable[..., object]:
         if _registered_by_project_code(sys._getframe(1)):
             return func  # what atexit.register returns, so that it still works as a decorator
         return register(func, *args, **kwargs)
@@ -325,7 +326,7 @@ def _project_exit_handlers_dropped() -> Iterator[None]:
         atexit.register = register
 
 
-def _registered_by_project_code(caller: Any) -> bool:
+def _registered_by_project_code(caller: FrameType) -> bool:
     """Whether the code that called atexit.register is the project's: who registers a handler
     says whose it is (`atexit.register(STATE.close)` in an app module registers a library's
     method for the app's own state), not where the handler's function is defined."""
@@ -366,7 +367,7 @@ def _forget_project_modules() -> None:
             del sys.modules[name]
 
 
-def _is_project_module(name: str, module: Any) -> bool:
+def _is_project_module(name: str, module: ModuleType) -> bool:
     """One of the project's own modules (under the working directory), not a package's nor mcp_bdd."""
     path = getattr(module, "__file__", None) or ""
     return path.startswith(os.getcwd() + os.sep) and "site-packages" not in path and not name.startswith("mcp_bdd")

@@ -23,7 +23,7 @@ first use. A one-shot command (`mcp-bdd call ... -- COMMAND`) starts its server 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
 from mcp_bdd.servers._process import ChildProcess, lifeline, reap_all, spawn, stop_together
@@ -74,7 +74,7 @@ _FRAMING = frozenset({
 })  # fmt: skip
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _FRAMING:
         from mcp_bdd.servers import _framing
 

@@ -26,7 +26,11 @@ from mcp_bdd.secrets import mask
 from mcp_bdd.servers._process import ServerProcess
 
 if TYPE_CHECKING:
+    from mcp.server import Server
+    from mcp.server.mcpserver import MCPServer
+
     from mcp_bdd.servers._framing import StdoutEvidence
+    from mcp_bdd.servers._pipes import PipeTransport
 
 __all__ = ["HttpServer", "InMemoryServer", "RemoteServer", "RunningServer", "StdioServer"]
 
@@ -52,7 +56,8 @@ class RunningServer:
         self.headers = {}
 
     def target(self) -> Any:
-        """What `mcp.Client` is given: a server object or a transport (None: connect to `url`)."""
+        """What `mcp.Client` is given: a server object or a transport (None: connect to `url`, over
+        the HTTP transport the session builds). Each kind of server names its own."""
         return None
 
     @property
@@ -148,7 +153,7 @@ class RunningServer:
 
 
 class InMemoryServer(RunningServer):
-    def __init__(self, name: str, obj: Any, display: str) -> None:
+    def __init__(self, name: str, obj: MCPServer | Server, display: str) -> None:
         super().__init__(name, "in-memory", display)
         self.obj = obj
         #: its code called sys.exit() (or raised KeyboardInterrupt) in the run's event loop: what a
@@ -157,7 +162,7 @@ class InMemoryServer(RunningServer):
         self.exit_code: int | None = None
         self.exit_cause = ""
 
-    def target(self) -> Any:
+    def target(self) -> MCPServer | Server:
         return self.obj
 
     @property
@@ -186,7 +191,7 @@ class StdioServer(RunningServer):
         self.evidence = StdoutEvidence()
         self.transport_ = PipeTransport(pipes[0], pipes[1], self.evidence, max_line, process)
 
-    def target(self) -> Any:
+    def target(self) -> PipeTransport:
         return self.transport_
 
     def _closed_while_running(self) -> bool:

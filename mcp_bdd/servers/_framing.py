@@ -41,7 +41,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeGuard
+from typing import Literal, NoReturn, TypeGuard
 
 import mcp_types as types
 from mcp.shared.dispatcher import coerce_request_id
@@ -193,7 +193,7 @@ class Pretty:
         self.length = 0  # its bytes so far, newlines included, cut or not: its size when it closes
         self.head = b""  # its first _HEAD bytes, kept once it is cut
 
-    def add(self, line: bytes) -> tuple[Any, Any] | None:
+    def add(self, line: bytes) -> tuple[object, object] | None:
         """Take one line. None while the value is open; once its outermost bracket closes,
         (the parsed value or None, the id of a response too long to parse or None)."""
         self.open = True
@@ -219,7 +219,7 @@ class Pretty:
             return None, None
 
 
-def _response_id(head: bytes) -> Any:
+def _response_id(head: bytes) -> object:
     """The id at the start of a response (before its `result` / `error`), else None: an `id`
     further in may be any object's."""
     match = _ID.search(head)
@@ -333,13 +333,13 @@ class Waiting:
     kept so that a late or repeated answer to one of them is not taken for a stray."""
 
     def __init__(self) -> None:
-        self._waiting: dict[Any, str] = {}  # id (as the SDK matches it: "7" is 7) -> method, oldest first
-        self._settled: dict[Any, bool] = {}  # id -> whether it was answered (else cancelled or failed)
+        self._waiting: dict[types.RequestId, str] = {}  # id (as the SDK matches it: "7" is 7) -> method, oldest first
+        self._settled: dict[types.RequestId, bool] = {}  # id -> whether it was answered (else cancelled or failed)
 
-    def sent(self, message: Any) -> None:
+    def sent(self, message: types.JSONRPCMessage) -> None:
         """Note a message mcp-bdd wrote: a request waits from now, a cancelled one no more."""
-        key = request_key(message)
-        if key is not None:
+        if isinstance(message, types.JSONRPCRequest):
+            key = coerce_request_id(message.id)  # as `request_key`
             self._settled.pop(key, None)
             self._waiting[key] = message.method
             if len(self._waiting) > _REMEMBERED:
@@ -349,7 +349,7 @@ class Waiting:
             if _valid_id(request_id):
                 self._settle(coerce_request_id(request_id))
 
-    def take(self, request_id: Any) -> Literal["waiting", "late", "repeated"] | None:
+    def take(self, request_id: object) -> Literal["waiting", "late", "repeated"] | None:
         """Where an answer with this id goes: to a `waiting` request (now settled as answered);
         `late`, to one cancelled or failed here (the SDK drops it); `repeated`, to one already
         answered (a protocol violation); or to no request at all (None: a stray)."""
@@ -367,7 +367,7 @@ class Waiting:
         """The requests waiting for an answer (listen streams wait for events)."""
         return sum(1 for method in self._waiting.values() if method not in _STREAMS)
 
-    def fail(self, only: set[Any] | None = None) -> list[Any]:
+    def fail(self, only: set[types.RequestId] | None = None) -> list[types.RequestId]:
         """The ids of every request waiting for an answer (or of those `only` names), settled: a
         stray fails them (module doc)."""
         if only is None:
@@ -378,7 +378,7 @@ class Waiting:
             self._settle(key)
         return keys
 
-    def _settle(self, key: Any, *, answered: bool = False) -> None:
+    def _settle(self, key: types.RequestId, *, answered: bool = False) -> None:
         self._waiting.pop(key, None)
         self._settled[key] = answered or self._settled.get(key, False)  # a cancel after the answer: answered
         if len(self._settled) > _REMEMBERED:
@@ -510,7 +510,7 @@ class _NonJsonNumber(ValueError):
     """`json.loads` met NaN, Infinity or -Infinity."""
 
 
-def _refuse_constant(name: str) -> Any:
+def _refuse_constant(name: str) -> NoReturn:
     raise _NonJsonNumber(name)
 
 
@@ -550,7 +550,7 @@ def _bad_line(
 
 
 def _refused_response(
-    line: bytes, evidence: StdoutEvidence, waiting: Waiting | None, data: dict[str, Any], kind: str, why: str = ""
+    line: bytes, evidence: StdoutEvidence, waiting: Waiting | None, data: dict[str, object], kind: str, why: str = ""
 ) -> list[SessionMessage | Exception]:
     """A line that is surely a response, which the SDK could not read (`kind`, `why`): it fails the
     request it answers at once; one that answers no request is a stray."""
@@ -578,7 +578,7 @@ def _after_a_bom(
     return [ValueError(evidence.note(_BOM, line))]
 
 
-def _response_shaped(data: Any) -> bool:
+def _response_shaped(data: object) -> TypeGuard[dict[str, object]]:
     """A JSON-RPC response, by its shape: a result or an error, or an id without a method."""
     if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
         return False
@@ -586,13 +586,17 @@ def _response_shaped(data: Any) -> bool:
 
 
 def _batch(
-    line: bytes, evidence: StdoutEvidence, waiting: Waiting | None, data: list[Any]
+    line: bytes, evidence: StdoutEvidence, waiting: Waiting | None, data: list[object]
 ) -> list[SessionMessage | Exception]:
     """A JSON-RPC batch (an array of answers): MCP has had none since 2025-06-18, and the SDK reads
     none. The requests it answers fail at once, saying so, instead of waiting out their timeout."""
     described = evidence.note(_BATCH, line)
     ids = [item.get("id") for item in data if _response_shaped(item)]
-    taken = [request_id for request_id in ids if waiting is not None and waiting.take(request_id) == "waiting"]
+    taken = [
+        request_id
+        for request_id in ids
+        if _valid_id(request_id) and waiting is not None and waiting.take(request_id) == "waiting"
+    ]
     if not taken:
         return [ValueError(described)]
     message = (
@@ -602,7 +606,7 @@ def _batch(
     return [_protocol_error(request_id, message, line) for request_id in taken]
 
 
-def _why_refused(refused: ValueError, data: dict[str, Any]) -> tuple[str, str]:
+def _why_refused(refused: ValueError, data: dict[str, object]) -> tuple[str, str]:
     """(kind, why: the SDK's words) for a response that Python's json module read but the SDK did not:
     its parser is stricter (depth, lone surrogates), or the message has the wrong shape. The
     SDK tries every kind of message: its words are taken from the kind `data` is (a request's
@@ -628,7 +632,7 @@ def _unusable_message(kind: str, line: bytes, why: str = "", size: str | None = 
 
 
 def _stray(
-    line: bytes, evidence: StdoutEvidence, waiting: Waiting, request_id: Any, error: Any
+    line: bytes, evidence: StdoutEvidence, waiting: Waiting, request_id: object, error: object
 ) -> list[SessionMessage | Exception]:
     """A response no waiting request can take: quoted as evidence (the transcript records it, a
     failure's `describe` quotes it), then an error for every request waiting for an answer, which
@@ -655,10 +659,10 @@ def _stray(
     return failed
 
 
-def _error_parts(error: Any) -> tuple[Any, str]:
+def _error_parts(error: object) -> tuple[object, str]:
     """(code, message) of a JSON-RPC error object, parsed or not, the message cut short."""
-    code: Any
-    text: Any
+    code: object
+    text: object
     if isinstance(error, types.ErrorData):
         code, text = error.code, error.message
     elif isinstance(error, dict):
@@ -680,13 +684,14 @@ def _maybe_pretty(line: bytes, evidence: StdoutEvidence, waiting: Waiting | None
         return ValueError(evidence.note("pretty-printed JSON", line))
     whole, cut_id = closed
     size = f"{length} bytes in all"
-    answer = isinstance(whole, dict) and ("result" in whole or "error" in whole)
-    if answer or cut_id is not None:  # an answer, or one too long to re-assemble whose id is known
-        return _unusable(line, evidence, kind, whole.get("id") if answer else cut_id, waiting, size=size)[0]
+    answer = whole if isinstance(whole, dict) and ("result" in whole or "error" in whole) else None
+    if answer is not None or cut_id is not None:  # an answer, or one too long to re-assemble whose id is known
+        request_id = answer.get("id") if answer is not None else cut_id
+        return _unusable(line, evidence, kind, request_id, waiting, size=size)[0]
     return ValueError(evidence.note(kind if whole is not None else "pretty-printed JSON", line, size))
 
 
-def _id_in(line: bytes) -> Any:
+def _id_in(line: bytes) -> object:
     """The id of a response we cannot parse: near its start (the SDKs write it first) or its end."""
     for window in (line[:256], line[-256:]):
         match = _ID.search(window)
@@ -699,7 +704,7 @@ def _unusable(
     line: bytes,
     evidence: StdoutEvidence,
     kind: str,
-    request_id: Any,
+    request_id: object,
     waiting: Waiting | None,
     why: str = "",
     *,
@@ -721,7 +726,7 @@ def _second_answer(line: bytes, evidence: StdoutEvidence) -> list[SessionMessage
     return [ValueError(evidence.note(_REPEATED, line))]
 
 
-def _protocol_error(request_id: Any, message: str, line: bytes) -> SessionMessage:
+def _protocol_error(request_id: types.RequestId | None, message: str, line: bytes) -> SessionMessage:
     """A JSON-RPC error for `request_id` that the session reports as a protocol violation (PROTOCOL_MARK)."""
     error = types.JSONRPCError(
         jsonrpc="2.0",
@@ -735,14 +740,14 @@ def _protocol_error(request_id: Any, message: str, line: bytes) -> SessionMessag
     return SessionMessage(error)
 
 
-def unsendable(waiting: Waiting, why: str, only: set[Any] | None = None) -> list[SessionMessage]:
+def unsendable(waiting: Waiting, why: str, only: set[types.RequestId] | None = None) -> list[SessionMessage]:
     """An error for every request waiting for an answer that can no longer come (or for those
     `only` names): the server's stdin is closed (`why` says how), so the request never reached it."""
     message = f"mcp-bdd could not send the request: {why}."
     return [_protocol_error(key, message, b"") for key in waiting.fail(only)]
 
 
-def request_key(message: Any) -> Any | None:
+def request_key(message: types.JSONRPCMessage) -> types.RequestId | None:
     """The id a request is matched by (as `Waiting` keeps it), None for anything else."""
     return coerce_request_id(message.id) if isinstance(message, types.JSONRPCRequest) else None
 

@@ -40,10 +40,13 @@ import select
 import struct
 import termios
 from collections.abc import AsyncIterator
-from typing import Any, Protocol
+from types import TracebackType
+from typing import Protocol
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
+from mcp_types import RequestId
 
 from mcp_bdd._sdk import TransportStreams
 from mcp_bdd.servers._framing import (
@@ -58,6 +61,9 @@ from mcp_bdd.servers._framing import (
 )
 
 __all__ = ["ExitWatch", "PipeTransport"]
+
+#: where the session reads what the server sent: its messages, and an Exception for each bad line
+_Out = MemoryObjectSendStream[SessionMessage | Exception]
 
 
 class ExitWatch(Protocol):
@@ -135,7 +141,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         self._cm: contextlib.AbstractAsyncContextManager[TransportStreams] | None = None
         self.closed_while_running = False  # mcp-bdd closed the server's stdin while it still ran
         self._sent = 0  # bytes written to the server's stdin
-        self._written: collections.deque[tuple[Any, int]] = collections.deque(maxlen=_WRITTEN)  # (id, end)
+        self._written: collections.deque[tuple[RequestId, int]] = collections.deque(maxlen=_WRITTEN)  # (id, end)
         self._deaf: str | None = None  # why the server's stdin takes nothing more (it closed it)
 
     def close_stdin(self) -> None:
@@ -217,7 +223,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             except OSError as exc:
                 raise anyio.BrokenResourceError from exc
 
-    async def _reader(self, out: Any, writers: Any) -> None:
+    async def _reader(self, out: _Out, writers: _Out) -> None:
         """`writers`: the writer's handle on the same stream, closed with ours: the stream's end is
         how the session learns that the server went away."""
         splitter = self.evidence.splitter = LineSplitter(self.max_line)
@@ -232,7 +238,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
                         for message in messages:
                             await out.send(message)
 
-    async def _writer(self, source: Any, out: Any) -> None:
+    async def _writer(self, source: MemoryObjectReceiveStream[SessionMessage], out: _Out) -> None:
         unwritable: str | None = None  # why the server's stdin takes nothing any more
         async with source, out:
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -270,7 +276,7 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             "requests, and every request of this session fails at once from now on"
         )
 
-    async def _watch_stdin(self, out: Any) -> None:
+    async def _watch_stdin(self, out: _Out) -> None:
         """Wake when the server closes its stdin while it runs (module doc): fail at once the
         requests it never read, and every later one (the writer reads `_deaf`)."""
         fd = self.write_fd
@@ -349,6 +355,8 @@ class PipeTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         self._cm = self._streams()
         return await self._cm.__aenter__()
 
-    async def __aexit__(self, *exc: Any) -> bool | None:
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
         assert self._cm is not None
-        return await self._cm.__aexit__(*exc)
+        return await self._cm.__aexit__(kind, exc, tb)

@@ -44,7 +44,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 import psutil
 
@@ -426,7 +426,7 @@ def lifeline() -> _Lifeline:
 
 _LIVE: dict[int, ServerProcess] = {}
 _LIVE_LOCK = threading.Lock()
-_ON_REAP: list[Callable[[], Any]] = []  # the zygote pool and the pre-started queue empty themselves
+_ON_REAP: list[Callable[[], object]] = []  # the zygote pool and the pre-started queue empty themselves
 
 
 def _register(proc: ServerProcess) -> None:
@@ -439,7 +439,7 @@ def _unregister(proc: ServerProcess) -> None:
         _LIVE.pop(id(proc), None)
 
 
-def on_reap(callback: Callable[[], Any]) -> None:
+def on_reap(callback: Callable[[], object]) -> None:
     _ON_REAP.append(callback)
 
 

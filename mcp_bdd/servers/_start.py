@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 from urllib.parse import urlsplit
 
 from mcp_bdd._net import free_port
@@ -39,6 +39,10 @@ from mcp_bdd.servers._process import (
     stop_together,
 )
 from mcp_bdd.servers._zygote import ForkedProcess, zygote_for
+
+if TYPE_CHECKING:
+    from mcp.server import Server
+    from mcp.server.mcpserver import MCPServer
 
 __all__ = ["discard_prestarted", "exit_0_tip", "prestart", "start_server"]
 
@@ -65,7 +69,7 @@ def start_server(
     transport: str,
     *,
     interpolate: Interpolate,
-    inject: Callable[[Callable[..., Any]], dict[str, Any]],
+    inject: Callable[[Callable[..., object]], dict[str, object]],
     logdir: Path,
 ) -> RunningServer:
     """Start `name` for `transport` (or point at it, for url servers)."""
@@ -180,9 +184,9 @@ def _in_memory(
     cfg: AppServer,
     root: str,
     env: dict[str, str],
-    inject: Callable[[Callable[..., Any]], dict[str, Any]],
+    inject: Callable[[Callable[..., object]], dict[str, object]],
     startup_timeout: float,
-) -> Any:
+) -> MCPServer | Server:
     with _no_exit(name, cfg.app, "importing it"):
         obj = load_app(cfg.app, root)
     if is_server(obj):
@@ -256,7 +260,7 @@ class _patched_environ:
         self.saved = {k: os.environ.get(k) for k in self.env}
         os.environ.update(self.env)
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         for key, value in self.saved.items():
             if value is None:
                 os.environ.pop(key, None)
@@ -371,7 +375,9 @@ def _pipes_of(process: ChildProcess) -> tuple[int, int]:
 # pre-started stdio processes (`prestart = N`, and `prestart`)
 
 _Warm = tuple[ChildProcess, tuple[int, int], Path]
-_WARM: dict[tuple[Any, ...], list[_Warm]] = {}
+#: a launch as its processes started ahead are kept by: name, argv, env, cwd
+_WarmKey = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str]
+_WARM: dict[_WarmKey, list[_Warm]] = {}
 _WARM_LOCK = threading.Lock()
 
 
@@ -396,7 +402,7 @@ def _stdio_process(
     return ready
 
 
-def _take_warm(key: tuple[Any, ...]) -> _Warm | None:
+def _take_warm(key: _WarmKey) -> _Warm | None:
     """The oldest process started ahead for `key` that still runs (the others are ended), or None."""
     with _WARM_LOCK:
         queue = _WARM.get(key, [])
@@ -431,7 +437,7 @@ def _startable_ahead(cfg: ServerConfig, transport: str) -> TypeGuard[CommandServ
     return transport == "stdio" and isinstance(cfg, CommandServer) and not _varies_per_start(cfg)
 
 
-def _warm_key(name: str, launch: _Launch) -> tuple[Any, ...]:
+def _warm_key(name: str, launch: _Launch) -> _WarmKey:
     return (name, tuple(launch.argv), tuple(sorted(launch.env.items())), launch.cwd)
 
 

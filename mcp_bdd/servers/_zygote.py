@@ -15,13 +15,21 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from mcp_bdd._process_tree import wait_exit
 from mcp_bdd.errors import ServerStartError, tail
 from mcp_bdd.servers._process import ChildProcess, ServerProcess, on_reap, spawn
 
 __all__ = ["ForkedProcess", "Zygote", "zygote_for"]
+
+
+class _Answer(TypedDict, total=False):
+    """What the pre-imported process answers a request with (`mcp_bdd.zygote`'s `reply`)."""
+
+    pid: int  # a spawn's server
+    returncode: int | None  # a status: None while the server runs
+    error: str  # why it could not do what was asked
 
 
 class ForkedProcess(ServerProcess):
@@ -72,7 +80,7 @@ class Zygote:
         finally:
             theirs.close()
 
-    def _ask(self, request: dict[str, Any], fds: list[int] | None = None, timeout: float = 30.0) -> dict[str, Any]:
+    def _ask(self, request: dict[str, object], fds: list[int] | None = None, timeout: float = 30.0) -> _Answer:
         """One request/answer over the control socket (length-prefixed JSON; fds ride along)."""
         with self._lock:
             data = json.dumps(request).encode()
@@ -109,7 +117,7 @@ class Zygote:
                     + "` by hand in the server's cwd to see the error."
                 ) from None
             line, _, self._buffer = self._buffer.partition(b"\n")
-            answer: dict[str, Any] = json.loads(line)
+            answer: _Answer = json.loads(line)
             if "error" in answer:
                 raise ServerStartError(f"The pre-imported server process for {self.spec}: {answer['error']}")
             return answer
