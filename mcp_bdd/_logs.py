@@ -28,7 +28,6 @@ import importlib.util
 import logging
 import os
 from collections.abc import Callable
-from typing import Any
 
 from mcp_bdd.errors import McpBddError, printable, unwrap
 from mcp_bdd.secrets import mask
@@ -62,7 +61,7 @@ def guard_sdk_logs() -> Callable[[], None]:
 
     quoting = _package_dirs()
 
-    def make_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
+    def make_record(*args: object, **kwargs: object) -> logging.LogRecord:
         record = previous(*args, **kwargs)
         if os.path.realpath(record.pathname).startswith(quoting):
             _guard(record)

@@ -125,7 +125,7 @@ class Endpoint(_Model):
 
     @field_validator("command", mode="before")
     @classmethod
-    def _split(cls, v: Any) -> Any:
+    def _split(cls, v: object) -> object:
         return _argv(v) if isinstance(v, str | list) else v
 
 
@@ -162,7 +162,7 @@ class CommandServer(_Overrides):
 
     @field_validator("command", mode="before")
     @classmethod
-    def _split(cls, v: Any) -> Any:
+    def _split(cls, v: object) -> object:
         return _argv(v) if isinstance(v, str | list) else v
 
     def transports(self) -> tuple[str, ...]:
@@ -195,7 +195,7 @@ class FakeSpec(_Model):
     """
 
     kind: str
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: dict[str, object] = Field(default_factory=dict)
     root: str = "."
     #: the profile that replaced this fake with a real dependency (kind "real")
     profile: str | None = None
@@ -231,7 +231,7 @@ class Config(_Model):
     #: the selected profile (`-D profile=staging`, `mcp-bdd run --profile staging`), already applied
     profile: str | None = None
     #: name -> overrides of top-level keys, servers and fakes, and `replace` (fakes swapped for real values)
-    profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    profiles: dict[str, dict[str, object]] = Field(default_factory=dict)
     source: str = "(defaults)"
     root: str = "."
 
@@ -388,7 +388,7 @@ def _profile_keys() -> tuple[str, ...]:
     return (*(k for k in _TOP_KEYS if k not in {"profile", "profiles"}), "replace")
 
 
-def _check_profile(name: str, body: Any, source: str) -> None:
+def _check_profile(name: str, body: object, source: str) -> None:
     where = f"{source} [profiles.{name}]"
     if not isinstance(body, Mapping):
         raise ConfigError(f"{where}: a profile is a table of overrides (servers, fakes, replace, timeout, ...).")
@@ -489,7 +489,7 @@ def parse_config(raw: Mapping[str, Any], *, source: str, root: Path) -> Config:
     return config
 
 
-def _parse_fakes(raw: Any, source: str, root: Path, profile: str | None = None) -> dict[str, str | FakeSpec]:
+def _parse_fakes(raw: object, source: str, root: Path, profile: str | None = None) -> dict[str, str | FakeSpec]:
     """`name = "kind"` or `name = { kind = "...", <option> = ... }` for every declared fake."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f'{source}: `fakes` must be a table of name = "kind" (e.g. shop = "database").')
@@ -515,7 +515,7 @@ def _parse_fakes(raw: Any, source: str, root: Path, profile: str | None = None) 
     return fakes
 
 
-def _parse_server(name: str, body: Any, source: str) -> ServerConfig:
+def _parse_server(name: str, body: object, source: str) -> ServerConfig:
     where = f"{source} [servers.{name}]"
     if not isinstance(body, Mapping):
         raise ConfigError(f"{where}: must be a table with one of `app`, `command` or `url`.")
@@ -535,7 +535,7 @@ def _parse_server(name: str, body: Any, source: str) -> ServerConfig:
     return _server_model(kind, body, where)
 
 
-def _server_kind(body: Mapping[str, Any], where: str) -> str:
+def _server_kind(body: Mapping[str, object], where: str) -> str:
     """Which of `app`, `command` or `url` the table gives: exactly one, or a ConfigError that says why."""
     kinds = [k for k in ("app", "command", "url") if k in body]
     if len(kinds) == 1:
@@ -554,7 +554,7 @@ def _server_kind(body: Mapping[str, Any], where: str) -> str:
     )
 
 
-def _check_endpoint(endpoint: Mapping[str, Any], where: str, section: str) -> None:
+def _check_endpoint(endpoint: Mapping[str, object], where: str, section: str) -> None:
     """A `command` server's `http` or `sse` table: known keys, and both `command` and `url`."""
     allowed = tuple(Endpoint.model_fields)
     for key in endpoint:
@@ -572,7 +572,12 @@ def _check_endpoint(endpoint: Mapping[str, Any], where: str, section: str) -> No
 
 def _server_model(kind: str, body: Mapping[str, Any], where: str) -> ServerConfig:
     """The model of the table's kind, validated, with a transport it can serve."""
-    model: Any = {"app": AppServer, "command": CommandServer, "url": UrlServer}[kind]
+    models: dict[str, type[AppServer | CommandServer | UrlServer]] = {
+        "app": AppServer,
+        "command": CommandServer,
+        "url": UrlServer,
+    }
+    model = models[kind]
     try:
         server: ServerConfig = model(**body)
     except ConfigError as exc:

@@ -39,7 +39,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TextIO, cast
+from typing import ClassVar, Protocol, TextIO, cast
 
 from mcp_bdd.secrets import mask, mask_data
 
@@ -139,7 +139,7 @@ def printable(text: str) -> str:
     return _CONTROL.sub(_escaped, mask(text))
 
 
-def terminal_json(value: Any, *, indent: int | None = 2) -> str:
+def terminal_json(value: object, *, indent: int | None = 2) -> str:
     """JSON for a terminal (`--json` output): secrets masked, and what `printable` escapes written
     as JSON escapes. Why: json.dumps(ensure_ascii=False) leaves DEL, C1 controls, bidi overrides
     and line separators raw, so a server's text could still drive the terminal or reorder the
@@ -239,7 +239,7 @@ def users_place(frames: Sequence[traceback.FrameSummary]) -> str:
     return f"{own[-1].filename.rsplit('/', 1)[-1]}:{own[-1].lineno}, in {own[-1].name}" if own else ""
 
 
-def pretty(value: Any, limit: int = 2000) -> str:
+def pretty(value: object, limit: int = 2000) -> str:
     """Render a JSON-like value for a failure message; long values are cut with the full size noted."""
     if isinstance(value, str):
         text = value
@@ -371,8 +371,8 @@ class ProtocolViolation(McpBddError):
 class JsonDiff:
     """Two JSON values that were compared, and the paths where they differ (for the report's diff view)."""
 
-    expected: Any
-    actual: Any
+    expected: object
+    actual: object
     paths: tuple[str, ...]
 
 
@@ -380,7 +380,7 @@ _PLAIN = re.compile(r"[\w@.:/#+-]+")
 _SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\[\"((?:[^\"\\]|\\.)*)\"\]")
 
 
-def _plain(value: Any) -> str | None:
+def _plain(value: object) -> str | None:
     """A short scalar as a person writes it (confirmed, 42, true, "two words"), or None."""
     if isinstance(value, str):
         if len(value) > 60:
@@ -404,7 +404,7 @@ def _leaf(path: str) -> str:
 
 
 def sentence(
-    title: str, expected: Any = None, actual: Any = None, path: str | None = None, *, compared: bool = False
+    title: str, expected: object = None, actual: object = None, path: str | None = None, *, compared: bool = False
 ) -> str:
     """One plain sentence for a failure: "Expected status to be confirmed, but it was pending".
 
@@ -432,7 +432,7 @@ class _Message(Protocol):
     @property
     def method(self) -> str: ...
     @property
-    def payload(self) -> Any: ...
+    def payload(self) -> object: ...
     @property
     def duration_ms(self) -> float | None: ...
     @property
@@ -487,8 +487,8 @@ class ExpectationFailed(McpBddError, AssertionError):
         self,
         title: str,
         *,
-        expected: Any = _MISSING,
-        actual: Any = _MISSING,
+        expected: object = _MISSING,
+        actual: object = _MISSING,
         path: str | None = None,
         details: str | None = None,
         exchange: str | None = None,
@@ -545,7 +545,7 @@ class ExpectationFailed(McpBddError, AssertionError):
         return "\n".join(lines)
 
 
-def _labelled(label: str, value: Any) -> str:
+def _labelled(label: str, value: object) -> str:
     text = pretty(value)
     head = f"  {label}:".ljust(12)
     if "\n" not in text:

@@ -32,7 +32,7 @@ import os
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import quote, quote_plus
 
 __all__ = [
@@ -319,7 +319,7 @@ def mask_mapping(values: Mapping[str, str], *, all_values: bool = False) -> dict
     return {k: MASK if v and (all_values or is_secret_name(k)) else mask(v) for k, v in values.items()}
 
 
-def mask_data(value: Any, *, secret_scope: bool = False, any_key: bool = False) -> Any:
+def mask_data(value: object, *, secret_scope: bool = False, any_key: bool = False) -> Any:
     """`value` with secrets masked; the same object when there was nothing to mask (no copy).
 
     String values — and keys: a map keyed by API key, a schema property named after a token — are
@@ -327,16 +327,18 @@ def mask_data(value: Any, *, secret_scope: bool = False, any_key: bool = False) 
     pairs: that would garble evidence). Inside `env`/`headers` mappings
     (`secret_scope`) — and with `any_key`, in every mapping — a string under a secret-looking
     key is masked whole; a dict under such a key (a JSON schema property called `api_key`) stays.
+    The result has `value`'s shape (a mapping comes back a dict, a tuple a list): callers keep the
+    type they had.
     """
     if isinstance(value, str):
         return _mask_values(value)
     if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         changed = not isinstance(value, dict)
         for key, item in value.items():
             name = str(key)
             if isinstance(item, str) and item and (secret_scope or any_key) and is_secret_name(name):
-                new: Any = MASK
+                new: object = MASK
             else:
                 new = mask_data(item, secret_scope=name.lower() in _SCOPES, any_key=any_key)
             shown = _mask_values(name)
@@ -349,7 +351,7 @@ def mask_data(value: Any, *, secret_scope: bool = False, any_key: bool = False) 
     return value
 
 
-def dumps_masked(value: Any) -> str:
+def dumps_masked(value: object) -> str:
     """`json.dumps(mask_data(value), default=str)`, without walking `value` when its JSON text
     shows nothing to mask. Why: evidence is dumped after every step, and walking a listing's
     schemas node by node cost more than the in-memory call that fetched them.
@@ -377,5 +379,5 @@ class _NotPlain(Exception):
     """`dumps_masked` met something that is not plain JSON data."""
 
 
-def _not_plain(value: Any) -> Any:
+def _not_plain(value: object) -> NoReturn:
     raise _NotPlain

@@ -111,7 +111,7 @@ class Exchange:
     duration_ms: float | None = None
     related: int | None = None  # seq of the request this answers / belongs to
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The exchange as a JSON-ready dict, secrets *not* masked: `evidence` masks them.
 
         Not dataclasses.asdict: it deep-copies every payload, which costs more than the whole
@@ -137,7 +137,7 @@ class Exchange:
         return f"{arrow} [{self.server}] {self.method}{took} {body}"
 
 
-def weigh(payload: Any) -> int:
+def weigh(payload: object) -> int:
     """The length of `payload` as ASCII JSON: what bounds the messages a transcript or a timeline
     keeps by size, not only by count. Never less than its UTF-8 bytes (a character outside ASCII
     is a 6-character escape, 2-4 bytes in UTF-8), so a bound in MB is one in bytes. One the encoder
@@ -160,7 +160,7 @@ class Weight:
 
     __slots__ = ("_payload", "_size")
 
-    def __init__(self, payload: Any) -> None:
+    def __init__(self, payload: object) -> None:
         self._payload = payload
         self._size = -1
 
@@ -222,7 +222,7 @@ class Transcript:
         kind: Kind,
         server: str,
         method: str,
-        payload: Any = None,
+        payload: object = None,
         *,
         duration_ms: float | None = None,
         related: int | None = None,
@@ -250,7 +250,7 @@ class Transcript:
         return False
 
     def _append(
-        self, kind: Kind, server: str, method: str, payload: Any, duration_ms: float | None, related: int | None
+        self, kind: Kind, server: str, method: str, payload: object, duration_ms: float | None, related: int | None
     ) -> Exchange:
         item = Exchange(len(self._items) + 1, kind, server, method, payload, time.time(), duration_ms, related)
         self._items.append(item)
