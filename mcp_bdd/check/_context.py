@@ -241,9 +241,9 @@ class CheckContext:
 
 
 def json_object(value: object) -> dict[str, object]:
-    """`value` when it is a JSON object, else an empty one: what a server declared is its raw JSON,
-    read field by field (the SDK's client has parsed a listing's shape: `protocol.listings` fails
-    one that does not fit)."""
+    """`value` when it is a JSON object, else an empty one: a field of another shape reads as absent.
+    What a server declared is its raw JSON (the SDK's client has checked a listing's shape:
+    `protocol.listings` fails one that does not fit)."""
     return value if isinstance(value, dict) else {}
 
 
