@@ -43,7 +43,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterator
 from types import FrameType, ModuleType
-from typing import Any
+from typing import TypedDict
 
 from mcp_bdd._process_tree import adopt_orphans, children, kill_orphans, server_lifelines, signal_group
 
@@ -81,6 +81,16 @@ def _prepare(spec: str) -> None:
     _let_go({fd: what for fd, what in _open_fds().items() if opened.get(fd) != what})
     with contextlib.suppress(Exception):  # only an optimisation: a child imports what is missing
         warm_up()
+
+
+class _Request(TypedDict, total=False):
+    """A request over the control socket (module doc): a spawn, or a status."""
+
+    op: str  # "spawn" | "status"
+    env: dict[str, str]  # a spawn's: the server's own variables
+    transport: str
+    port: int
+    pid: int  # a status's: the server asked about
 
 
 class _Zygote:
@@ -125,7 +135,7 @@ class _Zygote:
             frame = self._next_frame()
             if frame is None:
                 continue
-            if frame is _CLOSED:
+            if isinstance(frame, _Closed):
                 return
             request, fds = frame
             if request["op"] == "status":
@@ -134,7 +144,7 @@ class _Zygote:
             else:
                 self._start(request, fds)
 
-    def _next_frame(self) -> Any:
+    def _next_frame(self) -> tuple[_Request, list[int]] | _Closed | None:
         """(request, fds) once a whole frame is in; None while one is still coming; `_CLOSED` at EOF."""
         if len(self.buffer) < 4 or len(self.buffer) < 4 + int.from_bytes(self.buffer[:4], "big"):
             try:
@@ -147,12 +157,12 @@ class _Zygote:
             self.pending_fds += fds
             return None
         size = int.from_bytes(self.buffer[:4], "big")
-        request = json.loads(self.buffer[4 : 4 + size])
+        request: _Request = json.loads(self.buffer[4 : 4 + size])
         self.buffer = self.buffer[4 + size :]
         fds, self.pending_fds = self.pending_fds, []
         return request, fds
 
-    def _start(self, request: dict[str, Any], fds: list[int]) -> None:
+    def _start(self, request: _Request, fds: list[int]) -> None:
         zygote = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: becomes the server
@@ -174,8 +184,11 @@ class _Zygote:
         self.reap()
 
 
-#: what `_Zygote._next_frame` returns when the control socket has closed
-_CLOSED = object()
+class _Closed:
+    """What `_Zygote._next_frame` returns when the control socket has closed."""
+
+
+_CLOSED = _Closed()
 #: the longest the zygote spends killing and reaping orphans (a process stuck in the kernel)
 ORPHANS_DEADLINE = 5.0
 
@@ -267,7 +280,7 @@ def _locked_files() -> set[int]:
     return files
 
 
-def _child(spec: str, request: dict[str, Any], fds: list[int], sock: socket.socket, zygote: int) -> None:
+def _child(spec: str, request: _Request, fds: list[int], sock: socket.socket, zygote: int) -> None:
     code = 1
     try:
         _forget_exit_handlers()
