@@ -3,7 +3,8 @@
 mcp-bdd's own features run against this server, so it deliberately touches every MCP feature
 a scenario can check: structured tool output, error results, progress, logging, image and
 resource-link content, resources (text, binary, templates, subscriptions), prompts,
-completions, list-changed notifications and the client's side (sampling, elicitation, roots).
+completions, list-changed notifications and the client's side (sampling, with tools too,
+elicitation, in URL mode too, and roots).
 
 Configuration is read from the environment when `create_server()` is called (never at import),
 so one process can build servers for several scenarios with different fakes:
@@ -24,7 +25,9 @@ Both protocol eras are served. Client-side requests (sampling, elicitation, root
 `Resolve(...)` resolvers, which the SDK turns into mid-call server-to-client requests on
 2025-11-25 and into input-required rounds on 2026-07-28. Change notifications go to
 `resources/subscribe` subscribers and the session (2025-11-25) and to `subscriptions/listen`
-streams (2026-07-28).
+streams (2026-07-28). `link_payment_account` is the exception: its URL elicitation is asked in
+the middle of the call and reported complete (notifications/elicitation/complete) on the call's
+own stream, so it serves 2025-11-25 sessions only and refuses 2026-07-28 ones with the reason.
 """
 
 # No `from __future__ import annotations` here: the SDK reads `Annotated[..., Resolve(fn)]` with
@@ -77,6 +80,7 @@ from mcp_types import (
     CompletionArgument,
     CompletionContext,
     CreateMessageResult,
+    CreateMessageResultWithTools,
     ElicitRequest,
     ElicitRequestFormParams,
     EmbeddedResource,
@@ -93,7 +97,10 @@ from mcp_types import (
     SubscribeRequestParams,
     TextContent,
     TextResourceContents,
+    Tool,
     ToolAnnotations,
+    ToolChoice,
+    ToolUseContent,
     UnsubscribeRequestParams,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -310,6 +317,20 @@ class Summary(BaseModel):
     order_id: str
     summary: str
     model: str
+
+
+class Recommendation(BaseModel):
+    need: str
+    recommendation: str = Field(description="What the client's model recommended")
+    tools_offered: list[str] = Field(description="The shop tools the model was offered while it sampled")
+    tools_asked: list[str] = Field(description="The offered tools the model asked to call instead of answering")
+
+
+class PaymentLink(BaseModel):
+    email: str
+    link_id: str = Field(description="The URL elicitation's id, also in the consent page's address")
+    action: Literal["accepted", "declined", "cancelled"]
+    linked: bool
 
 
 class RootEntry(BaseModel):
@@ -1018,6 +1039,79 @@ def create_server() -> MCPServer:
         content = title.content
         said = content.text if isinstance(content, TextContent) else str(content)
         return CatalogExport(path=f"{folder}/{target.file_name}", products=len(store.products()), title=said)
+
+    # ---- sampling with tools: the client's model may look up the stock while it answers
+
+    stock_tool = Tool(
+        name="check_stock",
+        description="How many units of a product are in stock.",
+        input_schema={"type": "object", "properties": {"product_id": {"type": "string"}}, "required": ["product_id"]},
+    )
+
+    def recommendation_request(need: str, ctx: Context) -> Sample:
+        capabilities = ctx.client_capabilities
+        sampling = capabilities.sampling if capabilities is not None else None
+        if sampling is None or sampling.tools is None:  # the SDK's own refusal would name only a resolver
+            raise ToolError(
+                "recommend_products needs a client that supports tools in sampling (sampling.tools), so that "
+                "its model can look up the stock; this client did not declare it. Use list_products instead."
+            )
+        ask = f"Recommend one product for a customer who needs {need}. The catalogue: " + ", ".join(
+            p.product_id for p in store.products()
+        )
+        return Sample(
+            [SamplingMessage(role="user", content=TextContent(type="text", text=ask))],
+            max_tokens=200,
+            tools=[stock_tool],
+            tool_choice=ToolChoice(mode="auto"),
+        )
+
+    @server.tool(annotations=read_only)
+    async def recommend_products(
+        need: Annotated[str, Field(description="What the customer needs, e.g. a reading lamp")],
+        sampled: Annotated[CreateMessageResultWithTools, Resolve(recommendation_request)],
+    ) -> Recommendation:
+        """Recommend a product for a customer's need using the client's LLM, which may call check_stock
+        while it answers (asks the client for sampling with tools)."""
+        blocks = sampled.content if isinstance(sampled.content, list) else [sampled.content]
+        said = " ".join(b.text for b in blocks if isinstance(b, TextContent))
+        asked = [b.name for b in blocks if isinstance(b, ToolUseContent)]
+        return Recommendation(need=need, recommendation=said, tools_offered=[stock_tool.name], tools_asked=asked)
+
+    # ---- a URL elicitation: the payment provider's consent page, out of band (2025-11-25 sessions)
+
+    @server.tool(annotations=charges)
+    async def link_payment_account(
+        email: Annotated[str, Field(description="The customer's email address")], ctx: Context
+    ) -> PaymentLink:
+        """Link a customer's payment account: sends the user to the payment provider's consent page
+        (a URL elicitation) and tells the client when the flow is complete. Needs a 2025-11-25 session."""
+        if _is_modern(ctx):
+            raise ToolError(
+                "link_payment_account sends the user to the payment provider's consent page during the call, "
+                "which needs a 2025-11-25 session; link the account from a client on that protocol."
+            )
+        capabilities = ctx.client_capabilities
+        elicitation = capabilities.elicitation if capabilities is not None else None
+        if elicitation is None or elicitation.url is None:
+            raise ToolError(
+                "link_payment_account needs a client that supports URL elicitation (elicitation.url), to open "
+                "the payment provider's consent page; this client did not declare it."
+            )
+        link_id = f"link-{uuid.uuid4().hex[:12]}"
+        provider = (payments_url or "https://payments.example").rstrip("/")
+        answer = await ctx.elicit_url(
+            f"Link a payment account for {email} on the payment provider's page.",
+            f"{provider}/consent?link={link_id}",
+            link_id,
+        )
+        if answer.action != "accept":
+            action: Literal["declined", "cancelled"] = "declined" if answer.action == "decline" else "cancelled"
+            return PaymentLink(email=email, link_id=link_id, action=action, linked=False)
+        # The demo takes the user's accept as the finished consent flow (a real shop would wait for the
+        # provider's callback), and says so on this request's stream, which every transport delivers.
+        await ctx.session.send_elicit_complete(link_id, related_request_id=ctx.request_id)
+        return PaymentLink(email=email, link_id=link_id, action="accepted", linked=True)
 
     # ---- runtime tool list changes
 
