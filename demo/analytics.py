@@ -3,6 +3,10 @@
 Configuration from the environment at factory time: `WAREHOUSE_URL` (an HTTP API serving
 `GET /sales` as a JSON list of {"product_id", "quantity", "unit_price"}) and `REPORT_DIR` (where
 `write_sales_report` writes `reports/sales.md`).
+
+The shop's stores are a resource template, `analytics://stores/{region}/{store}`: while a person
+types a store, completion offers the stores of the region already chosen (the request's
+`context.arguments`), and none before a region is chosen.
 """
 
 from __future__ import annotations
@@ -14,7 +18,15 @@ from pathlib import Path
 import httpx2
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import Completion, CompletionArgument, CompletionContext, PromptReference, ResourceTemplateReference
 from pydantic import BaseModel
+
+STORES_TEMPLATE = "analytics://stores/{region}/{store}"
+#: the shop's stores by region
+STORES: dict[str, tuple[str, ...]] = {
+    "north": ("Bradford", "Leeds", "Newcastle", "York"),
+    "south": ("Bath", "Brighton", "Bristol", "London"),
+}
 
 
 class StockValue(BaseModel):
@@ -92,5 +104,32 @@ def create_server() -> MCPServer:
             f"```json\n{json.dumps(summary.model_dump(), indent=2)}\n```\n"
         )
         return str(path.relative_to(report_dir))
+
+    @server.resource(STORES_TEMPLATE, name="store", mime_type="text/markdown")
+    def store_page(region: str, store: str) -> str:
+        """One of the shop's stores, by region (north, south) and town: where it is and what to ask about it."""
+        if store not in STORES.get(region, ()):
+            known = ", ".join(f"{r}: {', '.join(towns)}" for r, towns in STORES.items())
+            return f"# {store}\n\nNo store {store} in the {region} region. The stores: {known}.\n"
+        return f"# {store}\n\nThe {store} store, in the {region} region. Its sales: call sales_summary.\n"
+
+    @server.completion()  # type: ignore[no-untyped-call, untyped-decorator]  # the SDK leaves it untyped
+    async def complete(
+        ref: PromptReference | ResourceTemplateReference,
+        argument: CompletionArgument,
+        context: CompletionContext | None,
+    ) -> Completion | None:
+        if not isinstance(ref, ResourceTemplateReference) or ref.uri != STORES_TEMPLATE:
+            return None
+        if argument.name == "region":
+            candidates: tuple[str, ...] = tuple(STORES)
+        elif argument.name == "store":
+            # the store is the second variable of the URI: without the region chosen first, none is offered
+            region = ((context.arguments if context is not None else None) or {}).get("region", "")
+            candidates = STORES.get(region, ())
+        else:
+            return None
+        values = [c for c in candidates if c.lower().startswith(argument.value.lower())]
+        return Completion(values=values, total=len(values), has_more=False)
 
     return server
