@@ -27,6 +27,8 @@ Feature: Long reports on the 2026-07-28 tasks extension
       | Q4    | 1     |
     Then the task status becomes "completed"
     And the task at "$.result.structuredContent.title" is "Q4"
+    And the task at "$.result.structuredContent.pages" is 1
+    And the task at "$.result.isError" is false
 
   Scenario: Tasks are offered only as the extension
     Then the server offers tasks only as the extension
