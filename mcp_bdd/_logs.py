@@ -4,7 +4,7 @@ Why: the `mcp` SDK (and httpx under it) logs what it could not use with the serv
 — an SSE event's name, a notification that failed validation with pydantic's `input_value=`
 quoting the value — and behave prints captured logs with a failure. A hostile server's escape
 sequences then reached the terminal raw (clearing it, retitling it), and a token it echoed in
-such a value was printed whole. mcp-bdd's own messages go through `errors.printable`; so do
+such a value was printed whole. mcp-bdd's own messages go through `_text.printable`; so do
 these, at the one place every log record is made: the record factory. Records are told by the
 file that logged them, not by logger name: the SDK's client session logs as plain "client", and
 a filter on one logger misses its children.
@@ -29,7 +29,8 @@ import logging
 import os
 from collections.abc import Callable
 
-from mcp_bdd.errors import McpBddError, printable, unwrap
+from mcp_bdd._text import printable, unwrap
+from mcp_bdd.errors import McpBddError
 from mcp_bdd.secrets import mask
 
 __all__ = ["guard_sdk_logs"]

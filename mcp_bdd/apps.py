@@ -24,7 +24,8 @@ import importlib
 import sys
 from typing import TYPE_CHECKING
 
-from mcp_bdd.errors import ServerStartError, did_you_mean, raised
+from mcp_bdd._text import did_you_mean
+from mcp_bdd.errors import ServerStartError, raised
 
 if TYPE_CHECKING:
     import socket

@@ -257,7 +257,8 @@ class Config(_Model):
     # -- resolved settings ---------------------------------------------------------------------
     def server_named(self, name: str) -> ServerConfig:
         if name not in self.servers:
-            from mcp_bdd.errors import UsageError, did_you_mean
+            from mcp_bdd._text import did_you_mean
+            from mcp_bdd.errors import UsageError
 
             raise UsageError(
                 f'Unknown server "{name}". {did_you_mean(name, self.servers, "server")}. {self.where_servers_go()}'

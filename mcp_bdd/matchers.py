@@ -50,7 +50,8 @@ from jsonpath.selectors import IndexSelector, NameSelector
 from jsonpath.token import TOKEN_EOF
 
 from mcp_bdd._schema import SchemaUnusable, guarded
-from mcp_bdd.errors import ExpectationFailed, JsonDiff, UsageError, did_you_mean, pretty
+from mcp_bdd._text import did_you_mean, pretty
+from mcp_bdd.errors import ExpectationFailed, JsonDiff, UsageError
 
 __all__ = [
     "ABSENT",

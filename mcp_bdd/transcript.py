@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mcp_bdd.errors import size_text
+from mcp_bdd._text import size_text
 from mcp_bdd.secrets import dumps_masked, mask, mask_data
 
 __all__ = [

@@ -16,7 +16,8 @@ import re
 import uuid
 from collections.abc import Callable, Mapping
 
-from mcp_bdd.errors import UsageError, did_you_mean
+from mcp_bdd._text import did_you_mean
+from mcp_bdd.errors import UsageError
 from mcp_bdd.secrets import remember_named
 
 __all__ = ["Resolver", "interpolate", "names_in"]

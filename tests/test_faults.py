@@ -26,7 +26,7 @@ import psutil
 import pytest
 from behave_project import REPO, Run, alive, behave_env, make_project, printed, run_behave, run_captured, start_behave
 
-from mcp_bdd.errors import tail
+from mcp_bdd._text import tail
 from mcp_bdd.report.render import unpack
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
@@ -3738,7 +3738,7 @@ def test_check_and_call_say_a_refusal_is_the_credentials_not_a_broken_tool(
     Now the check notes each refused target once and judges nothing of it; the call says
     REFUSED, quotes the server, and exits 1."""
     from mcp_bdd.cli import main
-    from mcp_bdd.errors import EXIT_FAILED
+    from mcp_bdd.failures import EXIT_FAILED
 
     monkeypatch.chdir(tmp_path)
     with _serving(_AcceptingServer(handler=_Refusing)) as base:

@@ -17,7 +17,7 @@ import pytest
 from behave_project import REPO, Census
 
 from mcp_bdd.cli import main
-from mcp_bdd.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
+from mcp_bdd.failures import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from behave_project import REPO, make_project, run_behave
 
-from mcp_bdd.errors import TAIL_LINE, cut_middle, tail
+from mcp_bdd._text import TAIL_LINE, cut_middle, tail
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 

@@ -20,17 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypedDict
 
-from mcp_bdd.errors import (
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_USAGE,
-    McpBddError,
-    RequestRefused,
-    ServerStartError,
-    UsageError,
-    for_terminal,
-    terminal_json,
-)
+from mcp_bdd._text import for_terminal, terminal_json
+from mcp_bdd.errors import McpBddError, RequestRefused, ServerStartError, UsageError, kind_of
+from mcp_bdd.failures import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Unanswered
 
 if TYPE_CHECKING:
     from mcp_bdd.check._context import CheckOptions
@@ -246,10 +238,8 @@ def _unanswered(exc: Exception, options: CheckCommand, config: Config, name: str
                 out: TextIO, raw: TextIO) -> int:  # fmt: skip
     """The report of a server that could not be started or reached: what it said, and a way on."""
     from mcp_bdd.check._output import dumps
-    from mcp_bdd.probe import Unanswered
-
     said, tip = str(exc).strip(), _token_tip(config, name) if options.target else ("", "")
-    verdict = Unanswered.of(exc)
+    verdict = Unanswered.connecting(kind_of(exc))
     if options.as_json:
         error = said + tip[0] + (f"\n{tip[1]}" if tip[1] else "")
         print(dumps({"status": verdict.status, "target": shown, "error": error, "elapsed_s": round(elapsed, 3)}),
@@ -421,7 +411,7 @@ def run_contract_command(
     """`mcp-bdd contract update|verify FILE [SERVER | URL | -- COMMAND]`."""
     from mcp_bdd.config import normalize_transport
     from mcp_bdd.contract import load_contract, read_surface
-    from mcp_bdd.probe import Unanswered, open_session, resolve_target
+    from mcp_bdd.probe import open_session, resolve_target
 
     out = out or sys.stdout
     if not as_json:
@@ -437,7 +427,7 @@ def run_contract_command(
     except UsageError:
         raise
     except (McpBddError, AssertionError) as exc:
-        said = Unanswered.of(exc)
+        said = Unanswered.connecting(kind_of(exc))
         print(f"{said.word}: {shown}\n  {str(exc).strip()}", file=out)
         return said.exit_code
     if contract is None:

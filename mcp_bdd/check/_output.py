@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from mcp_bdd._text import terminal_json
 from mcp_bdd.check._registry import GROUPS, REGISTRY, Severity
 from mcp_bdd.check._runner import CheckReport
-from mcp_bdd.errors import terminal_json
 
 __all__ = ["print_report", "sarif"]
 

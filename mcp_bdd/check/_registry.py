@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mcp_bdd._text import did_you_mean
 from mcp_bdd.check._finding import Finding, Problem
 from mcp_bdd.check._severity import Severity
-from mcp_bdd.errors import UsageError, did_you_mean
+from mcp_bdd.errors import UsageError
 
 if TYPE_CHECKING:
     from mcp_bdd.check._context import CheckContext

@@ -26,15 +26,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO, TypedDict
 
-from mcp_bdd.errors import (
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_UNREACHABLE,
-    EXIT_USAGE,
-    UsageError,
-    printable,
-)
+from mcp_bdd._text import printable
+from mcp_bdd.errors import UsageError
+from mcp_bdd.failures import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "main"]
 

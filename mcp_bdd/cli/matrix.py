@@ -37,20 +37,9 @@ from types import FrameType
 from typing import TYPE_CHECKING, TextIO
 
 from mcp_bdd._process_tree import descendants, die_with_parent, kill_all, signal_group
-from mcp_bdd.errors import (
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_NOTHING_RAN,
-    EXIT_OK,
-    EXIT_UNREACHABLE,
-    EXIT_USAGE,
-    WARNING_PREFIX,
-    ConfigError,
-    NothingSelected,
-    UsageError,
-    split_lines,
-    tail,
-)
+from mcp_bdd._text import WARNING_PREFIX, split_lines, tail
+from mcp_bdd.errors import ConfigError, NothingSelected, UsageError
+from mcp_bdd.failures import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOTHING_RAN, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
 
 if TYPE_CHECKING:
     import psutil

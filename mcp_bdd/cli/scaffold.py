@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
+from mcp_bdd._text import for_terminal
 from mcp_bdd.cli.detect import (
     COPIES,
     Candidate,
@@ -39,7 +40,8 @@ from mcp_bdd.cli.detect import (
     project_requirements,
     python_command,
 )
-from mcp_bdd.errors import EXIT_OK, UsageError, for_terminal
+from mcp_bdd.errors import UsageError
+from mcp_bdd.failures import EXIT_OK
 from mcp_bdd.secrets import mask_data
 
 if TYPE_CHECKING:

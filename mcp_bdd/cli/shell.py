@@ -33,19 +33,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
-from mcp_bdd.errors import (
-    EXIT_FAILED,
-    EXIT_OK,
-    McpBddError,
-    RequestRefused,
-    UsageError,
-    printable,
-    terminal_json,
-)
+from mcp_bdd._text import printable, terminal_json
+from mcp_bdd.errors import McpBddError, RequestRefused, UsageError, kind_of
+from mcp_bdd.failures import EXIT_FAILED, EXIT_OK, Unanswered
 
 if TYPE_CHECKING:
     from mcp_bdd.config import Config
-    from mcp_bdd.probe import Unanswered
     from mcp_bdd.session import Outcome, Session
 
 __all__ = ["KINDS", "ShellOptions", "call", "listing", "parse_arguments", "split_server"]
@@ -84,7 +77,7 @@ def _array(value: object) -> list[object]:
 
 def parse_arguments(pairs: Sequence[str], tool: dict[str, object] | None) -> dict[str, object]:
     """`key=value` (coerced by the tool's inputSchema, like a feature's table) and `key:=<json>` (as written)."""
-    from mcp_bdd.errors import did_you_mean
+    from mcp_bdd._text import did_you_mean
     from mcp_bdd.session import coerce_value
 
     schema = _object((tool or {}).get("inputSchema"))
@@ -148,8 +141,8 @@ def _type_of(prop: object) -> str:
 def split_server(verb: str, words: Sequence[str]) -> tuple[str, list[str]]:
     """The configured server the words start with, and the rest. Without one, the default server
     (`server = "shop"`, or the only server) is meant: `mcp-bdd call add a=1`, `mcp-bdd list tools`."""
+    from mcp_bdd._text import did_you_mean
     from mcp_bdd.config import load_config
-    from mcp_bdd.errors import did_you_mean
 
     config = load_config()
     first, rest = words[0], list(words[1:])
@@ -244,7 +237,7 @@ def call(options: ShellOptions, tool: str, pairs: Sequence[str], out: TextIO | N
     waits for the server to exit, which the user need not wait for to read the answer)."""
     out = out or sys.stdout
     config, name, transport = _resolve(options)
-    from mcp_bdd.errors import did_you_mean
+    from mcp_bdd._text import did_you_mean
     from mcp_bdd.probe import open_session
 
     try:
@@ -267,14 +260,12 @@ def _shown(code: int, out: TextIO) -> int:
 
 def _show_outcome(options: ShellOptions, name: str, outcome: Outcome, out: TextIO) -> int:
     """Print a tool call's outcome (text, then structured content; or the JSON) and say its exit code."""
-    from mcp_bdd.probe import Unanswered
-
     if outcome.refusal is not None:
-        return _say(options, name, Unanswered.refused(), outcome.describe(), out, outcome.refusal.tip)
+        return _say(options, name, Unanswered.answering("refused"), outcome.describe(), out, outcome.refusal.tip)
     if outcome.timed_out:
-        return _say(options, name, Unanswered.timed_out(), outcome.describe(), out)
+        return _say(options, name, Unanswered.answering("timeout"), outcome.describe(), out)
     if outcome.raw is None and outcome.error is None:
-        return _say(options, name, Unanswered.of(None), outcome.describe(), out)
+        return _say(options, name, Unanswered.answering(None), outcome.describe(), out)
     failed = outcome.error is not None or outcome.is_error_result
     if options.as_json:
         if outcome.error is not None:
@@ -306,7 +297,7 @@ def listing(options: ShellOptions, kind: str, out: TextIO | None = None) -> int:
     printed before the server is stopped."""
     out = out or sys.stdout
     if kind not in KINDS:
-        from mcp_bdd.errors import did_you_mean
+        from mcp_bdd._text import did_you_mean
 
         raise UsageError(f'cannot list "{kind}". {did_you_mean(kind, KINDS, "kind")}.')
     config, name, transport = _resolve(options)
@@ -392,15 +383,13 @@ def _with_description(head: str, item: dict[str, object]) -> str:
 
 
 def _not_answered(options: ShellOptions, name: str, exc: BaseException, out: TextIO) -> int:
-    """What a command says when its request got no answer (`probe.Unanswered`: REFUSED, exit 1, for
+    """What a command says when its request got no answer (`failures.Unanswered`: REFUSED, exit 1, for
     HTTP 401/403; else UNREACHABLE, exit 3). A usage error is raised on."""
-    from mcp_bdd.probe import Unanswered
-
     if isinstance(exc, UsageError):
         raise exc
     if isinstance(exc, RequestRefused):
-        return _say(options, name, Unanswered.refused(), f"{exc.title}: {exc.actual}", out, exc.tip)
-    return _say(options, name, Unanswered.of(exc), str(exc), out)
+        return _say(options, name, Unanswered.answering("refused"), f"{exc.title}: {exc.actual}", out, exc.tip)
+    return _say(options, name, Unanswered.connecting(kind_of(exc)), str(exc), out)
 
 
 def _say(options: ShellOptions, name: str, said: Unanswered, message: str, out: TextIO, tip: str | None = None) -> int:

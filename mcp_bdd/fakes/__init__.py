@@ -44,7 +44,8 @@ from typing import Any, Never, NoReturn, Protocol, TypeVar
 
 from anyio.from_thread import BlockingPortal
 
-from mcp_bdd.errors import FakeReplaced, McpBddError, ServerStartError, UsageError, did_you_mean, raised
+from mcp_bdd._text import did_you_mean
+from mcp_bdd.errors import FakeReplaced, McpBddError, ServerStartError, UsageError, raised
 from mcp_bdd.fakes._database import FakeDatabase, TableStore
 from mcp_bdd.fakes._deadline import Stalled, within
 from mcp_bdd.fakes._http import METHODS, FakeHttpService, ReceivedRequest, Stub

@@ -23,7 +23,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from mcp_bdd.errors import UsageError, did_you_mean
+from mcp_bdd._text import did_you_mean
+from mcp_bdd.errors import UsageError
 from mcp_bdd.transcript import Transcript
 
 __all__ = [

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from mcp_bdd.errors import users_place
+from mcp_bdd._text import users_place
 
 __all__ = ["Stalled", "held", "remaining", "within"]
 

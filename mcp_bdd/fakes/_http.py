@@ -34,7 +34,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from mcp_bdd.errors import UsageError, did_you_mean
+from mcp_bdd._text import did_you_mean
+from mcp_bdd.errors import UsageError
 from mcp_bdd.transcript import Transcript
 
 if TYPE_CHECKING:

@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_bdd._net import free_port
 from mcp_bdd._process_tree import die_with_parent, signal_group
-from mcp_bdd.errors import ServerStartError, UsageError, did_you_mean, split_lines, tail
+from mcp_bdd._text import did_you_mean, split_lines, tail
+from mcp_bdd.errors import ServerStartError, UsageError
 from mcp_bdd.fakes._database import check_headings, check_identifier, no_column
 from mcp_bdd.transcript import Transcript
 

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcp_bdd._process_tree import wait_exit
-from mcp_bdd.errors import ServerStartError, UsageError, tail, users_place
+from mcp_bdd._text import tail, users_place
+from mcp_bdd.errors import ServerStartError, UsageError
 from mcp_bdd.fakes._deadline import held, remaining
 from mcp_bdd.secrets import remember_environment, remember_mapping
 from mcp_bdd.transcript import Transcript

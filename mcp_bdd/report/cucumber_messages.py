@@ -17,7 +17,7 @@ Mapping choices: an error in step code is FAILED (Cucumber has no "error"); step
 after a failure are SKIPPED; a Scenario/Feature/Rule hook error is a failed Before hook step of
 each scenario it stopped; what hooks attached before the first step hangs on a Before hook step,
 what came after the steps on an After hook step; the
-failure category (mcp_bdd.errors.KINDS) is the exception type (`mcp_bdd.<kind>`); requirement
+failure category (mcp_bdd.failures.KINDS) is the exception type (`mcp_bdd.<kind>`); requirement
 links are `text/uri-list` attachments, as Cucumber's own `link()` writes them. A run that did
 not start (its before_all failed) is a failed BEFORE_TEST_RUN hook (testRunHookStarted /
 testRunHookFinished) and a testRunFinished with success false and that exception.

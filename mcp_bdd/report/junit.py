@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
 
-from mcp_bdd.errors import CONTROLS, control_escape
+from mcp_bdd._text import CONTROLS, control_escape
 from mcp_bdd.report.files import write_text
 from mcp_bdd.report.links import requirement_links
 from mcp_bdd.report.model import Feature, Outline, Rule, Run, Scenario, Step, not_started
@@ -34,7 +34,7 @@ __all__ = ["junit_xml", "write_junit"]
 _INVALID_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")
 # Nor should it carry, raw, what a CI page or a terminal showing it would apply: a CSI (U+009B),
 # a right-to-left override (U+202E), a carriage return that overwrites its line. The controls the
-# console (`errors.printable`) and the HTML page escape are escaped here the same way (`\u202e`).
+# console (`_text.printable`) and the HTML page escape are escaped here the same way (`\u202e`).
 _CONTROL = re.compile(f"[{CONTROLS}]")
 _EXCEPTION = re.compile(r"^(?:ERROR: )?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failed|Timeout)\w*)\b", re.M)
 

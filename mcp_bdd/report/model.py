@@ -230,7 +230,7 @@ class Step:
     text: str | None = None
     table: Table | None = None
     error_message: str | None = None
-    error_kind: str | None = None  # failure category (mcp_bdd.errors.KINDS), from the exception's type
+    error_kind: str | None = None  # failure category (mcp_bdd.failures.KINDS), from the exception's type
     failure: Failure | None = None  # the parts of an expectation failure (error_message has it as text)
     background: bool = False
     definition: str | None = None  # location of the step definition that matched
@@ -266,7 +266,7 @@ class Scenario:
     tags: tuple[str, ...] = ()
     steps: tuple[Step, ...] = ()
     error_message: str | None = None  # hook errors
-    error_kind: str | None = None  # the hook error's category (mcp_bdd.errors.KINDS)
+    error_kind: str | None = None  # the hook error's category (mcp_bdd.failures.KINDS)
     evidence: Evidence = field(default_factory=Evidence)  # attached before the first step (hooks)
     example: ExampleRef | None = None
     after_evidence: Evidence = field(default_factory=Evidence)  # attached after the steps (hooks, teardown)
@@ -382,7 +382,7 @@ class Run:
     meta: dict[str, str] = field(default_factory=dict)  # behave version, python, host ...
     links: dict[str, str] = field(default_factory=dict)  # requirement-link templates (report/links.py)
     #: why the run did not start (its before_all setup failed), and that failure's category
-    #: (mcp_bdd.errors.KINDS): told by mcp-bdd's hooks, since behave's model keeps no trace of it
+    #: (mcp_bdd.failures.KINDS): told by mcp-bdd's hooks, since behave's model keeps no trace of it
     error_message: str | None = None
     error_kind: str | None = None
 

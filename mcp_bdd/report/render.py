@@ -24,7 +24,8 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from mcp_bdd.errors import BIDI_CONTROLS, CONTROLS, KINDS, control_escape
+from mcp_bdd._text import BIDI_CONTROLS, CONTROLS, control_escape
+from mcp_bdd.failures import KINDS
 from mcp_bdd.matchers import format_path
 from mcp_bdd.report.actions import actions
 from mcp_bdd.report.evidence import SAFE_IMAGE_MIMES
@@ -53,7 +54,7 @@ _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2
 _JSON_UNSAFE = re.compile("[<>&\u2028\u2029]")
 #: The bidirectional controls (embeddings, overrides, isolates, marks): applied, a server's
 #: U+202E reverses the report's own sentence around it. The page shows each as its escape
-#: (`\u202e`, as `mcp_bdd.errors.printable` does in the terminal); report.js does the same. So
+#: (`\u202e`, as `mcp_bdd._text.printable` does in the terminal); report.js does the same. So
 #: too the other controls `printable` escapes: raw, a NUL or an ESC a server sent was written
 #: into the page's text as it came (invisible, or U+FFFD), where the console shows `\x00`.
 _CONTROL = re.compile(f"[{CONTROLS}]")
@@ -322,7 +323,7 @@ def _shown_control(match: re.Match[str]) -> str:
 
 
 def _shown_html(html: str) -> str:
-    """The rendered page with every control character (`errors.CONTROLS`) shown, not applied.
+    """The rendered page with every control character (`_text.CONTROLS`) shown, not applied.
 
     Between tags each becomes a marked `<span class="bidi">\\u202e</span>`; inside a tag (an
     attribute: tooltips, alt text) or the <title>, the bare escape. The packed data is base64 and

@@ -1,7 +1,7 @@
 """The GitHub step summary: a short Markdown verdict on the job's page, from the run model.
 
 Appended to the file `$GITHUB_STEP_SUMMARY` names (GitHub concatenates what every step wrote):
-counts per run, each failure with its first line, failure category (mcp_bdd.errors.KINDS) and
+counts per run, each failure with its first line, failure category (mcp_bdd.failures.KINDS) and
 requirement links (report/links.py), a table of the linked requirements and how their scenarios
 fared, and where the full report is: the run's artifacts page when GitHub tells us the run
 (GITHUB_SERVER_URL, GITHUB_REPOSITORY, GITHUB_RUN_ID), and the report's path.
@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mcp_bdd.errors import KINDS
+from mcp_bdd.failures import KINDS, kind_label
 from mcp_bdd.report.links import Link, requirement_links
 from mcp_bdd.report.model import Feature, Outline, Rule, Run, Scenario, not_started, outcome
 
@@ -111,7 +111,7 @@ def _failure(
     kind = scenario.error_kind or (step.error_kind if step else None) or "error"
     where = step.location if step and not scenario.error_message else scenario.location
     title = " › ".join((feature.name, *path, scenario.name))
-    return _Failure(label, title, where, KINDS.get(kind, kind), _first_line(message), links)
+    return _Failure(label, title, where, kind_label(kind, kind), _first_line(message), links)
 
 
 @dataclass
@@ -130,7 +130,7 @@ class _Tally:
         why = not_started(run, one_line=True)
         if why is not None:
             self.setups += 1
-            category = KINDS.get(run.error_kind or "", "Error")
+            category = kind_label(run.error_kind, "Error")
             self.failures.append(_Failure(run.label, "Run setup", "before_all", category, why))
         for feature in run.features:
             if feature.error_message:

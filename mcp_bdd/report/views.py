@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TypeVar
 
-from mcp_bdd.errors import KINDS
+from mcp_bdd.failures import KINDS, kind_label
 from mcp_bdd.report.coverage import CoverageItem, ServerCoverage, compute_coverage
 from mcp_bdd.report.evidence import merge_surfaces
 from mcp_bdd.report.glossary import split_doc
@@ -221,7 +221,7 @@ class ScenarioView:
 
     @cached_property
     def category(self) -> str | None:
-        """The failure category (mcp_bdd.errors.KINDS) of the first problem in any run, from the typed error."""
+        """The failure category (mcp_bdd.failures.KINDS) of the first problem in any run, from the typed error."""
         for result in self.results:
             if result is None:
                 continue
@@ -571,7 +571,7 @@ class ReportView:
             if kind is not None:
                 counts[kind] = counts.get(kind, 0) + 1
         order = [*KINDS, *sorted(k for k in counts if k not in KINDS)]
-        return [(k, KINDS.get(k, k.replace("-", " ").capitalize()), counts[k]) for k in order if k in counts]
+        return [(k, kind_label(k), counts[k]) for k in order if k in counts]
 
     def index(self) -> list[dict[str, object]]:
         """The search/filter index the page's script reads (embedded as JSON)."""

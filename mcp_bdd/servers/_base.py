@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp_bdd._process_tree import wait_exit
-from mcp_bdd.errors import split_lines, tail
+from mcp_bdd._text import split_lines, tail
 from mcp_bdd.secrets import mask
 from mcp_bdd.servers._process import ServerProcess
 

@@ -47,7 +47,7 @@ import mcp_types as types
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 
-from mcp_bdd.errors import size_text
+from mcp_bdd._text import size_text
 
 __all__ = [
     "ID_VALUE",

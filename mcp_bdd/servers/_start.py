@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, TypeGuard
 from urllib.parse import urlsplit
 
 from mcp_bdd._net import free_port
+from mcp_bdd._text import raised_at
 from mcp_bdd.apps import as_server, describe, is_server, load_app
 from mcp_bdd.config import AppServer, CommandServer, Config, ServerConfig, UrlServer
-from mcp_bdd.errors import ServerStartError, TransportNotServed, raised, raised_at
+from mcp_bdd.errors import ServerStartError, TransportNotServed, raised
 from mcp_bdd.secrets import mask_mapping, remember_environment, remember_mapping
 from mcp_bdd.servers._base import HttpServer, InMemoryServer, RemoteServer, RunningServer, StdioServer
 from mcp_bdd.servers._listeners import listening_instead

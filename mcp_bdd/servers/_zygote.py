@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TypedDict
 
 from mcp_bdd._process_tree import wait_exit
-from mcp_bdd.errors import ServerStartError, tail
+from mcp_bdd._text import tail
+from mcp_bdd.errors import ServerStartError
 from mcp_bdd.servers._process import ChildProcess, ServerProcess, on_reap, spawn
 
 __all__ = ["ForkedProcess", "Zygote", "zygote_for"]

@@ -8,7 +8,8 @@ from typing import Any
 
 import mcp_types as types
 
-from mcp_bdd.errors import unwrap
+from mcp_bdd._text import unwrap
+from mcp_bdd.failures import FailureKind
 from mcp_bdd.servers import PROTOCOL_MARK
 from mcp_bdd.session._rounds import InputRound
 
@@ -160,8 +161,8 @@ class Outcome:
         return self.raw is not None and self.error is None and not self.timed_out and not self.cancelled
 
     @property
-    def failure_kind(self) -> str | None:
-        """The failure category (mcp_bdd.errors.KINDS) of a request that got no usable answer;
+    def failure_kind(self) -> FailureKind | None:
+        """The failure category (mcp_bdd.failures.KINDS) of a request that got no usable answer;
         None when an answer came (even an isError result: that is the tool's answer)."""
         if self.timed_out:
             return "timeout"

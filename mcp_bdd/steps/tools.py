@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by, some_of
+from mcp_bdd.failures import FailureKind
 from mcp_bdd.session import Outcome, Session, schema_types
 from mcp_bdd.steps._base import (
     StepContext,
@@ -626,7 +627,12 @@ def _unknown_tool_hint(context: StepContext, outcome: Outcome) -> str | None:
 
 
 def _fail(
-    context: StepContext, title: str, outcome: Outcome, expected: str, tip: str | None = None, kind: str | None = None
+    context: StepContext,
+    title: str,
+    outcome: Outcome,
+    expected: str,
+    tip: str | None = None,
+    kind: FailureKind | None = None,
 ) -> None:
     session = state(context).sessions.get(outcome.server)
     exchange = produced_by(session.transcript.items, outcome.server) if session else None  # before the hint's listing

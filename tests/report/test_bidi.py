@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from report_helpers import FORMATTER, open_page, run_behave
 
-from mcp_bdd.errors import BIDI_CONTROLS, CONTROLS
+from mcp_bdd._text import BIDI_CONTROLS, CONTROLS
 from mcp_bdd.report.render import unpack
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from report_helpers import exchange, feature, run, scenario
 
-from mcp_bdd.errors import ExpectationFailed, produced_by, sentence
+from mcp_bdd._text import produced_by, sentence
+from mcp_bdd.errors import ExpectationFailed
 from mcp_bdd.matchers import assert_matches
 from mcp_bdd.report.collector import _failure
 from mcp_bdd.report.render import json_lines, render_html, unpack

@@ -6,7 +6,7 @@ import unicodedata
 
 import pytest
 
-from mcp_bdd.errors import did_you_mean, some_of
+from mcp_bdd._text import did_you_mean, some_of
 
 
 def test_a_name_that_differs_only_in_unicode_form_is_said_to() -> None:
@@ -83,7 +83,7 @@ def test_only_the_sdks_validation_of_the_handshake_is_a_protocol_violation() -> 
 
 
 def test_did_you_mean_never_claims_an_identical_name_differs_in_accents() -> None:
-    from mcp_bdd.errors import did_you_mean
+    from mcp_bdd._text import did_you_mean
 
     said = did_you_mean("contract", ["contract", "quality"], "check")
     assert "Unicode code points" not in said and '"contract" is one of them' in said

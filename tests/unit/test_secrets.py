@@ -220,7 +220,7 @@ def test_a_value_is_masked_however_evidence_escapes_it_and_each_line_of_a_long_o
 
 
 def test_printable_masks_and_shows_controls_and_bidi_overrides_as_escapes() -> None:
-    from mcp_bdd.errors import printable
+    from mcp_bdd._text import printable
 
     remember("s3cr3t-value")
     assert printable("a\x1b[2Jb\u202ec\td s3cr3t-value") == "a\\x1b[2Jb\\u202ec\td ****"
@@ -239,7 +239,7 @@ def test_a_secret_in_a_key_is_masked_too() -> None:
 def test_terminal_json_escapes_what_would_drive_a_terminal_and_reads_back_the_same() -> None:
     """json.dumps(ensure_ascii=False) keeps DEL, C1 controls, bidi overrides and line separators
     raw; `--json` output escapes them the JSON way, so a reader gets the same data (secrets masked)."""
-    from mcp_bdd.errors import terminal_json
+    from mcp_bdd._text import terminal_json
 
     remember("tok-S3CRET-98765")
     value = {"name": "shop\u202e\x7f\x9b\u2028", "é": "naïve", "tok-S3CRET-98765": "k"}
@@ -250,7 +250,7 @@ def test_terminal_json_escapes_what_would_drive_a_terminal_and_reads_back_the_sa
 
 
 def test_a_servers_line_separators_do_not_add_lines_to_a_failure() -> None:
-    from mcp_bdd.errors import produced_by
+    from mcp_bdd._text import produced_by
     from mcp_bdd.transcript import Exchange
 
     request = Exchange(seq=1, kind="request", server="s", method="tools/call", payload={"name": "t"}, at=0.0)
