@@ -390,71 +390,104 @@ def _valid_id(request_id: object) -> TypeGuard[int | str]:
     return isinstance(request_id, int | str) and not isinstance(request_id, bool)
 
 
-def _meaning(kinds: Counter[str]) -> str:
-    if kinds["pretty-printed JSON"] or kinds["a JSON-RPC message spread over several lines"]:
-        return (
+#: What each kind of bad stdout means and what to do, most telling first: the first kind found is
+#: said; none of them, then stdout carries logs.
+_MEANINGS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        (
+            "pretty-printed JSON",
+            "a JSON-RPC message spread over several lines",
+        ),
+        (
             "the server pretty-prints its JSON-RPC messages. Over stdio each message must be one line "
             "(no newlines inside it): serialise with json.dumps(message) / JSON.stringify(message), no indent."
-        )
-    if kinds["invalid UTF-8"]:
-        return "the server writes bytes that are not UTF-8 on stdout; MCP messages over stdio are UTF-8 JSON."
-    if kinds[_TOO_DEEP]:
-        return (
+        ),
+    ),
+    (
+        ("invalid UTF-8",),
+        "the server writes bytes that are not UTF-8 on stdout; MCP messages over stdio are UTF-8 JSON.",
+    ),
+    (
+        (_TOO_DEEP,),
+        (
             "the server answered with JSON nested deeper than JSON parsers accept (the SDK's stops at about "
             "200 levels; a recursive structure serialised without a limit?): flatten the result, or cut the recursion."
-        )
-    if kinds[_STRICTER]:
-        return (
+        ),
+    ),
+    (
+        (_STRICTER,),
+        (
             "the server wrote JSON that Python's json module reads but the SDK's stricter parser does not — "
             "most often a lone UTF-16 surrogate such as \\ud800 (a string cut inside an emoji): fix how the "
             "server encodes that text."
-        )
-    if kinds[_UNFIT]:
-        return (
+        ),
+    ),
+    (
+        (_UNFIT,),
+        (
             "the server answered with a message shaped like a JSON-RPC response whose result or error is not "
             "what MCP defines (see what the SDK said above): fix the shape the server returns."
-        )
-    if kinds[_BOM]:
-        return (
+        ),
+    ),
+    (
+        (_BOM,),
+        (
             "the server writes a UTF-8 byte order mark before its JSON (a console or an encoder set to "
             '"UTF-8 with BOM", e.g. utf-8-sig or PowerShell): JSON readers refuse it; write plain UTF-8.'
-        )
-    if kinds[_LONG_NUMBER]:
-        return (
+        ),
+    ),
+    (
+        (_LONG_NUMBER,),
+        (
             "the server answered with an integer of thousands of digits: Python refuses to read more than "
             "4300 (sys.get_int_max_str_digits) and JavaScript rounds anything past 2**53; send it as a string."
-        )
-    if kinds[NON_JSON_NUMBER]:
-        return (
+        ),
+    ),
+    (
+        (NON_JSON_NUMBER,),
+        (
             "the server wrote NaN or Infinity as a number: JSON has neither, and most clients refuse the whole "
             f"message. {NON_JSON_NUMBER_FIX}."
-        )
-    if kinds[_BATCH]:
-        return (
+        ),
+    ),
+    (
+        (_BATCH,),
+        (
             "the server answers with JSON-RPC batches (arrays of messages): MCP removed batching in "
             "2025-06-18; write each message on its own line."
-        )
-    if kinds[_NO_ID_ERROR]:
-        return (
+        ),
+    ),
+    (
+        (_NO_ID_ERROR,),
+        (
             "the server answered with a JSON-RPC error that names no request: it could not parse or read a "
             "message mcp-bdd sent (its stderr may say why), and did not say which one."
-        )
-    if kinds[_STRAY]:
-        return (
+        ),
+    ),
+    (
+        (_STRAY,),
+        (
             "the server answers with ids that match no request mcp-bdd sent: a response must carry the id "
             "of the request it answers, unchanged (same value, same type)."
-        )
-    if kinds["line too long"]:
-        return (
+        ),
+    ),
+    (
+        ("line too long",),
+        (
             "a message was larger than max_message_bytes; raise it in [tool.mcp-bdd] if that size is expected, "
             "or the server never ends its lines."
-        )
-    if kinds[_REPEATED]:
-        return _REPEATED_MEANING
-    return (
-        "the server (or a library it uses) prints logs or banners on stdout. Over stdio, stdout belongs to "
-        "the protocol: write logs to stderr (print(..., file=sys.stderr), console.error)."
-    )
+        ),
+    ),
+    ((_REPEATED,), _REPEATED_MEANING),
+)
+_LOGS_ON_STDOUT = (
+    "the server (or a library it uses) prints logs or banners on stdout. Over stdio, stdout belongs to "
+    "the protocol: write logs to stderr (print(..., file=sys.stderr), console.error)."
+)
+
+
+def _meaning(kinds: Counter[str]) -> str:
+    return next((text for names, text in _MEANINGS if any(kinds[name] for name in names)), _LOGS_ON_STDOUT)
 
 
 def decode_line(
