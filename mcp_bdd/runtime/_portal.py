@@ -23,7 +23,11 @@ import contextlib
 import os
 import sys
 import threading
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from anyio.from_thread import BlockingPortal
 
 __all__ = ["RunPortal"]
 
@@ -31,7 +35,7 @@ __all__ = ["RunPortal"]
 #: portal's tasks (fakes, users' portal code) and waits for them; roomy for a loaded machine.
 _EXIT_GRACE = 20.0
 #: Left-behind portals, kept referenced: an unreferenced one's generator cleanup would stop it, forever.
-_ABANDONED: list[Any] = []
+_ABANDONED: list[AbstractContextManager[BlockingPortal]] = []
 
 
 class RunPortal:
@@ -40,8 +44,9 @@ class RunPortal:
     def __init__(self) -> None:
         from anyio.from_thread import start_blocking_portal
 
-        self._cm: Any = start_blocking_portal()
-        self.portal: Any = self._cm.__enter__()
+        cm = start_blocking_portal()
+        self.portal = cm.__enter__()
+        self._cm: AbstractContextManager[BlockingPortal] | None = cm
 
     def stop(self) -> None:
         """Cancel what an interrupted run left running, then stop the loop; never waits unbounded."""
@@ -57,7 +62,7 @@ class RunPortal:
             _exit_at_interpreter_shutdown()
 
 
-def _exited_within(portal: Any, cm: Any, grace: float) -> bool:
+def _exited_within(portal: BlockingPortal, cm: AbstractContextManager[BlockingPortal], grace: float) -> bool:
     """Stop the portal, cancelling its remaining tasks (a fake's server task: nothing is left to
     use it), then anyio's exit (stop the loop, join its thread), in a thread of their own; say
     whether they ended within `grace` seconds."""

@@ -27,12 +27,16 @@ from mcp_bdd.runtime._portal import RunPortal
 from mcp_bdd.servers import discard_prestarted, lifeline, prestart, start_server
 
 if TYPE_CHECKING:
+    from mcp_bdd.config import ServerConfig
+    from mcp_bdd.fakes import Fakes
+    from mcp_bdd.runtime._state import ScenarioState
+    from mcp_bdd.servers import RunningServer
     from mcp_bdd.session import Session
 
 __all__ = ["Runtime"]
 
 
-def _others_named(state: Any, name: str) -> frozenset[str]:
+def _others_named(state: ScenarioState, name: str) -> frozenset[str]:
     """The servers other than `name` that the scenario's steps name (none known outside behave)."""
     named = getattr(state, "servers_named", None)
     return (named() if named is not None else frozenset()) - {name}
@@ -52,7 +56,8 @@ def _closed(closers: list[Callable[[], list[str]]]) -> list[str]:
 @dataclass
 class _LongLived:
     session: Session
-    fakes: list[Any] = field(default_factory=list)  # lent fake entries, torn down with the session
+    # lent fake entries, torn down with the session (`Fakes.lend`'s, a type private to fakes)
+    fakes: list[Any] = field(default_factory=list)
 
 
 class Runtime:
@@ -106,7 +111,7 @@ class Runtime:
         cfg = self.config.server_named(name)
         prestart(name, cfg, self.config, transport, interpolate=interp, logdir=self.logdir)
 
-    def begin_scenario(self) -> Any:
+    def begin_scenario(self) -> ScenarioState:
         """A new scenario's state (`context.mcp`): its directory, transcript, fakes and persona.
 
         The one way a scenario starts, for the behave hooks and for `probe` / `scaffold` alike.
@@ -136,7 +141,7 @@ class Runtime:
         self.lend_fakes_to(state.fakes)
         return state
 
-    def end_scenario(self, state: Any) -> list[str]:
+    def end_scenario(self, state: ScenarioState) -> list[str]:
         """Teardown in order: sessions (each stops its server), then fakes (a server may still talk to
         one while closing), then the scenario's directory. Never raises; returns the problems."""
         problems: list[str] = []
@@ -164,7 +169,7 @@ class Runtime:
             self._said.add((kind, server))
             self._notices.append(notice)
 
-    def at_scenario_end(self, state: Any, close: Callable[[], list[str]]) -> None:
+    def at_scenario_end(self, state: ScenarioState, close: Callable[[], list[str]]) -> None:
         """Close something a step started for this scenario first when it ends (an MCP App's page)."""
         self._scenario_closers.setdefault(id(state), []).append(close)
 
@@ -176,7 +181,7 @@ class Runtime:
         notices, self._notices = self._notices, []
         return notices
 
-    def lend_fakes_to(self, fakes: Any) -> None:
+    def lend_fakes_to(self, fakes: Fakes) -> None:
         """A new scenario sees the fakes of the long-lived servers that are still running."""
         for item in self.long_lived.values():
             fakes.borrow(item.fakes, fresh=True)
@@ -186,7 +191,7 @@ class Runtime:
 
     def ensure_session(
         self,
-        state: Any,
+        state: ScenarioState,
         name: str,
         *,
         transport: str | None = None,
@@ -216,7 +221,7 @@ class Runtime:
 
     def open_session(
         self,
-        state: Any,
+        state: ScenarioState,
         name: str,
         *,
         transport: str | None = None,
@@ -250,7 +255,7 @@ class Runtime:
             state.keeps_files = True  # the lent fakes' files live in this scenario's directory
         return session
 
-    def _kept_session(self, state: Any, key: tuple[str, str, str, str]) -> Session | None:
+    def _kept_session(self, state: ScenarioState, key: tuple[str, str, str, str]) -> Session | None:
         """A feature- or run-scoped session still alive for `key`, handed to this scenario; one that
         died (crash, lost connection) is replaced rather than failing every later scenario, its
         fakes with it (this scenario gets new ones under the same names)."""
@@ -268,7 +273,7 @@ class Runtime:
         teardown(item.fakes)
         return None
 
-    def _connect(self, state: Any, name: str, server: Any, protocol: str) -> Session:
+    def _connect(self, state: ScenarioState, name: str, server: RunningServer, protocol: str) -> Session:
         """A session with a started server, opened (it closes the server itself when it fails)."""
         from mcp_bdd.session import Session
 
@@ -317,7 +322,9 @@ class Runtime:
         return problems
 
 
-def _token_reaches(state: Any, name: str, cfg: Any, transport: str, client_headers: dict[str, str]) -> None:
+def _token_reaches(
+    state: ScenarioState, name: str, cfg: ServerConfig, transport: str, client_headers: dict[str, str]
+) -> None:
     """A scenario whose client holds an access token must have a server that can receive it: over
     stdio or in-memory no HTTP header carries it, and the token would be dropped without a word,
     the scenario passing on what it never tested."""
@@ -335,7 +342,7 @@ def _token_reaches(state: Any, name: str, cfg: Any, transport: str, client_heade
         )
 
 
-def _interpolator(state: Any, name: str, used: list[str]) -> Any:
+def _interpolator(state: ScenarioState, name: str, used: list[str]) -> Callable[[str, dict[str, str]], str]:
     """`${...}` in server `name`'s configuration, noting in `used` each fake it names."""
     from mcp_bdd.variables import interpolate
 
@@ -349,11 +356,11 @@ def _interpolator(state: Any, name: str, used: list[str]) -> Any:
     return interp
 
 
-def _injector(state: Any, used: list[str]) -> Any:
+def _injector(state: ScenarioState, used: list[str]) -> Callable[[Callable[..., object]], dict[str, object]]:
     """The fakes an app factory's parameters ask for (named after them), noted in `used`."""
 
-    def inject(factory: Any) -> dict[str, Any]:
-        kwargs: dict[str, Any] = state.fakes.inject(factory)
+    def inject(factory: Callable[..., object]) -> dict[str, object]:
+        kwargs: dict[str, object] = state.fakes.inject(factory)
         used.extend(kwargs)
         return kwargs
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_bdd.secrets import generation, remember_named
 from mcp_bdd.transcript import Transcript
 
 if TYPE_CHECKING:
+    from anyio.from_thread import BlockingPortal
+
     from mcp_bdd.config import Config
     from mcp_bdd.fakes import Fakes
     from mcp_bdd.session import Outcome, Persona, Session
@@ -27,7 +29,7 @@ class LastResult:
 
     kind: str  # "tool" | "resource" | "prompt"
     server: str
-    raw: dict[str, Any]
+    raw: dict[str, object]
     #: structuredContent, else text parsed as JSON, else text; JSON a tool returned as text (structuredContent
     #: `{"result": "<json text>"}`, see steps._base.json_held) is that JSON
     value: Any
@@ -36,11 +38,28 @@ class LastResult:
     held_json: bool = False  # `value` is JSON the tool returned as text, read out of structuredContent's "result"
 
 
+class Run(Protocol):
+    """What a scenario asks of the run that began it (`Runtime`; a Protocol: the runtime imports this module)."""
+
+    def ensure_session(
+        self,
+        state: ScenarioState,
+        name: str,
+        *,
+        transport: str | None = None,
+        env_overrides: dict[str, str] | None = None,
+    ) -> Session: ...
+
+    def at_scenario_end(self, state: ScenarioState, close: Callable[[], list[str]]) -> None: ...
+
+    def at_run_end(self, close: Callable[[], list[str]]) -> None: ...
+
+
 @dataclass
 class ScenarioState:
     config: Config
-    portal: Any  # anyio BlockingPortal of the run
-    runtime: Any  # the run's Runtime (not imported: the runtime builds this state)
+    portal: BlockingPortal  # of the run
+    runtime: Run  # the run's `Runtime`
     transcript: Transcript
     fakes: Fakes
     tmpdir: Path  # made by the first writer (a fake), removed when the scenario ends

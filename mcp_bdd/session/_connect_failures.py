@@ -10,7 +10,8 @@ state, and says which, with a tip. What it does not cover: failures after the se
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
@@ -31,6 +32,9 @@ from mcp_bdd.session._outcome import (
 )
 from mcp_bdd.transcript import Transcript
 
+if TYPE_CHECKING:
+    from mcp_bdd.session._http import Inbox
+
 __all__ = ["ConnectFailures", "content_type", "said_exit", "unfit_handshake"]
 
 
@@ -42,7 +46,7 @@ class ConnectFailures:
     transcript: Transcript
     protocol: str
     startup_timeout: float
-    _inbox: Any
+    _inbox: Inbox | None
 
     def _connect_failure(self, cause: BaseException, elapsed: float, since: int) -> str:
         # the SDK says only "Server returned an error response" for an HTTP error: ours says which
@@ -53,7 +57,9 @@ class ConnectFailures:
             + f"\n  Tip: {tip}"
         )
 
-    def _refused_connect(self, status: int, answer: dict[str, Any], cause: BaseException | None) -> tuple[str, str]:
+    def _refused_connect(
+        self, status: int, answer: Mapping[str, object], cause: BaseException | None
+    ) -> tuple[str, str]:
         """(what happened, tip) for a handshake refused with 401/403: the server's own reason when its
         body was a JSON-RPC error (the SDK raised it as the cause), and a tip that fits what was sent."""
         said = ""
@@ -200,7 +206,7 @@ class ConnectFailures:
         last = answers[-1]
         if sse:
             return self._sse_refusal(last)
-        status, kind = int(last.get("status", 0)), content_type(last)
+        status, kind = _status(last), content_type(last)
         if status == 202:
             return None  # a request's POST accepted, not answered: the error _http made up for it says so
         what = (
@@ -223,12 +229,12 @@ class ConnectFailures:
             )
         return what, "the server failed on the request: read its logs."
 
-    def _sse_refusal(self, answer: dict[str, Any]) -> tuple[str, str] | None:
+    def _sse_refusal(self, answer: Mapping[str, object]) -> tuple[str, str] | None:
         """(what happened, tip) for an SSE connect whose last answer was not what an SSE server
         answers. The GET must open a `text/event-stream`: a Streamable HTTP endpoint (/mcp) asked
         for SSE answers 400, 405 or 406 instead. A POST's 2xx is only an acknowledgement (202
         "Accepted", in any content type: Express sends text/html): the message comes on the stream."""
-        status, kind, url = int(answer.get("status", 0)), content_type(answer), str(answer.get("url"))
+        status, kind, url = _status(answer), content_type(answer), str(answer.get("url"))
         if answer.get("method") != "GET":
             if status < 400:
                 return None
@@ -288,10 +294,17 @@ class ConnectFailures:
         return f"the HTTP exchange of the {failed[-1]['request']} request broke: {failed[-1]['message']}"
 
 
-def content_type(answer: dict[str, Any]) -> str:
+def content_type(answer: Mapping[str, object]) -> str:
     """The media type of a recorded HTTP answer (lower case, no parameters), or ""."""
-    kind = answer.get("content_type") or (answer.get("headers") or {}).get("content-type", "")
+    headers = answer.get("headers")
+    kind = answer.get("content_type") or (headers.get("content-type", "") if isinstance(headers, dict) else "")
     return str(kind).split(";")[0].strip().lower()
+
+
+def _status(answer: Mapping[str, object]) -> int:
+    """The status of a recorded HTTP answer (`Session._record_http` records the server's number)."""
+    status = answer.get("status", 0)
+    return status if isinstance(status, int) else 0
 
 
 def unfit_handshake(cause: BaseException) -> bool:

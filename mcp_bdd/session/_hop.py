@@ -27,7 +27,10 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar, TypeVarTuple
+
+if TYPE_CHECKING:
+    from anyio.from_thread import BlockingPortal
 
 __all__ = ["STALL_GRACE", "Hops", "Stalled", "cancel_pending", "hops", "stalled"]
 
@@ -38,6 +41,7 @@ CANCEL_GRACE = 5.0
 STALL_GRACE = 10.0
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 
 class Stalled(Exception):
@@ -47,10 +51,10 @@ class Stalled(Exception):
 class _Status:
     """The `task_status` a started task reports readiness through (anyio's `TaskStatus` shape)."""
 
-    def __init__(self, ready: Future[Any]) -> None:
+    def __init__(self, ready: Future[object]) -> None:
         self._ready = ready
 
-    def started(self, value: Any = None) -> None:
+    def started(self, value: object = None) -> None:
         if not self._ready.done():
             self._ready.set_result(value)
 
@@ -61,17 +65,17 @@ class Hops:
     def __init__(self, loop: asyncio.AbstractEventLoop, thread: int) -> None:
         self.loop = loop
         self.thread = thread
-        self.running: set[asyncio.Task[Any]] = set()  # touched in the loop's thread only
+        self.running: set[asyncio.Task[object]] = set()  # touched in the loop's thread only
         self.stalled = False  # a hop outlived its deadline: the loop may never finish its work
 
-    def _schedule(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> Future[T]:
+    def _schedule(self, fn: Callable[..., Awaitable[T]], *args: object, **kwargs: object) -> Future[T]:
         if threading.get_ident() == self.thread:
             raise RuntimeError("This method cannot be called from the event loop thread")
         if self.loop.is_closed() or not self.loop.is_running():
             raise RuntimeError("The run's event loop is not running (the run is ending)")
         return asyncio.run_coroutine_threadsafe(self._run(fn, args, kwargs), self.loop)
 
-    async def _run(self, fn: Callable[..., Awaitable[T]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
+    async def _run(self, fn: Callable[..., Awaitable[T]], args: tuple[object, ...], kwargs: dict[str, object]) -> T:
         task = asyncio.current_task()
         assert task is not None
         self.running.add(task)
@@ -93,8 +97,8 @@ class Hops:
 
     def call(
         self,
-        fn: Callable[..., Awaitable[T]],
-        *args: Any,
+        fn: Callable[[*Ts], Awaitable[T]],
+        *args: *Ts,
         deadline: float | None = None,
         last_answer: Callable[[], float] | None = None,
     ) -> T:
@@ -120,19 +124,19 @@ class Hops:
             self.stalled = True
             raise Stalled(f"the run's event loop did not finish this within {deadline:g} s")
 
-    def soon(self, fn: Callable[..., Awaitable[T]], *args: Any) -> Future[T]:
+    def soon(self, fn: Callable[[*Ts], Awaitable[T]], *args: *Ts) -> Future[T]:
         """Run `fn(*args)` in the loop without waiting: the future says when it is done."""
         return self._schedule(fn, *args)
 
     def start(
-        self, fn: Callable[..., Awaitable[T]], *args: Any, deadline: float | None = None
-    ) -> tuple[Future[T], Any]:
+        self, fn: Callable[..., Awaitable[T]], *args: object, deadline: float | None = None
+    ) -> tuple[Future[T], object]:
         """Start `fn(*args, task_status=...)` and wait until it calls `task_status.started(value)`,
         at most `deadline` seconds (then `Stalled`).
 
         Returns (the task's future, value). A task that ends first raises its exception here.
         """
-        ready: Future[Any] = Future()
+        ready: Future[object] = Future()
         done = self._schedule(fn, *args, task_status=_Status(ready))
         done.add_done_callback(lambda finished: _not_started(finished, ready))
         try:
@@ -142,7 +146,7 @@ class Hops:
             raise
 
 
-def _not_started(finished: Future[Any], ready: Future[Any]) -> None:
+def _not_started(finished: Future[T], ready: Future[object]) -> None:
     if ready.done():
         return
     if finished.cancelled():
@@ -153,11 +157,11 @@ def _not_started(finished: Future[Any], ready: Future[Any]) -> None:
         ready.set_exception(RuntimeError("Task exited without calling task_status.started()"))
 
 
-_BY_PORTAL: weakref.WeakKeyDictionary[Any, Hops] = weakref.WeakKeyDictionary()
+_BY_PORTAL: weakref.WeakKeyDictionary[BlockingPortal, Hops] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
 
-def hops(portal: Any) -> Hops:
+def hops(portal: BlockingPortal) -> Hops:
     """The hops onto `portal`'s event loop (found once per portal, with two portal calls)."""
     with _LOCK:
         found = _BY_PORTAL.get(portal)
@@ -167,7 +171,7 @@ def hops(portal: Any) -> Hops:
         return found
 
 
-def cancel_pending(portal: Any, grace: float = CANCEL_GRACE) -> int:
+def cancel_pending(portal: BlockingPortal, grace: float = CANCEL_GRACE) -> int:
     """At the end of a run, before the portal stops: cancel the session hops an interruption left
     running (a lifetime task, a call). Returns how many did not end within `grace` seconds."""
     with _LOCK:
@@ -185,7 +189,7 @@ def cancel_pending(portal: Any, grace: float = CANCEL_GRACE) -> int:
     return left
 
 
-def stalled(portal: Any) -> bool:
+def stalled(portal: BlockingPortal) -> bool:
     """After `cancel_pending`, at the end of a run: whether `portal`'s loop still holds work it
     cannot end (a cancelled hop that never finished: a tool spinning in a worker thread) or does
     not answer at all. Asked only when a hop once outlived its deadline; a loop that was blocked

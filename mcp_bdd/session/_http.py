@@ -46,20 +46,25 @@ import json
 import re
 import uuid
 import zlib
-from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import anyio
 import httpx2
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-from mcp_bdd._sdk import answer_key, redirect_target
+from mcp_bdd._sdk import RequestId, TransportStreams, answer_key, redirect_target
 from mcp_bdd.config import Config
 from mcp_bdd.errors import ProtocolViolation, size_text
 from mcp_bdd.servers import ID_VALUE, NON_JSON_NUMBER, NON_JSON_NUMBER_FIX, PROTOCOL_MARK, holds_non_json_number
 from mcp_bdd.session._outcome import REFUSAL_MARK, Refusal
 from mcp_bdd.session._sse_events import QUOTE, Endpoint, EndpointRefused, Events, endpoint_in, event_data
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+    from anyio.streams.memory import MemoryObjectSendStream
 
 __all__ = [
     "ACCEPTED_KEEP",
@@ -138,7 +143,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         limit: int,
         answers_on_post: bool,
         on_refused: Refused,
-        accepted: dict[Any, str] | None = None,
+        accepted: dict[RequestId, str] | None = None,
         refusals: dict[str, Refusal] | None = None,
         inbox: Inbox | None = None,
         max_redirects: int = _MAX_REDIRECTS,
@@ -165,7 +170,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                 if broke is not None:
                     return broke
             elif answers is not None:  # the SDK says only "Connection closed": the transcript says why
-                self.on_refused(_post_broke_text(request, exc), request=carried["method"])
+                self.on_refused(_post_broke_text(request, exc), request=str(carried["method"]))
             raise
         stream = _inflated(response)
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
@@ -233,7 +238,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         return message
 
     async def _read_answer(
-        self, request: httpx2.Request, response: httpx2.Response, stream: httpx2.AsyncByteStream, answers: Any
+        self, request: httpx2.Request, response: httpx2.Response, stream: httpx2.AsyncByteStream, answers: RequestId
     ) -> httpx2.Response:
         """The whole answer, or past the limit, a JSON-RPC error for `answers` (the request's id) in its place."""
         chunks: list[bytes] = []
@@ -268,7 +273,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         return _stand_in(response, _error(answers, message, head), response.status_code, response.extensions)
 
     async def _answer_accepted(
-        self, response: httpx2.Response, stream: httpx2.AsyncByteStream, answers: Any, method: str
+        self, response: httpx2.Response, stream: httpx2.AsyncByteStream, answers: RequestId, method: str
     ) -> httpx2.Response:
         """A request answered with 202 Accepted: an error for it in the answer's place (module doc)."""
         with anyio.CancelScope(shield=True):
@@ -294,7 +299,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         request: httpx2.Request,
         response: httpx2.Response,
         stream: httpx2.AsyncByteStream,
-        answers: Any,
+        answers: RequestId,
         method: str,
         kind: str,
     ) -> httpx2.Response:
@@ -371,7 +376,13 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         return kind == "application/json" and len(body) <= self.limit and _is_error_answer(body)
 
     def _error_for(
-        self, request: httpx2.Request, response: httpx2.Response, body: bytes, answers: Any, method: str, kind: str
+        self,
+        request: httpx2.Request,
+        response: httpx2.Response,
+        body: bytes,
+        answers: RequestId,
+        method: str,
+        kind: str,
     ) -> bytes:
         """The error a request gets for an HTTP answer that is none: a refusal (401/403), or one
         marked as a protocol violation naming the status, the content type and the body's start."""
@@ -399,7 +410,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         _keep(self.refusals, token, refusal)  # taken as each request fails: only a cancelled one stays
         return {"mcp_bdd": REFUSAL_MARK, "token": token}
 
-    def _event_screen(self, answers: Any) -> Callable[[bytes], bytes | None]:
+    def _event_screen(self, answers: RequestId | None) -> Callable[[bytes], bytes | None]:
         """`screen(event)` for an SSE stream, the screen every whole event passes: what to pass on in
         its place, or None for the event as it is. A `retry:` below MIN_RETRY_MS is raised to it. A
         `message` event the SDK cannot read becomes an error event for the request it answers
@@ -434,7 +445,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
 
         return screen
 
-    def _stream_ended(self, request: httpx2.Request, answers: Any, method: str) -> Callable[[str], bytes]:
+    def _stream_ended(self, request: httpx2.Request, answers: RequestId, method: str) -> Callable[[str], bytes]:
         """`unanswered(cause)` for a POST's SSE stream: the error event for its request when the stream
         ends without answering it. The SDK made up a -32000 "SSE stream ended without a response" for
         that, which read as the server's own error (and passed "rejected with error code -32000")."""
@@ -456,7 +467,9 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
 
         return unanswered
 
-    def _event_refusal(self, request: httpx2.Request, answers: Any) -> Callable[[bytes, bytes | None], bytes | None]:
+    def _event_refusal(
+        self, request: httpx2.Request, answers: RequestId | None
+    ) -> Callable[[bytes, bytes | None], bytes | None]:
         """`refuse(head, tail)` for an SSE stream: the error event that replaces an event past the
         limit, or None. Called with the event's start (tail None) when it passes the limit, and
         again with its end when it ends, if the first call returned None."""
@@ -470,7 +483,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
                     f"sent an `endpoint` event of more than {size_text(limit)} on GET {request.url}",
                     "legacy SSE's endpoint event names the URL to POST requests to: a few bytes. Fix the server.",
                 )
-            request_id = answers
+            request_id: object = answers
             if request_id is None and b'"method"' not in head:  # a request or a notification answers nothing
                 request_id = _id_of(head) if tail is None else _id_of(tail, last=True)
             if request_id is None:
@@ -486,7 +499,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
 _BODY_HEADERS = (b"content-length", b"content-encoding", b"transfer-encoding", b"content-type")
 
 
-def _stand_in(response: httpx2.Response, body: bytes, status: int, extensions: Any) -> httpx2.Response:
+def _stand_in(response: httpx2.Response, body: bytes, status: int, extensions: Mapping[str, object]) -> httpx2.Response:
     """`response` with a JSON `body` of mcp-bdd's in place of the server's (its other headers kept)."""
     headers = [(k, v) for k, v in response.headers.raw if k.lower() not in _BODY_HEADERS]
     headers.append((b"content-type", b"application/json"))
@@ -501,9 +514,9 @@ class Inbox:
     server's own answer to it on the GET stream, before or after, is not "answered twice"."""
 
     def __init__(self) -> None:
-        self._send: Any = None
-        self._tasks: Any = None
-        self.failed: dict[Any, str] = {}
+        self._send: MemoryObjectSendStream[SessionMessage | Exception] | None = None
+        self._tasks: TaskGroup | None = None
+        self.failed: dict[RequestId, str] = {}
         #: the `endpoint` event's data once it came (`Endpoint`): a handshake that then timed out
         #: waited for its answer, not for the endpoint
         self.endpoint: str | None = None
@@ -512,25 +525,25 @@ class Inbox:
     def open(self) -> bool:
         return self._send is not None
 
-    def fail(self, request_id: Any, method: str, error: bytes) -> None:
+    def fail(self, request_id: RequestId, method: str, error: bytes) -> None:
         """Deliver mcp-bdd's `error` for a request whose POST failed, remembering it (`failed`)."""
         _keep(self.failed, answer_key(request_id), method)
         self.put(error)
 
     def put(self, message: bytes) -> None:
         """Deliver `message` (never blocking the transport); dropped if the stream ended meanwhile."""
-        if self._send is None:
+        if self._send is None or self._tasks is None:
             return
         parsed = types.jsonrpc_message_adapter.validate_json(message, by_name=False)
         self._tasks.start_soon(_deliver, self._send, SessionMessage(parsed))
 
     @contextlib.asynccontextmanager
-    async def merged(self, transport: Any) -> AsyncIterator[tuple[Any, Any]]:
+    async def merged(self, transport: AbstractAsyncContextManager[TransportStreams]) -> AsyncIterator[TransportStreams]:
         """`transport` (the SDK's sse_client) with this inbox's messages among what it reads. When
         the server's stream ends, so does the merged one (the inbox closes with it): a request
         waiting then fails at once as "connection closed", as it did before the merge."""
         async with transport as (read, write):
-            send, receive = anyio.create_memory_object_stream[Any](0)
+            send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
             async def pump() -> None:
                 # the session's reader may stop first (its dispatcher closes `receive` as it ends,
@@ -556,7 +569,7 @@ class Inbox:
             await send.aclose()
 
 
-async def _deliver(send: Any, message: Any) -> None:
+async def _deliver(send: MemoryObjectSendStream[SessionMessage | Exception], message: SessionMessage) -> None:
     """One inbox message onto the merged stream; gone with it if the stream ended first."""
     with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
         await send.send(message)
@@ -580,7 +593,7 @@ async def _head_of(stream: httpx2.AsyncByteStream, limit: int) -> list[bytes]:
     return chunks
 
 
-def _for_request(error: bytes, request_id: Any) -> bytes:
+def _for_request(error: bytes, request_id: RequestId) -> bytes:
     """A server's JSON-RPC error, given the id of the request it answers (a server may send null)."""
     message = json.loads(error)
     return json.dumps({**message, "id": request_id}).encode()
@@ -605,7 +618,7 @@ def client_factory(
     limit: int | None,
     sse: bool,
     on_refused: Refused,
-    accepted: dict[Any, str] | None = None,
+    accepted: dict[RequestId, str] | None = None,
     refusals: dict[str, Refusal] | None = None,
     inbox: Inbox | None = None,
 ) -> Callable[..., httpx2.AsyncClient]:
@@ -634,7 +647,7 @@ def client_factory(
         headers: dict[str, str] | None = None,
         timeout: httpx2.Timeout | None = None,
         auth: httpx2.Auth | None = None,
-        event_hooks: dict[str, list[Callable[..., Any]]] | None = None,
+        event_hooks: dict[str, list[Callable[..., Awaitable[None]]]] | None = None,
     ) -> httpx2.AsyncClient:
         client = httpx2.AsyncClient(headers=headers, timeout=timeout or _TIMEOUT, auth=auth, event_hooks=event_hooks)
         client._transport = wrap(client._transport, client.max_redirects)
@@ -866,18 +879,18 @@ def _post_broke_text(request: httpx2.Request, exc: httpx2.TransportError) -> str
     return f"POST {_public(request.url)} failed: {type(exc).__name__}: {exc}"
 
 
-def _posted(carried: dict[str, Any]) -> str:
+def _posted(carried: dict[str, object]) -> str:
     """What a POST that no request waits for carried: a notification, or the client's answer."""
     return f"a {carried['method']} notification" if "method" in carried else "the client's answer"
 
 
-def _request_id(message: dict[str, Any]) -> Any:
+def _request_id(message: dict[str, object]) -> RequestId | None:
     """The id of a JSON-RPC request (`_request_message`), or None (a notification, a GET, a DELETE)."""
     request_id = message.get("id")
     return request_id if isinstance(request_id, int | str) and not isinstance(request_id, bool) else None
 
 
-def _request_message(request: httpx2.Request) -> dict[str, Any]:
+def _request_message(request: httpx2.Request) -> dict[str, object]:
     """The JSON-RPC request (or notification) a POST carries; {} for anything else."""
     if request.method != "POST":
         return {}
@@ -891,7 +904,7 @@ def _request_message(request: httpx2.Request) -> dict[str, Any]:
     return message if isinstance(message, dict) and "method" in message else {}
 
 
-def _id_of(event: bytes, *, last: bool = False) -> Any:
+def _id_of(event: bytes, *, last: bool = False) -> object:
     """The id of a JSON-RPC response in an SSE event that cannot be parsed whole: the top-level one,
     written first (or, `last`, closing the message), never one inside its result; None when none
     is there, or it is not valid JSON (`0123`)."""
@@ -943,16 +956,16 @@ def _no_json_number(answer: bytes) -> str | None:
 
 
 def _error(
-    request_id: Any, message: str, head: bytes, *, code: int = types.PARSE_ERROR, tip: str | None = None
+    request_id: object, message: str, head: bytes, *, code: int = types.PARSE_ERROR, tip: str | None = None
 ) -> bytes:
     """A JSON-RPC error for `request_id`, marked as one mcp-bdd made up for an unusable answer
     (with what to do about it, `tip`, where the failure's own tip would be too general)."""
-    data: dict[str, Any] = {"mcp_bdd": PROTOCOL_MARK, "first_bytes": head.decode("utf-8", "replace")}
+    data: dict[str, object] = {"mcp_bdd": PROTOCOL_MARK, "first_bytes": head.decode("utf-8", "replace")}
     if tip:
         data["tip"] = tip
     return _jsonrpc_error(request_id, {"code": code, "message": message, "data": data})
 
 
-def _jsonrpc_error(request_id: Any, error: dict[str, Any]) -> bytes:
+def _jsonrpc_error(request_id: object, error: dict[str, object]) -> bytes:
     """A JSON-RPC error message for `request_id`, as bytes on the wire."""
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()

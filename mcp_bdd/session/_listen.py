@@ -25,7 +25,7 @@ import contextlib
 import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -33,16 +33,21 @@ from mcp_bdd.session._hop import hops
 from mcp_bdd.session._outcome import Refusal
 from mcp_bdd.transcript import Transcript
 
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup, TaskStatus
+    from anyio.from_thread import BlockingPortal
+    from mcp import Client
+
 
 class Session(Protocol):
     """What a listen stream needs of its session (a Protocol: no import of the session facade)."""
 
     name: str
-    client: Any
-    portal: Any
+    client: Client | None
+    portal: BlockingPortal
     timeout: float
     transcript: Transcript
-    streams: Any  # the lifetime's task group while the session is open, else None
+    streams: TaskGroup | None  # the lifetime's task group while the session is open
     refusals: dict[str, Refusal]  # kept by the HTTP transport for requests refused with 401/403
 
     @property
@@ -81,7 +86,7 @@ class Stream:
 
     kinds: tuple[str, ...]
     uris: tuple[str, ...]
-    honored: dict[str, Any] = field(default_factory=dict)
+    honored: dict[str, object] = field(default_factory=dict)
     scope: anyio.CancelScope | None = None  # created in the stream's task (it needs the event loop)
     running: bool = False  # its task is alive (set and cleared by the task itself)
     ended: str | None = None  # why the stream ended before the session did
@@ -90,7 +95,8 @@ class Stream:
         return bool(self.honored.get(_wire(KINDS[kind])))
 
     def honors_uri(self, uri: str) -> bool:
-        return uri in (self.honored.get("resourceSubscriptions") or [])
+        subscribed = self.honored.get("resourceSubscriptions")
+        return isinstance(subscribed, list) and uri in subscribed
 
 
 @dataclass
@@ -174,12 +180,14 @@ async def _open(
     session: Session, kinds: Sequence[str], uris: Sequence[str], limit: float
 ) -> tuple[Stream, ListenFailed | None]:
     """Start one stream in the session's task group and wait for its acknowledgment (event loop)."""
+    # `Client.listen`'s keyword arguments, named by the kinds asked for: untyped
     kwargs: dict[str, Any] = {KINDS[k]: True for k in kinds}
     if uris:
         kwargs["resource_subscriptions"] = list(uris)
     wire = {_wire(k): v for k, v in kwargs.items()}
     request = session.transcript.record("request", session.name, "subscriptions/listen", {"notifications": wire})
     stream = Stream(tuple(kinds), tuple(uris))
+    assert session.streams is not None  # checked by `open_stream`, in this same hop
     honored, error = await session.streams.start(_hold, session, stream, kwargs, limit, request.seq)
     if error is not None:
         session.transcript.record(
@@ -195,7 +203,13 @@ async def _open(
 
 
 async def _hold(
-    session: Session, stream: Stream, kwargs: dict[str, Any], limit: float, request_seq: int, *, task_status: Any
+    session: Session,
+    stream: Stream,
+    kwargs: dict[str, Any],
+    limit: float,
+    request_seq: int,
+    *,
+    task_status: TaskStatus[tuple[dict[str, object] | None, ListenFailed | None]],
 ) -> None:
     """Own one listen stream in one task: enter, report the ack, drain events until cancelled.
 

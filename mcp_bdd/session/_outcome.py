@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import mcp_types as types
+from pydantic import BaseModel
 
 from mcp_bdd._text import unwrap
 from mcp_bdd.failures import FailureKind
@@ -92,7 +94,7 @@ def is_protocol_violation(exc: BaseException) -> bool:
     return is_made_up(getattr(exc, "error", None))
 
 
-def stands_in(error: Any) -> bool:
+def stands_in(error: object) -> bool:
     """A JSON-RPC error (ErrorData) mcp-bdd put in a request's place, not one the server sent: one
     made up for an unusable answer, a refusal's, or the connection-closed error of a POST that broke
     (session._http: the same as the SDK's own for a connection that closed)."""
@@ -102,14 +104,14 @@ def stands_in(error: Any) -> bool:
     return _is_closed(error)
 
 
-def is_made_up(error: Any) -> bool:
+def is_made_up(error: object) -> bool:
     """A JSON-RPC error (ErrorData) mcp-bdd made up in an answer's place for one it could not use
     (servers._framing, session._http); not a refusal's (`Refusal.taken`), which is the server's answer."""
     data = getattr(error, "data", None)
     return isinstance(data, dict) and data.get("mcp_bdd") == PROTOCOL_MARK
 
 
-def made_up_tip(error: Any) -> str | None:
+def made_up_tip(error: object) -> str | None:
     """What to do about the fault an error mcp-bdd made up names, when it says (session._http)."""
     data = getattr(error, "data", None)
     tip = data.get("tip") if is_made_up(error) and isinstance(data, dict) else None
@@ -123,15 +125,18 @@ def is_connection_closed(exc: BaseException) -> bool:
     return _is_closed(getattr(exc, "error", None))
 
 
-def _is_closed(error: Any) -> bool:
+def _is_closed(error: object) -> bool:
     closed = getattr(error, "code", None) == types.CONNECTION_CLOSED
     return closed and getattr(error, "message", None) == "Connection closed"
 
 
-def dump(model: Any) -> Any:
-    if hasattr(model, "model_dump"):
-        return model.model_dump(by_alias=True, mode="json", exclude_none=True)
-    return model
+@overload
+def dump(model: BaseModel) -> dict[str, object]: ...
+@overload
+def dump(model: None) -> None: ...
+def dump(model: BaseModel | None) -> dict[str, object] | None:
+    """A model as it goes over the wire (by alias, JSON values, no nulls); None stays None."""
+    return None if model is None else model.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
 @dataclass
@@ -139,7 +144,8 @@ class Outcome:
     """What one request produced: a raw result, or an error, or a timeout / cancellation."""
 
     method: str
-    params: dict[str, Any]
+    params: dict[str, object]
+    #: the result as sent; its values stay untyped while check/ reads them unnarrowed (object is next)
     raw: dict[str, Any] | None = None
     error: types.ErrorData | None = None
     timed_out: bool = False
@@ -205,17 +211,22 @@ class Outcome:
         return json.dumps(self.raw, default=str)[:1500]
 
 
-def result_text(raw: dict[str, Any]) -> str:
+def result_text(raw: Mapping[str, object]) -> str:
     """The concatenated text content of a tool/prompt result (or text of resource contents)."""
     parts: list[str] = []
-    for block in raw.get("content", []) or []:
+    for block in _items(raw.get("content")):
         if isinstance(block, dict) and block.get("type") == "text":
             parts.append(str(block.get("text", "")))
-    for item in raw.get("contents", []) or []:
+    for item in _items(raw.get("contents")):
         if isinstance(item, dict) and "text" in item:
             parts.append(str(item["text"]))
-    for message in raw.get("messages", []) or []:
+    for message in _items(raw.get("messages")):
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, dict) and content.get("type") == "text":
             parts.append(str(content.get("text", "")))
     return "".join(parts)
+
+
+def _items(value: object) -> list[object]:
+    """A JSON array's items; none for anything else (a missing field, or one of another shape)."""
+    return value if isinstance(value, list) else []

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import mcp_types as types
 
@@ -20,6 +21,9 @@ from mcp_bdd.session._outcome import dump
 from mcp_bdd.session._rounds import Deviation
 from mcp_bdd.session._timeline import Timeline
 from mcp_bdd.transcript import Transcript, Weight
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 __all__ = ["ELICITATION", "SAMPLING", "ClientSide", "HeaderDeviation", "Persona", "coerce_elicitation", "coerce_value"]
 
@@ -76,7 +80,7 @@ class Persona:
 class ClientSide:
     """The server-to-client request handlers of a session (a part of `Session`)."""
 
-    client: Any
+    client: Client | None
     name: str
     persona: Persona
     transcript: Transcript
@@ -89,12 +93,12 @@ class ClientSide:
     problems: list[str]
 
     @property
-    def sampling_requests(self) -> list[dict[str, Any]]:
+    def sampling_requests(self) -> list[dict[str, object]]:
         """The sampling requests kept (`sampling_asked` counts them all); a copy."""
         return self.sampling_asked.of(SAMPLING)
 
     @property
-    def elicitation_requests(self) -> list[dict[str, Any]]:
+    def elicitation_requests(self) -> list[dict[str, object]]:
         """The elicitation requests kept (`elicitation_asked` counts them all); a copy."""
         return self.elicitation_asked.of(ELICITATION)
 
@@ -120,7 +124,9 @@ class ClientSide:
         }
 
         def wrap(original: Dispatch) -> Dispatch:
-            async def dispatch(ctx: ClientRequestContext, request: Any) -> Any:
+            async def dispatch(
+                ctx: ClientRequestContext, request: types.InputRequest
+            ) -> types.InputResponse | types.ErrorData:
                 return await self._answer(ctx, request, original, declared)
 
             return dispatch
@@ -128,14 +134,18 @@ class ClientSide:
         intercept_input_requests(self.client.session, wrap)
 
     async def _answer(
-        self, ctx: ClientRequestContext, request: Any, original: Dispatch, declared: dict[str, tuple[str, bool, str]]
-    ) -> Any:
+        self,
+        ctx: ClientRequestContext,
+        request: types.InputRequest,
+        original: Dispatch,
+        declared: dict[str, tuple[str, bool, str]],
+    ) -> types.InputResponse | types.ErrorData:
         """A scripted request goes to its handler; any other is refused with the phrase that would script it."""
-        method = str(getattr(request, "method", type(request).__name__))
+        method = request.method
         what, scripted, phrase = declared.get(method, (method, False, ""))
         if scripted:
             return await original(ctx, request)
-        req = self.transcript.record("server_request", self.name, method, dump(getattr(request, "params", None)))
+        req = self.transcript.record("server_request", self.name, method, dump(request.params))
         error = types.ErrorData(
             code=types.METHOD_NOT_FOUND,
             message=f"The test client does not offer {what}: the scenario did not declare it"
@@ -144,7 +154,9 @@ class ClientSide:
         self.transcript.record("client_response", self.name, method, dump(error), related=req.seq)
         return error
 
-    async def _on_sampling(self, ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> Any:
+    async def _on_sampling(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
         payload = dump(params)
         weight = Weight(payload)  # weighed once for both bounds
         self.sampling_asked.add(SAMPLING, payload, weight=weight)
@@ -158,7 +170,9 @@ class ClientSide:
         self.transcript.record("client_response", self.name, "sampling/createMessage", dump(result), related=req.seq)
         return result
 
-    async def _on_elicitation(self, ctx: ClientRequestContext, params: Any) -> Any:
+    async def _on_elicitation(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
         payload = dump(params)
         weight = Weight(payload)  # weighed once for both bounds
         self.elicitation_asked.add(ELICITATION, payload, weight=weight)
@@ -169,7 +183,8 @@ class ClientSide:
             return url_result
         action = self.persona.elicitation or "decline"
         if action == "accept":
-            schema = payload.get("requestedSchema") or {}
+            schema = payload.get("requestedSchema")  # an object: the SDK validated the request
+            schema = schema if isinstance(schema, dict) else {}
             try:
                 content = coerce_elicitation(self.persona.elicitation_values, schema)
             except UsageError as exc:
@@ -177,13 +192,13 @@ class ClientSide:
                 error = types.ErrorData(code=types.INVALID_PARAMS, message=str(exc))
                 self.transcript.record("client_response", self.name, "elicitation/create", dump(error), related=req.seq)
                 return error
-            result = types.ElicitResult(action="accept", content=content)
+            result = types.ElicitResult.model_validate({"action": "accept", "content": content})  # JSON values
         else:
             result = types.ElicitResult(action=action)  # type: ignore[arg-type]
         self.transcript.record("client_response", self.name, "elicitation/create", dump(result), related=req.seq)
         return result
 
-    async def _on_roots(self, ctx: ClientRequestContext) -> Any:
+    async def _on_roots(self, context: ClientRequestContext) -> types.ListRootsResult:
         self.roots_requests += 1
         req = self.transcript.record("server_request", self.name, "roots/list", {})
         roots = [types.Root(uri=uri, name=name) for uri, name in (self.persona.roots or [])]  # type: ignore[arg-type]
@@ -192,10 +207,11 @@ class ClientSide:
         return result
 
 
-def coerce_elicitation(values: dict[str, str], schema: dict[str, Any]) -> dict[str, Any]:
+def coerce_elicitation(values: dict[str, str], schema: Mapping[str, object]) -> dict[str, object]:
     """Coerce scripted answers by the schema the server sent; a misfit names field and expectation."""
-    props: dict[str, Any] = schema.get("properties") or {}
-    out: dict[str, Any] = {}
+    found = schema.get("properties")
+    props: dict[str, object] = found if isinstance(found, dict) else {}
+    out: dict[str, object] = {}
     for key, text in values.items():
         if key not in props:
             from mcp_bdd.errors import did_you_mean
@@ -205,7 +221,8 @@ def coerce_elicitation(values: dict[str, str], schema: dict[str, Any]) -> dict[s
                 f"{did_you_mean(key, props, 'field')}."
             )
         out[key] = coerce_value(text, props[key], field_name=key, what="elicitation field")
-    missing = [k for k in schema.get("required", []) if k not in out]
+    required = schema.get("required")
+    missing = [k for k in required if k not in out] if isinstance(required, list) else []
     if missing:
         raise UsageError(
             f"The server's elicitation requires {missing}, which the scenario does not answer. "
@@ -218,16 +235,16 @@ def coerce_elicitation(values: dict[str, str], schema: dict[str, Any]) -> dict[s
 JSON_TYPES = frozenset({"null", "boolean", "object", "array", "number", "string", "integer"})
 
 
-def schema_types(prop: Any) -> list[str]:
+def schema_types(prop: object) -> list[str]:
     """The JSON types a schema property (as the server sent it) names: its `type`, or those of its
     `anyOf` branches. A server's schema is not trusted: a boolean schema (`true`: anything, valid
     JSON Schema) or a malformed `type` (`42`, `{"oops": 1}`, an unknown name) names none."""
     if not isinstance(prop, dict):
         return []
     kinds = prop.get("type")
-    if kinds is None and isinstance(prop.get("anyOf"), list):
-        kinds = [branch.get("type") for branch in prop["anyOf"] if isinstance(branch, dict)]
-        kinds = [kind for branch in kinds for kind in (branch if isinstance(branch, list) else [branch])]
+    if kinds is None and isinstance(branches := prop.get("anyOf"), list):
+        named = [branch.get("type") for branch in branches if isinstance(branch, dict)]
+        kinds = [kind for branch in named for kind in (branch if isinstance(branch, list) else [branch])]
     if isinstance(kinds, str):
         kinds = [kinds]
     if not isinstance(kinds, list):
@@ -235,10 +252,11 @@ def schema_types(prop: Any) -> list[str]:
     return [kind for kind in kinds if isinstance(kind, str) and kind in JSON_TYPES]
 
 
-def coerce_value(text: str, prop: Any, *, field_name: str, what: str = "argument") -> Any:
+def coerce_value(text: str, prop: object, *, field_name: str, what: str = "argument") -> object:
     """Turn a table cell into the JSON type a schema property asks for (the text itself when it
     names none: `true`, `{}`, a malformed `type`)."""
-    kinds = schema_types(prop)
+    kinds = schema_types(prop)  # none unless `prop` is an object
+    schema: dict[str, object] = prop if isinstance(prop, dict) else {}
     stripped = text.strip()
     if "null" in kinds and stripped == "null":
         return None
@@ -261,7 +279,7 @@ def coerce_value(text: str, prop: Any, *, field_name: str, what: str = "argument
             try:
                 value = json.loads(stripped)
             except ValueError:
-                if kind == "array" and schema_types(prop.get("items")) == ["string"]:
+                if kind == "array" and schema_types(schema.get("items")) == ["string"]:
                     return [part.strip() for part in stripped.split(",") if part.strip()]
                 continue
             if isinstance(value, list if kind == "array" else dict):
@@ -272,7 +290,7 @@ def coerce_value(text: str, prop: Any, *, field_name: str, what: str = "argument
         return text
     raise UsageError(
         f'The {what} "{field_name}" expects {" or ".join(kinds)}'
-        + (f" ({prop['description']})" if isinstance(prop.get("description"), str) and prop["description"] else "")
+        + (f" ({said})" if isinstance(said := schema.get("description"), str) and said else "")
         + f", but the table says {text!r}. Write a value of that type"
         + (" (JSON for arrays and objects)." if {"array", "object"} & set(kinds) else ".")
     )

@@ -13,7 +13,7 @@ answer's content, which no step about the lifecycle reads.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from mcp_bdd.session._session import Session
@@ -38,7 +38,7 @@ def send_raw(session: Session, verb: str, session_id: str | None) -> int:
     }
     if session_id is not None:
         headers["mcp-session-id"] = session_id
-    body: dict[str, Any] | None = _PING if verb == "POST" else None
+    body: dict[str, str] | None = _PING if verb == "POST" else None
     with (
         httpx2.Client(timeout=_TIMEOUT) as client,
         client.stream(verb, url, headers=headers, json=body) as response,

@@ -16,8 +16,9 @@ on 2025-11-25.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from mcp_types.methods import INPUT_REQUIRED_METHODS
 
@@ -60,12 +61,12 @@ class InputRound:
         return f"round {self.number}: {asked}, {state}"
 
 
-def _message(params: Any) -> str:
+def _message(params: object) -> str:
     """What a request asked, in words: an elicitation's message, a sampling request's last text."""
     if not isinstance(params, dict):
         return ""
-    if isinstance(params.get("message"), str):
-        return str(params["message"])[:_MAX_TEXT]
+    if isinstance(said := params.get("message"), str):
+        return said[:_MAX_TEXT]
     messages = params.get("messages")
     last = messages[-1] if isinstance(messages, list) and messages else None
     content = last.get("content") if isinstance(last, dict) else None
@@ -79,7 +80,7 @@ class InputRounds:
     deviation: Deviation | None = None
     rounds: list[InputRound] = field(default_factory=list)
 
-    def note(self, raw: dict[str, Any]) -> InputRound:
+    def note(self, raw: Mapping[str, object]) -> InputRound:
         requests = raw.get("inputRequests")
         items = list(requests.items())[:_MAX_KEYS] if isinstance(requests, dict) else []
         asked = {str(k)[:200]: str(r.get("method", "?"))[:100] if isinstance(r, dict) else "?" for k, r in items}
@@ -89,7 +90,9 @@ class InputRounds:
         self.rounds.append(found)
         return found
 
-    def resend(self, responses: dict[str, Any] | None, state: str | None) -> tuple[Any, str | None]:
+    def resend(
+        self, responses: dict[str, object] | None, state: str | None
+    ) -> tuple[dict[str, object] | None, str | None]:
         """The input responses and request state to resend, after this round's deviation."""
         first = len(self.rounds) == 1
         if self.deviation == "tamper-state" and state:

@@ -23,8 +23,9 @@ import functools
 import json
 import math
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, cast
+from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -39,6 +40,9 @@ from pydantic import TypeAdapter, ValidationError
 from mcp_bdd._loop import ServerExited, as_exited, is_exit
 from mcp_bdd._sdk import (
     DISCOVER_TIMEOUT_SECONDS,
+    Answer,
+    RequestId,
+    Transport,
     absorb_tool_listing,
     answer_key,
     restamp_log_level,
@@ -80,13 +84,24 @@ from mcp_bdd.session._outcome import (
 )
 from mcp_bdd.session._persona import ClientSide, HeaderDeviation, Persona
 from mcp_bdd.session._rounds import InputRounds, rounds_allowed
-from mcp_bdd.session._tasks import asks_for_task, is_tasks_request, send_as_task, send_tasks_request
+from mcp_bdd.session._tasks import Request, asks_for_task, is_tasks_request, send_as_task, send_tasks_request
 from mcp_bdd.session._timeline import Timeline
 from mcp_bdd.transcript import Transcript, Weight
 
+if TYPE_CHECKING:
+    import httpx2
+    from anyio.abc import TaskGroup, TaskStatus
+    from anyio.from_thread import BlockingPortal
+    from mcp.client.session import IncomingMessage
+    from mcp.shared.dispatcher import ProgressFnT
+
+    from mcp_bdd.session._http import Inbox
+
 __all__ = ["HEADER_DEVIATIONS", "Session"]
 
-_RAW: Any = TypeAdapter(dict[str, Any])
+#: the answer as sent, unvalidated. Left untyped: the SDK binds `send_request`'s result type to a
+#: pydantic model, though it takes a TypeAdapter (this dict's) as well
+_RAW: Any = TypeAdapter(dict[str, object])
 #: the routing headers a client can get wrong on purpose (`Persona.header_deviation`), in words
 HEADER_DEVIATIONS: dict[HeaderDeviation, str] = {
     "wrong-method": "an Mcp-Method header that does not match the body",
@@ -116,7 +131,7 @@ class Session(ClientSide, ConnectFailures):
         name: str,
         server: RunningServer,
         *,
-        portal: Any,
+        portal: BlockingPortal,
         transcript: Transcript,
         timeout: float,
         startup_timeout: float,
@@ -137,24 +152,24 @@ class Session(ClientSide, ConnectFailures):
         self.max_message_bytes = max_message_bytes  # HTTP answers are bounded as stdio lines are (_http)
         self.timeline = Timeline()
         self.client: Client | None = None
-        self._cm: Any = None  # the portal future of the session's lifetime task
-        self.tools: list[dict[str, Any]] | None = None
+        self._cm: Future[None] | None = None  # the portal future of the session's lifetime task
+        self.tools: list[dict[str, object]] | None = None
         #: the caching hints (`ttlMs`, `cacheScope`: 2026-07-28) of the last answer to each cacheable
         #: method, as sent: a listing's last page
-        self.cache_hints: dict[str, dict[str, Any]] = {}
+        self.cache_hints: dict[str, dict[str, object]] = {}
         #: the `Mcp-Session-Id` a streamable HTTP server gave on 2025-11-25 (None: none, or another transport)
         self.http_session_id: str | None = None
-        self.resources: list[dict[str, Any]] | None = None
-        self.templates: list[dict[str, Any]] | None = None
-        self.prompts: list[dict[str, Any]] | None = None
+        self.resources: list[dict[str, object]] | None = None
+        self.templates: list[dict[str, object]] | None = None
+        self.prompts: list[dict[str, object]] | None = None
         self.pages: dict[str, int] = {}
         self.sampling_asked = Timeline()  # the scripted server requests, each kind on its own (ClientSide)
         self.elicitation_asked = Timeline()
         self.roots_requests = 0
         self._stamped_level: str | None = None
-        self._http_client: Any = None
-        self._accepted: dict[Any, str] = {}  # id (answer_key) -> method of each request answered with 202
-        self._inbox: Any = None  # legacy SSE: session._http.Inbox, the errors of requests whose POST failed
+        self._http_client: httpx2.AsyncClient | None = None
+        self._accepted: dict[RequestId, str] = {}  # id (answer_key) -> method of each request answered with 202
+        self._inbox: Inbox | None = None  # legacy SSE: the errors of requests whose POST failed
         self.refusals: dict[str, Refusal] = {}  # token -> a request refused with 401/403 (session._http)
         self.problems: list[str] = []  # usage errors raised inside callbacks, surfaced by the next step
         self.surface_dirty = True
@@ -163,9 +178,9 @@ class Session(ClientSide, ConnectFailures):
         #: progress notifications the SDK passed on, whatever their token (the ones a request asked for
         #: are in the timeline, from its callback): how many, and the first few, for a failure to quote
         self.progress_received = 0
-        self.progress_first: list[dict[str, Any]] = []
+        self.progress_first: list[dict[str, object]] = []
         #: the lifetime's task group while connected: 2026-07-28 listen streams run in it (see _listen)
-        self.streams: Any = None
+        self.streams: TaskGroup | None = None
 
     # -- connecting ------------------------------------------------------------------------------
     @property
@@ -186,10 +201,10 @@ class Session(ClientSide, ConnectFailures):
             cache=None,
             # A callback is passed only when the scenario declared it: the client then advertises
             # exactly those capabilities (a server may offer more tools to a client that can sample).
-            sampling_callback=cast(Any, self._on_sampling) if self.persona.sampling_text is not None else None,
-            elicitation_callback=cast(Any, self._on_elicitation) if self.persona.elicits() else None,
+            sampling_callback=self._on_sampling if self.persona.sampling_text is not None else None,
+            elicitation_callback=self._on_elicitation if self.persona.elicits() else None,
             sampling_capabilities=self.persona.sampling_capabilities(),
-            list_roots_callback=cast(Any, self._on_roots) if self.persona.roots is not None else None,
+            list_roots_callback=self._on_roots if self.persona.roots is not None else None,
             message_handler=self._on_message,
             log_level=self.log_level,  # type: ignore[arg-type]
             extensions=_extensions(self.persona),
@@ -204,9 +219,8 @@ class Session(ClientSide, ConnectFailures):
             {"transport": self.server.transport, "protocol": self.protocol, "server": self.server.display},
         )
         try:
-            future, error = self.hops.start(
-                self._lifetime, client, started, deadline=self.startup_timeout + STALL_GRACE
-            )
+            future, said = self.hops.start(self._lifetime, client, started, deadline=self.startup_timeout + STALL_GRACE)
+            error = said if isinstance(said, BaseException) else None  # what `_lifetime` started with
         except KeyboardInterrupt:
             self.server.stop()
             self._close_http_client()
@@ -228,8 +242,8 @@ class Session(ClientSide, ConnectFailures):
             self.server.stop()
             self._close_http_client()
             bad_output = self.server.evidence is not None and self.server.evidence.bad_lines > 0
-            error = ProtocolViolation if _broke_the_handshake(cause) or bad_output else ServerStartError
-            raise error(message) from None
+            failure = ProtocolViolation if _broke_the_handshake(cause) or bad_output else ServerStartError
+            raise failure(message) from None
         self._cm = future
         try:
             self._after_connect(started)
@@ -290,7 +304,7 @@ class Session(ClientSide, ConnectFailures):
             duration_ms=(time.monotonic() - started) * 1000,
         )
 
-    async def _lifetime(self, client: Client, started_at: float, *, task_status: Any) -> None:
+    async def _lifetime(self, client: Client, started_at: float, *, task_status: TaskStatus[object]) -> None:
         """Own the client for the session's whole life, in one task of the portal.
 
         Entering and exiting in the same task is what anyio requires; the deadline only guards the
@@ -335,7 +349,7 @@ class Session(ClientSide, ConnectFailures):
             with contextlib.suppress(Exception):
                 self.hops.call(client.aclose)
 
-    def _http_target(self) -> Any:
+    def _http_target(self) -> Transport:
         import httpx2
         from mcp.client.sse import sse_client
         from mcp.client.streamable_http import streamable_http_client
@@ -361,7 +375,7 @@ class Session(ClientSide, ConnectFailures):
             refusals=self.refusals,
             inbox=inbox,
         )
-        hooks: dict[str, list[Callable[..., Any]]] = {"response": [self._record_http]}
+        hooks: dict[str, list[Callable[..., Awaitable[None]]]] = {"response": [self._record_http]}
         if self.persona.header_deviation is not None:
             hooks["request"] = [self._bend_routing_header]
         if inbox is not None:
@@ -376,7 +390,7 @@ class Session(ClientSide, ConnectFailures):
         # one SSE event is bounded by max_message_bytes in _http, not by the SDK's fixed 1 MiB
         return streamable_http_client(self.server.url, http_client=http, max_sse_event_size=None)
 
-    async def _bend_routing_header(self, request: Any) -> None:
+    async def _bend_routing_header(self, request: httpx2.Request) -> None:
         """The persona's wrong routing header (2026-07-28: `Mcp-Method`, `Mcp-Name` mirror the body),
         on the requests that name something: a call, a prompt, a read (or a task, for the task
         id's deviation); the rest stay right."""
@@ -396,7 +410,7 @@ class Session(ClientSide, ConnectFailures):
                 request.headers[name] = "mcp-bdd-not-the-argument"
         self.transcript.record("info", self.name, "header", {"message": f"sent {HEADER_DEVIATIONS[bend]}"})
 
-    async def _record_http(self, response: Any) -> None:
+    async def _record_http(self, response: httpx2.Response) -> None:
         """Every HTTP answer's status (and an error's headers), for the auth steps (401, WWW-Authenticate)."""
         from mcp_bdd.session._http import SERVER_SENT  # loaded with the client (httpx2 only for HTTP servers)
 
@@ -408,7 +422,7 @@ class Session(ClientSide, ConnectFailures):
         given = response.headers.get("mcp-session-id")
         if given is not None and self.http_session_id is None:  # the first one the server gave (2025-11-25)
             self.http_session_id = given[:1000]
-        payload: dict[str, Any] = {"method": request.method, "url": str(request.url), "status": status}
+        payload: dict[str, object] = {"method": request.method, "url": str(request.url), "status": status}
         kind = sent["content_type"] if "content_type" in sent else response.headers.get("content-type")
         if kind:
             payload["content_type"] = kind  # an HTML page where JSON should be names a wrong URL
@@ -510,12 +524,12 @@ class Session(ClientSide, ConnectFailures):
             )
 
     # -- callbacks (run in the portal's event loop) -------------------------------------------------
-    async def _on_message(self, message: Any) -> None:
+    async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):
             self.transcript.record("error", self.name, "transport", {"message": str(message)})
             return
-        method = getattr(message, "method", type(message).__name__)
-        params = dump(getattr(message, "params", None)) or {}
+        method: str = getattr(message, "method", type(message).__name__)
+        params: dict[str, object] = dump(getattr(message, "params", None)) or {}
         if method == "notifications/progress":
             self.progress_received += 1  # recorded by the request's progress callback, if its token is one
             if len(self.progress_first) < 3:
@@ -527,18 +541,19 @@ class Session(ClientSide, ConnectFailures):
         if method.endswith("/list_changed"):
             self.surface_dirty = True
 
-    def _on_repeated_answer(self, request_id: Any, outcome: Any) -> None:
+    def _on_repeated_answer(self, request_id: RequestId, outcome: Answer) -> None:
         """A second answer to one request: evidence, as over stdio (servers/_framing); the first stands.
         Or, for a request the server answered with 202 (session/_http), its answer on the GET stream
         after the request failed; or the failure after that answer was taken (it came first)."""
         kind = "error" if isinstance(outcome, types.ErrorData) else "result"
-        shown = json.dumps({"id": request_id, kind: dump(outcome)}, ensure_ascii=False, default=str).encode()
+        sent = dump(outcome) if isinstance(outcome, types.ErrorData) else outcome
+        shown = json.dumps({"id": request_id, kind: sent}, ensure_ascii=False, default=str).encode()
         key = answer_key(request_id)
         accepted = self._accepted.pop(key, None)  # answered with 202
         failed = self._inbox.failed.pop(key, None) if self._inbox is not None else None  # SSE: its POST failed
         if accepted is None and failed is None:
             message = repeated_answer(shown)
-        elif stands_in(outcome):  # mcp-bdd's error for it came second
+        elif isinstance(outcome, types.ErrorData) and stands_in(outcome):  # mcp-bdd's error for it came second
             message = f"{outcome.message}\n  Its answer had come on the GET stream first, and was taken."
         elif failed is not None:
             message = answer_after_failed_post(failed, shown)
@@ -577,7 +592,7 @@ class Session(ClientSide, ConnectFailures):
 
     async def _send(
         self,
-        request: Any,
+        request: Request,
         *,
         timeout: float | None = None,
         cancel_after: float | None = None,
@@ -604,12 +619,12 @@ class Session(ClientSide, ConnectFailures):
         self._record_answer(outcome, limit, cancel_after)
         return outcome
 
-    def _progress_recorder(self, seq: int) -> Callable[[float, float | None, str | None], Awaitable[None]]:
+    def _progress_recorder(self, seq: int) -> ProgressFnT:
         """The progress callback of the request recorded as `seq`: each notification into the
         transcript and the timeline, tied to its request."""
 
-        async def on_progress(value: float, total: float | None, message: str | None) -> None:
-            payload: dict[str, Any] = {"progress": value}
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            payload: dict[str, object] = {"progress": progress}
             if total is not None:
                 payload["total"] = total
             if message is not None:
@@ -620,7 +635,13 @@ class Session(ClientSide, ConnectFailures):
         return on_progress
 
     async def _exchange(
-        self, request: Any, outcome: Outcome, waited: float, cancellable: bool, on_progress: Any, as_task: bool
+        self,
+        request: Request,
+        outcome: Outcome,
+        waited: float,
+        cancellable: bool,
+        on_progress: ProgressFnT | None,
+        as_task: bool,
     ) -> None:
         """The request and its answer into `outcome.raw`: within `waited` seconds (past it, a
         TimeoutError; `cancellable`: the request is cancelled then, and the outcome says so)."""
@@ -633,9 +654,7 @@ class Session(ClientSide, ConnectFailures):
             elif is_tasks_request(request, self.protocol_version):  # declares the extension per request
                 outcome.raw = await send_tasks_request(self.client, request)
             else:
-                outcome.raw = await self.client.session.send_request(
-                    request, _RAW, progress_callback=cast(Any, on_progress)
-                )
+                outcome.raw = await self.client.session.send_request(request, _RAW, progress_callback=on_progress)
             if is_input_required(outcome.raw):
                 outcome.raw = await self._drive_input_required(request, outcome, on_progress)
             _strictly_fits(outcome.method, outcome.raw)
@@ -702,7 +721,7 @@ class Session(ClientSide, ConnectFailures):
                 "response", self.name, outcome.method, outcome.raw, duration_ms=outcome.elapsed_ms, related=outcome.seq
             )
             return
-        err: dict[str, Any]
+        err: dict[str, object]
         if outcome.error is not None:
             err = dump(outcome.error)
         elif outcome.timed_out:
@@ -753,7 +772,9 @@ class Session(ClientSide, ConnectFailures):
         outcome.timed_out = True
         outcome.stdout_evidence = self.server.stdout_evidence(since=bad_before)
 
-    async def _drive_input_required(self, request: Any, outcome: Outcome, on_progress: Any) -> dict[str, Any]:
+    async def _drive_input_required(
+        self, request: Request, outcome: Outcome, on_progress: ProgressFnT | None
+    ) -> dict[str, object]:
         """2026-07-28 input-required rounds: answer the embedded requests, then resend, each round
         noted in `outcome.rounds` (and the transcript), with the persona's deviation if any."""
         assert self.client is not None and outcome.raw is not None
@@ -764,30 +785,44 @@ class Session(ClientSide, ConnectFailures):
         self._note_round(rounds, outcome.raw)
         data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
 
-        async def resend(responses: dict[str, Any] | None, state: str | None) -> dict[str, Any]:
+        async def resend(responses: dict[str, object] | None, state: str | None) -> dict[str, object]:
             responses, state = rounds.resend(responses, state)
 
-            def adjust(params: dict[str, Any]) -> None:  # the first request carried neither
+            def adjust(params: dict[str, object]) -> None:  # the first request carried neither
                 if responses is not None:
                     params["inputResponses"] = responses
                 if state is not None:
                     params["requestState"] = state
 
             raw = await send_stamped(low, {**data, "params": dict(data.get("params") or {})}, adjust, on_progress)
-            if is_input_required(raw):
+            asked = is_input_required(raw)  # a bool: its TypeGuard would retype `raw` as the SDK's model too
+            if asked:
                 self._note_round(rounds, raw)
             return raw
 
         return await run_input_required(low, outcome.raw, resend)
 
-    def _note_round(self, rounds: InputRounds, raw: dict[str, Any]) -> None:
+    def _note_round(self, rounds: InputRounds, raw: Mapping[str, object]) -> None:
         found = rounds.note(raw)
         self.transcript.record("info", self.name, "input required", {"message": found.describe()})
 
-    def request(self, request: Any, **kw: Any) -> Outcome:
-        return self._run(lambda: self._send(request, **kw), kw.get("cancel_after") or kw.get("timeout"))
+    def request(
+        self,
+        request: Request,
+        *,
+        timeout: float | None = None,
+        cancel_after: float | None = None,
+        progress: bool = False,
+        as_task: bool = False,
+    ) -> Outcome:
+        async def send() -> Outcome:
+            return await self._send(
+                request, timeout=timeout, cancel_after=cancel_after, progress=progress, as_task=as_task
+            )
 
-    def check(self, outcome: Outcome) -> dict[str, Any]:
+        return self._run(send, cancel_after or timeout)
+
+    def check(self, outcome: Outcome) -> dict[str, object]:
         """The raw result of a request that had to succeed, or a clear failure."""
         self.raise_problems()
         if outcome.ok and outcome.raw is not None:
@@ -844,11 +879,11 @@ class Session(ClientSide, ConnectFailures):
             raise UsageError(text)
 
     # -- typed helpers ----------------------------------------------------------------------------------
-    def list_all(self, kind: str) -> list[dict[str, Any]]:
+    def list_all(self, kind: str) -> list[dict[str, object]]:
         """Follow nextCursor to the end; a repeated cursor or an endless listing is a clear failure."""
         return self._run(lambda: self._list_pages(kind))
 
-    async def _list_pages(self, kind: str) -> list[dict[str, Any]]:
+    async def _list_pages(self, kind: str) -> list[dict[str, object]]:
         """Every page of a listing, kept as the session's view of `kind` (in the event loop: one
         portal call however many pages)."""
         request_type, key = {
@@ -857,7 +892,7 @@ class Session(ClientSide, ConnectFailures):
             "templates": (types.ListResourceTemplatesRequest, "resourceTemplates"),
             "prompts": (types.ListPromptsRequest, "prompts"),
         }[kind]
-        items: list[dict[str, Any]] = []
+        items: list[dict[str, object]] = []
         cursor: str | None = None
         seen: set[str] = set()
         pages = 0
@@ -865,8 +900,9 @@ class Session(ClientSide, ConnectFailures):
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
             raw = self.check(await self._send(request_type(params=params)))
             pages += 1
-            items.extend(raw.get(key, []) or [])
-            cursor = raw.get("nextCursor")
+            listed = raw.get(key)
+            items.extend(listed if isinstance(listed, list) else [])  # its shape the SDK's validation checked
+            cursor = _cursor(raw.get("nextCursor"))
             if not cursor:
                 break
             if cursor in seen:
@@ -890,7 +926,7 @@ class Session(ClientSide, ConnectFailures):
         self.surface_dirty = True
         return items
 
-    def listing(self, kind: str) -> list[dict[str, Any]]:
+    def listing(self, kind: str) -> list[dict[str, object]]:
         """The last listing of `kind` (tools, resources, templates, prompts), fetched if none was taken yet."""
         cached = {
             "tools": self.tools,
@@ -900,10 +936,10 @@ class Session(ClientSide, ConnectFailures):
         }[kind]
         return cached if cached is not None else self.list_all(kind)
 
-    def tool_list(self) -> list[dict[str, Any]]:
+    def tool_list(self) -> list[dict[str, object]]:
         return self.listing("tools")
 
-    def tool_named(self, name: str) -> dict[str, Any] | None:
+    def tool_named(self, name: str) -> dict[str, object] | None:
         for tool in self.tool_list():
             if tool.get("name") == name:
                 return tool
@@ -912,7 +948,7 @@ class Session(ClientSide, ConnectFailures):
     def call_tool(
         self,
         name: str,
-        arguments: dict[str, Any] | Callable[[dict[str, Any] | None], dict[str, Any]] | None,
+        arguments: dict[str, object] | Callable[[dict[str, object] | None], dict[str, object]] | None,
         *,
         timeout: float | None = None,
         cancel_after: float | None = None,
@@ -923,7 +959,7 @@ class Session(ClientSide, ConnectFailures):
         `call_tool` does, instead of one each."""
 
         async def call() -> Outcome:
-            args: dict[str, Any] | None
+            args: dict[str, object] | None
             if callable(arguments):
                 listed = self.tools if self.tools is not None else await self._list_pages("tools")
                 args = arguments(next((t for t in listed if t.get("name") == name), None))
@@ -946,12 +982,12 @@ class Session(ClientSide, ConnectFailures):
             with contextlib.suppress(Exception):
                 await self._list_pages("tools")
 
-    def call_tool_many(self, name: str, argument_sets: list[dict[str, Any]]) -> list[Outcome]:
+    def call_tool_many(self, name: str, argument_sets: list[dict[str, object]]) -> list[Outcome]:
         async def run() -> list[Outcome]:
             await self._learn_param_headers()
             results: list[Outcome | None] = [None] * len(argument_sets)
 
-            async def one(i: int, args: dict[str, Any]) -> None:
+            async def one(i: int, args: dict[str, object]) -> None:
                 request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=args))
                 results[i] = await self._send(request, progress=True)
 
@@ -981,7 +1017,7 @@ class Session(ClientSide, ConnectFailures):
         self._stamped_level = level
         restamp_log_level(self.client.session, lambda: self._stamped_level)
 
-    def surface(self) -> dict[str, Any]:
+    def surface(self) -> dict[str, object]:
         """Identity and surface as seen so far, for the report's catalog and coverage map."""
         assert self.client is not None
         info = self.client.server_info
@@ -1044,6 +1080,11 @@ def _client_timed_out(exc: MCPError, started: float, limit: float) -> bool:
     return exc.code == types.REQUEST_TIMEOUT and time.monotonic() - started >= limit * 0.95
 
 
+def _cursor(value: object) -> str | None:
+    """A listing's `nextCursor` (the SDK's validation let only a string or nothing through)."""
+    return value if isinstance(value, str) else None
+
+
 def _cancelled_from_outside() -> bool:
     """Whether the running task was asked to stop (by a timeout's scope, Ctrl-C's cancel, the end of
     its session): a CancelledError it meets otherwise came out of the code it called."""
@@ -1075,7 +1116,7 @@ def _asked_out_of_turn(method: str, exc: BaseException) -> str | None:
     return _OUT_OF_TURN.format(method=method) if asked else None
 
 
-def _strictly_fits(method: str, raw: Any) -> None:
+def _strictly_fits(method: str, raw: object) -> None:
     """What the SDK's validation coerces, checked as the schema says: a tools/call result's
     `isError` is a boolean. The SDK reads `"isError": "false"` as False, while mcp-bdd's steps read
     it as set, so "Then the tool call returns an error result" passed on it; a strict client

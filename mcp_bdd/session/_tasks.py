@@ -33,7 +33,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeGuard, TypeVar
 
 import mcp_types as types
 from mcp.shared.inbound import MCP_NAME_HEADER, encode_header_value
@@ -46,6 +46,7 @@ from mcp_bdd.session._outcome import Outcome, dump
 
 if TYPE_CHECKING:
     from mcp import Client
+    from mcp.shared.dispatcher import ProgressFnT
 
     from mcp_bdd.session._timeline import Timeline
     from mcp_bdd.transcript import Transcript
@@ -58,18 +59,18 @@ class Session(Protocol):
     timeout: float
     transcript: Transcript
     timeline: Timeline
-    tools: list[dict[str, Any]] | None
+    tools: list[dict[str, object]] | None
 
     @property
     def protocol_version(self) -> str: ...
 
-    def request(self, request: Any, **kw: Any) -> Outcome: ...
+    def request(self, request: Request, *, progress: bool = False) -> Outcome: ...
 
     def _run(self, fn: Callable[[], Awaitable[T]], limit: float | None = None) -> T: ...
 
-    async def _send(self, request: Any, *, progress: bool = False, as_task: bool = False) -> Outcome: ...
+    async def _send(self, request: Request, *, progress: bool = False, as_task: bool = False) -> Outcome: ...
 
-    async def _list_pages(self, kind: str) -> list[dict[str, Any]]: ...
+    async def _list_pages(self, kind: str) -> list[dict[str, object]]: ...
 
 
 __all__ = [
@@ -101,6 +102,9 @@ STATUS_NOTIFICATIONS = ("notifications/tasks/status", "notifications/tasks")
 _POLL_MIN_S, _POLL_DEFAULT_S, _POLL_MAX_S = 0.01, 0.5, 5.0
 _MAX_PAGES = 1000
 T = TypeVar("T")
+#: a request as the SDK's `send_request` takes it (its own parameter type): one of the spec's, or a
+#: tasks request of ours
+Request = types.ClientRequest | types.Request[Any, Any]
 
 
 class ExtensionTask(BaseModel):
@@ -114,11 +118,11 @@ class ExtensionTask(BaseModel):
     last_updated_at: str = Field(alias="lastUpdatedAt")
     ttl_ms: int | None = Field(alias="ttlMs")
     poll_interval_ms: int | None = Field(default=None, alias="pollIntervalMs")
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
+    result: dict[str, object] | None = None
+    error: dict[str, object] | None = None
 
 
-class TasksRequest(types.Request[dict[str, Any], str]):
+class TasksRequest(types.Request[dict[str, object], str]):
     """Any `tasks/*` request, by its method name: the ones the extension defines and the ones it
     removed (a server must refuse `tasks/result` and `tasks/list` on 2026-07-28, so they must be
     sendable). On 2026-07-28 it goes out through `send_tasks_request`."""
@@ -138,19 +142,19 @@ class HintedCall(types.CallToolRequest):
 def tasks_request(method: str, task_id: str, *, declares: bool = True) -> TasksRequest:
     """The request `method` about the task `task_id` (tasks/list takes no task, tasks/update
     carries no input responses)."""
-    params: dict[str, Any] = {} if method == "tasks/list" else {"taskId": task_id}
+    params: dict[str, object] = {} if method == "tasks/list" else {"taskId": task_id}
     if method == "tasks/update":
         params["inputResponses"] = {}
     return TasksRequest(method=method, params=params, declares=declares)
 
 
-def is_tasks_request(request: Any, version: str) -> bool:
+def is_tasks_request(request: Request, version: str) -> TypeGuard[TasksRequest]:
     """Whether `request` goes out through `send_tasks_request` (2026-07-28 only: on 2025-11-25
     tasks are core, declared once at initialize, and the SDK sends them as any request)."""
     return isinstance(request, TasksRequest) and is_modern(version)
 
 
-async def send_tasks_request(client: Client, request: TasksRequest) -> dict[str, Any]:
+async def send_tasks_request(client: Client, request: TasksRequest) -> dict[str, object]:
     """A 2026-07-28 `tasks/*` request, raw: stamped as the SDK stamps, the extension declared for
     this request only (as a call as a task declares it: a plain call must never get a task back),
     and the task id as the `Mcp-Name` routing header (SEP-2663 over streamable HTTP)."""
@@ -160,16 +164,23 @@ async def send_tasks_request(client: Client, request: TasksRequest) -> dict[str,
     return await send_stamped(client.session, data, _declaring if request.declares else _as_is, headers=headers)
 
 
-def _declaring(params: dict[str, Any]) -> None:
+def _declaring(params: dict[str, object]) -> None:
     """The extension added to the request's own client capabilities (a copy: the SDK shares the
-    session's capabilities dict between requests)."""
+    session's capabilities dict between requests). The `_meta` is the SDK's stamp: objects."""
     meta = params.setdefault("_meta", {})
-    caps = dict(meta.get(_CAPABILITIES_META) or {})
-    caps["extensions"] = {**(caps.get("extensions") or {}), EXTENSION: {}}
+    if not isinstance(meta, dict):
+        raise TypeError(f"the stamped _meta is {type(meta).__name__}, not an object")
+    caps = dict(_object(meta.get(_CAPABILITIES_META)))
+    caps["extensions"] = {**_object(caps.get("extensions")), EXTENSION: {}}
     meta[_CAPABILITIES_META] = caps
 
 
-def _as_is(params: dict[str, Any]) -> None:
+def _object(value: object) -> dict[str, object]:
+    """`value` when it is a JSON object, else an empty one (nothing there yet)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _as_is(params: dict[str, object]) -> None:
     return None
 
 
@@ -181,7 +192,7 @@ class TaskView:
     status: str
     message: str | None
     poll_s: float  # the server's suggested poll interval, bounded
-    raw: dict[str, Any]  # the Task as sent
+    raw: dict[str, object]  # the Task as sent
 
     @property
     def terminal(self) -> bool:
@@ -213,30 +224,30 @@ def is_modern(version: str) -> bool:
 
 def support(client: Client) -> Support:
     """The server's tasks capability: `capabilities.tasks` (2025-11-25) or the extension (2026-07-28)."""
-    caps: dict[str, Any] = dump(client.server_capabilities) or {}
+    caps = dump(client.server_capabilities)
     if is_modern(client.protocol_version):
-        offered = EXTENSION in (caps.get("extensions") or {})
+        offered = EXTENSION in _object(caps.get("extensions"))
         return Support("2026-07-28", offered, f'capabilities.extensions["{EXTENSION}"]', False, offered)
-    tasks = caps.get("tasks") or {}
-    call = ((tasks.get("requests") or {}).get("tools") or {}).get("call")
+    tasks = _object(caps.get("tasks"))
+    call = _object(_object(tasks.get("requests")).get("tools")).get("call")
     return Support(
         "2025-11-25", call is not None, "capabilities.tasks.requests.tools.call", "list" in tasks, "cancel" in tasks
     )
 
 
-def task_support(tool: dict[str, Any]) -> str | None:
+def task_support(tool: dict[str, object]) -> str | None:
     """A listed tool's `execution.taskSupport` as sent, or None when it says nothing."""
     execution = tool.get("execution")
     value = execution.get("taskSupport") if isinstance(execution, dict) else None
     return str(value)[:40] if value is not None else None
 
 
-def asks_for_task(method: str, params: dict[str, Any]) -> bool:
+def asks_for_task(method: str, params: dict[str, object]) -> bool:
     """A tools/call whose `params.task` asks for a task (2025-11-25): its answer is a CreateTaskResult."""
     return method == "tools/call" and isinstance(params.get("task"), dict)
 
 
-async def send_as_task(client: Client, request: Any, on_progress: Any = None) -> dict[str, Any]:
+async def send_as_task(client: Client, request: Request, on_progress: ProgressFnT | None = None) -> dict[str, object]:
     """Send a task-augmented tools/call and return its answer, validated as a CreateTaskResult
     (or as a CallToolResult, when the server chose to answer at once).
 
@@ -246,15 +257,16 @@ async def send_as_task(client: Client, request: Any, on_progress: Any = None) ->
     stamped as the SDK stamps it, then sent raw (`_sdk.send_stamped`).
     """
     version = client.protocol_version
-    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-    if is_modern(version) and not getattr(request, "keeps_hint", False):
-        data.setdefault("params", {}).pop("task", None)  # 2025-11-25 only: the extension is declared instead
+    data: dict[str, object] = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+    params = data.get("params")
+    if is_modern(version) and not getattr(request, "keeps_hint", False) and isinstance(params, dict):
+        params.pop("task", None)  # 2025-11-25 only: the extension is declared instead
     raw = await send_stamped(client.session, data, _declaring if is_modern(version) else _as_is, on_progress)
     _check_answer(raw, version)
     return raw
 
 
-def _check_answer(raw: dict[str, Any], version: str) -> None:
+def _check_answer(raw: dict[str, object], version: str) -> None:
     """Raises ValidationError when the answer is neither a CreateTaskResult nor a tool result."""
     if is_modern(version) and raw.get("resultType") == "task":
         ExtensionTask.model_validate(raw)
@@ -264,7 +276,7 @@ def _check_answer(raw: dict[str, Any], version: str) -> None:
         _methods.validate_server_result("tools/call", version, raw)
 
 
-def created(raw: dict[str, Any] | None, version: str) -> TaskView | None:
+def created(raw: dict[str, object] | None, version: str) -> TaskView | None:
     """The task a tools/call answer created, or None (a plain tool result, or nothing)."""
     if raw is None:
         return None
@@ -274,7 +286,7 @@ def created(raw: dict[str, Any] | None, version: str) -> TaskView | None:
     return _view(task) if isinstance(task, dict) else None
 
 
-def _view(task: dict[str, Any]) -> TaskView:
+def _view(task: dict[str, object]) -> TaskView:
     poll = task.get("pollIntervalMs", task.get("pollInterval"))
     poll_s = poll / 1000 if isinstance(poll, int | float) and not isinstance(poll, bool) else _POLL_DEFAULT_S
     message = task.get("statusMessage")
@@ -290,7 +302,7 @@ def _view(task: dict[str, Any]) -> TaskView:
 def call_as_task(
     session: Session,
     name: str,
-    arguments: Callable[[dict[str, Any] | None], dict[str, Any]],
+    arguments: Callable[[dict[str, object] | None], dict[str, object]],
     ttl: int | None = None,
 ) -> Outcome:
     """Call a tool as a task: the listing (when none was taken), the arguments (a function of the
@@ -336,7 +348,7 @@ def send_about_task(
     return session.request(tasks_request(method, task_id, declares=declares)), None
 
 
-def _validated(session: Session, outcome: Outcome, check: Callable[[dict[str, Any]], Any]) -> Outcome:
+def _validated(session: Session, outcome: Outcome, check: Callable[[dict[str, object]], object]) -> Outcome:
     """The outcome, or one marked as a protocol violation when its answer does not fit `check`."""
     if outcome.raw is None:
         return outcome
@@ -358,7 +370,7 @@ def _validated(session: Session, outcome: Outcome, check: Callable[[dict[str, An
     return outcome
 
 
-def _task_check(version: str) -> Callable[[dict[str, Any]], Any]:
+def _task_check(version: str) -> Callable[[dict[str, object]], object]:
     if is_modern(version):
         return ExtensionTask.model_validate
     return lambda raw: types.GetTaskResult.model_validate(raw, by_name=False)
@@ -382,9 +394,9 @@ def cancel_task(session: Session, task_id: str) -> Outcome:
     return _validated(session, outcome, lambda raw: types.CancelTaskResult.model_validate(raw, by_name=False))
 
 
-def list_tasks(session: Session) -> tuple[Outcome, list[dict[str, Any]]]:
+def list_tasks(session: Session) -> tuple[Outcome, list[dict[str, object]]]:
     """tasks/list, every page (2025-11-25 only); a repeated cursor ends the listing."""
-    tasks: list[dict[str, Any]] = []
+    tasks: list[dict[str, object]] = []
     cursor: str | None = None
     seen: set[str] = set()
     outcome = Outcome("tasks/list", {})
@@ -394,10 +406,13 @@ def list_tasks(session: Session) -> tuple[Outcome, list[dict[str, Any]]]:
         outcome = _validated(session, outcome, lambda raw: types.ListTasksResult.model_validate(raw, by_name=False))
         if outcome.raw is None:
             break
-        tasks.extend(t for t in outcome.raw.get("tasks") or [] if isinstance(t, dict))
-        cursor = outcome.raw.get("nextCursor")
-        if not isinstance(cursor, str) or not cursor or cursor in seen:
+        listed = outcome.raw.get("tasks")
+        if isinstance(listed, list):
+            tasks.extend(t for t in listed if isinstance(t, dict))
+        after = outcome.raw.get("nextCursor")
+        if not isinstance(after, str) or not after or after in seen:
             break
+        cursor = after
         seen.add(cursor)
     return outcome, tasks
 

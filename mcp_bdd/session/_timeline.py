@@ -13,7 +13,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from mcp_bdd.transcript import Room, Weight
 
@@ -35,12 +34,12 @@ class Timeline:
     def __init__(self, keep: int = KEEP, keep_bytes: int = KEEP_BYTES) -> None:
         self._cond = threading.Condition()
         self._room = Room(keep, keep_bytes)
-        self.items: list[tuple[float, str, dict[str, Any], int | None]] = []  # (t, method, params, related)
+        self.items: list[tuple[float, str, dict[str, object], int | None]] = []  # (t, method, params, related)
         self._counts: dict[str, int] = {}
-        self._last: dict[str, dict[str, Any]] = {}  # method -> the last that arrived, kept or not
+        self._last: dict[str, dict[str, object]] = {}  # method -> the last that arrived, kept or not
 
     def add(
-        self, method: str, params: dict[str, Any], related: int | None = None, weight: Weight | None = None
+        self, method: str, params: dict[str, object], related: int | None = None, weight: Weight | None = None
     ) -> None:
         """`weight`: the params', when the transcript weighs them too (it is taken once)."""
         size = self._room.weight(weight or Weight(params))  # outside the lock: a large one takes ms
@@ -58,12 +57,12 @@ class Timeline:
             self._last.clear()
             self._room.clear()
 
-    def of(self, method: str) -> list[dict[str, Any]]:
+    def of(self, method: str) -> list[dict[str, object]]:
         """The kept notifications of one method (all of them unless `unseen()` says otherwise)."""
         with self._cond:
             return [p for (_, m, p, _) in self.items if m == method]
 
-    def last(self, method: str) -> dict[str, Any] | None:
+    def last(self, method: str) -> dict[str, object] | None:
         """The last one of `method` that arrived, kept or only counted (None if none did)."""
         with self._cond:
             return self._last.get(method)
@@ -78,7 +77,7 @@ class Timeline:
         with self._cond:
             return sum(self._counts.values()) - len(self.items)
 
-    def wait_for(self, predicate: Callable[[str, dict[str, Any]], bool], timeout: float) -> bool:
+    def wait_for(self, predicate: Callable[[str, dict[str, object]], bool], timeout: float) -> bool:
         """Whether a kept notification satisfies `predicate`, waiting up to `timeout` s for one.
 
         Each notification is looked at once (a flood while a step waits is linear, not quadratic).

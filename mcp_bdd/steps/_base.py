@@ -14,9 +14,9 @@ registered once, here, so a quoted parameter means the same in every phrase.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 import parse  # type: ignore[import-untyped, unused-ignore]
 from behave import given as _given  # type: ignore[import-untyped, unused-ignore]
@@ -44,7 +44,10 @@ __all__ = [
     "expected_text",
     "given",
     "json_held",
+    "json_items",
+    "json_object",
     "keep_result",
+    "objects",
     "result_value",
     "state",
     "step",
@@ -56,7 +59,7 @@ __all__ = [
     "where",
 ]
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+_F = TypeVar("_F", bound=Callable[..., object])
 _T = TypeVar("_T")
 
 
@@ -75,12 +78,18 @@ class HeadedMatcher(ParseMatcher):  # type: ignore[misc]
 
     NAME = "mcp-bdd"
 
-    def __init__(self, func: Any, pattern: str, step_type: str | None = None, custom_types: Any = None) -> None:
+    def __init__(
+        self,
+        func: Callable[..., object],
+        pattern: str,
+        step_type: str | None = None,
+        custom_types: dict[str, Callable[[str], object]] | None = None,
+    ) -> None:
         super().__init__(func, pattern, step_type, custom_types)
         # `{{` (a literal brace) only shortens the head; `}}` is one brace in the text
         self.head = pattern.split("{", 1)[0].replace("}}", "}") if self.CASE_SENSITIVE else ""
 
-    def match(self, step_text: str) -> Any:
+    def match(self, step_text: str) -> object:  # behave's Match, or None
         return super().match(step_text) if step_text.startswith(self.head) else None
 
 
@@ -104,7 +113,7 @@ def _headed() -> Iterator[None]:
 
 
 def _headed_decorator(decorator: Callable[[str], Callable[[_F], _F]]) -> Callable[[str], Callable[[_F], _F]]:
-    def with_pattern(pattern: str, **kwargs: Any) -> Callable[[_F], _F]:
+    def with_pattern(pattern: str, **kwargs: object) -> Callable[[_F], _F]:
         def register(func: _F) -> _F:
             with _headed():
                 return decorator(pattern, **kwargs)(func)
@@ -144,7 +153,7 @@ def unquote_value(value: str) -> str:
 
 
 #: name -> (regex, conversion): every parse type of the vocabulary, registered once with behave.
-PARSE_TYPES: dict[str, tuple[str, Callable[[str], Any]]] = {
+PARSE_TYPES: dict[str, tuple[str, Callable[[str], object]]] = {
     # Q: a quoted parameter's inside — never a bare double quote, so `"a" on "b"` is two parameters;
     # a double quote inside the value is written \" (see unquote_value).
     "Q": (r'(?:[^"\\]|\\.)*', unquote_value),
@@ -175,11 +184,23 @@ PARSE_TYPES: dict[str, tuple[str, Callable[[str], Any]]] = {
 ParseMatcher.register_type(**{name: _parse_type(pattern, convert) for name, (pattern, convert) in PARSE_TYPES.items()})
 
 
+class Row(Protocol):
+    """One row of a step's table, as behave gives it."""
+
+    cells: list[str]
+
+
 class Table(Protocol):
     """A step's table as behave gives it: headings, then rows of cells."""
 
     headings: list[str]
-    rows: list[Any]
+    rows: list[Row]
+
+
+class BehaveConfig(Protocol):
+    """behave's Configuration, as the steps read it: the `-D name=value` pairs only."""
+
+    userdata: Mapping[str, str]
 
 
 class StepContext(Protocol):
@@ -188,7 +209,7 @@ class StepContext(Protocol):
 
     text: str | None
     table: Table | None
-    config: Any  # behave's Configuration: `userdata` only is read
+    config: BehaveConfig
 
     def attach(self, mime_type: str, data: bytes) -> None: ...
 
@@ -255,7 +276,7 @@ def docstring(context: StepContext) -> str:
     return text(context, context.text)
 
 
-def docstring_json(context: StepContext) -> Any:
+def docstring_json(context: StepContext) -> object:
     from mcp_bdd.matchers import parse_json_docstring
 
     return parse_json_docstring(docstring(context), where=state(context).location)
@@ -338,7 +359,7 @@ def argument_table(
     *,
     extra: dict[str, str] | None = None,
     kind: str = "tool",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Heading row = argument names, one data row = values, coerced by the tool's inputSchema."""
     listed = session.tool_named(tool) if session is not None and kind == "tool" else None
     return coerce_arguments(context, tool, listed, extra=extra, kind=kind)
@@ -347,11 +368,11 @@ def argument_table(
 def coerce_arguments(
     context: StepContext,
     tool: str,
-    listed: dict[str, Any] | None,
+    listed: Mapping[str, object] | None,
     *,
     extra: dict[str, str] | None = None,
     kind: str = "tool",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The step's argument table as arguments, coerced by the inputSchema of `listed` (the tool as
     the server lists it, or None: then every cell stays text)."""
     st = state(context)
@@ -361,9 +382,8 @@ def coerce_arguments(
             f"{st.location}: the argument table needs exactly one row of values under its heading row "
             f"(got {len(rows)}). Example:\n      | product_id | quantity |\n      | PROD-123   | 2        |"
         )
-    schema: dict[str, Any] = (listed or {}).get("inputSchema") or {}
-    props: dict[str, Any] = schema.get("properties") or {}
-    args: dict[str, Any] = {}
+    props = json_object(json_object((listed or {}).get("inputSchema")).get("properties"))
+    args: dict[str, object] = {}
     for name in headings:
         if props and name not in props:
             raise UsageError(
@@ -387,24 +407,27 @@ def coerce_arguments(
     return args
 
 
-def result_value(raw: dict[str, Any], listed: dict[str, Any] | None = None) -> Any:
+def result_value(raw: Mapping[str, object], listed: Mapping[str, object] | None = None) -> object:
     """ "The result": structuredContent when present, else the text content parsed as JSON when it
     parses, else the text. JSON a tool returned as text (`json_held`) is read as that JSON."""
     held = json_held(raw, listed)
     return held if held is not None else _plain_value(raw)
 
 
-def _plain_value(raw: dict[str, Any]) -> Any:
+def _plain_value(raw: Mapping[str, object]) -> object:
     if raw.get("structuredContent") is not None:
         return raw["structuredContent"]
     content = result_text(raw)
     try:
-        return json.loads(content)
+        value: object = json.loads(content)
+        return value
     except ValueError:
         return content
 
 
-def json_held(raw: dict[str, Any], listed: dict[str, Any] | None = None) -> dict[str, Any] | list[Any] | None:
+def json_held(
+    raw: Mapping[str, object], listed: Mapping[str, object] | None = None
+) -> dict[str, object] | list[object] | None:
     """The JSON object or array a tool returned as text, when its structuredContent only wraps that text.
 
     Why: a `-> str` tool returning `json.dumps(...)` is the most common shape in the wild, and its
@@ -413,29 +436,29 @@ def json_held(raw: dict[str, Any], listed: dict[str, Any] | None = None) -> dict
     the only text content is that same string). `listed`: the tool as the server listed it, if known.
     """
     structured = raw.get("structuredContent")
-    if not isinstance(structured, dict) or list(structured) != ["result"] or not isinstance(structured["result"], str):
+    wrapped = structured.get("result") if isinstance(structured, dict) and list(structured) == ["result"] else None
+    if not isinstance(wrapped, str):
         return None
-    wrapped = structured["result"]
     if not (_marked_wrap(raw, listed) or _text_blocks(raw) == [wrapped]):
         return None
     try:
-        value = json.loads(wrapped)
+        value: object = json.loads(wrapped)
     except ValueError:
         return None
     return value if isinstance(value, dict | list) else None  # "42" or "true" stays the text it is
 
 
-def _marked_wrap(raw: dict[str, Any], listed: dict[str, Any] | None) -> bool:
-    meta = raw.get("_meta") or {}
+def _marked_wrap(raw: Mapping[str, object], listed: Mapping[str, object] | None) -> bool:
+    meta = raw.get("_meta")
     fastmcp = meta.get("fastmcp") if isinstance(meta, dict) else None
-    schema = (listed or {}).get("outputSchema") or {}
+    schema = (listed or {}).get("outputSchema")
     return (isinstance(fastmcp, dict) and fastmcp.get("wrap_result") is True) or (
         isinstance(schema, dict) and schema.get("x-fastmcp-wrap-result") is True
     )
 
 
-def _text_blocks(raw: dict[str, Any]) -> list[Any]:
-    return [b.get("text") for b in raw.get("content") or [] if isinstance(b, dict) and b.get("type") == "text"]
+def _text_blocks(raw: Mapping[str, object]) -> list[object]:
+    return [b.get("text") for b in objects(raw.get("content")) if b.get("type") == "text"]
 
 
 def keep_result(context: StepContext, kind: str, outcome: Outcome, name: str) -> None:
@@ -450,20 +473,35 @@ def keep_result(context: StepContext, kind: str, outcome: Outcome, name: str) ->
     )
 
 
-def _listed_tool(st: ScenarioState, server: str, name: str) -> dict[str, Any] | None:
+def _listed_tool(st: ScenarioState, server: str, name: str) -> dict[str, object] | None:
     """The tool as the listing already taken shows it, if one was: reading a result sends no request."""
     session = st.sessions.get(server)
     tools = session.tools if session is not None else None
     return next((t for t in tools or [] if t.get("name") == name), None)
 
 
-def content_kinds(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def content_kinds(blocks: list[dict[str, object]]) -> list[dict[str, object]]:
     """What a failure shows of content blocks (a result's, a prompt message's): each one's type and
     MIME type or URI, never their data; the first 20."""
-    shown: list[dict[str, Any]] = []
+    shown: list[dict[str, object]] = []
     for b in blocks[:20]:
-        inner = b.get("resource")
-        resource: dict[str, Any] = inner if isinstance(inner, dict) else {}
+        resource = json_object(b.get("resource"))
         item = {"type": b.get("type"), "mimeType": b.get("mimeType"), "uri": b.get("uri") or resource.get("uri")}
         shown.append({k: v for k, v in item.items() if v is not None})
     return shown
+
+
+def json_object(value: object) -> dict[str, object]:
+    """`value` when it is a JSON object, else an empty one: a field missing, or of another shape,
+    reads as absent (what a server sent is checked before it is used)."""
+    return value if isinstance(value, dict) else {}
+
+
+def json_items(value: object) -> list[object]:
+    """A JSON array's items; none for anything else (as `json_object`)."""
+    return value if isinstance(value, list) else []
+
+
+def objects(value: object) -> list[dict[str, object]]:
+    """The JSON objects among a JSON array's items (content blocks, messages, contents)."""
+    return [item for item in json_items(value) if isinstance(item, dict)]

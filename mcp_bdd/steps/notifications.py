@@ -360,9 +360,12 @@ def step_progress_monotonic(context: StepContext) -> None:
             actual=f"arrived instead: {_arrived(view)}",
             tip='call a tool that reports progress first (and check "I received at least <n> progress notifications").',
         )
-    by_request: dict[Any, list[float]] = {}
-    for p in got:
-        by_request.setdefault(p.get("request"), []).append(float(p.get("progress", 0)))
+    by_request: dict[object, list[float]] = {}
+    for p in got:  # recorded by the request's progress callback: its number, and the request's seq
+        progress = p.get("progress", 0)
+        by_request.setdefault(p.get("request"), []).append(
+            float(progress) if isinstance(progress, int | float) else 0.0
+        )
     for request, values in by_request.items():
         for i in range(1, len(values)):
             if values[i] < values[i - 1]:

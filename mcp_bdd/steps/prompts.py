@@ -23,6 +23,7 @@ from mcp_bdd.steps._base import (
     current_session,
     expected_text,
     keep_result,
+    objects,
     state,
     table_rows,
     text,
@@ -216,7 +217,7 @@ def _last_prompt(context: StepContext) -> tuple[LastResult, list[dict[str, Any]]
         raise UsageError(
             f'{st.location}: no prompt was got yet in this scenario (use "When I get the prompt "<name>"").'
         )
-    return last, [m for m in (last.raw.get("messages") or []) if isinstance(m, dict)]
+    return last, objects(last.raw.get("messages"))
 
 
 def _message_text(message: dict[str, Any]) -> str:

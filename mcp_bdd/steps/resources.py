@@ -20,7 +20,17 @@ import mcp_types as types
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
 from mcp_bdd.runtime import LastResult
 from mcp_bdd.session import Outcome, Session
-from mcp_bdd.steps._base import StepContext, current_session, expected_text, keep_result, state, text, then, when
+from mcp_bdd.steps._base import (
+    StepContext,
+    current_session,
+    expected_text,
+    keep_result,
+    objects,
+    state,
+    text,
+    then,
+    when,
+)
 
 __all__ = ["advertised", "capability", "rejection_checked_later", "resource_uris"]
 
@@ -236,7 +246,7 @@ def _last_read(context: StepContext) -> tuple[LastResult, list[dict[str, Any]]]:
         raise UsageError(
             f'{st.location}: no resource was read yet in this scenario (use "When I read the resource "<uri>"" first).'
         )
-    contents = [c for c in (last.raw.get("contents") or []) if isinstance(c, dict)]
+    contents = objects(last.raw.get("contents"))
     return last, contents
 
 
@@ -350,7 +360,7 @@ def _listen_for_updates(context: StepContext, session: Session, wanted: str) -> 
     from mcp_bdd.session import ListenFailed, open_stream
 
     st = state(context)
-    params = {"notifications": {"resourceSubscriptions": [wanted]}}
+    params: dict[str, object] = {"notifications": {"resourceSubscriptions": [wanted]}}
     failed: ListenFailed | None = None
     try:
         stream = open_stream(session, uris=[wanted])

@@ -226,9 +226,8 @@ def step_every_description(context: StepContext, n: int) -> None:
     """
     n = at_least(context, n, "every tool has a description of at least 20 characters")
     session = current_session(context)
-    short = {
-        t["name"]: (t.get("description") or "") for t in session.tool_list() if len(t.get("description") or "") < n
-    }
+    described = {t["name"]: t.get("description") for t in session.tool_list()}
+    short = {name: said or "" for name, said in described.items() if len(said if isinstance(said, str) else "") < n}
     if short:
         raise ExpectationFailed(
             f"{len(short)} tool(s) have a description shorter than {n} characters",
