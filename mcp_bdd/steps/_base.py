@@ -215,13 +215,13 @@ class StepContext(Protocol):
 
 
 def state(context: StepContext) -> ScenarioState:
-    st = getattr(context, "mcp", None)
+    st: ScenarioState | None = getattr(context, "mcp", None)
     if st is None:
         raise UsageError(
             "mcp-bdd's hooks are not installed: add `from mcp_bdd.environment import *` to the environment.py "
             "next to your features/ folder."
         )
-    return st  # type: ignore[no-any-return]
+    return st
 
 
 def text(context: StepContext, value: str, extra: dict[str, str] | None = None) -> str:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Protocol
 
 from mcp_bdd.steps._base import PARSE_TYPES
 
@@ -194,7 +194,14 @@ def _module_key(module: str) -> tuple[int, str]:
     return len(_ORDER), module
 
 
-def catalog(registry_steps: dict[str, list[Any]], *, markdown: bool) -> str:
+class StepDefinition(Protocol):
+    """A step definition in behave's registry, as the catalog reads it."""
+
+    func: Callable[..., object]
+    pattern: str
+
+
+def catalog(registry_steps: Mapping[str, Sequence[StepDefinition]], *, markdown: bool) -> str:
     """Every registered step (behave's registry), grouped by module, as text or as docs/steps.md."""
     import inspect
 

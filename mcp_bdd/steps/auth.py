@@ -13,20 +13,20 @@ and fetch the server's protected resource metadata at its well-known locations.
 from __future__ import annotations
 
 import time
-from typing import Any
 from urllib.parse import urlsplit
 
 from mcp_bdd.check._discovery import challenge_params, challenge_problem, fetch_json, resource_metadata_locations
 from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.fakes import FakeAuthServer
-from mcp_bdd.steps._base import StepContext, expected_text
+from mcp_bdd.runtime import ScenarioState
+from mcp_bdd.steps._base import StepContext, expected_text, json_object
 from mcp_bdd.steps.fakes import given, then
 
 __all__: list[str] = []
 
 
-def _state(context: StepContext) -> Any:
-    st = getattr(context, "mcp", None)
+def _state(context: StepContext) -> ScenarioState:
+    st: ScenarioState | None = getattr(context, "mcp", None)
     if st is None:
         raise UsageError(
             "mcp-bdd's hooks are not installed: add `from mcp_bdd.environment import *` to environment.py."
@@ -45,10 +45,10 @@ def _auth(context: StepContext) -> FakeAuthServer:
     return server
 
 
-def _claims(token: str) -> dict[str, Any]:
+def _claims(token: str) -> dict[str, object]:
     import jwt
 
-    claims: dict[str, Any] = jwt.decode(token, options={"verify_signature": False})
+    claims: dict[str, object] = jwt.decode(token, options={"verify_signature": False})
     return claims
 
 
@@ -101,7 +101,7 @@ def step_expired(context: StepContext) -> None:
     now = int(time.time())
     token = auth.issue(
         str(claims.get("scope") or "").split(),
-        audience=claims.get("aud"),
+        audience=aud if isinstance(aud := claims.get("aud"), str) else None,
         client_id=str(claims.get("client_id") or "mcp-bdd"),
         issued_at=now - auth.lifetime - 60,
     )
@@ -127,7 +127,7 @@ def step_audience(context: StepContext, audience: str) -> None:
 # The HTTP answers
 
 
-def _responses(context: StepContext) -> list[dict[str, Any]]:
+def _responses(context: StepContext) -> list[dict[str, object]]:
     return [
         dict(item.payload)
         for item in _state(context).transcript.items
@@ -135,7 +135,7 @@ def _responses(context: StepContext) -> list[dict[str, Any]]:
     ]
 
 
-def _last(context: StepContext) -> dict[str, Any]:
+def _last(context: StepContext) -> dict[str, object]:
     responses = _responses(context)
     if not responses:
         raise UsageError(
@@ -146,8 +146,18 @@ def _last(context: StepContext) -> dict[str, Any]:
     return responses[-1]
 
 
-def _shown(response: dict[str, Any]) -> str:
-    headers = response.get("headers") or {}
+def _headers(response: dict[str, object]) -> dict[str, str]:
+    """The headers recorded of an HTTP answer (`Session._record_http`: for answers of 300 and above)."""
+    return {str(k): str(v) for k, v in json_object(response.get("headers")).items()}
+
+
+def _status(response: dict[str, object]) -> int:
+    status = response.get("status", 0)
+    return status if isinstance(status, int) else 0
+
+
+def _shown(response: dict[str, object]) -> str:
+    headers = _headers(response)
     lines = [f"  {response.get('method')} {response.get('url')} -> {response.get('status')}"]
     lines += [f"    {k}: {v}" for k, v in headers.items()]
     return "\n".join(lines)
@@ -163,7 +173,7 @@ def step_401(context: StepContext) -> None:
         Then the server answers 401 with a WWW-Authenticate header pointing to its resource metadata
     """
     response = _last(context)
-    header = (response.get("headers") or {}).get("www-authenticate", "")
+    header = _headers(response).get("www-authenticate", "")
     if response.get("status") != 401:
         raise ExpectationFailed(
             "The server did not answer 401 Unauthorized",
@@ -195,7 +205,7 @@ def step_403(context: StepContext) -> None:
         Then the request is refused for insufficient scope
     """
     response = _last(context)
-    header = (response.get("headers") or {}).get("www-authenticate", "")
+    header = _headers(response).get("www-authenticate", "")
     if response.get("status") != 403 or challenge_params(header).get("error") != "insufficient_scope":
         raise ExpectationFailed(
             "The request was not refused for insufficient scope",
@@ -230,7 +240,7 @@ def step_http_header(context: StepContext, name: str, text: str) -> None:
     st = _state(context)
     needle = expected_text(context, text)
     response, key = _last(context), st.interpolate(name).lower()
-    value = (response.get("headers") or {}).get(key)
+    value = _headers(response).get(key)
     if value is None or needle not in value:
         raise ExpectationFailed(
             f'The last HTTP response has no header "{key}" containing "{needle}"',
@@ -238,7 +248,7 @@ def step_http_header(context: StepContext, name: str, text: str) -> None:
             actual=value if value is not None else "(no such header)",
             details=_shown(response),
             tip="Headers are kept for answers of 300 and above (errors, redirects)."
-            if response.get("status", 0) < 300
+            if _status(response) < 300
             else None,
         )
 

@@ -8,8 +8,6 @@ fresh; 0: at once stale) and `cacheScope` (`public`: shareable across authorizat
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.steps._base import StepContext, current_session, state, text, then
 
@@ -26,7 +24,7 @@ CACHEABLE = {
 _SCOPES = ("public", "private")
 
 
-def _hints(context: StepContext, what: str) -> tuple[str, dict[str, Any]]:
+def _hints(context: StepContext, what: str) -> tuple[str, dict[str, object]]:
     method = CACHEABLE[what]
     session = current_session(context)
     hints = session.cache_hints.get(method)

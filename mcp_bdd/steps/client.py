@@ -10,17 +10,17 @@ the field and the type it expects.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.matchers import coerce_literal
-from mcp_bdd.session import ELICITATION, SAMPLING, Session
+from mcp_bdd.session import ELICITATION, SAMPLING, Outcome, Session
 from mcp_bdd.steps._base import (
     StepContext,
     column,
     current_session,
     expected_text,
     given,
+    json_items,
     state,
     table_rows,
     text,
@@ -192,11 +192,11 @@ def step_sampling_count(context: StepContext, n: int, unit: str) -> None:
         )
 
 
-def _sampling_text(request: dict[str, Any]) -> str:
+def _sampling_text(request: dict[str, object]) -> str:
     parts: list[str] = []
     if request.get("systemPrompt"):
         parts.append(str(request["systemPrompt"]))
-    for message in request.get("messages") or []:
+    for message in json_items(request.get("messages")):
         content = message.get("content") if isinstance(message, dict) else None
         blocks = content if isinstance(content, list) else [content]
         for block in blocks:
@@ -253,7 +253,7 @@ def step_elicitation_message(context: StepContext, needle: str) -> None:
 # URL-mode elicitation and the requested schema
 
 
-def _url_elicitations(session: Session) -> list[dict[str, Any]]:
+def _url_elicitations(session: Session) -> list[dict[str, object]]:
     return [r for r in session.elicitation_asked.of(ELICITATION) if r.get("mode") == "url"]
 
 
@@ -319,7 +319,7 @@ def step_elicitation_complete(context: StepContext, seconds: float, unit: str) -
     if not asked:
         raise _no_url_elicitation(session, "")
 
-    def done(method: str, params: dict[str, Any]) -> bool:
+    def done(method: str, params: dict[str, object]) -> bool:
         return method == ELICITATION_COMPLETE and str(params.get("elicitationId")) in asked
 
     if not session.timeline.wait_for(done, seconds):
@@ -333,7 +333,7 @@ def step_elicitation_complete(context: StepContext, seconds: float, unit: str) -
         )
 
 
-def _required_elicitations(outcome: Any) -> list[dict[str, Any]]:
+def _required_elicitations(outcome: Outcome | None) -> list[dict[str, object]]:
     """The elicitations a -32042 error's data asks for (untrusted: only well-formed entries)."""
     error = getattr(outcome, "error", None)
     if error is None or error.code != -32042 or not isinstance(error.data, dict):
@@ -342,7 +342,7 @@ def _required_elicitations(outcome: Any) -> list[dict[str, Any]]:
     return [e for e in items[:50] if isinstance(e, dict)] if isinstance(items, list) else []
 
 
-def _required_ids(outcome: Any) -> set[str]:
+def _required_ids(outcome: Outcome | None) -> set[str]:
     return {str(e.get("elicitationId")) for e in _required_elicitations(outcome) if e.get("elicitationId")}
 
 
@@ -372,7 +372,7 @@ def step_required_elicitation(context: StepContext, url: str) -> None:
         )
 
 
-def _requested_field(context: StepContext, name: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+def _requested_field(context: StepContext, name: str) -> tuple[str, dict[str, object], dict[str, object]]:
     """The field `name` of the last form elicitation's requestedSchema: (name, its schema, the whole schema)."""
     session = current_session(context)
     session.raise_problems()
@@ -386,7 +386,7 @@ def _requested_field(context: StepContext, name: str) -> tuple[str, dict[str, An
     schema = forms[-1].get("requestedSchema")
     schema = schema if isinstance(schema, dict) else {}
     found = schema.get("properties")
-    props: dict[str, Any] = found if isinstance(found, dict) else {}
+    props: dict[str, object] = found if isinstance(found, dict) else {}
     wanted = text(context, name)
     prop = props.get(wanted)
     if not isinstance(prop, dict):
@@ -420,7 +420,7 @@ def step_elicitation_required(context: StepContext, name: str) -> None:
     """
     field, _, schema = _requested_field(context, name)
     listed = schema.get("required")
-    required: list[Any] = listed if isinstance(listed, list) else []
+    required: list[object] = listed if isinstance(listed, list) else []
     if field not in required:
         raise ExpectationFailed(
             f'The elicitation field "{field}" is not required', expected=field, actual=required or "no required fields"
@@ -459,11 +459,11 @@ def step_elicitation_default(context: StepContext, name: str, literal: str) -> N
         )
 
 
-def _choices(prop: dict[str, Any]) -> list[Any]:
+def _choices(prop: dict[str, object]) -> list[object]:
     """A field's choices, in every form the spec allows: enum, oneOf/anyOf consts, and array items."""
-    items = prop.get("items") if isinstance(prop.get("items"), dict) else None
-    source = items if prop.get("type") == "array" and items is not None else prop
-    found: list[Any] = list(source.get("enum") or []) if isinstance(source.get("enum"), list) else []
+    items = prop.get("items")
+    source = items if prop.get("type") == "array" and isinstance(items, dict) else prop
+    found: list[object] = list(json_items(source.get("enum")))
     for key in ("oneOf", "anyOf"):
         branches = source.get(key)
         for branch in branches if isinstance(branches, list) else []:

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 from mcp_bdd.errors import ExpectationFailed, FakeReplaced, UsageError, did_you_mean, pretty
-from mcp_bdd.fakes import FakeHttpService, FakeWorkspace, ReceivedRequest, TableStore
+from mcp_bdd.fakes import FakeHttpService, Fakes, FakeWorkspace, ReceivedRequest, TableStore
 from mcp_bdd.fakes._database import check_identifier, coerce_cell, same_value
 from mcp_bdd.fakes._http import check_method, split_target
 from mcp_bdd.matchers import ABSENT, Mismatch, coerce_literal, compare, parse_json_docstring, query_one
@@ -28,7 +28,7 @@ from mcp_bdd.steps._base import StepContext, docstring, expected_text, state, ta
 from mcp_bdd.steps._base import given as _given
 from mcp_bdd.steps._base import then as _then
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+_F = TypeVar("_F", bound=Callable[..., object])
 
 
 def skip_step(context: StepContext, reason: str) -> None:
@@ -89,7 +89,7 @@ def skip_replaced(func: _F) -> _F:
     """A step function that reports itself skipped when it needs a fake the profile replaced."""
 
     @functools.wraps(func)  # behave unwraps __wrapped__ for the step's location
-    def run(context: StepContext, *args: Any, **kwargs: Any) -> Any:
+    def run(context: StepContext, *args: object, **kwargs: object) -> object:
         try:
             return func(context, *args, **kwargs)
         except FakeReplaced as exc:
@@ -138,7 +138,7 @@ def _header_pairs(context: StepContext) -> list[tuple[str, str]]:
     return [(row[0], row[1]) for row in rows]
 
 
-def _fakes(context: StepContext) -> Any:
+def _fakes(context: StepContext) -> Fakes:
     return state(context).fakes
 
 
@@ -263,9 +263,11 @@ def _tip(service: FakeHttpService, target: str) -> str:
 
 
 def _fail(
-    service: FakeHttpService, title: str, target: str, tip: str | None = None, **fields: Any
+    service: FakeHttpService, title: str, target: str, tip: str | None = None, *, expected: str, actual: str
 ) -> ExpectationFailed:
-    return ExpectationFailed(title, details=_received(service), tip=tip or _tip(service, target), **fields)
+    return ExpectationFailed(
+        title, expected=expected, actual=actual, details=_received(service), tip=tip or _tip(service, target)
+    )
 
 
 def _plural(n: int, word: str) -> str:
@@ -413,7 +415,7 @@ def step_http_received_header(context: StepContext, name: str, method: str, path
     _expect_one(context, name, method, path, what, lambda r: r.headers.get(key) == wanted)
 
 
-def _json_body(request: ReceivedRequest) -> tuple[bool, Any]:
+def _json_body(request: ReceivedRequest) -> tuple[bool, object]:
     try:
         return True, request.json()
     except ValueError:
@@ -421,14 +423,14 @@ def _json_body(request: ReceivedRequest) -> tuple[bool, Any]:
 
 
 def _difference(mismatch: Mismatch) -> str:
-    def show(value: Any) -> str:
+    def show(value: object) -> str:
         return "(absent)" if value is ABSENT else pretty(value, limit=80).replace("\n", " ")
 
     expected, actual = show(mismatch.expected), show(mismatch.actual)
     return f"    {mismatch.path}: expected {expected}, got {actual} ({mismatch.reason})"
 
 
-def _expected_literal(context: StepContext, value: str) -> Any:
+def _expected_literal(context: StepContext, value: str) -> object:
     stripped = value.strip()
     if re.fullmatch(r'"[^"]*"', stripped):
         return text(context, stripped[1:-1])  # a quoted text: interpolate inside the quotes only
@@ -553,7 +555,7 @@ def step_db_count(context: StepContext, table: str, name: str, count: int, noun:
         )
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     """A stored value as a table cell: NULL empty, booleans and JSON as they are written in a feature."""
     if value is None:
         return ""
@@ -564,7 +566,7 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def _render_rows(columns: Sequence[str], rows: Sequence[dict[str, Any]] | Sequence[Sequence[Any]]) -> str:
+def _render_rows(columns: Sequence[str], rows: Sequence[dict[str, object]] | Sequence[Sequence[object]]) -> str:
     """A Gherkin-style table, as a product owner wrote it (NULL as an empty cell)."""
     grid = [list(columns)]
     for row in rows[:_SHOWN]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, RequestRefused, UsageError, did_you_mean, size_text
 from mcp_bdd.session import KEEP, KEEP_BYTES, Session, Timeline
@@ -89,14 +88,14 @@ def _wait(
     method: str,
     seconds: float,
     title: str,
-    predicate: Callable[[dict[str, Any]], bool] | None = None,
+    predicate: Callable[[dict[str, object]], bool] | None = None,
     tip: str | None = None,
 ) -> None:
     if seconds < 0:
         raise UsageError(f"{state(context).location}: a wait cannot be negative (got {seconds:g} s).")
     from mcp_bdd.session import ListenFailed
 
-    def wanted(m: str, p: dict[str, Any]) -> bool:
+    def wanted(m: str, p: dict[str, object]) -> bool:
         return m == method and (predicate is None or predicate(p))
 
     view = session.timeline
@@ -251,7 +250,7 @@ def step_log_level(context: StepContext, level: str) -> None:
             session.set_log_level(wanted)
 
 
-def _log_text(params: dict[str, Any]) -> str:
+def _log_text(params: dict[str, object]) -> str:
     data = params.get("data")
     return data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
 
@@ -285,7 +284,7 @@ def _logged(context: StepContext, level: str, needle: str, server: str | None) -
         )
     method = KINDS["log message"]
 
-    def matches(m: str, p: dict[str, Any]) -> bool:
+    def matches(m: str, p: dict[str, object]) -> bool:
         return m == method and p.get("level") == wanted_level and wanted in _log_text(p)
 
     view = session.timeline
@@ -309,7 +308,7 @@ def _logged(context: StepContext, level: str, needle: str, server: str | None) -
 # progress
 
 
-def _describe_progress(params: dict[str, Any]) -> str:
+def _describe_progress(params: dict[str, object]) -> str:
     total = params.get("total")
     done = f"{params.get('progress')}/{total}" if total is not None else f"{params.get('progress')}"
     message = f" {params['message']!r}" if params.get("message") else ""

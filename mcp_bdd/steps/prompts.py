@@ -9,7 +9,6 @@ an unknown prompt with JSON-RPC code 0 on 2025-11-25 and -32603 on 2026-07-28.)
 from __future__ import annotations
 
 import base64
-from typing import Any
 
 import mcp_types as types
 
@@ -22,6 +21,7 @@ from mcp_bdd.steps._base import (
     content_kinds,
     current_session,
     expected_text,
+    json_object,
     keep_result,
     objects,
     state,
@@ -35,11 +35,11 @@ from mcp_bdd.steps.resources import advertised, capability, failure_tip, rejecti
 __all__: list[str] = []
 
 
-def _prompt_list(session: Session) -> list[dict[str, Any]]:
+def _prompt_list(session: Session) -> list[dict[str, object]]:
     return session.listing("prompts")
 
 
-def _prompt_named(session: Session, name: str) -> dict[str, Any] | None:
+def _prompt_named(session: Session, name: str) -> dict[str, object] | None:
     try:
         return next((p for p in _prompt_list(session) if p.get("name") == name), None)
     except Exception:  # a hint only: the get itself tells what the server thinks
@@ -53,8 +53,8 @@ def _prompt_names(session: Session) -> list[str]:
         return []
 
 
-def _signature(prompt: dict[str, Any]) -> str:
-    args = prompt.get("arguments") or []
+def _signature(prompt: dict[str, object]) -> str:
+    args = objects(prompt.get("arguments"))
     if not args:
         return "no arguments"
     return ", ".join(f"{a.get('name')}{'' if a.get('required') else ' (optional)'}" for a in args)
@@ -116,7 +116,7 @@ def _prompts_include(context: StepContext, name: str, server: str | None) -> Non
 # getting a prompt
 
 
-def _get(context: StepContext, name: str, arguments: dict[str, Any] | None, server: str | None = None) -> None:
+def _get(context: StepContext, name: str, arguments: dict[str, str] | None, server: str | None = None) -> None:
     st = state(context)
     session = current_session(context, server)
     params = types.GetPromptRequestParams(name=name, arguments=arguments)
@@ -171,7 +171,7 @@ def _get_with_table(context: StepContext, name: str, server: str | None) -> None
     args = argument_table(context, session, wanted, kind="prompt")
     prompt = _prompt_named(session, wanted)
     if prompt is not None:
-        known = [str(a.get("name")) for a in prompt.get("arguments") or []]
+        known = [str(a.get("name")) for a in objects(prompt.get("arguments"))]
         for arg in args:
             if arg not in known:
                 raise UsageError(
@@ -205,7 +205,7 @@ def step_get_prompt_on_with(context: StepContext, name: str, server: str) -> Non
     _get_with_table(context, name, server)
 
 
-def _last_prompt(context: StepContext) -> tuple[LastResult, list[dict[str, Any]]]:
+def _last_prompt(context: StepContext) -> tuple[LastResult, list[dict[str, object]]]:
     st = state(context)
     last = st.last
     if last is None or last.kind != "prompt":
@@ -220,7 +220,7 @@ def _last_prompt(context: StepContext) -> tuple[LastResult, list[dict[str, Any]]
     return last, objects(last.raw.get("messages"))
 
 
-def _message_text(message: dict[str, Any]) -> str:
+def _message_text(message: dict[str, object]) -> str:
     content = message.get("content")
     blocks = content if isinstance(content, list) else [content]
     parts: list[str] = []
@@ -236,7 +236,7 @@ def _message_text(message: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def _overview(messages: list[dict[str, Any]]) -> list[str]:
+def _overview(messages: list[dict[str, object]]) -> list[str]:
     return [f"{i}. {m.get('role')}: {_message_text(m)[:300]!r}" for i, m in enumerate(messages, start=1)]
 
 
@@ -277,7 +277,7 @@ def step_prompt_message(context: StepContext, n: int, role: str, needle: str) ->
         )
 
 
-def _message_blocks(context: StepContext, n: int) -> tuple[str, list[dict[str, Any]]]:
+def _message_blocks(context: StepContext, n: int) -> tuple[str, list[dict[str, object]]]:
     """Prompt message `n` (from 1) of the prompt just got: the prompt's name and its content blocks."""
     last, messages = _last_prompt(context)
     if not 1 <= n <= len(messages):
@@ -322,7 +322,7 @@ def step_prompt_link(context: StepContext, n: int, uri: str) -> None:
     wanted = text(context, uri)
     name, blocks = _message_blocks(context, n)
     uris = [
-        b.get("uri") or (b.get("resource") or {}).get("uri")
+        b.get("uri") or json_object(b.get("resource")).get("uri")
         for b in blocks
         if b.get("type") in ("resource_link", "resource")
     ]
@@ -339,7 +339,9 @@ def step_prompt_link(context: StepContext, n: int, uri: str) -> None:
 
 
 def _complete(
-    context: StepContext, ref: Any, arg: str, value: str, what: str, arguments: dict[str, str] | None = None
+    context: StepContext,
+    ref: types.PromptReference | types.ResourceTemplateReference,
+    arg: str, value: str, what: str, arguments: dict[str, str] | None = None
 ) -> None:
     st = state(context)
     session = current_session(context)

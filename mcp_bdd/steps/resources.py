@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import binascii
 import weakref
-from typing import Any
 
 import mcp_types as types
 
@@ -234,7 +233,7 @@ def step_read_on(context: StepContext, uri: str, server: str) -> None:
     _read(context, uri, server)
 
 
-def _last_read(context: StepContext) -> tuple[LastResult, list[dict[str, Any]]]:
+def _last_read(context: StepContext) -> tuple[LastResult, list[dict[str, object]]]:
     st = state(context)
     last = st.last
     if last is None or last.kind != "resource":
@@ -250,8 +249,8 @@ def _last_read(context: StepContext) -> tuple[LastResult, list[dict[str, Any]]]:
     return last, contents
 
 
-def _summary(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _summary(contents: list[dict[str, object]]) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
     for item in contents:
         entry = {k: v for k, v in item.items() if k not in ("text", "blob")}
         if "text" in item:

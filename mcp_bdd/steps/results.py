@@ -9,7 +9,6 @@ result text" is the concatenated text content.
 from __future__ import annotations
 
 import base64
-from typing import Any
 
 from mcp_bdd import matchers
 from mcp_bdd.errors import ExpectationFailed, UsageError, pretty, produced_by
@@ -20,6 +19,7 @@ from mcp_bdd.steps._base import (
     docstring_json,
     expected_text,
     given,
+    json_object,
     state,
     text,
     then,
@@ -163,7 +163,7 @@ def step_result_lacks(context: StepContext) -> None:
         )
 
 
-def _at(context: StepContext, path: str, *, allow_empty: bool = False) -> tuple[str, Any]:
+def _at(context: StepContext, path: str, *, allow_empty: bool = False) -> tuple[str, object]:
     p = text(context, path)
     last = _last(context)
     try:
@@ -320,11 +320,11 @@ def step_output_schema(context: StepContext) -> None:
     )
 
 
-def _blocks(context: StepContext) -> list[dict[str, Any]]:
+def _blocks(context: StepContext) -> list[dict[str, object]]:
     """The content blocks of the result: a tool result's content, or those of every prompt message."""
     raw = _last(context).raw
     content = raw.get("content")
-    blocks: list[Any] = list(content) if isinstance(content, list) else []
+    blocks: list[object] = list(content) if isinstance(content, list) else []
     messages = raw.get("messages")
     for message in messages if isinstance(messages, list) else []:
         inner = message.get("content") if isinstance(message, dict) else None
@@ -360,7 +360,7 @@ def step_resource_link(context: StepContext, uri: str) -> None:
     """
     wanted = text(context, uri)
     uris = [
-        b.get("uri") or (b.get("resource") or {}).get("uri")
+        b.get("uri") or json_object(b.get("resource")).get("uri")
         for b in _blocks(context)
         if b.get("type") in ("resource_link", "resource")
     ]
@@ -392,7 +392,7 @@ def step_audio(context: StepContext, mime: str) -> None:
         raise ExpectationFailed("The audio data is not valid base64", actual=str(exc)[:200]) from None
 
 
-def _embedded(context: StepContext, uri: str) -> dict[str, Any]:
+def _embedded(context: StepContext, uri: str) -> dict[str, object]:
     for block in _blocks(context):
         resource = block.get("resource")
         if block.get("type") == "resource" and isinstance(resource, dict) and resource.get("uri") == uri:
@@ -425,8 +425,8 @@ def step_embedded_text(context: StepContext, uri: str, needle: str) -> None:
         )
 
 
-def _annotated(context: StepContext, audience: str) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
+def _annotated(context: StepContext, audience: str) -> list[dict[str, object]]:
+    found: list[dict[str, object]] = []
     for block in _blocks(context):
         notes = block.get("annotations")
         if isinstance(notes, dict) and isinstance(notes.get("audience"), list) and audience in notes["audience"]:
@@ -434,7 +434,7 @@ def _annotated(context: StepContext, audience: str) -> list[dict[str, Any]]:
     return found
 
 
-def _annotations_shown(context: StepContext) -> list[Any]:
+def _annotations_shown(context: StepContext) -> list[object]:
     return [{"type": b.get("type"), "annotations": b.get("annotations")} for b in _blocks(context)[:20]]
 
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import mcp_types as types
+
+    from mcp_bdd.session import Session
 
 from mcp_bdd.errors import ExpectationFailed, ServerStartError, UsageError
 from mcp_bdd.session import tasks_offered
@@ -104,7 +109,7 @@ def step_connection_fails(context: StepContext, needle: str) -> None:
         )
 
 
-def _info(context: StepContext) -> Any:
+def _info(context: StepContext) -> tuple[Session, types.Implementation | None]:
     session = current_session(context)
     assert session.client is not None
     return session, session.client.server_info
@@ -134,7 +139,7 @@ def step_server_version(context: StepContext, expected: str) -> None:
         raise ExpectationFailed("Wrong server version", expected=text(context, expected), actual=actual)
 
 
-def _capability(context: StepContext, capability: str) -> tuple[bool, dict[str, Any]]:
+def _capability(context: StepContext, capability: str) -> tuple[bool, dict[str, object]]:
     key = capability.strip()
     if key not in _CAPABILITIES:
         from mcp_bdd.errors import did_you_mean

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import Any
 
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
 from mcp_bdd.runtime import ScenarioState
@@ -44,7 +43,7 @@ class _Tasks:
     tool: str = ""
     call: Outcome | None = None
     task: TaskView | None = None
-    listed: list[dict[str, Any]] | None = None
+    listed: list[dict[str, object]] | None = None
 
 
 #: each scenario's task, by its state object (ScenarioState has no field for it; gone with the scenario)
@@ -78,7 +77,7 @@ def _offered(session: Session) -> TaskSupport:
     return offered
 
 
-def _listed(session: Session, name: str) -> dict[str, Any]:
+def _listed(session: Session, name: str) -> dict[str, object]:
     tool = session.tool_named(name)
     if tool is None:
         names = [str(t.get("name")) for t in session.tool_list()]
@@ -274,7 +273,7 @@ def step_task_lacks(context: StepContext, name: str) -> None:
         )
 
 
-def _task_field(context: StepContext, path: str, wanted: Any) -> None:
+def _task_field(context: StepContext, path: str, wanted: object) -> None:
     from mcp_bdd.matchers import compare, query_one
 
     _, _, task = _the_task(context)

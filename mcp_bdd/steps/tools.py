@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import mcp_types as types
 
 from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by, some_of
 from mcp_bdd.failures import FailureKind
@@ -18,6 +22,8 @@ from mcp_bdd.steps._base import (
     current_session,
     docstring_json,
     expected_text,
+    json_items,
+    json_object,
     keep_result,
     state,
     text,
@@ -51,7 +57,7 @@ def _names(session: Session) -> list[str]:
     return [str(t.get("name")) for t in session.tool_list()]
 
 
-def _tool(context: StepContext, name: str, server: str | None = None) -> tuple[Session, dict[str, Any]]:
+def _tool(context: StepContext, name: str, server: str | None = None) -> tuple[Session, dict[str, object]]:
     session = current_session(context, server)
     name = text(context, name)
     tool = session.tool_named(name)
@@ -160,7 +166,7 @@ def step_tool_requires(context: StepContext, name: str) -> None:
           | a    |
     """
     _, tool = _tool(context, name)
-    actual = sorted((tool.get("inputSchema") or {}).get("required") or [])
+    actual = sorted(str(r) for r in json_items(json_object(tool.get("inputSchema")).get("required")))
     expected = sorted(column(context))
     if actual != expected:
         raise ExpectationFailed(f'The tool "{tool["name"]}" requires other arguments', expected=expected, actual=actual)
@@ -173,7 +179,7 @@ def step_tool_arg_type(context: StepContext, name: str, arg: str, kind: str) -> 
     Example: Then the tool "add" argument "a" is of type "integer"
     """
     _, tool = _tool(context, name)
-    props = (tool.get("inputSchema") or {}).get("properties") or {}
+    props = json_object(json_object(tool.get("inputSchema")).get("properties"))
     arg = text(context, arg)
     if arg not in props:
         raise ExpectationFailed(
@@ -210,7 +216,7 @@ def step_tool_description(context: StepContext, name: str, needle: str) -> None:
     """
     wanted = expected_text(context, needle)
     _, tool = _tool(context, name)
-    description = tool.get("description") or ""
+    description = str(tool.get("description") or "")
     if wanted.lower() not in description.lower():
         raise ExpectationFailed(
             f'The description of "{tool["name"]}" does not mention "{wanted}"',
@@ -238,7 +244,7 @@ def step_every_description(context: StepContext, n: int) -> None:
 
 def _hint(context: StepContext, name: str, hint: str, label: str) -> None:
     _, tool = _tool(context, name)
-    annotations = tool.get("annotations") or {}
+    annotations = json_object(tool.get("annotations"))
     if annotations.get(hint) is not True:
         raise ExpectationFailed(
             f'The tool "{tool["name"]}" is not marked {label}',
@@ -290,9 +296,9 @@ def step_open_world(context: StepContext, name: str) -> None:
     _hint(context, name, "openWorldHint", "open-world")
 
 
-def _title(tool: dict[str, Any]) -> str | None:
+def _title(tool: dict[str, object]) -> str | None:
     """The title a host shows: the tool's own `title`, else the older `annotations.title`."""
-    title = tool.get("title") or (tool.get("annotations") or {}).get("title")
+    title = tool.get("title") or json_object(tool.get("annotations")).get("title")
     return title if isinstance(title, str) else None
 
 
@@ -315,7 +321,7 @@ def step_title(context: StepContext, name: str, expected: str) -> None:
         )
 
 
-def _tool_at(context: StepContext, name: str, path: str) -> tuple[dict[str, Any], str, Any]:
+def _tool_at(context: StepContext, name: str, path: str) -> tuple[dict[str, object], str, object]:
     from mcp_bdd.matchers import query_one
 
     _, tool = _tool(context, name)
@@ -324,7 +330,7 @@ def _tool_at(context: StepContext, name: str, path: str) -> tuple[dict[str, Any]
 
 
 def _tool_differs(
-    tool: dict[str, Any], p: str, wanted: Any, value: Any, why: list[str] | None = None
+    tool: dict[str, object], p: str, wanted: object, value: object, why: list[str] | None = None
 ) -> ExpectationFailed:
     from mcp_bdd.errors import pretty
 
@@ -403,7 +409,7 @@ def _call(
     context: StepContext,
     tool: str,
     server: str | None,
-    args: dict[str, Any] | Callable[[dict[str, Any] | None], dict[str, Any]] | None,
+    args: dict[str, object] | Callable[[dict[str, object] | None], dict[str, object]] | None,
     *,
     timeout: float | None = None,
     cancel_after: float | None = None,
@@ -438,9 +444,17 @@ def step_call_on(context: StepContext, tool: str, server: str) -> None:
     _call(context, tool, server, {})
 
 
-def _table_call(context: StepContext, tool: str, server: str | None, **kw: Any) -> None:
+def _table_call(
+    context: StepContext,
+    tool: str,
+    server: str | None,
+    *,
+    timeout: float | None = None,
+    cancel_after: float | None = None,
+) -> None:
     name = text(context, tool)
-    _call(context, tool, server, lambda listed: coerce_arguments(context, name, listed), **kw)
+    coerced = functools.partial(coerce_arguments, context, name)
+    _call(context, tool, server, coerced, timeout=timeout, cancel_after=cancel_after)
 
 
 @when('I call the tool "{tool:Q}" with:')
@@ -467,7 +481,7 @@ def step_call_on_with(context: StepContext, tool: str, server: str) -> None:
     _table_call(context, tool, server)
 
 
-def _json_args(context: StepContext) -> dict[str, Any]:
+def _json_args(context: StepContext) -> dict[str, object]:
     value = docstring_json(context)
     if not isinstance(value, dict):
         raise UsageError(
@@ -897,7 +911,7 @@ def _still_responds(context: StepContext, server: str | None) -> None:
         )
 
 
-def _list_tools_request() -> Any:
+def _list_tools_request() -> types.ListToolsRequest:
     import mcp_types as types
 
     return types.ListToolsRequest(params=None)

@@ -19,7 +19,6 @@ import contextlib
 import json
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import mcp_types as types
 
@@ -121,7 +120,7 @@ def _evidence(context: StepContext, host: AppHost, app: OpenedApp) -> Iterator[N
             context.attach(mime, data)
 
 
-def _tool(context: StepContext, session: Session, name: str) -> dict[str, Any]:
+def _tool(context: StepContext, session: Session, name: str) -> dict[str, object]:
     """The tool as the server lists it, or a failure naming the tools it has."""
     listed = session.tool_named(name)
     if listed is None:
@@ -133,7 +132,7 @@ def _tool(context: StepContext, session: Session, name: str) -> dict[str, Any]:
     return listed
 
 
-def _bound(context: StepContext, session: Session, name: str) -> tuple[dict[str, Any], str]:
+def _bound(context: StepContext, session: Session, name: str) -> tuple[dict[str, object], str]:
     """The tool and the `ui://` URI of its app, or a failure saying what the tool's `_meta` holds."""
     tool = _tool(context, session, name)
     uri = app_uri(tool)
@@ -165,7 +164,7 @@ def _read_app(session: Session, uri: str) -> tuple[AppResource | None, str]:
     item = next((c for c in contents if c.get("uri") == uri), contents[0] if contents else None)
     if item is None:
         return None, "resources/read returned no contents"
-    listed: dict[str, Any] | None = None
+    listed: dict[str, object] | None = None
     if not (isinstance(item.get("_meta"), dict) and isinstance(item["_meta"].get("ui"), dict)):
         with contextlib.suppress(Exception):  # the listing's _meta.ui is only a fallback (SEP-1865)
             listed = next((r for r in session.listing("resources") if r.get("uri") == uri), None)
@@ -197,7 +196,9 @@ def _served(session: Session, tool: str, uri: str) -> AppResource:
     return resource
 
 
-def _last_result(context: StepContext, session: Session, name: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def _last_result(
+    context: StepContext, session: Session, name: str
+) -> tuple[dict[str, object], dict[str, object]] | None:
     """The arguments and result of the scenario's last call of `name` on `session`, if it made one."""
     items = state(context).transcript.items
     requests = {
@@ -214,7 +215,7 @@ def _last_result(context: StepContext, session: Session, name: str) -> tuple[dic
     return None
 
 
-def _called(context: StepContext, session: Session, name: str, arguments: dict[str, Any]) -> Outcome:
+def _called(context: StepContext, session: Session, name: str, arguments: dict[str, object]) -> Outcome:
     """Call the tool as "When I call the tool" does: its result becomes "the result" of the scenario."""
     st = state(context)
     outcome = session.call_tool(name, arguments)
@@ -454,13 +455,13 @@ def _said(exc: BaseException) -> str:
 # what the app asked the host for
 
 
-def _call_fits(call: AppCall, name: str, wanted: dict[str, Any] | None) -> bool:
+def _call_fits(call: AppCall, name: str, wanted: dict[str, object] | None) -> bool:
     if call.name != name:
         return False
     return wanted is None or all(key in call.arguments and call.arguments[key] == v for key, v in wanted.items())
 
 
-def _app_called(context: StepContext, tool: str, wanted: dict[str, Any] | None) -> None:
+def _app_called(context: StepContext, tool: str, wanted: dict[str, object] | None) -> None:
     host, app = _current(context)
     name = text(context, tool)
     with _evidence(context, host, app):
@@ -534,7 +535,7 @@ def step_app_sent_message(context: StepContext, needle: str) -> None:
             )
 
 
-def _message_text(params: dict[str, Any]) -> str:
+def _message_text(params: dict[str, object]) -> str:
     content = params.get("content")
     blocks = content if isinstance(content, list) else [content]
     return "\n".join(str(b.get("text")) for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
