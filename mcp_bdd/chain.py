@@ -16,38 +16,37 @@ does not define become ours. It must stay at the end of the file, after the user
 from __future__ import annotations
 
 from collections.abc import Callable, MutableMapping
-from typing import Any
 
 __all__ = ["chain_hooks"]
 
 _CHAINED = "__mcp_bdd_chained__"
 
 
-def chain_hooks(namespace: MutableMapping[str, Any]) -> None:
+def chain_hooks(namespace: MutableMapping[str, object]) -> None:
     """Make every behave hook in `namespace` (an environment.py's globals()) also run mcp-bdd's."""
     import mcp_bdd.environment as ours
 
     for name in ours.__all__:
         if not name.startswith(("before_", "after_")):
             continue
-        mine: Callable[..., Any] = getattr(ours, name)
+        mine: Callable[..., object] = getattr(ours, name)
         theirs = namespace.get(name)
-        if theirs is None or theirs is mine or getattr(theirs, _CHAINED, False):
+        if theirs is None or theirs is mine or getattr(theirs, _CHAINED, False) or not callable(theirs):
             namespace[name] = theirs or mine
             continue
         namespace[name] = _both(name, mine, theirs)
 
 
-def _both(name: str, mine: Callable[..., Any], theirs: Callable[..., Any]) -> Callable[..., Any]:
+def _both(name: str, mine: Callable[..., object], theirs: Callable[..., object]) -> Callable[..., None]:
     if name.startswith("before_"):
 
-        def hook(context: Any, *args: Any) -> None:
+        def hook(context: object, *args: object) -> None:
             mine(context, *args)
             theirs(context, *args)
 
     else:
 
-        def hook(context: Any, *args: Any) -> None:
+        def hook(context: object, *args: object) -> None:
             try:
                 theirs(context, *args)
             finally:

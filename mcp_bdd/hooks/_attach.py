@@ -29,9 +29,12 @@ import binascii
 import sys
 import weakref
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from behave.formatter.json import JSONFormatter
+
+if TYPE_CHECKING:
+    from mcp_bdd.hooks._model import Context
 
 __all__ = ["Phase", "attach", "deliver_held", "mask_again", "place_users_attachments"]
 
@@ -39,13 +42,15 @@ __all__ = ["Phase", "attach", "deliver_held", "mask_again", "place_users_attachm
 Phase = Literal["before", "during", "after"]
 
 #: what behave's json formatter got before its scenario had steps: (that scenario's element, attachments)
-_HELD: weakref.WeakKeyDictionary[Any, tuple[dict[str, Any], list[tuple[str, bytes]]]] = weakref.WeakKeyDictionary()
+_HELD: weakref.WeakKeyDictionary[JSONFormatter, tuple[dict[str, object], list[tuple[str, bytes]]]] = (
+    weakref.WeakKeyDictionary()
+)
 _WARNED: set[tuple[str, str]] = set()
 #: behave's own `embedding` of each json formatter whose method `place_users_attachments` replaced
-_RAW: weakref.WeakKeyDictionary[Any, Callable[[str, bytes], None]] = weakref.WeakKeyDictionary()
+_RAW: weakref.WeakKeyDictionary[JSONFormatter, Callable[[str, bytes], None]] = weakref.WeakKeyDictionary()
 
 
-def attach(context: Any, mime: str, data: bytes, *, phase: Phase = "during") -> None:
+def attach(context: Context, mime: str, data: bytes, *, phase: Phase = "during") -> None:
     """`context.attach(mime, data)` for mcp-bdd's evidence of one phase of the scenario."""
     runner = getattr(context, "_runner", None)
     for formatter in getattr(runner, "formatters", None) or ():
@@ -60,7 +65,7 @@ def attach(context: Any, mime: str, data: bytes, *, phase: Phase = "during") -> 
             _warn_once(formatter, exc)
 
 
-def place_users_attachments(context: Any, phase_of: Callable[[], Phase | None]) -> None:
+def place_users_attachments(context: Context, phase_of: Callable[[], Phase | None]) -> None:
     """Route every `context.attach` to behave's json formatters through the placement below.
 
     `phase_of()` says where the scenario is (None outside one: behave's own method then runs)."""
@@ -79,7 +84,7 @@ def place_users_attachments(context: Any, phase_of: Callable[[], Phase | None]) 
         formatter.embedding = embedding
 
 
-def deliver_held(context: Any) -> None:
+def deliver_held(context: Context) -> None:
     """The steps exist now (the first step starts): what the before hooks attached goes under the first."""
     for formatter in _json_formatters(context):
         if formatter in _HELD and formatter.current_feature_element is not None:
@@ -89,7 +94,7 @@ def deliver_held(context: Any) -> None:
                 _warn_once(formatter, exc)
 
 
-def mask_again(context: Any, mask: Callable[[str], str]) -> None:
+def mask_again(context: Context, mask: Callable[[str], str]) -> None:
     """Mask the scenario's attachments in behave's json formatters again, with `mask` (a secret the
     scenario remembered after its evidence was attached: a token its server issued). Images and
     other binary attachments stay as they are."""
@@ -100,24 +105,28 @@ def mask_again(context: Any, mask: Callable[[str], str]) -> None:
                 _mask_embedding(embedding, mask)
 
 
-def _mask_embedding(embedding: dict[str, Any], mask: Callable[[str], str]) -> None:
+def _mask_embedding(embedding: dict[str, object], mask: Callable[[str], str]) -> None:
+    data = embedding.get("data")
+    if not isinstance(data, str | bytes):
+        return
     try:
-        text = base64.b64decode(embedding["data"], validate=True).decode("utf-8")
-    except (KeyError, TypeError, binascii.Error, UnicodeDecodeError):
+        text = base64.b64decode(data, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
         return
     masked = mask(text)
     if masked != text:
         embedding["data"] = base64.b64encode(masked.encode("utf-8")).decode("ascii")
 
 
-def _json_formatters(context: Any) -> list[JSONFormatter]:
+def _json_formatters(context: Context) -> list[JSONFormatter]:
     runner = getattr(context, "_runner", None)
     return [f for f in getattr(runner, "formatters", None) or () if isinstance(f, JSONFormatter)]
 
 
 def _deliver(formatter: JSONFormatter, new: list[tuple[str, bytes]], phase: Phase) -> None:
-    element: dict[str, Any] = formatter.current_feature_element
-    steps = element.get("steps") or []
+    element: dict[str, object] = formatter.current_feature_element
+    listed = element.get("steps")
+    steps = listed if isinstance(listed, list) else []  # behave's json: a list, once the scenario has steps
     element_held, held = _HELD.pop(formatter, (element, []))
     pending = [*(held if element_held is element else []), *new]  # another scenario's: dropped
     if not steps:
@@ -139,7 +148,7 @@ def _deliver(formatter: JSONFormatter, new: list[tuple[str, bytes]], phase: Phas
         formatter._step_index = cursor
 
 
-def _warn_once(formatter: Any, exc: Exception) -> None:
+def _warn_once(formatter: object, exc: Exception) -> None:
     key = (type(formatter).__name__, type(exc).__name__)
     if key not in _WARNED:
         _WARNED.add(key)

@@ -30,7 +30,11 @@ import signal
 import sys
 import traceback
 from collections.abc import Callable
-from typing import Any
+from types import FrameType, ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcp_bdd.hooks._model import Context, Scenario
 
 __all__ = ["WRITTEN_FOR", "adapt_behave", "version_warning", "wrap_after_scenario"]
 
@@ -42,18 +46,18 @@ class _StepTracebacks:
     """Stands in for `behave.model`'s `traceback` module: shortens mcp-bdd's own errors to their
     message, and masks secrets and terminal escapes in every other traceback."""
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         return getattr(traceback, name)
 
     @staticmethod
-    def format_exc(*args: Any, **kwargs: Any) -> str:
+    def format_exc(limit: int | None = None, chain: bool = True) -> str:
         from mcp_bdd.errors import McpBddError, printable
 
         exc = sys.exc_info()[1]
         if isinstance(exc, McpBddError) and not os.environ.get("MCP_BDD_TRACEBACK"):
             return f"{type(exc).__name__}: {exc}\n"
         # any error's message may quote a server (an SDK validation error): no secrets, no escapes
-        return printable(traceback.format_exc(*args, **kwargs))
+        return printable(traceback.format_exc(limit, chain))
 
 
 class MaskingIO(io.StringIO):
@@ -66,7 +70,7 @@ class MaskingIO(io.StringIO):
         return len(text)  # what the caller wrote, as a stream reports it
 
 
-def _as_ctrl_c(signum: int, frame: Any) -> None:
+def _as_ctrl_c(signum: int, frame: FrameType | None) -> None:
     # Reaping here could deadlock on a lock the interrupted code holds: behave stops, after_all
     # and atexit reap the servers.
     raise KeyboardInterrupt(f"signal {signum}")
@@ -113,7 +117,7 @@ def adapt_behave() -> Callable[[], None]:
     return restore
 
 
-def _replace(module: Any, name: str, stand_in: Any) -> Callable[[], None]:
+def _replace(module: ModuleType, name: str, stand_in: object) -> Callable[[], None]:
     """Set `module.name` to `stand_in`; what puts the original back, unless someone replaced ours since."""
     original = getattr(module, name)
     setattr(module, name, stand_in)
@@ -130,7 +134,7 @@ def _put_back_sigterm() -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def wrap_after_scenario(runner: Any, begin: Callable[[Any], None]) -> None:
+def wrap_after_scenario(runner: object, begin: Callable[[Context], None]) -> None:
     """Call `begin(context)` when the after_scenario hook starts, ahead of the user's code: the
     before hooks' evidence is taken, and mcp-bdd's formatters told that what is attached from then
     on comes after the steps.
@@ -147,7 +151,7 @@ def wrap_after_scenario(runner: Any, begin: Callable[[Any], None]) -> None:
     if user_hook is None or getattr(user_hook, "_mcp_bdd_marks_after", False):
         return
 
-    def after_scenario(context: Any, scenario: Any) -> None:
+    def after_scenario(context: Context, scenario: Scenario) -> None:
         begin(context)
         user_hook(context, scenario)
 

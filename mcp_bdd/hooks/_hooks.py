@@ -13,12 +13,13 @@ import functools
 import json
 import sys
 import warnings
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from mcp_bdd.config import load_config
 from mcp_bdd.errors import WARNING_PREFIX, ConfigError, NothingSelected, printable
 from mcp_bdd.hooks._attach import Phase, attach, deliver_held, mask_again, place_users_attachments
 from mcp_bdd.hooks._behave import adapt_behave, wrap_after_scenario
+from mcp_bdd.hooks._model import Context, Feature, Scenario, Step
 from mcp_bdd.hooks._preflight import (
     has_steps,
     misspelt_keywords,
@@ -29,6 +30,11 @@ from mcp_bdd.hooks._preflight import (
 )
 from mcp_bdd.hooks._step_failures import closest_phrases, mask_exception
 from mcp_bdd.secrets import dumps_masked, generation, mask
+
+if TYPE_CHECKING:
+    from mcp_bdd.runtime import Runtime, ScenarioState
+    from mcp_bdd.transcript import Transcript
+
 from mcp_bdd.transcript import HOOKS_MIME, SERVER_MIME, STDERR_MIME, TEARDOWN_MIME, TRANSCRIPT_MIME, evidence
 
 __all__ = [
@@ -43,7 +49,7 @@ __all__ = [
 ]
 
 
-def before_all(context: Any) -> None:
+def before_all(context: Context) -> None:
     from mcp_bdd.runtime import Runtime
 
     context._mcp_undo_adaptations = adapt_behave()  # put back by _close_run: see _behave.py
@@ -75,7 +81,15 @@ def before_all(context: Any) -> None:
     context.mcp_runtime = Runtime(config)
 
 
-def _abort_run(context: Any, message: str) -> NoReturn:
+def _runtime(context: Context) -> Runtime:
+    """The run's `Runtime`: before_all made it, and only the run's end takes it away."""
+    runtime = context.mcp_runtime
+    if runtime is None:
+        raise RuntimeError("mcp-bdd's run has ended: no scenario can begin or end in it")
+    return runtime
+
+
+def _abort_run(context: Context, message: str) -> NoReturn:
     """Stop the run before it starts: the message once (behave prints a hook's error itself), no
     "ABORTED: By user." (behave's words for any abort; after_all takes them back). mcp-bdd's
     formatters are told why, with the error's kind: behave's model keeps no trace of a before_all
@@ -85,7 +99,7 @@ def _abort_run(context: Any, message: str) -> NoReturn:
     raise ConfigError(f"mcp-bdd configuration error:\n  {message}") from None
 
 
-def _tell_formatters(context: Any, method: str, *args: Any) -> None:
+def _tell_formatters(context: Context, method: str, *args: object) -> None:
     """Call `method` on each of the run's formatters that has it: mcp-bdd's, not behave's."""
     runner = getattr(context, "_runner", None)
     for formatter in getattr(runner, "formatters", None) or ():
@@ -94,12 +108,12 @@ def _tell_formatters(context: Any, method: str, *args: Any) -> None:
             told(*args)
 
 
-def before_feature(context: Any, feature: Any) -> None:
+def before_feature(context: Context, feature: Feature) -> None:
     pass
 
 
-def before_scenario(context: Any, scenario: Any) -> None:
-    state = context.mcp = context.mcp_runtime.begin_scenario()  # a project's own hooks see it, skipped or not
+def before_scenario(context: Context, scenario: Scenario) -> None:
+    state = context.mcp = _runtime(context).begin_scenario()  # a project's own hooks see it, skipped or not
     if not has_steps(scenario):  # a title only: it tests nothing, and is not a pass (warned of in before_all)
         scenario.skip(reason="the scenario has no steps: it tests nothing")
         getattr(context, "_mcp_empty_scenarios", []).append(str(scenario.location))
@@ -108,7 +122,7 @@ def before_scenario(context: Any, scenario: Any) -> None:
     state.servers_named = functools.cache(functools.partial(servers_named, steps))  # asked only with a token
 
 
-def before_step(context: Any, step: Any) -> None:
+def before_step(context: Context, step: Step) -> None:
     state = getattr(context, "mcp", None)
     if state is not None:
         state.location = f"{step.location}"
@@ -117,7 +131,7 @@ def before_step(context: Any, step: Any) -> None:
             _end_before_hooks(context, state)  # once steps run, a late message is the next step's
 
 
-def _end_before_hooks(context: Any, state: Any) -> None:
+def _end_before_hooks(context: Context, state: ScenarioState) -> None:
     """Attach what the before hooks did, once: at the first own step, else when after_scenario starts."""
     if not state.steps_begun:
         state.steps_begun = True
@@ -125,7 +139,7 @@ def _end_before_hooks(context: Any, state: Any) -> None:
         deliver_held(context)  # what a before hook attached before behave's json had steps
 
 
-def _after_hooks_begin(context: Any) -> None:
+def _after_hooks_begin(context: Context) -> None:
     """The scenario's after hooks begin: the before hooks' evidence is taken if no step took it,
     and what is attached from now on, by `_attach` and to mcp-bdd's formatters, comes after the
     steps. Once per scenario."""
@@ -138,23 +152,23 @@ def _after_hooks_begin(context: Any) -> None:
     _tell_formatters(context, "after_hooks_begin")
 
 
-def _is_own_step(context: Any, step: Any) -> bool:
+def _is_own_step(context: Context, step: Step) -> bool:
     """A step of the scenario itself, not one a hook runs with `context.execute_steps`."""
     scenario = getattr(context, "scenario", None)
     return scenario is not None and any(step is own for own in scenario.all_steps)
 
 
-def _attach_transcript(context: Any, state: Any, mime: str) -> None:
+def _attach_transcript(context: Context, state: ScenarioState, mime: str) -> None:
     items = state.transcript.drain()
     if items:
         _attach(context, mime, evidence(items))
 
 
-def _attach(context: Any, mime: str, data: bytes) -> None:
+def _attach(context: Context, mime: str, data: bytes) -> None:
     attach(context, mime, data, phase="before" if mime == HOOKS_MIME else _phase_of(context) or "during")
 
 
-def _phase_of(context: Any) -> Phase | None:
+def _phase_of(context: Context) -> Phase | None:
     """Where the scenario is, for an attachment (None outside a scenario)."""
     state = getattr(context, "mcp", None)
     if state is None:
@@ -162,7 +176,7 @@ def _phase_of(context: Any) -> Phase | None:
     return "after" if state.steps_ended else "during" if state.steps_begun else "before"
 
 
-def after_step(context: Any, step: Any) -> None:
+def after_step(context: Context, step: Step) -> None:
     state = getattr(context, "mcp", None)
     if state is None:
         return
@@ -176,7 +190,7 @@ def after_step(context: Any, step: Any) -> None:
                 _attach(context, STDERR_MIME, json.dumps({"server": session.name, "text": tail}).encode())
 
 
-def after_scenario(context: Any, scenario: Any) -> None:
+def after_scenario(context: Context, scenario: Scenario) -> None:
     for step in scenario.all_steps:
         if getattr(step.status, "name", "") == "undefined":
             hint = closest_phrases(step.name, context)
@@ -191,14 +205,15 @@ def after_scenario(context: Any, scenario: Any) -> None:
     _end_scenario(context, scenario, state)
 
 
-def _end_scenario(context: Any, scenario: Any, state: Any) -> None:
+def _end_scenario(context: Context, scenario: Scenario, state: ScenarioState) -> None:
     _after_hooks_begin(context)  # when behave's runner let no wrapper mark it (a no-op when one did)
-    context.mcp_runtime.interrupted |= _aborted(context)
+    runtime = _runtime(context)
+    runtime.interrupted |= _aborted(context)
     try:
         _attach_surfaces(context, state)
     finally:  # a Ctrl-C while a large surface is encoded still stops the scenario's servers and fakes
-        problems = context.mcp_runtime.end_scenario(state)
-    _say_notices(context.mcp_runtime)
+        problems = runtime.end_scenario(state)
+    _say_notices(runtime)
     _report_teardown(problems, f"{scenario.location}", state.transcript)
     _attach_transcript(context, state, TEARDOWN_MIME)
     if generation() != state.secrets_at_start:
@@ -206,7 +221,7 @@ def _end_scenario(context: Any, scenario: Any, state: Any) -> None:
     context.mcp = None
 
 
-def _attach_surfaces(context: Any, state: Any) -> None:
+def _attach_surfaces(context: Context, state: ScenarioState) -> None:
     """Each session's server as the scenario saw it last (identity, capabilities, listings), for the
     report's catalog and coverage map, once, before the sessions close: the report merges what all
     scenarios saw of a server, so only the last view of each counts. (It was attached after every
@@ -223,7 +238,7 @@ def _attach_surfaces(context: Any, state: Any) -> None:
         _attach(context, SERVER_MIME, shown)
 
 
-def _report_teardown(problems: list[str], where: str, transcript: Any = None) -> None:
+def _report_teardown(problems: list[str], where: str, transcript: Transcript | None = None) -> None:
     """What went wrong while stopping servers and fakes (a cleanup that raised, a session that did
     not close): said on the real stderr, where behave's capture cannot hide it, and kept in the
     scenario's teardown evidence. It fails nothing: the scenario's verdict was made by its steps,
@@ -234,21 +249,21 @@ def _report_teardown(problems: list[str], where: str, transcript: Any = None) ->
         print(f"{WARNING_PREFIX}teardown of {where}: {printable(problem)}", file=sys.__stderr__ or sys.stderr)
 
 
-def _say_notices(runtime: Any) -> None:
+def _say_notices(runtime: Runtime) -> None:
     """The runtime's warnings, on the real stderr: behave captures what hooks print, and shows it
     only when something fails, while a slow stop slows every scenario that passes."""
     for notice in runtime.take_notices():
         print(f"{WARNING_PREFIX}{notice}", file=sys.__stderr__ or sys.stderr)
 
 
-def after_feature(context: Any, feature: Any) -> None:
+def after_feature(context: Context, feature: Feature) -> None:
     runtime = getattr(context, "mcp_runtime", None)
     if runtime is not None:
         _report_teardown(runtime.close_scope("feature"), f"the feature {feature.location}")
         _say_notices(runtime)
 
 
-def after_all(context: Any) -> None:
+def after_all(context: Context) -> None:
     runner = getattr(context, "_runner", None)
     if getattr(context, "_mcp_config_failed", False) and runner is not None:
         runner.aborted = False  # a configuration error, not the user: the run still fails (hook error)
@@ -264,12 +279,12 @@ def after_all(context: Any) -> None:
         _nothing_ran(context)
 
 
-def _aborted(context: Any) -> bool:
+def _aborted(context: Context) -> bool:
     runner = getattr(context, "_runner", None)
     return bool(getattr(runner, "aborted", False))
 
 
-def _nothing_ran(context: Any) -> None:
+def _nothing_ran(context: Context) -> None:
     """A run that tested nothing is not green: behave exits non-zero (opt out: -D mcp_bdd.allow_empty=true)."""
     userdata = context.config.userdata
     if str(userdata.get("mcp_bdd.allow_empty", "")).lower() in ("1", "true", "yes"):
@@ -298,7 +313,7 @@ def _nothing_ran(context: Any) -> None:
     raise NothingSelected(message)
 
 
-def _close_at_exit(context: Any) -> None:
+def _close_at_exit(context: Context) -> None:
     """What after_scenario and after_all close, when an exception escaped behave's runner and
     they never ran (a formatter's bug: behave's own `captured` formatter raises on some steps).
 
@@ -315,7 +330,7 @@ def _close_at_exit(context: Any) -> None:
         _close_run(context, runtime)
 
 
-def _close_run(context: Any, runtime: Any) -> None:
+def _close_run(context: Context, runtime: Runtime | None) -> None:
     undo = getattr(context, "_mcp_undo_adaptations", None)
     if undo is not None:
         context._mcp_undo_adaptations = None

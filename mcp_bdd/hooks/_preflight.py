@@ -6,7 +6,12 @@ says nothing). The hooks print these at the start of the run."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcp_bdd.config import Config
+    from mcp_bdd.hooks._model import Feature, RunConfig, Scenario, Step
 
 import behave.model as behave_model
 
@@ -27,12 +32,14 @@ _SERVER_REFS = (
 )
 
 
-def servers_named(steps: tuple[Any, ...]) -> frozenset[str]:
+def servers_named(steps: tuple[Step, ...]) -> frozenset[str]:
     """The server names `steps` give (`the MCP server "x"`, `on "x"`)."""
     return frozenset(m.group(1) for step in steps for pattern in _SERVER_REFS for m in pattern.finditer(step.name))
 
 
-def unknown_server_references(features: list[Any], config: Any, run_config: Any = None) -> list[str]:
+def unknown_server_references(
+    features: Sequence[Feature], config: Config, run_config: RunConfig | None = None
+) -> list[str]:
     """Server names the features use that the configuration lacks, found before anything runs.
 
     A typo in a server name would otherwise surface only when its scenario runs (after the slow
@@ -57,7 +64,7 @@ def unknown_server_references(features: list[Any], config: Any, run_config: Any 
     return sorted(set(problems))
 
 
-def outlines_without_examples(features: list[Any], run_config: Any = None) -> list[str]:
+def outlines_without_examples(features: Sequence[Feature], run_config: RunConfig | None = None) -> list[str]:
     """Scenario Outlines of this run whose Examples tables have no rows: behave runs nothing for
     them and reports nothing, so the outline would vanish from the run without a word."""
     problems: list[str] = []
@@ -78,7 +85,7 @@ def outlines_without_examples(features: list[Any], run_config: Any = None) -> li
     return problems
 
 
-def scenarios_without_steps(features: list[Any], run_config: Any = None) -> list[str]:
+def scenarios_without_steps(features: Sequence[Feature], run_config: RunConfig | None = None) -> list[str]:
     """Scenarios of this run with no step of their own: behave passes them (running the Background,
     when there is one), so a scenario written as a title only would count as a pass. They are
     skipped instead (`before_scenario`), and named before the run."""
@@ -89,7 +96,7 @@ def scenarios_without_steps(features: list[Any], run_config: Any = None) -> list
             if id(scenario) in rows:
                 continue
             outline = isinstance(scenario, behave_model.ScenarioOutline)
-            runs = [s for s in scenario.scenarios] if outline else [scenario]
+            runs = list(scenario.scenarios) if isinstance(scenario, behave_model.ScenarioOutline) else [scenario]
             rows.update(id(s) for s in runs if outline)
             if run_config is not None:
                 runs = [s for s in runs if _will_run(s, run_config)]
@@ -102,12 +109,12 @@ def scenarios_without_steps(features: list[Any], run_config: Any = None) -> list
     return problems
 
 
-def has_steps(scenario: Any) -> bool:
+def has_steps(scenario: Scenario) -> bool:
     """Steps of its own: a Background alone checks only what every scenario of the feature sets up."""
     return bool(scenario.steps)
 
 
-def _will_run(scenario: Any, run_config: Any) -> bool:
+def _will_run(scenario: Scenario, run_config: RunConfig) -> bool:
     try:
         return bool(scenario.should_run(run_config))
     except Exception:
@@ -118,7 +125,7 @@ def _will_run(scenario: Any, run_config: Any) -> bool:
 _BLOCK_KEYWORDS = ("Scenario", "Scenario Outline", "Scenario Template", "Background", "Rule", "Example", "Examples")
 
 
-def misspelt_keywords(features: list[Any]) -> list[str]:
+def misspelt_keywords(features: Sequence[Feature]) -> list[str]:
     """`file:line: "Scenari:" reads as description text` for each line of a feature's description
     that looks like a misspelt block keyword, in features with no scenario: behave takes such a
     line for prose and runs nothing, without a word."""

@@ -5,13 +5,17 @@ closest to an undefined step."""
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mcp_bdd.errors import McpBddError, printable
 
+if TYPE_CHECKING:
+    from mcp_bdd.hooks._model import Registry, Step
+
 __all__ = ["closest_phrases", "mask_exception", "stand_in"]
 
-def mask_exception(step: Any) -> None:
+
+def mask_exception(step: Step) -> None:
     """A failed step's exception as its reporters show it (behave's JUnit `message`, its JSON), with
     secrets masked and control characters escaped: behave takes its str() as is, while mcp-bdd's
     own errors mask themselves and the traceback is masked (`_behave`). A user step's
@@ -37,7 +41,7 @@ def stand_in(exc: BaseException, shown: str) -> BaseException:
     return stand_in.with_traceback(exc.__traceback__)
 
 
-def closest_phrases(text: str, context: Any = None) -> str:
+def closest_phrases(text: str, context: object = None) -> str:
     """The vocabulary phrases closest to an undefined step (or the `\\"` fix), so a typo is a one-second fix.
     Nothing when the project did not load the vocabulary: importing any of it would register all of it
     with behave, in the middle of the run, beside the project's own steps (and clash with a same one)."""
@@ -50,9 +54,10 @@ def closest_phrases(text: str, context: Any = None) -> str:
     return undefined_hint(text, patterns)
 
 
-def _step_registry(context: Any) -> Any:
+def _step_registry(context: object) -> Registry:
     """The registry behave matches this run's steps in (its runner's; the global one before behave 1.2.7)."""
     from behave.step_registry import registry as global_registry
 
     runner = getattr(context, "_runner", None)
-    return getattr(runner, "step_registry", None) or global_registry
+    found: Registry = getattr(runner, "step_registry", None) or global_registry
+    return found
