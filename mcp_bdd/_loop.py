@@ -27,9 +27,11 @@ import asyncio
 import functools
 import inspect
 from collections.abc import Awaitable, Coroutine
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["ServerExited", "as_exited", "contain_exits", "is_exit"]
+
+T = TypeVar("T")
 
 
 class ServerExited(Exception):
@@ -80,7 +82,7 @@ def as_exited(exc: BaseException) -> ServerExited:
     return exc if isinstance(exc, ServerExited) else ServerExited(exc).with_traceback(exc.__traceback__)
 
 
-async def _contained(coro: Awaitable[Any]) -> Any:
+async def _contained(coro: Awaitable[T]) -> T:
     own = asyncio.current_task()
     try:
         return await coro
@@ -96,13 +98,14 @@ async def _contained(coro: Awaitable[Any]) -> Any:
 
 
 def _factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Future[Any]:
+    # as asyncio's task factory type has it (a coroutine, or a generator on 3.11), with the Task's keywords
     task = asyncio.Task(_contained(coro), loop=loop, **kwargs)
     if inspect.iscoroutine(coro):
         task.add_done_callback(functools.partial(_close_unstarted, coro))
     return task
 
 
-def _close_unstarted(coro: Coroutine[Any, Any, Any], _task: object) -> None:
+def _close_unstarted(coro: Coroutine[object, object, object], _task: object) -> None:
     """A task cancelled before its first step never started `coro`: closed here, as asyncio would
     have, or Python warns "coroutine ... was never awaited" (anyio cancels such tasks routinely)."""
     if inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:

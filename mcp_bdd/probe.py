@@ -25,7 +25,10 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from mcp_bdd.config import Config
 
 from mcp_bdd.contract import (  # one implementation with the contract step and `mcp-bdd contract`
     BASELINE_SCHEMA,
@@ -70,8 +73,9 @@ __all__ = [
 
 
 @contextlib.contextmanager
-def open_session(config: Any, name: str, transport: str | None = None) -> Iterator[Any]:
-    """A connected `Session` with server `name`, exactly as a scenario would get it.
+def open_session(config: Config, name: str, transport: str | None = None) -> Iterator[Any]:
+    """A connected `Session` with server `name`, exactly as a scenario would get it (untyped here:
+    probe may not import the session layer; its callers may).
 
     Goes through the same Runtime as the behave hooks, so `${fake...}` placeholders, app
     factories and transports behave identically; everything is torn down on exit.
@@ -103,11 +107,11 @@ def open_session(config: Any, name: str, transport: str | None = None) -> Iterat
 
 def adhoc_config(
     target: Sequence[str], *, timeout: float, protocol: str | None, headers: dict[str, str]
-) -> tuple[Any, str, str | None]:
+) -> tuple[Config, str, str | None]:
     """(config, server name, transport) for `probe URL` / `probe -- COMMAND ...`."""
     from mcp_bdd.config import load_config
 
-    server: dict[str, Any]
+    server: dict[str, object]
     transport: str | None = None
     if len(target) == 1 and target[0].startswith(("http://", "https://")):
         url = target[0]
@@ -119,7 +123,7 @@ def adhoc_config(
         if headers:
             raise UsageError("--header only applies to a URL.")
         server = {"command": list(target)}
-    data: dict[str, Any] = {"servers": {"probe": server}, "timeout": timeout, "startup_timeout": timeout}
+    data: dict[str, object] = {"servers": {"probe": server}, "timeout": timeout, "startup_timeout": timeout}
     if protocol:
         data["protocol"] = protocol
     return load_config(data=data, source="(mcp-bdd probe)"), "probe", transport
@@ -127,7 +131,7 @@ def adhoc_config(
 
 def configured(
     name: str | None, *, timeout: float | None, protocol: str | None, verb: str = "probe"
-) -> tuple[Any, str]:
+) -> tuple[Config, str]:
     """The project's configuration with `--timeout` / `--protocol` applied to the server probed (or checked)."""
     from mcp_bdd.config import load_config, normalize_protocol
 
@@ -137,7 +141,7 @@ def configured(
         known = ", ".join(config.servers) or f"none are configured in {config.source}"
         raise UsageError(f"Say what to {verb}: a URL, -- COMMAND ARGS, or --server NAME (servers: {known}).")
     cfg = config.server_named(chosen)
-    update: dict[str, Any] = {}
+    update: dict[str, object] = {}
     if timeout is not None:
         update.update(timeout=timeout, startup_timeout=timeout)
     if protocol:
@@ -183,7 +187,7 @@ def resolve_target(
     protocol: str | None,
     headers: list[str],
     verb: str = "probe",
-) -> tuple[Any, str, str | None, str]:
+) -> tuple[Config, str, str | None, str]:
     """(config, server name, transport, shown) for `probe`, `check`, `contract`, `call` and `list`:
     a configured server by name (`mcp-bdd probe shop`), a URL, or a command — one reading of a
     target for every command."""
@@ -208,7 +212,7 @@ def resolve_target(
     return config, name, None, f"server {name}"
 
 
-def probe(options: ProbeOptions, out: Any = None) -> int:
+def probe(options: ProbeOptions, out: TextIO | None = None) -> int:
     """`mcp-bdd probe`: connect once, read the surface, compare it with a baseline; the exit code."""
     from mcp_bdd.config import normalize_transport
 
@@ -243,7 +247,7 @@ def probe(options: ProbeOptions, out: Any = None) -> int:
 
 
 def _print_probe_json(
-    options: ProbeOptions, shown: str, surface: Surface, changes: Changes, elapsed: float, out: Any
+    options: ProbeOptions, shown: str, surface: Surface, changes: Changes, elapsed: float, out: TextIO
 ) -> None:
     print(terminal_json({
         "status": "changed" if changes.changed else "healthy", "target": shown, "transport": surface.transport,
@@ -258,7 +262,7 @@ def _print_probe_json(
     }), file=out)  # fmt: skip
 
 
-def _print_probe(options: ProbeOptions, surface: Surface, changes: Changes, elapsed: float, out: Any) -> None:
+def _print_probe(options: ProbeOptions, surface: Surface, changes: Changes, elapsed: float, out: TextIO) -> None:
     head = "CHANGED" if changes.changed else "healthy"
     print(f"{head}: {surface.name or '(no name)'} {surface.version or ''}".rstrip(), file=out)
     print(f"  target:    {surface.target}", file=out)
@@ -312,7 +316,7 @@ class Unanswered:
 
 
 def _unreachable(
-    options: ProbeOptions, shown: str, message: str, elapsed: float, out: Any, exc: BaseException | None = None
+    options: ProbeOptions, shown: str, message: str, elapsed: float, out: TextIO, exc: BaseException | None = None
 ) -> int:
     said = Unanswered.of(exc)
     if options.as_json:
