@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from mcp_bdd.secrets import generation, remember_named
 from mcp_bdd.transcript import Transcript
@@ -32,7 +32,7 @@ class LastResult:
     raw: dict[str, object]
     #: structuredContent, else text parsed as JSON, else text; JSON a tool returned as text (structuredContent
     #: `{"result": "<json text>"}`, see steps._base.json_held) is that JSON
-    value: Any
+    value: object
     text: str  # concatenated text content
     name: str = ""  # tool / prompt name or resource uri
     held_json: bool = False  # `value` is JSON the tool returned as text, read out of structuredContent's "result"

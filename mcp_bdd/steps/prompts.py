@@ -21,6 +21,7 @@ from mcp_bdd.steps._base import (
     content_kinds,
     current_session,
     expected_text,
+    json_items,
     json_object,
     keep_result,
     objects,
@@ -361,8 +362,8 @@ def _complete(
     st.last_request = outcome
     session.raise_problems()
     if outcome.ok and outcome.raw is not None:
-        completion = outcome.raw.get("completion") or {}
-        st.completions = [str(v) for v in completion.get("values") or []]
+        completion = json_object(outcome.raw.get("completion"))
+        st.completions = [str(v) for v in json_items(completion.get("values"))]
         return
     st.completions = None
     if rejection_checked_later(context):

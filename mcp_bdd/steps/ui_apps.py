@@ -31,7 +31,9 @@ from mcp_bdd.steps._base import (
     current_session,
     expected_text,
     given,
+    json_object,
     keep_result,
+    objects,
     state,
     text,
     then,
@@ -160,12 +162,12 @@ def _read_app(session: Session, uri: str) -> tuple[AppResource | None, str]:
     outcome = session.request(types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=uri)))
     if not outcome.ok or outcome.raw is None:
         return None, f"resources/read failed: {outcome.describe()}"
-    contents = [c for c in outcome.raw.get("contents") or [] if isinstance(c, dict)]
+    contents = objects(outcome.raw.get("contents"))
     item = next((c for c in contents if c.get("uri") == uri), contents[0] if contents else None)
     if item is None:
         return None, "resources/read returned no contents"
     listed: dict[str, object] | None = None
-    if not (isinstance(item.get("_meta"), dict) and isinstance(item["_meta"].get("ui"), dict)):
+    if not isinstance(json_object(item.get("_meta")).get("ui"), dict):
         with contextlib.suppress(Exception):  # the listing's _meta.ui is only a fallback (SEP-1865)
             listed = next((r for r in session.listing("resources") if r.get("uri") == uri), None)
     return AppResource.read(uri, item, listed), ""
