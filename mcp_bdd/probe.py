@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     from mcp_bdd.config import Config
 
+from mcp_bdd._text import for_terminal, terminal_json
 from mcp_bdd.contract import (  # one implementation with the contract step and `mcp-bdd contract`
     BASELINE_SCHEMA,
     TOOL_FIELDS,
@@ -42,23 +43,14 @@ from mcp_bdd.contract import (  # one implementation with the contract step and 
     save_contract,
     tools_hash,
 )
-from mcp_bdd.errors import (
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_UNREACHABLE,
-    McpBddError,
-    RequestRefused,
-    UsageError,
-    for_terminal,
-    terminal_json,
-)
+from mcp_bdd.errors import McpBddError, UsageError, kind_of
+from mcp_bdd.failures import EXIT_FAILED, EXIT_OK, Unanswered
 
 __all__ = [
     "BASELINE_SCHEMA",
     "TOOL_FIELDS",
     "Changes",
     "Surface",
-    "Unanswered",
     "canonical_tool",
     "compare",
     "open_session",
@@ -286,39 +278,10 @@ def _print_probe(options: ProbeOptions, surface: Surface, changes: Changes, elap
     print(f"  time:      {elapsed:.2f} s", file=out)
 
 
-@dataclass(frozen=True)
-class Unanswered:
-    """How every command that got no answer from a server (probe, check, contract, call, list) says
-    so, and its exit code: REFUSED (1) for a request the server refused with HTTP 401/403 — the
-    credentials, not the server —, else UNREACHABLE (3): not started, not reached, or broken."""
-
-    word: str
-    exit_code: int
-
-    @classmethod
-    def of(cls, exc: BaseException | None) -> Unanswered:
-        return cls.refused() if isinstance(exc, RequestRefused) else cls("UNREACHABLE", EXIT_UNREACHABLE)
-
-    @classmethod
-    def refused(cls) -> Unanswered:
-        return cls("REFUSED", EXIT_FAILED)
-
-    @classmethod
-    def timed_out(cls) -> Unanswered:
-        """A request of a session that was open got no answer in time (`call`): the server was
-        reached, the request failed (exit 1), not UNREACHABLE (3)."""
-        return cls("TIMEOUT", EXIT_FAILED)
-
-    @property
-    def status(self) -> str:
-        """The `status` of a --json output."""
-        return self.word.lower()
-
-
 def _unreachable(
     options: ProbeOptions, shown: str, message: str, elapsed: float, out: TextIO, exc: BaseException | None = None
 ) -> int:
-    said = Unanswered.of(exc)
+    said = Unanswered.connecting(kind_of(exc))
     if options.as_json:
         print(
             terminal_json({"status": said.status, "target": shown, "error": message, "elapsed_s": round(elapsed, 3)}),

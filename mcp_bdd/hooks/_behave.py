@@ -51,7 +51,8 @@ class _StepTracebacks:
 
     @staticmethod
     def format_exc(limit: int | None = None, chain: bool = True) -> str:
-        from mcp_bdd.errors import McpBddError, printable
+        from mcp_bdd._text import printable
+        from mcp_bdd.errors import McpBddError
 
         exc = sys.exc_info()[1]
         if isinstance(exc, McpBddError) and not os.environ.get("MCP_BDD_TRACEBACK"):
@@ -98,7 +99,7 @@ def adapt_behave() -> Callable[[], None]:
     import behave.model
 
     from mcp_bdd._logs import guard_sdk_logs
-    from mcp_bdd.errors import WARNING_PREFIX
+    from mcp_bdd._text import WARNING_PREFIX
 
     warning = version_warning(str(getattr(behave, "__version__", "")))
     if warning:

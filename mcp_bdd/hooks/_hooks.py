@@ -15,8 +15,9 @@ import sys
 import warnings
 from typing import TYPE_CHECKING, NoReturn
 
+from mcp_bdd._text import WARNING_PREFIX, printable
 from mcp_bdd.config import load_config
-from mcp_bdd.errors import WARNING_PREFIX, ConfigError, NothingSelected, printable
+from mcp_bdd.errors import ConfigError, NothingSelected
 from mcp_bdd.hooks._attach import Phase, attach, deliver_held, mask_again, place_users_attachments
 from mcp_bdd.hooks._behave import adapt_behave, wrap_after_scenario
 from mcp_bdd.hooks._model import Context, Feature, Scenario, Step

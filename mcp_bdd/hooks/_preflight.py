@@ -45,7 +45,7 @@ def unknown_server_references(
     A typo in a server name would otherwise surface only when its scenario runs (after the slow
     ones before it); names with `<placeholders>` or `${variables}` are left to run time.
     """
-    from mcp_bdd.errors import did_you_mean
+    from mcp_bdd._text import did_you_mean
 
     problems: list[str] = []
     for feature in features:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from mcp_bdd.errors import McpBddError, printable
+from mcp_bdd._text import printable
+from mcp_bdd.errors import McpBddError
 
 if TYPE_CHECKING:
     from mcp_bdd.hooks._model import Registry, Step

@@ -20,7 +20,8 @@ from pydantic import ValidationError
 
 from mcp_bdd._loop import ServerExited, as_exited, is_exit
 from mcp_bdd._sdk import unsupported_version
-from mcp_bdd.errors import raised, raised_at
+from mcp_bdd._text import raised_at
+from mcp_bdd.errors import raised
 from mcp_bdd.servers import RunningServer, exit_0_tip, exit_at_start_tip
 from mcp_bdd.session._hop import Stalled
 from mcp_bdd.session._outcome import (

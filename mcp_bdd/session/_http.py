@@ -56,8 +56,9 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 from mcp_bdd._sdk import RequestId, TransportStreams, answer_key, redirect_target
+from mcp_bdd._text import size_text
 from mcp_bdd.config import Config
-from mcp_bdd.errors import ProtocolViolation, size_text
+from mcp_bdd.errors import ProtocolViolation
 from mcp_bdd.servers import ID_VALUE, NON_JSON_NUMBER, NON_JSON_NUMBER_FIX, PROTOCOL_MARK, holds_non_json_number
 from mcp_bdd.session._outcome import REFUSAL_MARK, Refusal
 from mcp_bdd.session._sse_events import QUOTE, Endpoint, EndpointRefused, Events, endpoint_in, event_data

@@ -214,7 +214,7 @@ def coerce_elicitation(values: dict[str, str], schema: Mapping[str, object]) -> 
     out: dict[str, object] = {}
     for key, text in values.items():
         if key not in props:
-            from mcp_bdd.errors import did_you_mean
+            from mcp_bdd._text import did_you_mean
 
             raise UsageError(
                 f'The server asked for elicitation fields it names {sorted(props)}, but the scenario answers "{key}". '

@@ -51,6 +51,7 @@ from mcp_bdd._sdk import (
     unsupported_version,
     watch_repeated_answers,
 )
+from mcp_bdd._text import produced_by
 from mcp_bdd.errors import (
     ExpectationFailed,
     ProtocolViolation,
@@ -59,7 +60,6 @@ from mcp_bdd.errors import (
     ServerErrorResponse,
     ServerStartError,
     UsageError,
-    produced_by,
     raised,
 )
 from mcp_bdd.servers import (

@@ -25,7 +25,8 @@ from behave import then as _then  # type: ignore[import-untyped, unused-ignore]
 from behave import when as _when  # type: ignore[import-untyped, unused-ignore]
 from behave.matchers import ParseMatcher, get_step_matcher_factory  # type: ignore[import-untyped, unused-ignore]
 
-from mcp_bdd.errors import UsageError, did_you_mean
+from mcp_bdd._text import did_you_mean
+from mcp_bdd.errors import UsageError
 from mcp_bdd.runtime import LastResult, ScenarioState
 from mcp_bdd.session import Outcome, Session, coerce_value, result_text
 

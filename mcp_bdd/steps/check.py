@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mcp_bdd._text import did_you_mean
 from mcp_bdd.check import CheckOptions, CheckReport, Finding, Severity, run_checks, select
 from mcp_bdd.contract import compare, load_contract, read_surface, save_contract
-from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean
+from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.steps._base import StepContext, current_session, state, text, then
 
 __all__: list[str] = []

@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
-from mcp_bdd.errors import ExpectationFailed, FakeReplaced, UsageError, did_you_mean, pretty
+from mcp_bdd._text import did_you_mean, pretty
+from mcp_bdd.errors import ExpectationFailed, FakeReplaced, UsageError
 from mcp_bdd.fakes import FakeHttpService, Fakes, FakeWorkspace, ReceivedRequest, TableStore
 from mcp_bdd.fakes._database import check_identifier, coerce_cell, same_value
 from mcp_bdd.fakes._http import check_method, split_target

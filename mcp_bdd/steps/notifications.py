@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from mcp_bdd.errors import ExpectationFailed, RequestRefused, UsageError, did_you_mean, size_text
+from mcp_bdd._text import did_you_mean, size_text
+from mcp_bdd.errors import ExpectationFailed, RequestRefused, UsageError
 from mcp_bdd.session import KEEP, KEEP_BYTES, Session, Timeline
 from mcp_bdd.steps._base import StepContext, at_least, current_session, expected_text, given, state, text, then
 

@@ -12,7 +12,8 @@ import base64
 
 import mcp_types as types
 
-from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
+from mcp_bdd._text import did_you_mean, produced_by
+from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.runtime import LastResult
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.steps._base import (

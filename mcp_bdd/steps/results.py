@@ -11,7 +11,8 @@ from __future__ import annotations
 import base64
 
 from mcp_bdd import matchers
-from mcp_bdd.errors import ExpectationFailed, UsageError, pretty, produced_by
+from mcp_bdd._text import pretty, produced_by
+from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.runtime import LastResult
 from mcp_bdd.steps._base import (
     StepContext,

@@ -142,7 +142,7 @@ def step_server_version(context: StepContext, expected: str) -> None:
 def _capability(context: StepContext, capability: str) -> tuple[bool, dict[str, object]]:
     key = capability.strip()
     if key not in _CAPABILITIES:
-        from mcp_bdd.errors import did_you_mean
+        from mcp_bdd._text import did_you_mean
 
         raise UsageError(
             f'{state(context).location}: unknown capability "{key}". {did_you_mean(key, _CAPABILITIES, "capability")}.'

@@ -12,7 +12,8 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass
 
-from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by
+from mcp_bdd._text import did_you_mean, produced_by
+from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.runtime import ScenarioState
 from mcp_bdd.session import (
     TASK_STATUSES,

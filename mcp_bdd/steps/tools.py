@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import mcp_types as types
 
-from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, produced_by, some_of
+from mcp_bdd._text import did_you_mean, produced_by, some_of
+from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.failures import FailureKind
 from mcp_bdd.session import Outcome, Session, schema_types
 from mcp_bdd.steps._base import (
@@ -332,7 +333,7 @@ def _tool_at(context: StepContext, name: str, path: str) -> tuple[dict[str, obje
 def _tool_differs(
     tool: dict[str, object], p: str, wanted: object, value: object, why: list[str] | None = None
 ) -> ExpectationFailed:
-    from mcp_bdd.errors import pretty
+    from mcp_bdd._text import pretty
 
     listed = "  The tool as the server lists it:\n" + "\n".join(f"    {line}" for line in pretty(tool).splitlines())
     quoting = (

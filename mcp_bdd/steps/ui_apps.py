@@ -22,8 +22,9 @@ from collections.abc import Iterator
 
 import mcp_types as types
 
+from mcp_bdd._text import did_you_mean, some_of
 from mcp_bdd._version import __version__
-from mcp_bdd.errors import ExpectationFailed, UsageError, did_you_mean, some_of
+from mcp_bdd.errors import ExpectationFailed, UsageError
 from mcp_bdd.session import Outcome, Session
 from mcp_bdd.steps._base import (
     StepContext,
