@@ -7,24 +7,7 @@ Users who need hooks of their own wrap these and call through, e.g.
 (or let `mcp_bdd.chain` do it). The hooks themselves live in `mcp_bdd.hooks`.
 """
 
-from mcp_bdd.hooks import (
-    after_all,
-    after_feature,
-    after_scenario,
-    after_step,
-    before_all,
-    before_feature,
-    before_scenario,
-    before_step,
-)
+import mcp_bdd.hooks as _hooks
+from mcp_bdd.hooks import *  # noqa: F403
 
-__all__ = [
-    "after_all",
-    "after_feature",
-    "after_scenario",
-    "after_step",
-    "before_all",
-    "before_feature",
-    "before_scenario",
-    "before_step",
-]
+__all__ = _hooks.__all__

@@ -10,24 +10,7 @@
 Projects import the hooks from `mcp_bdd.environment` (the path the docs give), which re-exports these.
 """
 
-from mcp_bdd.hooks._hooks import (
-    after_all,
-    after_feature,
-    after_scenario,
-    after_step,
-    before_all,
-    before_feature,
-    before_scenario,
-    before_step,
-)
+from mcp_bdd.hooks import _hooks
+from mcp_bdd.hooks._hooks import *  # noqa: F403
 
-__all__ = [
-    "after_all",
-    "after_feature",
-    "after_scenario",
-    "after_step",
-    "before_all",
-    "before_feature",
-    "before_scenario",
-    "before_step",
-]
+__all__ = _hooks.__all__

@@ -47,6 +47,7 @@ __all__ = [
     "json_held",
     "json_items",
     "json_object",
+    "keep_call",
     "keep_result",
     "objects",
     "result_value",
@@ -460,6 +461,17 @@ def _marked_wrap(raw: Mapping[str, object], listed: Mapping[str, object] | None)
 
 def _text_blocks(raw: Mapping[str, object]) -> list[object]:
     return [b.get("text") for b in objects(raw.get("content")) if b.get("type") == "text"]
+
+
+def keep_call(context: StepContext, outcome: Outcome, tool: str) -> None:
+    """A tool call's outcome becomes the scenario's call (what "the tool call succeeds" reads, also
+    per server) and its result "the result": whether the call was plain, a task's, or an app's."""
+    st = state(context)
+    st.last_call = outcome
+    st.calls_by_server[outcome.server] = outcome
+    st.last_calls = [outcome]
+    st.last_request = outcome
+    keep_result(context, "tool", outcome, tool)
 
 
 def keep_result(context: StepContext, kind: str, outcome: Outcome, name: str) -> None:

@@ -33,7 +33,7 @@ from mcp_bdd.session import (
     tasks_offered,
     wait_for_status,
 )
-from mcp_bdd.steps._base import StepContext, coerce_arguments, current_session, keep_result, state, text, then, when
+from mcp_bdd.steps._base import StepContext, coerce_arguments, current_session, keep_call, state, text, then, when
 
 
 @dataclass
@@ -388,12 +388,7 @@ def step_wait_for_task_result(context: StepContext) -> None:
         )
     assert kept.call is not None
     outcome = task_result(session, seen, kept.call)
-    st = state(context)
-    st.last_call = outcome
-    st.calls_by_server[outcome.server] = outcome
-    st.last_calls = [outcome]
-    st.last_request = outcome
-    keep_result(context, "tool", outcome, kept.tool)
+    keep_call(context, outcome, kept.tool)
 
 
 @when("I list the tasks")
@@ -593,14 +588,9 @@ def step_call_with_legacy_hint(context: StepContext, tool: str) -> None:
         Then the tool call succeeds
         And the result text is "pong"
     """
-    st = state(context)
     session = current_session(context)
     name = text(context, tool)
     outcome = call_with_hint(session, name)
-    st.last_call = outcome
-    st.calls_by_server[outcome.server] = outcome
-    st.last_calls = [outcome]
-    st.last_request = outcome
-    keep_result(context, "tool", outcome, name)
+    keep_call(context, outcome, name)
     session.raise_problems()
 

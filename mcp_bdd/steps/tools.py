@@ -25,6 +25,7 @@ from mcp_bdd.steps._base import (
     expected_text,
     json_items,
     json_object,
+    keep_call,
     keep_result,
     state,
     text,
@@ -415,14 +416,9 @@ def _call(
     timeout: float | None = None,
     cancel_after: float | None = None,
 ) -> Outcome:
-    st = state(context)
     session = current_session(context, server)
     outcome = session.call_tool(text(context, tool), args, timeout=timeout, cancel_after=cancel_after)
-    st.last_call = outcome
-    st.calls_by_server[outcome.server] = outcome
-    st.last_calls = [outcome]
-    st.last_request = outcome
-    keep_result(context, "tool", outcome, text(context, tool))
+    keep_call(context, outcome, text(context, tool))
     session.raise_problems()
     return outcome
 

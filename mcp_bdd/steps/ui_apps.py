@@ -33,7 +33,7 @@ from mcp_bdd.steps._base import (
     expected_text,
     given,
     json_object,
-    keep_result,
+    keep_call,
     objects,
     state,
     text,
@@ -220,13 +220,8 @@ def _last_result(
 
 def _called(context: StepContext, session: Session, name: str, arguments: dict[str, object]) -> Outcome:
     """Call the tool as "When I call the tool" does: its result becomes "the result" of the scenario."""
-    st = state(context)
     outcome = session.call_tool(name, arguments)
-    st.last_call = outcome
-    st.calls_by_server[outcome.server] = outcome
-    st.last_calls = [outcome]
-    st.last_request = outcome
-    keep_result(context, "tool", outcome, name)
+    keep_call(context, outcome, name)
     session.raise_problems()
     return outcome
 
