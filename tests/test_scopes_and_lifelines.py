@@ -286,3 +286,28 @@ def test_kill_all_reaches_the_group_a_reaped_process_leaves_behind() -> None:
     finally:
         if helper.is_running():
             helper.kill()
+
+
+@pytest.mark.usefixtures("own_lifeline")  # the run's lifeline, started in this process, ends with the test
+def test_the_run_s_teardown_problems_survive_an_event_loop_that_cannot_be_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop of the run's event loop that raises (no thread can start while the interpreter shuts
+    down) is one more problem of the run's end, not one that replaces the others."""
+    from mcp_bdd.config import load_config
+    from mcp_bdd.runtime import Runtime
+
+    config = load_config(tmp_path, data={"servers": {"shop": {"app": "demo.shop:create_server"}}})
+    runtime = Runtime(config)
+    runtime.at_run_end(lambda: ["the browser did not close"])
+    real_stop = runtime._loop.stop
+
+    def refused() -> None:
+        real_stop()
+        raise RuntimeError("can't create new thread at interpreter shutdown")
+
+    monkeypatch.setattr(runtime._loop, "stop", refused)
+    problems = runtime.close()
+    assert problems[0] == "the browser did not close", problems
+    assert "RuntimeError: can't create new thread" in problems[-1], problems
+    assert not runtime.root.exists()

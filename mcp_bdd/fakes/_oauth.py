@@ -50,7 +50,7 @@ class IssuedToken:
 
     jti: str
     client_id: str
-    audience: str
+    audience: str | list[str]
     scopes: tuple[str, ...]
     issued_at: int
     expires_at: int
@@ -164,7 +164,7 @@ class FakeAuthServer:
         self,
         scopes: Sequence[str] = (),
         *,
-        audience: str | None = None,
+        audience: str | list[str] | None = None,
         client_id: str = "mcp-bdd",
         lifetime: int | None = None,
         issued_at: int | None = None,

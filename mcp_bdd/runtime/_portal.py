@@ -57,9 +57,12 @@ class RunPortal:
 
         with contextlib.suppress(Exception):
             cancel_pending(self.portal)
-        if stalled(self.portal) or not _exited_within(self.portal, cm, _EXIT_GRACE):
+        if stalled(self.portal):
             _ABANDONED.append(cm)
-            _exit_at_interpreter_shutdown()
+            _exit_at_interpreter_shutdown(_BLOCKED)
+        elif not _exited_within(self.portal, cm, _EXIT_GRACE):
+            _ABANDONED.append(cm)
+            _exit_at_interpreter_shutdown(_SLOW_EXIT)
 
 
 def _exited_within(portal: BlockingPortal, cm: AbstractContextManager[BlockingPortal], grace: float) -> bool:
@@ -74,21 +77,31 @@ def _exited_within(portal: BlockingPortal, cm: AbstractContextManager[BlockingPo
             cm.__exit__(None, None, None)
 
     thread = threading.Thread(target=leave, name="mcp-bdd-portal-stop", daemon=True)
-    thread.start()
+    try:
+        thread.start()
+    except RuntimeError:  # the interpreter is shutting down (Python 3.12+ starts no thread then)
+        leave()
+        return True
     thread.join(grace)
     return not thread.is_alive()
 
 
-def _exit_at_interpreter_shutdown() -> None:
-    """The run's event loop is blocked for good. Stopping it would wait forever, and so would the
+_BLOCKED = (
+    "the run's event loop is still blocked by an in-process server (see the timeout above); "
+    "the run ends without waiting for it."
+)
+_SLOW_EXIT = (
+    f"the run's event loop did not stop within {_EXIT_GRACE:g} s of being asked to (a fake, or code run "
+    "through ctx.portal, that ignores cancellation?); the run ends without waiting for it."
+)
+
+
+def _exit_at_interpreter_shutdown(why: str) -> None:
+    """The run's event loop will not stop. Stopping it would wait forever, and so would the
     interpreter's exit, which joins the threads that wait on that loop. Once the run's reports are
-    written and the interpreter begins to shut down, the process exits with 1 (the run failed)
-    instead of joining them."""
-    print(
-        "\nmcp-bdd: the run's event loop is still blocked by an in-process server (see the timeout above); "
-        "the run ends without waiting for it.",
-        file=sys.__stderr__,  # behave captures the hooks' own stderr
-    )
+    written and the interpreter begins to shut down, the process exits with 1 (the run did not
+    end cleanly) instead of joining them."""
+    print(f"\nmcp-bdd: {why}", file=sys.__stderr__)  # behave captures the hooks' own stderr
 
     def exit_now() -> None:
         for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
@@ -100,7 +113,10 @@ def _exit_at_interpreter_shutdown() -> None:
     # concurrent.futures uses to join its workers); a thread waiting for the main thread is the fallback
     register = getattr(threading, "_register_atexit", None)
     if register is not None:
-        register(exit_now)
+        try:
+            register(exit_now)
+        except RuntimeError:  # the interpreter is already shutting down: nothing is left to wait for
+            exit_now()
     else:
 
         def exit_after_main() -> None:

@@ -74,6 +74,12 @@ class Runtime:
             raise
         self._loop = RunPortal()
         self.portal = self._loop.portal
+        try:
+            self.portal.call(contain_exits)  # an in-process server's sys.exit() ends the server, not the run
+        except BaseException:
+            self._loop.stop()
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
         self.logdir = self.root / "logs"
         self.long_lived: dict[tuple[str, str, str, str], _LongLived] = {}
         self.scenario_count = 0
@@ -89,7 +95,6 @@ class Runtime:
         #: run (the MCP Apps browser: `at_run_end`); each returns its problems, as sessions' closes do
         self._scenario_closers: dict[int, list[Callable[[], list[str]]]] = {}
         self._run_closers: list[Callable[[], list[str]]] = []
-        self.portal.call(contain_exits)  # an in-process server's sys.exit() ends the server, not the run
 
     def scenario_dir(self) -> Path:
         """The next scenario's directory: named, not made (whoever writes there creates it, e.g. a fake:
@@ -306,11 +311,13 @@ class Runtime:
 
     def close(self) -> list[str]:
         """End the run: what steps started for it, long-lived sessions, pre-started servers, shared
-        fakes, the run's directory, then the event loop (even when one of those is interrupted)."""
+        fakes, the run's directory, then the event loop (even when one of those is interrupted).
+        Never raises for a cleanup that failed, the loop's stop included: returns the problems."""
         from mcp_bdd.fakes import close_shared
 
+        problems: list[str] = []
         try:
-            problems = _closed(self._run_closers)
+            problems += _closed(self._run_closers)
             self._run_closers = []
             problems += self.close_scope("all")
             discard_prestarted()
@@ -318,8 +325,12 @@ class Runtime:
             with contextlib.suppress(OSError):
                 shutil.rmtree(self.root, ignore_errors=True)
         finally:
-            self._loop.stop()
+            problems += _closed([self._stop_loop])
         return problems
+
+    def _stop_loop(self) -> list[str]:
+        self._loop.stop()
+        return []
 
 
 def _token_reaches(

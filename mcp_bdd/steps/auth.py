@@ -101,11 +101,20 @@ def step_expired(context: StepContext) -> None:
     now = int(time.time())
     token = auth.issue(
         str(claims.get("scope") or "").split(),
-        audience=aud if isinstance(aud := claims.get("aud"), str) else None,
+        audience=_audience(claims.get("aud")),
         client_id=str(claims.get("client_id") or "mcp-bdd"),
         issued_at=now - auth.lifetime - 60,
     )
     _use(context, token)
+
+
+def _audience(aud: object) -> str | list[str] | None:
+    """A token's `aud` as it was: one resource, or several (RFC 7519 allows a list)."""
+    if isinstance(aud, str):
+        return aud
+    if isinstance(aud, list) and all(isinstance(item, str) for item in aud):
+        return [str(item) for item in aud]
+    return None
 
 
 @given('the client\'s access token is for the audience "{audience:Q}"')
