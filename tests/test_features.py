@@ -58,7 +58,9 @@ def test_features_pass_on(transport: str, protocol: str, tmp_path: Path) -> None
     run = Run(proc.returncode, proc.stdout, proc.stderr)
     counts = run.counts()
     assert counts["failed"] == 0 and counts["error"] == 0, run.failures()
-    assert counts["passed"] >= 100
+    # every scenario runs on every leg: one skipped (a tag, a transport it cannot use) is a gap
+    assert counts["skipped"] == 0, run.output[-4000:]
+    assert counts["passed"] >= 200
     if sized:
         size = report.stat().st_size
         assert size < 1_000_000, f"this repo's report is {size / 1e6:.2f} MB (target < 1 MB: docs/report.md, Size)"

@@ -7,7 +7,6 @@ the four classic cases against the demo shop protected by the SDK's own resource
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import httpx2
 import jwt
 import pytest
-from behave_project import REPO, Run, make_project, run_behave, run_captured
+from behave_project import REPO, make_project, run_behave
 
 from mcp_bdd.errors import UsageError
 from mcp_bdd.fakes import FakeAuthServer
@@ -124,16 +123,7 @@ def test_close_frees_the_port(auth: FakeAuthServer, client: httpx2.Client) -> No
 
 
 # ------------------------------------------------------------------------------------------------
-# behave
-
-
-@pytest.mark.usefixtures("no_leftover_processes")
-def test_the_project_features_show_the_four_classic_cases() -> None:
-    proc = run_captured(
-        [sys.executable, "-m", "behave", "--no-color", "-f", "plain", "features/auth"], cwd=REPO, timeout=300
-    )
-    run = Run(proc.returncode, proc.stdout, proc.stderr)
-    assert run.counts() == {"passed": 5, "failed": 0, "error": 0, "skipped": 0}, run.output[-4000:]
+# behave (features/auth, the four classic cases, runs with the rest of features/: tests/test_features.py)
 
 
 CONFIG = f"""
