@@ -31,12 +31,11 @@ from mcp_bdd.hooks._preflight import (
 )
 from mcp_bdd.hooks._step_failures import closest_phrases, mask_exception
 from mcp_bdd.secrets import dumps_masked, generation, mask
+from mcp_bdd.transcript import HOOKS_MIME, SERVER_MIME, STDERR_MIME, TEARDOWN_MIME, TRANSCRIPT_MIME, evidence
 
 if TYPE_CHECKING:
     from mcp_bdd.runtime import Runtime, ScenarioState
     from mcp_bdd.transcript import Transcript
-
-from mcp_bdd.transcript import HOOKS_MIME, SERVER_MIME, STDERR_MIME, TEARDOWN_MIME, TRANSCRIPT_MIME, evidence
 
 __all__ = [
     "after_all",
@@ -61,7 +60,8 @@ def before_all(context: Context) -> None:
     except ConfigError as exc:
         _abort_run(context, str(exc))
     runner = getattr(context, "_runner", None)
-    unknown = unknown_server_references(getattr(runner, "features", []) or [], config, context.config)
+    features = getattr(runner, "features", []) or []
+    unknown = unknown_server_references(features, config, context.config)
     if unknown:
         message = (
             "Features name servers that are not configured (nothing was run):\n"
@@ -69,7 +69,6 @@ def before_all(context: Context) -> None:
             + f"\n  Configured servers: {', '.join(config.servers) or 'none'} (in {config.source})."
         )
         _abort_run(context, message.strip())
-    features = getattr(runner, "features", []) or []
     for warning in outlines_without_examples(features, context.config) + scenarios_without_steps(
         features, context.config
     ):
