@@ -19,12 +19,24 @@ import threading
 import time
 import tracemalloc
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
-from behave_project import REPO, Run, alive, behave_env, make_project, printed, run_behave, run_captured, start_behave
+from behave_project import (
+    REPO,
+    Census,
+    Run,
+    alive,
+    behave_env,
+    make_project,
+    printed,
+    run_behave,
+    run_captured,
+    start_behave,
+)
 
 from mcp_bdd._text import tail
 from mcp_bdd.report.render import unpack
@@ -63,6 +75,42 @@ CALL_ECHO_TWICE = (
     Then the tool call succeeds
 """
 )
+
+
+@dataclass
+class SharedRun:
+    """One behave run of many features, each a case of a parametrised test (as in
+    test_surface_steps): `statuses` says how a feature's scenarios ended (behave's json),
+    `printed` what behave printed under it (its plain output, from its heading to the next)."""
+
+    run: Run
+    cases: dict[str, list[str]]
+
+    def statuses(self, feature: str) -> list[str]:
+        assert feature in self.cases, f"no feature {feature!r} in the run\n" + self.run.output[-3000:]
+        return self.cases[feature]
+
+    def printed(self, feature: str) -> str:
+        self.statuses(feature)
+        body = re.split(r"^\d+ features? passed", self.run.stdout, flags=re.M)[0]
+        sections = re.split(r"^(?=Feature: )", body, flags=re.M)
+        (section,) = [s for s in sections if s.startswith(f"Feature: {feature}\n")]
+        return section
+
+
+def shared_run(root: Path, env: dict[str, str] | None = None) -> SharedRun:
+    """behave once over `root`'s features, counting the processes it leaves: a module fixture runs
+    it before the test's own census starts."""
+    out = root / "behave.json"
+    argv = [sys.executable, "-m", "behave", "--no-color", "-f", "json", "-o", str(out), "-f", "plain", "features/"]
+    census = Census()
+    done = run_captured(argv, cwd=root, env=env, timeout=300)
+    leftovers = census.left()
+    assert not leftovers, "processes left behind:\n" + "\n".join(leftovers)
+    run = Run(done.returncode, done.stdout, done.stderr)
+    features = json.loads(out.read_text()) if out.exists() else []
+    cases = {f["name"]: [e.get("status", "") for e in f.get("elements", [])] for f in features}
+    return SharedRun(run, cases)
 
 
 def _wait_for(predicate: object, timeout: float, what: str) -> None:
@@ -911,75 +959,80 @@ def test_a_pretty_printed_answer_is_parsed_once_when_it_closes(monkeypatch: pyte
     assert len(failed) == 1 and failed[0].message.id == 5  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize(
-    ("tool", "flags", "said"),
-    [
-        ("deep", ("--deep", "5000"), "a response nested too deep to parse"),
-        # deeper than the SDK's parser takes (~200), not than Python's json module (~1000)
-        ("deep", ("--deep", "400"), "a response nested too deep to parse"),
-        ("lone", (), "JSON the SDK's parser rejects"),
-        # valid JSON, but Python reads no integer of more than 4,300 digits: it was taken for a banner
-        ("huge_number", (), "a number too long for JSON readers"),
-        # Python's json.dumps writes NaN and Infinity, which no JSON reader outside Python takes
-        ("nan", (), "NaN or Infinity, which JSON does not have"),
-        # the SDK's lax validation reads the string as False; the steps read it as set
-        ("stringly", (), 'isError is "false" (str), not true or false'),
-    ],
-    ids=["5000-deep", "400-deep", "lone-surrogate", "5000-digit-number", "NaN", "isError-a-string"],
-)
-def test_an_unparseable_response_fails_its_request_at_once(
-    tool: str, flags: tuple[str, ...], said: str, tmp_path: Path
-) -> None:
+#: What the SDK refuses but Python's json module reads, by case: (tool, hostile flags, said)
+UNPARSEABLE = {
+    "5000-deep": ("deep", ("--deep", "5000"), "a response nested too deep to parse"),
+    # deeper than the SDK's parser takes (~200), not than Python's json module (~1000)
+    "400-deep": ("deep", ("--deep", "400"), "a response nested too deep to parse"),
+    "lone-surrogate": ("lone", (), "JSON the SDK's parser rejects"),
+    # valid JSON, but Python reads no integer of more than 4,300 digits: it was taken for a banner
+    "5000-digit-number": ("huge_number", (), "a number too long for JSON readers"),
+    # Python's json.dumps writes NaN and Infinity, which no JSON reader outside Python takes
+    "NaN": ("nan", (), "NaN or Infinity, which JSON does not have"),
+    # the SDK's lax validation reads the string as False; the steps read it as set
+    "isError-a-string": ("stringly", (), 'isError is "false" (str), not true or false'),
+}
+
+#: A handshake answer that breaks the protocol, by case: (hostile flags, said, tip)
+BROKEN_HANDSHAKES = {
+    "byte-order-mark": (("--bom",), "a byte order mark (U+FEFF) before the JSON", "write plain UTF-8"),
+    "unoffered-version": (
+        ("--answer-version", "1999-01-01"),
+        "answered initialize with protocolVersion '1999-01-01', a version the client did not offer",
+        "never one of its own making",
+    ),
+    "capabilities-a-string": (
+        ("--bad-capabilities",),
+        "answered the handshake with a result that does not fit the MCP schema",
+        "fix the shape of the server's initialize result",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def unusable_answers(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """Every case of the two tests below, each a hostile server of its own, in one run. The
+    timeouts are far beyond the run's own limit: a case that waited for one fails the run."""
+    config, features = "", {}
+    for case, (tool, flags, _) in UNPARSEABLE.items():
+        config += hostile(*flags, name=case, extra="timeout = 900\n")
+        features[f"{case}.feature"] = (
+            f'Feature: {case}\n  Scenario: unusable\n    Given the MCP server "{case}" is running\n'
+            f'    When I call the tool "{tool}"\n    Then the tool call succeeds\n'
+        )
+    for case, (flags, _, _) in BROKEN_HANDSHAKES.items():
+        config += hostile(*flags, name=case, extra="startup_timeout = 600\n")
+        features[f"{case}.feature"] = (
+            f'Feature: {case}\n  Scenario: its handshake\n    Given the MCP server "{case}" is running\n'
+        )
+    return shared_run(make_project(tmp_path_factory.mktemp("unusable"), config, features))
+
+
+@pytest.mark.parametrize("case", UNPARSEABLE)
+def test_an_unparseable_response_fails_its_request_at_once(case: str, unusable_answers: SharedRun) -> None:
     """Defect 5: structuredContent 5,000 deep; the request used to wait for its whole timeout.
     What the SDK refuses but Python's json module reads is named for what it is, not taken for
     a banner on stdout."""
-    feature = f"""
-Feature: deep
-  Scenario: unusable
-    Given the MCP server "hostile" is running
-    When I call the tool "{tool}"
-    Then the tool call succeeds
-"""
-    root = make_project(tmp_path, hostile(*flags, extra="timeout = 900\n"), {"d.feature": feature})
-    run = run_behave(root, timeout=300)
-    assert run.counts()["failed"] == 1, run.output[-3000:]
-    assert said in run.output, run.failures()
-    assert "banners" not in run.output, run.failures()
-    assert "timed out" not in run.output and "no answer within" not in run.output, run.output[-3000:]
+    said = UNPARSEABLE[case][2]
+    assert unusable_answers.statuses(case) == ["failed"], unusable_answers.run.failures()
+    printed = unusable_answers.printed(case)
+    assert said in printed, printed
+    assert "banners" not in printed, printed
+    assert "timed out" not in printed and "no answer within" not in printed, printed
 
 
-@pytest.mark.parametrize(
-    ("flags", "said", "tip"),
-    [
-        (("--bom",), "a byte order mark (U+FEFF) before the JSON", "write plain UTF-8"),
-        (
-            ("--answer-version", "1999-01-01"),
-            "answered initialize with protocolVersion '1999-01-01', a version the client did not offer",
-            "never one of its own making",
-        ),
-        (
-            ("--bad-capabilities",),
-            "answered the handshake with a result that does not fit the MCP schema",
-            "fix the shape of the server's initialize result",
-        ),
-    ],
-    ids=["byte-order-mark", "unoffered-version", "capabilities-a-string"],
-)
-def test_a_handshake_answer_that_breaks_the_protocol_is_named_at_once(
-    flags: tuple[str, ...], said: str, tip: str, tmp_path: Path
-) -> None:
+@pytest.mark.parametrize("case", BROKEN_HANDSHAKES)
+def test_a_handshake_answer_that_breaks_the_protocol_is_named_at_once(case: str, unusable_answers: SharedRun) -> None:
     """A handshake answer written with a byte order mark waited out startup_timeout and was blamed
     on logs or banners; one with a protocol version the client never offered, or capabilities of
     the wrong type, was a failed *start* (the SDK's RuntimeError or pydantic's dump) with the tip to
     read an empty stderr. Each is now a protocol violation, named at once, with what to fix."""
-    root = make_project(tmp_path, hostile(*flags, extra="startup_timeout = 600\n"), {"c.feature": CALL_ECHO})
-    started = time.monotonic()
-    run = run_behave(root, timeout=300)
-    assert run.counts()["error"] == 1, run.output[-3000:]
-    assert 'ProtocolViolation: The MCP server "hostile" ' in run.output and said in run.output, run.failures()
-    assert tip in run.output, run.failures()
-    assert "banners" not in run.output and "stderr above" not in run.output, run.failures()
-    assert time.monotonic() - started < 120, "the start waited instead of failing at once"
+    _, said, tip = BROKEN_HANDSHAKES[case]
+    assert unusable_answers.statuses(case) == ["error"], unusable_answers.run.failures()
+    printed = unusable_answers.printed(case)
+    assert f'ProtocolViolation: The MCP server "{case}" ' in printed and said in printed, printed
+    assert tip in printed, printed
+    assert "banners" not in printed and "stderr above" not in printed, printed
 
 
 DEAF = """
@@ -3399,7 +3452,7 @@ import sys
 
 from mcp.server.mcpserver import MCPServer
 
-if os.environ.get("CHECK") == "exit" and not os.environ.get("API_KEY"):
+if "{check}" == "exit" and not os.environ.get("API_KEY"):
     sys.exit("API_KEY is not set")
 API_KEY = os.environ["API_KEY"]
 
@@ -3413,43 +3466,6 @@ def create_server():
 
     return server
 """
-
-
-@pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
-@pytest.mark.parametrize("check", ["exit", "key"])
-def test_a_module_that_needs_the_servers_env_at_import_starts_from_the_pool(
-    check: str, transport: str, tmp_path: Path
-) -> None:
-    """A module that reads a setting the server's `env` gives it at import (`os.environ["API_KEY"]`,
-    or `sys.exit("API_KEY is not set")`) failed every scenario with the pool, the default: the
-    pre-imported process imports the app with behave's environment, without the server's `env`,
-    and its failure was "exited with status 1 before it could start a server: the app probably
-    cannot be imported". With pool = false it passed. Each forked server imports the module again
-    with its own environment: the pre-imported process's failure is no reason to fail it."""
-    feature = """
-Feature: configured at import
-  Scenario: one
-    Given the MCP server "app" is running
-    When I call the tool "key"
-    Then the result text is "k-1"
-
-  Scenario: two
-    Given the MCP server "app" is running
-    When I call the tool "key"
-    Then the result text is "k-1"
-"""
-    config = (
-        f'transport = "{transport}"\n[servers.app]\napp = "configured_app:create_server"\n'
-        f'env = {{ API_KEY = "k-1", CHECK = "{check}" }}\n'
-    )
-    root = make_project(tmp_path, config, {"c.feature": feature})
-    (root / "configured_app.py").write_text(CONFIGURED_AT_IMPORT_APP)
-    env = {**behave_env(), "CHECK": check}  # the pre-imported process sees it too: it exits there
-    env.pop("API_KEY", None)
-    done = run_captured([sys.executable, "-m", "behave", "--no-color", "features/"], cwd=root, env=env)
-    run = Run(done.returncode, done.stdout, done.stderr)
-    assert run.counts() == {"passed": 2, "failed": 0, "error": 0, "skipped": 0}, run.failures()
-
 
 ONE_AT_A_TIME_APP = """
 import fcntl
@@ -3493,10 +3509,64 @@ def create_server():
     return server
 """
 
+HOLDS = ("port", "served", "lock", "udp", "sqlite")
+CHECKS = ("exit", "key")
 
-@pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
-@pytest.mark.parametrize("hold", ["port", "served", "lock", "udp", "sqlite"])
-def test_what_a_module_takes_at_import_is_not_held_by_the_pool(hold: str, transport: str, tmp_path: Path) -> None:
+#: two scenarios on one server: the second one's server is forked after the first one's stopped
+TWO_SCENARIOS = """
+Feature: {name}
+  Scenario: one
+    Given the MCP server "{name}" is running
+    When I call the tool "{tool}"
+    Then the tool call succeeds
+
+  Scenario: two
+    Given the MCP server "{name}" is running
+    When I call the tool "{tool}"
+    Then the tool call succeeds
+"""
+
+
+@pytest.fixture(scope="module", params=["stdio", "streamable-http"])
+def import_holds(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """Every module of the two tests below, each as a server of its own, in one run per transport."""
+    from mcp_bdd._net import free_port
+
+    transport: str = request.param
+    root = tmp_path_factory.mktemp(f"import-holds-{transport}")
+    config = f'transport = "{transport}"\n'
+    features: dict[str, str] = {}
+    for hold in HOLDS:
+        config += f'[servers.hold-{hold}]\napp = "hold_{hold}:create_server"\n'
+        features[f"hold-{hold}.feature"] = TWO_SCENARIOS.format(name=f"hold-{hold}", tool="ping")
+    for check in CHECKS:
+        config += f'[servers.check-{check}]\napp = "check_{check}:create_server"\nenv = {{ API_KEY = "k-1" }}\n'
+        features[f"check-{check}.feature"] = TWO_SCENARIOS.format(name=f"check-{check}", tool="key")
+    root = make_project(root, config, features)
+    for hold in HOLDS:
+        (root / f"hold_{hold}.py").write_text(ONE_AT_A_TIME_APP.format(hold=hold, port=free_port()))
+    for check in CHECKS:
+        (root / f"check_{check}.py").write_text(CONFIGURED_AT_IMPORT_APP.replace("{check}", check))
+    env = behave_env()
+    env.pop("API_KEY", None)  # the pre-imported process imports the module without the server's `env`
+    return shared_run(root, env)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_a_module_that_needs_the_servers_env_at_import_starts_from_the_pool(
+    check: str, import_holds: SharedRun
+) -> None:
+    """A module that reads a setting the server's `env` gives it at import (`os.environ["API_KEY"]`,
+    or `sys.exit("API_KEY is not set")`) failed every scenario with the pool, the default: the
+    pre-imported process imports the app with behave's environment, without the server's `env`,
+    and its failure was "exited with status 1 before it could start a server: the app probably
+    cannot be imported". With pool = false it passed. Each forked server imports the module again
+    with its own environment: the pre-imported process's failure is no reason to fail it."""
+    assert import_holds.statuses(f"check-{check}") == ["passed", "passed"], import_holds.run.failures()
+
+
+@pytest.mark.parametrize("hold", HOLDS)
+def test_what_a_module_takes_at_import_is_not_held_by_the_pool(hold: str, import_holds: SharedRun) -> None:
     """A module that binds a fixed port or takes a lock file at import runs one server at a time:
     cold (pool = false) each scenario's server took it and its stop gave it back. With the pool,
     the pre-imported process took it as it imported the app and kept it for the whole run, so
@@ -3506,25 +3576,7 @@ def test_what_a_module_takes_at_import_is_not_held_by_the_pool(hold: str, transp
     of its own that served the port waits on a stand-in, not on the port); a UDP port too. A
     database's own byte-range locks (SQLite in WAL mode) are not a lock file's, and stay: taken
     away, every pooled write said "database is locked"."""
-    from mcp_bdd._net import free_port
-
-    feature = """
-Feature: one at a time
-  Scenario: one
-    Given the MCP server "app" is running
-    When I call the tool "ping"
-    Then the tool call succeeds
-
-  Scenario: two
-    Given the MCP server "app" is running
-    When I call the tool "ping"
-    Then the tool call succeeds
-"""
-    config = f'transport = "{transport}"\n[servers.app]\napp = "one_at_a_time:create_server"\n'
-    root = make_project(tmp_path, config, {"h.feature": feature})
-    (root / "one_at_a_time.py").write_text(ONE_AT_A_TIME_APP.format(hold=hold, port=free_port()))
-    run = run_behave(root)
-    assert run.counts() == {"passed": 2, "failed": 0, "error": 0, "skipped": 0}, run.failures()
+    assert import_holds.statuses(f"hold-{hold}") == ["passed", "passed"], import_holds.run.failures()
 
 
 def test_a_tool_whose_schema_names_no_type_is_called_with_text_and_described_plainly(tmp_path: Path) -> None:
