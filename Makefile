@@ -26,10 +26,14 @@ demo: $(STAMP)
 	    -f pretty -f living-doc features/
 	@echo "Living documentation: file://$(CURDIR)/reports/living-doc.html"
 
+# pytest's workers: one more than the CPUs, since about a third of the suite's time is spent
+# waiting (for servers to start and stop, timeouts and graces that faults must wait out).
+JOBS ?= $(shell echo $$(( $$(getconf _NPROCESSORS_ONLN) + 1 )))
+
 test: $(STAMP) node_modules/.installed
 	$(BIN)/ruff check mcp_bdd tests demo benchmarks
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -n 2 --dist worksteal -q
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal -q
 
 # The unit lane: no process, no behave run (tests/unit/conftest.py refuses both), in seconds.
 test-fast: $(STAMP)

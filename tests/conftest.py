@@ -15,7 +15,7 @@ from userenv import dist, fastmcp_venv, mcp1_venv, user_venv  # noqa: F401
 
 #: The longest test files, longest first: the whole living spec once per transport, the workflows
 #: that install mcp-bdd into fresh venvs from the index, third-party servers, the users' venvs.
-#: They start first, so that the two workers end together instead of one running a minutes-long
+#: They start first, so that the workers end together instead of one running a minutes-long
 #: test alone at the end (`make test` also lets an idle worker take queued tests: --dist worksteal).
 LONGEST_FIRST = (
     "test_features.py",
