@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO, TypedDict
 
+from mcp_bdd._ctrl_c import install as count_ctrl_c
 from mcp_bdd._text import printable
 from mcp_bdd.errors import UsageError
 from mcp_bdd.failures import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
@@ -528,6 +529,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mcp_bdd._logs import guard_sdk_logs
 
     guard_sdk_logs()  # `probe`, `call`, `check`... print the SDK's log lines about a server too
+    if argv is None:  # the program itself (the console script, `python -m`): its Ctrl-C is ours
+        count_ctrl_c()
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         if args_list[:2] == ["report", "merge"]:

@@ -29,6 +29,8 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, TypeVar, TypeVarTuple
 
+from mcp_bdd._ctrl_c import raise_lost
+
 if TYPE_CHECKING:
     from anyio.from_thread import BlockingPortal
 
@@ -39,6 +41,12 @@ CANCEL_GRACE = 5.0
 #: How long past its own timeout a request's hop waits for the loop: a cancelled request ends in
 #: milliseconds, so this only ever runs out on a blocked loop; roomy for a loaded machine.
 STALL_GRACE = 10.0
+
+#: The longest a wait for the loop sleeps at once. A Ctrl-C that the kernel hands to the loop's
+#: thread (the one that does not block it while this one blocks every signal, as CPython does
+#: around spawning a process) raises KeyboardInterrupt here only once this thread wakes: one
+#: wait until the deadline left `mcp-bdd list` waiting out its 300 s startup timeout.
+WAKE = 0.25
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
@@ -108,15 +116,16 @@ class Hops:
         return self._wait(self._schedule(fn, *args), deadline, last_answer)
 
     def _wait(self, future: Future[T], deadline: float | None, last_answer: Callable[[], float] | None = None) -> T:
-        if deadline is None:
-            return future.result()
-        until = time.monotonic() + deadline
+        until = time.monotonic() + (deadline if deadline is not None else float("inf"))
         while True:
+            raise_lost()  # a Ctrl-C a library swallowed (see mcp_bdd._ctrl_c)
             try:
-                return future.result(timeout=max(0.0, until - time.monotonic()))
+                return future.result(timeout=max(0.0, min(WAKE, until - time.monotonic())))
             except TimeoutError:
                 if future.done():
                     raise  # the work's own TimeoutError
+            if deadline is None or time.monotonic() < until:
+                continue
             if last_answer is not None and last_answer() + deadline > time.monotonic():
                 until = last_answer() + deadline
                 continue
