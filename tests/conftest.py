@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +15,8 @@ from userenv import dist, fastmcp_venv, mcp1_venv, user_venv  # noqa: F401
 
 #: The longest test files, longest first: the whole living spec once per transport, the workflows
 #: that install mcp-bdd into fresh venvs from the index, third-party servers, the users' venvs.
+#: They start first, so that the workers end together instead of one running a minutes-long
+#: test alone at the end (`make test` also lets an idle worker take queued tests: --dist worksteal).
 LONGEST_FIRST = (
     "test_features.py",
     "test_init_workflows.py",
@@ -25,26 +26,12 @@ LONGEST_FIRST = (
 )
 
 
-def _rank(item: pytest.Item) -> int:
-    name = item.path.name
-    return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """`--dist worksteal` hands each worker one contiguous part of the collection, in order: each
-    part starts with every n-th of the longest tests, so that the workers share them. Put first
-    in one part, they ran one after another on one worker for 11 minutes, the critical path."""
-    longest = sorted((item for item in items if _rank(item) < len(LONGEST_FIRST)), key=_rank)
-    rest = [item for item in items if _rank(item) == len(LONGEST_FIRST)]  # in pytest's order
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    ordered: list[pytest.Item] = []
-    for k in range(workers):
-        share = longest[k::workers]
-        size = (k + 1) * len(items) // workers - k * len(items) // workers
-        fill = rest[: max(0, size - len(share))]
-        rest = rest[len(fill) :]
-        ordered += share + fill
-    items[:] = ordered + rest
+    def rank(item: pytest.Item) -> int:
+        name = item.path.name
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: every other test keeps its place
 
 
 @pytest.fixture
