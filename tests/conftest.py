@@ -15,8 +15,10 @@ from userenv import dist, fastmcp_venv, mcp1_venv, user_venv  # noqa: F401
 
 #: The longest test files, longest first: the whole living spec once per transport, the workflows
 #: that install mcp-bdd into fresh venvs from the index, third-party servers, the users' venvs.
-#: They start first, so that the workers end together instead of one running a minutes-long
-#: test alone at the end (`make test` also lets an idle worker take queued tests: --dist worksteal).
+#: `--dist worksteal` hands each worker a contiguous part of the collection, so they all go to one
+#: worker, one after another, while the others run the short tests and take from its queue at
+#: the end. Dealt out to every worker instead, they ran at once and slowed each other: the whole
+#: run took longer.
 LONGEST_FIRST = (
     "test_features.py",
     "test_init_workflows.py",
