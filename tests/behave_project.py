@@ -180,11 +180,12 @@ def start_behave(root: Path, *args: str, env: dict[str, str] | None = None) -> s
             env={**behave_env(), **(env or {})},
             stdout=out,
             stderr=subprocess.STDOUT,
-            preexec_fn=_default_sigint,
+            preexec_fn=default_sigint,
         )
 
 
-def _default_sigint() -> None:
+def default_sigint() -> None:
+    """SIGINT at its default in a child, as from a terminal (see `start_behave`)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 

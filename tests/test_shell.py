@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from behave_project import REPO, Census
+from behave_project import REPO, Census, default_sigint
 
 from mcp_bdd.cli import main
 from mcp_bdd.failures import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
@@ -437,7 +437,7 @@ def test_a_one_shot_command_stopped_while_its_server_starts_leaves_nothing(
         [sys.executable, "-X", "faulthandler", "-m", "mcp_bdd.cli", "list", "tools", "--timeout", "300", "--",
          sys.executable, str(tmp_path / "server.py"), str(flag)],
         cwd=tmp_path, env={**os.environ, "TMPDIR": str(scratch)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True,
+        text=True, preexec_fn=default_sigint,  # a suite started in the background ignores SIGINT, and so would it
     )  # fmt: skip
     deadline = time.monotonic() + 120
     while not flag.exists():
