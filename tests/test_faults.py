@@ -85,6 +85,7 @@ class SharedRun:
 
     run: Run
     cases: dict[str, list[str]]
+    seconds: dict[str, float]  # each feature's steps, as behave timed them
 
     def statuses(self, feature: str) -> list[str]:
         assert feature in self.cases, f"no feature {feature!r} in the run\n" + self.run.output[-3000:]
@@ -110,7 +111,15 @@ def shared_run(root: Path, env: dict[str, str] | None = None) -> SharedRun:
     run = Run(done.returncode, done.stdout, done.stderr)
     features = json.loads(out.read_text()) if out.exists() else []
     cases = {f["name"]: [e.get("status", "") for e in f.get("elements", [])] for f in features}
-    return SharedRun(run, cases)
+    seconds = {
+        f["name"]: sum(
+            (step.get("result") or {}).get("duration", 0.0)
+            for e in f.get("elements", [])
+            for step in e.get("steps", [])
+        )
+        for f in features
+    }
+    return SharedRun(run, cases, seconds)
 
 
 def _wait_for(predicate: object, timeout: float, what: str) -> None:
@@ -1033,6 +1042,7 @@ def test_a_handshake_answer_that_breaks_the_protocol_is_named_at_once(case: str,
     assert f'ProtocolViolation: The MCP server "{case}" ' in printed and said in printed, printed
     assert tip in printed, printed
     assert "banners" not in printed and "stderr above" not in printed, printed
+    assert unusable_answers.seconds[case] < 120, "the start waited instead of failing at once"
 
 
 DEAF = """
@@ -3518,12 +3528,12 @@ Feature: {name}
   Scenario: one
     Given the MCP server "{name}" is running
     When I call the tool "{tool}"
-    Then the tool call succeeds
+    Then {then}
 
   Scenario: two
     Given the MCP server "{name}" is running
     When I call the tool "{tool}"
-    Then the tool call succeeds
+    Then {then}
 """
 
 
@@ -3538,10 +3548,14 @@ def import_holds(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     features: dict[str, str] = {}
     for hold in HOLDS:
         config += f'[servers.hold-{hold}]\napp = "hold_{hold}:create_server"\n'
-        features[f"hold-{hold}.feature"] = TWO_SCENARIOS.format(name=f"hold-{hold}", tool="ping")
+        features[f"hold-{hold}.feature"] = TWO_SCENARIOS.format(
+            name=f"hold-{hold}", tool="ping", then="the tool call succeeds"
+        )
     for check in CHECKS:
         config += f'[servers.check-{check}]\napp = "check_{check}:create_server"\nenv = {{ API_KEY = "k-1" }}\n'
-        features[f"check-{check}.feature"] = TWO_SCENARIOS.format(name=f"check-{check}", tool="key")
+        features[f"check-{check}.feature"] = TWO_SCENARIOS.format(
+            name=f"check-{check}", tool="key", then='the result text is "k-1"'
+        )
     root = make_project(root, config, features)
     for hold in HOLDS:
         (root / f"hold_{hold}.py").write_text(ONE_AT_A_TIME_APP.format(hold=hold, port=free_port()))
