@@ -51,7 +51,10 @@ class ConnectFailures:
 
     def _connect_failure(self, cause: BaseException, elapsed: float, since: int) -> str:
         # the SDK says only "Server returned an error response" for an HTTP error: ours says which
-        what, tip = self._http_refusal(since, cause) or self._not_connected(cause, since)
+        refused = self._http_refusal(since, cause)
+        if refused is None:  # a server that answered over HTTP runs: only one that went quiet may be exiting
+            self.server.settle()  # its exit code, once it has one, is quoted below
+        what, tip = refused or self._not_connected(cause, since)
         return (
             f'The MCP server "{self.name}" {what} (after {elapsed:.2f} s).\n'
             + self.server.describe_death()

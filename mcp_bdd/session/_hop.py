@@ -42,10 +42,10 @@ CANCEL_GRACE = 5.0
 #: milliseconds, so this only ever runs out on a blocked loop; roomy for a loaded machine.
 STALL_GRACE = 10.0
 
-#: The longest a wait for the loop sleeps at once. A Ctrl-C that the kernel hands to the loop's
-#: thread (the one that does not block it while this one blocks every signal, as CPython does
-#: around spawning a process) raises KeyboardInterrupt here only once this thread wakes: one
-#: wait until the deadline left `mcp-bdd list` waiting out its 300 s startup timeout.
+#: The longest a wait for the loop sleeps at once. The kernel may hand a Ctrl-C to the loop's
+#: thread (any thread that does not block the signal at that moment), and Python raises the
+#: KeyboardInterrupt only in this thread, once it wakes: one wait until the deadline would hold
+#: it off for as long as that (300 s for `mcp-bdd list --timeout 300`).
 WAKE = 0.25
 
 T = TypeVar("T")

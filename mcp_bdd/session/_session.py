@@ -237,8 +237,6 @@ class Session(ClientSide, ConnectFailures):
                 {"message": f"{type(cause).__name__}: {cause}"},
                 duration_ms=elapsed * 1000,
             )
-            if self._http_refusal(connect.seq, cause) is None:  # one that answered over HTTP is not exiting
-                self.server.settle()
             message = self._connect_failure(cause, elapsed, connect.seq)  # before stop(): the exit code is its own
             self.server.stop()
             self._close_http_client()
