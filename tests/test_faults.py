@@ -1073,32 +1073,51 @@ def test_a_server_that_closes_its_stdin_fails_the_next_request_at_once(unread: b
     assert time.monotonic() - started < 45, "the request waited instead of failing at once"
 
 
-@pytest.mark.parametrize(
-    ("flags", "tool", "said"),
-    [
-        # it never answered the handshake; its exit code came from mcp-bdd giving up on it
-        (("--mute",), None, "Exit code: 0, once mcp-bdd had closed its stdin (it was still running until then)"),
-        # it closed its stdout and exited on its own 50 ms later: EOF came before its exit showed, and
-        # closing its stdin then must not take the blame (it did, in a race, for a crash at start)
-        (("--die-slowly",), None, "Exit code: 4\n"),
-        # exit 0 mid-call while a helper holds its stdout: its keeper kills the helper as it reaps the
-        # server, so the stream ends at once (it was a timeout, "a process it started still holds
-        # its stdout"), and the exit is the server's own
-        (("--holder",), "quit", "the connection closed before an answer came (the server went away)"),
-        ((), "blind", "the server closed its stdout but is still running: it can no longer answer"),
-    ],
-    ids=["mcp-bdd-closed-stdin", "exited-slowly", "exited-under-a-helper", "closed-its-stdout"],
-)
-def test_how_a_server_ended_is_said_truly(flags: tuple[str, ...], tool: str | None, said: str, tmp_path: Path) -> None:
+#: how a server ended, and what the failure must say of it: (hostile flags, tool called, said)
+ENDINGS: dict[str, tuple[tuple[str, ...], str | None, str]] = {
+    # it never answered the handshake; its exit code came from mcp-bdd giving up on it
+    "mcp-bdd-closed-stdin": (
+        ("--mute",),
+        None,
+        "Exit code: 0, once mcp-bdd had closed its stdin (it was still running until then)",
+    ),
+    # it closed its stdout and exited on its own 50 ms later: EOF came before its exit showed, and
+    # closing its stdin then must not take the blame (it did, in a race, for a crash at start)
+    "exited-slowly": (("--die-slowly",), None, "Exit code: 4\n"),
+    # exit 0 mid-call while a helper holds its stdout: its keeper kills the helper as it reaps the
+    # server, so the stream ends at once (it was a timeout, "a process it started still holds
+    # its stdout"), and the exit is the server's own
+    "exited-under-a-helper": (
+        ("--holder",),
+        "quit",
+        "the connection closed before an answer came (the server went away)",
+    ),
+    "closed-its-stdout": ((), "blind", "the server closed its stdout but is still running: it can no longer answer"),
+}
+
+
+@pytest.fixture(scope="module")
+def server_endings(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """Every case of the test below, each a hostile server of its own, in one run."""
+    config, features = "", {}
+    for case, (flags, tool, _) in ENDINGS.items():
+        config += hostile(*flags, name=case, extra="timeout = 3\nstartup_timeout = 3\n")
+        call = f'\n    When I call the tool "{tool}"\n    Then the tool call succeeds' if tool else ""
+        features[f"{case}.feature"] = (
+            f'Feature: {case}\n  Scenario: it ends\n    Given the MCP server "{case}" is running{call}\n'
+        )
+    return shared_run(make_project(tmp_path_factory.mktemp("endings"), config, features))
+
+
+@pytest.mark.parametrize("case", ENDINGS)
+def test_how_a_server_ended_is_said_truly(case: str, server_endings: SharedRun) -> None:
     """The failure says whether the server exited on its own, was ended by mcp-bdd, or still runs."""
-    call = f'\n    When I call the tool "{tool}"\n    Then the tool call succeeds' if tool else ""
-    feature = f'Feature: ends\n  Scenario: it ends\n    Given the MCP server "hostile" is running{call}\n'
-    config = hostile(*flags, extra="timeout = 3\nstartup_timeout = 3\n")
-    run = run_behave(make_project(tmp_path, config, {"e.feature": feature}), timeout=300)
-    assert run.counts()["passed"] == 0, run.output[-3000:]
-    assert said in run.output, run.failures()
-    assert "raise `timeout`" not in run.output or tool != "quit", run.failures()
-    assert "Exit code: 0\n" in run.output or tool != "quit", run.failures()
+    _, tool, said = ENDINGS[case]
+    assert "passed" not in server_endings.statuses(case), server_endings.run.failures()
+    printed = server_endings.printed(case)
+    assert said in printed, printed
+    if tool == "quit":  # its own exit, at once: no timeout, and the code it chose
+        assert "raise `timeout`" not in printed and "Exit code: 0\n" in printed, printed
 
 
 @pytest.mark.parametrize(
@@ -2094,13 +2113,38 @@ def test_a_second_answer_to_one_request_is_evidence_and_the_first_stands(tmp_pat
     assert "a second answer to one request: " in data and "second thoughts" in data, data[-4000:]
 
 
-class _TwiceSseServer(http.server.ThreadingHTTPServer):
+class _RawServer(http.server.ThreadingHTTPServer):
+    """A raw test server whose handler threads end with it: `server_close` joins them. A GET
+    stream that outlived its test once raised minutes later inside another test, and its printed
+    traceback (Python 3.11 parses the source line to draw the carets) raced that test's own
+    `ast.parse`: "SystemError: AST constructor recursion depth mismatch"."""
+
+    daemon_threads = False
+    outbox: queue.Queue[bytes | None]
+    closing: threading.Event
+
+
+def _stream_messages(server: _RawServer) -> Iterator[bytes]:
+    """The messages a GET stream sends: what `server.outbox` holds, until a None (the stream
+    ends) or the end of the test (`closing`)."""
+    while not server.closing.is_set():
+        try:
+            message = server.outbox.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if message is None:
+            return
+        yield message
+
+
+class _TwiceSseServer(_RawServer):
     """A legacy SSE server, raw: one stream carries every answer, in the order the POSTs were
     read, and the first tools/call is answered twice (its result, then an error for its id)."""
 
     def __init__(self, handler: type[_TwiceSse] | None = None) -> None:
         super().__init__(("127.0.0.1", 0), handler or _TwiceSse)
         self.outbox: queue.Queue[bytes | None] = queue.Queue()
+        self.closing = threading.Event()
         self.calls = 0
         self.reset: Any = None  # the id of a request whose POST was closed unanswered (`_FailingSse`)
 
@@ -2110,7 +2154,7 @@ class _TwiceSse(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         _open_sse_stream(self)
-        while (message := self.server.outbox.get(timeout=120)) is not None:
+        for message in _stream_messages(self.server):
             self.wfile.write(b"event: message\ndata: " + message + b"\n\n")
             self.wfile.flush()
 
@@ -2144,14 +2188,14 @@ class _TwiceSse(http.server.BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def _serving(web: _TwiceSseServer | _AcceptingServer) -> Iterator[str]:
+def _serving(web: _RawServer) -> Iterator[str]:
     """Serve `web` from a thread, as its base URL; after, end its GET stream and stop it."""
     thread = threading.Thread(target=web.serve_forever, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{web.server_address[1]}"
     finally:
-        web.outbox.put(None)
+        web.closing.set()
         web.shutdown()
         web.server_close()
         thread.join()
@@ -2225,7 +2269,7 @@ class _TwoEndpointsSse(_TwiceSse):
         self.wfile.write(b"event: endpoint\ndata: http://127.0.0.2:9/messages\n\n")
         self.wfile.flush()
         first = True
-        while (message := self.server.outbox.get(timeout=120)) is not None:
+        for message in _stream_messages(self.server):
             extra = b"event: endpoint\ndata: /elsewhere\n\n" if first else b""
             first = False
             self.wfile.write(extra + b"event: message\ndata: " + message + b"\n\n")
@@ -2427,7 +2471,7 @@ def test_a_request_pending_when_the_sse_stream_ends_fails_at_once(tmp_path: Path
     assert run.counts() == {"passed": 1, "failed": 0, "error": 0, "skipped": 0}, run.failures()
 
 
-class _AcceptingServer(http.server.ThreadingHTTPServer):
+class _AcceptingServer(_RawServer):
     """A Streamable HTTP endpoint, raw, that answers a tools/call POST with 202 Accepted (as
     text/plain "Accepted") and sends the call's answer on its GET stream instead (the HTTP+SSE
     transport's way). `answer_first`: the answer goes out before the 202, which waits until the
@@ -2442,6 +2486,7 @@ class _AcceptingServer(http.server.ThreadingHTTPServer):
         self.answer_first = answer_first
         self.accept_initialize = accept_initialize
         self.outbox: queue.Queue[bytes | None] = queue.Queue()
+        self.closing = threading.Event()
         self.held: list[bytes] = []
         self.pong = threading.Event()
         self.calls = 0
@@ -2457,7 +2502,7 @@ class _Accepting(http.server.BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
-        while (message := self.server.outbox.get(timeout=120)) is not None:
+        for message in _stream_messages(self.server):
             self.wfile.write(b"event: message\ndata: " + message + b"\n\n")
             self.wfile.flush()
 
