@@ -1621,52 +1621,78 @@ Feature: a url
     return run_behave(root)
 
 
-@pytest.mark.parametrize(
-    ("status", "over", "said", "tip"),
-    [
-        (404, "", "answered HTTP 404 (text/html) to POST {url}", "check the path in `url`"),
-        (401, "", "refused the connection with HTTP 401 (text/html) to POST {url}", "the server wants credentials"),
-        (
-            200,
-            "",
-            "answered HTTP 200 (text/html) to POST {url}",
-            "an MCP endpoint answers with application/json or text/event-stream",
-        ),
-        (401, " over SSE", "answered HTTP 401 to the GET that opens an SSE stream at {url}", "wants credentials"),
-        (
-            200,
-            " over SSE",
-            "answered HTTP 200 to the GET that opens an SSE stream at {url} with text/html: not an event stream",
-            "an SSE endpoint answers its GET with text/event-stream",
-        ),
-        (
-            302,
-            " over SSE",
-            "answered HTTP 302 to the GET that opens an SSE stream at {url}: a redirect",
-            "point `url` at the address it redirects to",
-        ),
-    ],
-)
-def test_a_url_that_answers_http_errors_is_named_with_its_status(
-    status: int, over: str, said: str, tip: str, tmp_path: Path
-) -> None:
+#: what a web server that is no MCP endpoint answers: (status, " over SSE" or "", said, tip)
+HTTP_ERRORS: dict[str, tuple[int, str, str, str]] = {
+    "404": (404, "", "answered HTTP 404 (text/html) to POST {url}", "check the path in `url`"),
+    "401": (401, "", "refused the connection with HTTP 401 (text/html) to POST {url}", "the server wants credentials"),
+    "200-html": (
+        200,
+        "",
+        "answered HTTP 200 (text/html) to POST {url}",
+        "an MCP endpoint answers with application/json or text/event-stream",
+    ),
+    "401-over-sse": (
+        401,
+        " over SSE",
+        "answered HTTP 401 to the GET that opens an SSE stream at {url}",
+        "wants credentials",
+    ),
+    "200-html-over-sse": (
+        200,
+        " over SSE",
+        "answered HTTP 200 to the GET that opens an SSE stream at {url} with text/html: not an event stream",
+        "an SSE endpoint answers its GET with text/event-stream",
+    ),
+    "302-over-sse": (
+        302,
+        " over SSE",
+        "answered HTTP 302 to the GET that opens an SSE stream at {url}: a redirect",
+        "point `url` at the address it redirects to",
+    ),
+}
+
+
+@dataclass
+class WebErrors:
+    """The shared run of every HTTP_ERRORS case, and the origin of the web server it ran against."""
+
+    shared: SharedRun
+    origin: str
+
+
+@pytest.fixture(scope="module")
+def http_errors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebErrors]:
+    """One web server (each path answers its own status) and one run: a server "<case>" per case."""
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotMcp)
+    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread.start()
+    origin = _origin(web)
+    config, features = "", {}
+    for case, (status, over, _, _) in HTTP_ERRORS.items():
+        config += f'[servers.{json.dumps(case)}]\nurl = "{origin}/{status}"\n'
+        features[f"{case}.feature"] = (
+            f'Feature: {case}\n  Scenario: connect\n    Given the MCP server "{case}" is running{over}\n'
+        )
+    try:
+        yield WebErrors(shared_run(make_project(tmp_path_factory.mktemp("web-errors"), config, features)), origin)
+    finally:
+        web.shutdown()
+        web.server_close()
+        thread.join()
+
+
+@pytest.mark.parametrize("case", HTTP_ERRORS)
+def test_a_url_that_answers_http_errors_is_named_with_its_status(case: str, http_errors: WebErrors) -> None:
     """The SDK says only "Server returned an error response"; a wrong path or a missing token is
     the first thing a new user meets with a URL server. A web page served with 200 used to read
     "closed the connection during the handshake" with the tip "is the server running?" — and over
     SSE "could not be connected to: SSEError", because SSE's answers were not recorded."""
-    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotMcp)
-    thread = threading.Thread(target=web.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{web.server_address[1]}/{status}"
-        run = _connect(tmp_path, url, over=over)
-    finally:
-        web.shutdown()
-        thread.join()
-    assert run.counts()["passed"] == 0, run.output[-3000:]
-    assert f'"remote" {said.format(url=url)}' in run.output, run.output[-3000:]
-    assert tip in run.output, run.output[-3000:]
-    assert "is the server running" not in run.output, run.output[-3000:]
+    status, _, said, tip = HTTP_ERRORS[case]
+    assert "passed" not in http_errors.shared.statuses(case), http_errors.shared.run.failures()
+    printed = http_errors.shared.printed(case)
+    assert f'"{case}" {said.format(url=f"{http_errors.origin}/{status}")}' in printed, printed
+    assert tip in printed, printed
+    assert "is the server running" not in printed, printed
 
 
 def _serve_over_http(port: int, transport: str = "streamable-http") -> subprocess.Popen[str]:
@@ -1755,40 +1781,70 @@ class _SilentSse(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.mark.parametrize(
-    ("post_status", "said"),
-    [
-        (202, "did not complete the MCP handshake within startup_timeout = 3 s"),
-        (404, "answered HTTP 404 to POST {url}/messages?session_id=1, a message sent where its SSE stream said"),
-        # no `endpoint` event at all: it was "is the server running at that URL?", of a server that was
-        (0, "opened its SSE stream but sent no `endpoint` event (the URL to POST requests to) within startup_timeout"),
-    ],
-)
+#: how an SSE server that never answers on its stream treats a POST: (its POST status, said)
+SILENT_SSE: dict[str, tuple[int, str]] = {
+    "acknowledged": (202, "did not complete the MCP handshake within startup_timeout = 3 s"),
+    "refused": (404, "answered HTTP 404 to POST {url}/messages?session_id=1, a message sent where its SSE stream said"),
+    # no `endpoint` event at all: it was "is the server running at that URL?", of a server that was
+    "no-endpoint": (
+        0,
+        "opened its SSE stream but sent no `endpoint` event (the URL to POST requests to) within startup_timeout",
+    ),
+}
+
+
+@dataclass
+class SilentServers:
+    """The shared run of every SILENT_SSE case, and the web server each case ran against."""
+
+    shared: SharedRun
+    webs: dict[str, _SilentSseServer]
+
+
+def _origin(web: http.server.HTTPServer) -> str:
+    return f"http://127.0.0.1:{web.server_address[1]}"
+
+
+@pytest.fixture(scope="module")
+def silent_sse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SilentServers]:
+    """A silent SSE server per case, all in one run (a server "<case>" each)."""
+    webs = {case: _SilentSseServer(status) for case, (status, _) in SILENT_SSE.items()}
+    threads = [threading.Thread(target=web.serve_forever, daemon=True) for web in webs.values()]
+    for thread in threads:
+        thread.start()
+    config, features = "", {}
+    for case, web in webs.items():
+        config += f'[servers.{case}]\nurl = "{_origin(web)}/sse"\nstartup_timeout = 3\n'
+        features[f"{case}.feature"] = (
+            f'Feature: {case}\n  Scenario: connect\n    Given the MCP server "{case}" is running\n'
+        )
+    try:
+        yield SilentServers(shared_run(make_project(tmp_path_factory.mktemp("silent-sse"), config, features)), webs)
+    finally:
+        for web in webs.values():
+            web.closing.set()
+            web.shutdown()
+            web.server_close()
+        for thread in threads:
+            thread.join()
+
+
+@pytest.mark.parametrize("case", SILENT_SSE)
 def test_an_sse_servers_acknowledgement_of_a_post_is_not_taken_for_its_answer(
-    post_status: int, said: str, tmp_path: Path
+    case: str, silent_sse: SilentServers
 ) -> None:
     """Over SSE a POST's answer is only "202 Accepted", in whatever content type; the message
     comes on the stream. A server that never answers there timed out its handshake, and must be
     named for that, not as a URL that "answered HTTP 202 (text/html) ... not an MCP endpoint".
     A POST it refuses is named as such (not with a tip to fix the path in `url`, which was right)."""
-    web = _SilentSseServer(post_status)
-    thread = threading.Thread(target=web.serve_forever, daemon=True)
-    thread.start()
-    try:
-        origin = f"http://127.0.0.1:{web.server_address[1]}"
-        config = f'[servers.remote]\nurl = "{origin}/sse"\nstartup_timeout = 3\n'
-        feature = 'Feature: silent\n  Scenario: connect\n    Given the MCP server "remote" is running\n'
-        run = run_behave(make_project(tmp_path, config, {"w.feature": feature}))
-    finally:
-        web.closing.set()
-        web.shutdown()
-        web.server_close()
-        thread.join()
-    assert web.posts >= 1 or not post_status, run.output[-3000:]  # initialize acknowledged, never answered
-    assert run.counts()["passed"] == 0, run.output[-3000:]
-    assert said.format(url=origin) in run.output, run.output[-3000:]
-    assert "not an MCP endpoint" not in run.output, run.output[-3000:]
-    assert "check the path" not in run.output, run.output[-3000:]
+    post_status, said = SILENT_SSE[case]
+    shared = silent_sse.shared
+    assert silent_sse.webs[case].posts >= 1 or not post_status, shared.run.failures()  # acknowledged, never answered
+    assert "passed" not in shared.statuses(case), shared.run.failures()
+    printed = shared.printed(case)
+    assert said.format(url=_origin(silent_sse.webs[case])) in printed, printed
+    assert "not an MCP endpoint" not in printed, printed
+    assert "check the path" not in printed, printed
 
 
 def test_the_http_answers_of_an_sse_session_are_recorded_for_the_http_steps(tmp_path: Path) -> None:
