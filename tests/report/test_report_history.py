@@ -135,14 +135,14 @@ def test_mcp_bdd_run_keeps_one_history_entry_per_run_and_shows_it_in_the_merged_
     config.write_text('history = ".mcp-bdd/history"\n' + config.read_text(encoding="utf-8"), encoding="utf-8")
     history = tmp_path / ".mcp-bdd" / "history"
     argv = ("run", "--transport", "in-memory,stdio", "--jobs", "2")
-    for n in (1, 2, 3):
+    for n in (1, 2):  # the second run adds an entry, read beside the first
         ran = cli(tmp_path, *argv, timeout=300)
         assert ran.returncode == 0, ran.stdout + ran.stderr
         entries = read_history(history)
         assert [e.label for e in entries] == ["in-memory+stdio"] * n, [e.label for e in entries]
     page = (tmp_path / "reports" / "living-doc.html").read_text(encoding="utf-8")
-    assert '<h2>History <span class="count">3 runs</span></h2>' in page
-    assert page.count('<i class="t-passed">') >= 3
+    assert '<h2>History <span class="count">2 runs</span></h2>' in page
+    assert page.count('<i class="t-passed">') >= 2
 
 
 def test_slower_compares_passed_runs_only() -> None:
