@@ -26,7 +26,7 @@ from behave_project import make_project, run_behave
 
 from mcp_bdd._net import free_port
 from mcp_bdd.servers import PROTOCOL_MARK
-from mcp_bdd.session._http import DEFAULT_LIMIT, BoundedTransport, MessageTooLarge, client_factory
+from mcp_bdd.session._http import DEFAULT_LIMIT, BoundedTransport, MessageTooLarge, client_factory, trusted_context
 from mcp_bdd.session._sse_events import Events
 
 pytestmark = pytest.mark.usefixtures("no_leftover_processes")
@@ -549,6 +549,28 @@ def test_the_environments_proxies_still_apply(monkeypatch: pytest.MonkeyPatch) -
     assert isinstance(proxied, BoundedTransport) and isinstance(direct, BoundedTransport)
     assert proxied is not direct and proxied.limit == DEFAULT_LIMIT
     anyio.run(client.aclose)
+
+
+def test_the_sessions_clients_share_one_tls_context_per_certificate_source(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Each client loaded the system's CA bundle again: more CPU than the rest of an HTTP
+    session's start. They share one now, and SSL_CERT_FILE set later still counts."""
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    make = client_factory(server="s", limit=None, sse=False, on_refused=print)
+    first, second = make(), make()
+    for client in (first, second):
+        transport = client._transport
+        assert isinstance(transport, BoundedTransport) and isinstance(transport.inner, httpx2.AsyncHTTPTransport)
+        assert transport.inner._pool._ssl_context is trusted_context()
+        anyio.run(client.aclose)
+    system = trusted_context()
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path))  # a source of its own: a context of its own
+    own = trusted_context()
+    assert own is not system and trusted_context() is own
+    monkeypatch.delenv("SSL_CERT_DIR")
+    assert trusted_context() is system
 
 
 def test_over_legacy_sse_an_event_past_the_sdks_own_cap_says_the_limit_cannot_help() -> None:

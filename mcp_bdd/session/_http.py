@@ -42,8 +42,11 @@ compressed. A body that does not inflate fails its request as a protocol violati
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import os
 import re
+import ssl
 import uuid
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -613,6 +616,19 @@ def _answered_for(response: httpx2.Response, body: bytes) -> httpx2.Response:
     return _stand_in(response, body, 200, extensions)
 
 
+def trusted_context() -> ssl.SSLContext:
+    """What the sessions' HTTP clients verify servers' certificates with: one context per source
+    of trusted certificates (`SSL_CERT_FILE`, `SSL_CERT_DIR`, as they are when the session starts),
+    shared, as an SSLContext is meant to be. Loading the system's CA bundle costs more CPU than
+    the rest of an HTTP session's start, and every scenario starts one."""
+    return _context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.lru_cache(maxsize=4)
+def _context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    return httpx2.create_ssl_context()  # reads the same two variables
+
+
 def client_factory(
     *,
     server: str,
@@ -650,7 +666,9 @@ def client_factory(
         auth: httpx2.Auth | None = None,
         event_hooks: dict[str, list[Callable[..., Awaitable[None]]]] | None = None,
     ) -> httpx2.AsyncClient:
-        client = httpx2.AsyncClient(headers=headers, timeout=timeout or _TIMEOUT, auth=auth, event_hooks=event_hooks)
+        client = httpx2.AsyncClient(
+            headers=headers, timeout=timeout or _TIMEOUT, auth=auth, event_hooks=event_hooks, verify=trusted_context()
+        )
         client._transport = wrap(client._transport, client.max_redirects)
         client._mounts = {
             pattern: None if t is None else wrap(t, client.max_redirects) for pattern, t in client._mounts.items()
