@@ -1141,33 +1141,116 @@ def test_an_http_server_command_that_exits_before_listening_gets_a_tip(code: int
     assert tip in run.output, run.failures()
 
 
-def test_pretty_printed_json_rpc_is_named_at_once(tmp_path: Path) -> None:
+def _call(server: str, tool: str, then: str = "Then the tool call succeeds") -> str:
+    return f'    Given the MCP server "{server}" is running\n    When I call the tool "{tool}"\n    {then}\n'
+
+
+#: what a stdio server gets wrong, each a hostile server "<case>" of its own in one shared run:
+#: (hostile flags, the server's settings, its scenario's steps)
+STDIO_FAULTS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    # startup_timeout far beyond the run's own limit: waiting for it would fail the run
+    "pretty": (("--pretty",), "startup_timeout = 900\n", _call("pretty", "echo")),
+    "no-newline": (("--no-newline",), "startup_timeout = 6\n", _call("no-newline", "echo")),
+    "mumble": ((), "timeout = 2\n", _call("mumble", "mumble")),
+    "banner-then-hang": (("--junk",), "timeout = 2\n", _call("banner-then-hang", "hang")),
+    "dies-mid-call": (("--holder",), "timeout = 900\n", _call("dies-mid-call", "die")),
+    "dies-at-start": (("--holder", "--die-at-start"), "startup_timeout = 900\n", _call("dies-at-start", "echo")),
+    "escapes": ((), "", _call("escapes", "ansi", 'Then the result text is "hello"')),
+    "refuses-initialize": (("--refuse-initialize",), "", '    Given the MCP server "refuses-initialize" is running\n'),
+}
+
+
+@pytest.fixture(scope="module")
+def stdio_faults(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    config, features = "", {}
+    for case, (flags, settings, steps) in STDIO_FAULTS.items():
+        config += hostile(*flags, name=case, extra=settings)
+        features[f"{case}.feature"] = f"Feature: {case}\n  Scenario: {case}\n{steps}"
+    return shared_run(make_project(tmp_path_factory.mktemp("stdio-faults"), config, features))
+
+
+def test_pretty_printed_json_rpc_is_named_at_once(stdio_faults: SharedRun) -> None:
     """Defect 6: the classic framing bug used to fail after startup_timeout as a 'handshake' problem."""
-    # startup_timeout is far beyond run_behave's own limit: waiting for it would fail the test
-    root = make_project(tmp_path, hostile("--pretty", extra="startup_timeout = 900\n"), {"p.feature": CALL_ECHO})
-    run = run_behave(root, timeout=300)
-    assert run.counts()["passed"] == 0, run.output[-3000:]
-    assert "lines on stdout that are not JSON-RPC messages" in run.output, run.output[-3000:]
-    assert "pretty-prints its JSON-RPC messages" in run.output, run.output[-3000:]
+    assert "passed" not in stdio_faults.statuses("pretty"), stdio_faults.run.failures()
+    printed = stdio_faults.printed("pretty")
+    assert "lines on stdout that are not JSON-RPC messages" in printed, printed
+    assert "pretty-prints its JSON-RPC messages" in printed, printed
     # the whole message's size, not its last line's ("(1 bytes)": the closing brace)
-    assert re.search(r"spread over several lines \(\d{3,} bytes in all\)", run.output), run.output[-3000:]
-    assert "'}' … (" not in run.output, run.output[-3000:]  # a whole line quoted is not cut
-    assert "ProtocolViolation" in run.output, run.output[-3000:]
+    assert re.search(r"spread over several lines \(\d{3,} bytes in all\)", printed), printed
+    assert "'}' … (" not in printed, printed  # a whole line quoted is not cut
+    assert "ProtocolViolation" in printed, printed
 
 
-def test_a_server_that_ends_no_message_with_a_newline_is_named(tmp_path: Path) -> None:
+def test_a_server_that_ends_no_message_with_a_newline_is_named(stdio_faults: SharedRun) -> None:
     """A server that writes each message without its newline (`process.stdout.write(JSON.stringify(m))`)
     failed after startup_timeout with "did not complete the MCP handshake", "Its stderr was empty"
     and the tip to read its stderr: the answer sitting on stdout was never mentioned."""
-    root = make_project(tmp_path, hostile("--no-newline", extra="startup_timeout = 6\n"), {"n.feature": CALL_ECHO})
-    run = run_behave(root)
-    assert run.counts()["error"] == 1, run.failures()
-    assert "did not complete the MCP handshake within startup_timeout = 6 s" in run.output, run.failures()
+    assert stdio_faults.statuses("no-newline") == ["error"], stdio_faults.run.failures()
+    printed = stdio_faults.printed("no-newline")
+    assert "did not complete the MCP handshake within startup_timeout = 6 s" in printed, printed
     assert re.search(
-        r"The server wrote \d+ bytes on stdout that no line end followed: an unfinished line: '\{", run.output
+        r"The server wrote \d+ bytes on stdout that no line end followed: an unfinished line: '\{", printed
     )
-    assert "does not end its messages with a newline" in run.output, run.failures()
-    assert "Tip: fix what the server writes on stdout (quoted above)" in run.output, run.failures()
+    assert "does not end its messages with a newline" in printed, printed
+    assert "Tip: fix what the server writes on stdout (quoted above)" in printed, printed
+
+
+def test_a_request_that_times_out_quotes_what_the_server_wrote_on_stdout_instead(stdio_faults: SharedRun) -> None:
+    """Defect 6: a log line on stdout in place of an answer ended in a bare "tools/call timed out
+    after 2.00 s", in the failure of the step that checks the call; now that failure says what
+    the server wrote, and what that usually means."""
+    assert stdio_faults.statuses("mumble") == ["failed"], stdio_faults.run.failures()
+    printed = stdio_faults.printed("mumble")
+    assert "tools/call timed out after" in printed, printed
+    assert "The server wrote 1 line on stdout that is not a JSON-RPC message" in printed, printed
+    assert "not JSON: 'Traceback: something broke, no answer coming'" in printed, printed
+    assert "prints logs or banners on stdout" in printed, printed
+    assert "Tip: fix what the server writes on stdout first" in printed, printed
+
+
+def test_a_banner_long_before_a_request_is_not_blamed_for_its_timeout(stdio_faults: SharedRun) -> None:
+    """A server that printed a banner at start, then answered, then hangs on a call: the timeout
+    is a slow server's, not its stdout's (the banner is in the report, not in this failure)."""
+    assert stdio_faults.statuses("banner-then-hang") == ["failed"], stdio_faults.run.failures()
+    printed = stdio_faults.printed("banner-then-hang")
+    assert "tools/call timed out after" in printed, printed
+    assert "The server wrote" not in printed and "Tip: raise `timeout`" in printed, printed
+
+
+def test_a_server_that_dies_while_its_helper_holds_stdout_fails_its_call_at_once(stdio_faults: SharedRun) -> None:
+    """A helper that inherited stdout keeps the pipe open after the server died: no EOF comes.
+    The call used to wait its whole timeout and blame a slow tool; now the exit ends the stream."""
+    assert stdio_faults.statuses("dies-mid-call") == ["failed"], stdio_faults.run.failures()
+    printed = stdio_faults.printed("dies-mid-call")
+    assert "the connection closed before an answer came (the server went away)" in printed, printed
+    assert "Exit code: 3" in printed, printed
+    assert "timed out" not in printed, printed
+
+
+def test_a_server_that_dies_at_start_while_its_helper_holds_stdout_is_named_at_once(stdio_faults: SharedRun) -> None:
+    assert "passed" not in stdio_faults.statuses("dies-at-start"), stdio_faults.run.failures()
+    printed = stdio_faults.printed("dies-at-start")
+    assert "Exit code: 4" in printed, printed
+    assert "within startup_timeout" not in printed, printed
+
+
+def test_terminal_escapes_in_a_failure_are_shown_not_run(stdio_faults: SharedRun) -> None:
+    """A tool result that clears the screen and prints a green summary, quoted by a failure."""
+    assert stdio_faults.statuses("escapes") == ["failed"], stdio_faults.run.failures()
+    assert "\x1b" not in stdio_faults.run.output and "\x07" not in stdio_faults.run.output, stdio_faults.run.failures()
+    assert f"Actual:   {FAKE_GREEN_SHOWN}" in stdio_faults.printed("escapes"), stdio_faults.printed("escapes")
+
+
+def test_a_handshake_answered_with_an_error_is_named_as_an_answer_not_a_closed_connection(
+    stdio_faults: SharedRun,
+) -> None:
+    """A server that refuses `initialize` with its own -32000 error ("License expired") was said
+    to have "closed the connection during the handshake": the SDK uses that code too."""
+    assert stdio_faults.statuses("refuses-initialize") == ["error"], stdio_faults.run.failures()
+    printed = stdio_faults.printed("refuses-initialize")
+    said = '"refuses-initialize" answered the handshake with a JSON-RPC error (-32000: License expired: contact sales)'
+    assert said in printed, printed
+    assert "closed the connection" not in printed, printed
 
 
 def test_junk_and_invalid_utf8_on_stdout_are_recorded_not_silent(tmp_path: Path) -> None:
@@ -1179,36 +1262,6 @@ def test_junk_and_invalid_utf8_on_stdout_are_recorded_not_silent(tmp_path: Path)
     data = out.with_suffix(".json").read_text()
     assert "not JSON: 'Welcome to the hostile server v1!'" in data
     assert "invalid UTF-8" in data
-
-
-def test_a_request_that_times_out_quotes_what_the_server_wrote_on_stdout_instead(tmp_path: Path) -> None:
-    """Defect 6: a log line on stdout in place of an answer ended in a bare "tools/call timed out
-    after 2.00 s", in the failure of the step that checks the call; now that failure says what
-    the server wrote, and what that usually means."""
-    feature = (
-        'Feature: m\n  Scenario: a log line instead of an answer\n    Given the MCP server "hostile" is running\n'
-        '    When I call the tool "mumble"\n    Then the tool call succeeds\n'
-    )
-    run = run_behave(make_project(tmp_path, hostile(extra="timeout = 2\n"), {"m.feature": feature}))
-    assert run.counts()["failed"] == 1, run.output[-3000:]
-    assert "tools/call timed out after" in run.output, run.failures()
-    assert "The server wrote 1 line on stdout that is not a JSON-RPC message" in run.output, run.failures()
-    assert "not JSON: 'Traceback: something broke, no answer coming'" in run.output, run.failures()
-    assert "prints logs or banners on stdout" in run.output, run.failures()
-    assert "Tip: fix what the server writes on stdout first" in run.output, run.failures()
-
-
-def test_a_banner_long_before_a_request_is_not_blamed_for_its_timeout(tmp_path: Path) -> None:
-    """A server that printed a banner at start, then answered, then hangs on a call: the timeout
-    is a slow server's, not its stdout's (the banner is in the report, not in this failure)."""
-    feature = (
-        'Feature: b\n  Scenario: a banner, then a call that hangs\n    Given the MCP server "hostile" is running\n'
-        '    When I call the tool "hang"\n    Then the tool call succeeds\n'
-    )
-    run = run_behave(make_project(tmp_path, hostile("--junk", extra="timeout = 2\n"), {"b.feature": feature}))
-    assert run.counts()["failed"] == 1, run.output[-3000:]
-    assert "tools/call timed out after" in run.output, run.failures()
-    assert "The server wrote" not in run.output and "Tip: raise `timeout`" in run.output, run.failures()
 
 
 def test_the_stderr_tail_reads_only_the_end_of_a_huge_log(tmp_path: Path) -> None:
@@ -1269,50 +1322,7 @@ def test_a_run_that_selects_nothing_is_not_green(tmp_path: Path) -> None:
     assert "no feature files to run under empty/" in done.stderr, done.stdout + done.stderr
 
 
-def test_a_server_that_dies_while_its_helper_holds_stdout_fails_its_call_at_once(tmp_path: Path) -> None:
-    """A helper that inherited stdout keeps the pipe open after the server died: no EOF comes.
-    The call used to wait its whole timeout and blame a slow tool; now the exit ends the stream."""
-    feature = """
-Feature: dies
-  Scenario: the server dies mid-call
-    Given the MCP server "hostile" is running
-    When I call the tool "die"
-    Then the tool call succeeds
-"""
-    root = make_project(tmp_path, hostile("--holder", extra="timeout = 900\n"), {"d.feature": feature})
-    run = run_behave(root, timeout=300)
-    assert run.counts()["failed"] == 1, run.output[-3000:]
-    assert "the connection closed before an answer came (the server went away)" in run.output, run.output[-3000:]
-    assert "Exit code: 3" in run.output, run.output[-3000:]
-    assert "timed out" not in run.output, run.output[-3000:]
-
-
-def test_a_server_that_dies_at_start_while_its_helper_holds_stdout_is_named_at_once(tmp_path: Path) -> None:
-    config = hostile("--holder", "--die-at-start", extra="startup_timeout = 900\n")
-    root = make_project(tmp_path, config, {"e.feature": CALL_ECHO})
-    run = run_behave(root, timeout=300)
-    assert run.counts()["passed"] == 0, run.output[-3000:]
-    assert "Exit code: 4" in run.output, run.output[-3000:]
-    assert "within startup_timeout" not in run.output, run.output[-3000:]
-
-
 FAKE_GREEN_SHOWN = "\\x1b[2J\\x1b[H\\x1b[32m1 feature passed, 0 failed\\x1b[0m\\x07\\x1b]0;pwned\\x07\\x0d"
-
-
-def test_terminal_escapes_in_a_failure_are_shown_not_run(tmp_path: Path) -> None:
-    """A tool result that clears the screen and prints a green summary, quoted by a failure."""
-    feature = """
-Feature: escapes
-  Scenario: a result with escape sequences
-    Given the MCP server "hostile" is running
-    When I call the tool "ansi"
-    Then the result text is "hello"
-"""
-    root = make_project(tmp_path, hostile(), {"a.feature": feature})
-    run = run_behave(root)
-    assert run.counts()["failed"] == 1, run.output[-3000:]
-    assert "\x1b" not in run.output and "\x07" not in run.output, run.output[-3000:]
-    assert f"Actual:   {FAKE_GREEN_SHOWN}" in run.output, run.output[-3000:]
 
 
 @pytest.mark.parametrize("command", ["probe", "check", "scaffold", "contract"])
@@ -2090,23 +2100,6 @@ Feature: frozen
     assert "could not be connected: the run's event loop did not finish this" in run.output, run.output[-4000:]
     assert "the run's event loop is still blocked by an in-process server" in run.output, run.output[-4000:]
     assert json.loads((root / "out.json").read_text())[0]["status"] == "error"  # written whole
-
-
-def test_a_handshake_answered_with_an_error_is_named_as_an_answer_not_a_closed_connection(tmp_path: Path) -> None:
-    """A server that refuses `initialize` with its own -32000 error ("License expired") was said
-    to have "closed the connection during the handshake": the SDK uses that code too."""
-    feature = """
-Feature: refused
-  Scenario: the server refuses the session
-    Given the MCP server "hostile" is running
-"""
-    root = make_project(tmp_path, hostile("--refuse-initialize"), {"r.feature": feature})
-    run = run_behave(root)
-    assert run.counts()["error"] == 1, run.output[-3000:]
-    assert (
-        '"hostile" answered the handshake with a JSON-RPC error (-32000: License expired: contact sales)' in run.output
-    ), run.output[-3000:]
-    assert "closed the connection" not in run.output, run.output[-3000:]
 
 
 def _stray_answer_run(tmp_path: Path, flag: str, feature: str = CALL_ECHO) -> tuple[str, str]:
