@@ -1620,15 +1620,21 @@ class _NotMcp(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def _connect_each(urls: dict[str, tuple[str, str]], settings: str = "") -> tuple[str, dict[str, str]]:
+    """The configuration and features of a run that connects once to each `url` server "<case>"
+    of `urls` (case: url, and `over` a transport or ""), a feature each."""
+    config, features = "", {}
+    for case, (url, over) in urls.items():
+        config += f'[servers.{json.dumps(case)}]\nurl = "{url}"\n{settings}'
+        features[f"{case}.feature"] = (
+            f'Feature: {case}\n  Scenario: connect\n    Given the MCP server "{case}" is running{over}\n'
+        )
+    return config, features
+
+
 def _connect(tmp_path: Path, url: str, *, over: str = "") -> Run:
     """behave's run of one scenario that connects to the `url` server "remote" (`over` a transport)."""
-    feature = f"""
-Feature: a url
-  Scenario: connect
-    Given the MCP server "remote" is running{over}
-"""
-    root = make_project(tmp_path, f'[servers.remote]\nurl = "{url}"\n', {"w.feature": feature})
-    return run_behave(root)
+    return run_behave(make_project(tmp_path, *_connect_each({"remote": (url, over)})))
 
 
 #: what a web server that is no MCP endpoint answers: (status, " over SSE" or "", said, tip)
@@ -1677,14 +1683,9 @@ def http_errors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebErrors]
     thread = threading.Thread(target=web.serve_forever, daemon=True)
     thread.start()
     origin = _origin(web)
-    config, features = "", {}
-    for case, (status, over, _, _) in HTTP_ERRORS.items():
-        config += f'[servers.{json.dumps(case)}]\nurl = "{origin}/{status}"\n'
-        features[f"{case}.feature"] = (
-            f'Feature: {case}\n  Scenario: connect\n    Given the MCP server "{case}" is running{over}\n'
-        )
+    urls = {case: (f"{origin}/{status}", over) for case, (status, over, _, _) in HTTP_ERRORS.items()}
     try:
-        yield WebErrors(shared_run(make_project(tmp_path_factory.mktemp("web-errors"), config, features)), origin)
+        yield WebErrors(shared_run(make_project(tmp_path_factory.mktemp("web-errors"), *_connect_each(urls))), origin)
     finally:
         web.shutdown()
         web.server_close()
@@ -1822,12 +1823,9 @@ def silent_sse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SilentServe
     threads = [threading.Thread(target=web.serve_forever, daemon=True) for web in webs.values()]
     for thread in threads:
         thread.start()
-    config, features = "", {}
-    for case, web in webs.items():
-        config += f'[servers.{case}]\nurl = "{_origin(web)}/sse"\nstartup_timeout = 3\n'
-        features[f"{case}.feature"] = (
-            f'Feature: {case}\n  Scenario: connect\n    Given the MCP server "{case}" is running\n'
-        )
+    config, features = _connect_each(
+        {case: (f"{_origin(web)}/sse", "") for case, web in webs.items()}, "startup_timeout = 3\n"
+    )
     try:
         yield SilentServers(shared_run(make_project(tmp_path_factory.mktemp("silent-sse"), config, features)), webs)
     finally:
