@@ -30,9 +30,13 @@ demo: $(STAMP)
 # waiting (for servers to start and stop, timeouts and graces that faults must wait out).
 JOBS ?= $(shell echo $$(( $$(getconf _NPROCESSORS_ONLN) + 1 )))
 
+# compileall: where PYTHONDONTWRITEBYTECODE is set (CI images often set it), no process writes the
+# bytecode of this clone's own modules, so each of the several hundred Python processes the suite
+# starts (behave, servers) compiled them again. They are compiled once, here, instead.
 test: $(STAMP) node_modules/.installed
 	$(BIN)/ruff check mcp_bdd tests demo benchmarks
 	$(BIN)/mypy
+	$(BIN)/python -m compileall -q mcp_bdd demo tests
 	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal -q
 
 # The unit lane: no process, no behave run (tests/unit/conftest.py refuses both), in seconds.
