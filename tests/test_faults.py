@@ -1073,6 +1073,12 @@ def test_a_server_that_closes_its_stdin_fails_the_next_request_at_once(unread: b
     assert time.monotonic() - started < 45, "the request waited instead of failing at once"
 
 
+def _call(server: str, tool: str | None, then: str = "Then the tool call succeeds") -> str:
+    """A scenario's steps: start `server`, then call `tool` (if any) and check the call."""
+    start = f'    Given the MCP server "{server}" is running\n'
+    return start + (f'    When I call the tool "{tool}"\n    {then}\n' if tool else "")
+
+
 #: how a server ended, and what the failure must say of it: (hostile flags, tool called, said)
 ENDINGS: dict[str, tuple[tuple[str, ...], str | None, str]] = {
     # it never answered the handshake; its exit code came from mcp-bdd giving up on it
@@ -1102,10 +1108,7 @@ def server_endings(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
     config, features = "", {}
     for case, (flags, tool, _) in ENDINGS.items():
         config += hostile(*flags, name=case, extra="timeout = 3\nstartup_timeout = 3\n")
-        call = f'\n    When I call the tool "{tool}"\n    Then the tool call succeeds' if tool else ""
-        features[f"{case}.feature"] = (
-            f'Feature: {case}\n  Scenario: it ends\n    Given the MCP server "{case}" is running{call}\n'
-        )
+        features[f"{case}.feature"] = f"Feature: {case}\n  Scenario: it ends\n{_call(case, tool)}"
     return shared_run(make_project(tmp_path_factory.mktemp("endings"), config, features))
 
 
@@ -1141,10 +1144,6 @@ def test_an_http_server_command_that_exits_before_listening_gets_a_tip(code: int
     assert tip in run.output, run.failures()
 
 
-def _call(server: str, tool: str, then: str = "Then the tool call succeeds") -> str:
-    return f'    Given the MCP server "{server}" is running\n    When I call the tool "{tool}"\n    {then}\n'
-
-
 #: what a stdio server gets wrong, each a hostile server "<case>" of its own in one shared run:
 #: (hostile flags, the server's settings, its scenario's steps)
 STDIO_FAULTS: dict[str, tuple[tuple[str, ...], str, str]] = {
@@ -1156,7 +1155,7 @@ STDIO_FAULTS: dict[str, tuple[tuple[str, ...], str, str]] = {
     "dies-mid-call": (("--holder",), "timeout = 900\n", _call("dies-mid-call", "die")),
     "dies-at-start": (("--holder", "--die-at-start"), "startup_timeout = 900\n", _call("dies-at-start", "echo")),
     "escapes": ((), "", _call("escapes", "ansi", 'Then the result text is "hello"')),
-    "refuses-initialize": (("--refuse-initialize",), "", '    Given the MCP server "refuses-initialize" is running\n'),
+    "refuses-initialize": (("--refuse-initialize",), "", _call("refuses-initialize", None)),
 }
 
 
@@ -1582,6 +1581,51 @@ def test_the_timeline_counts_exactly_keeps_a_bounded_number_and_looks_at_each_on
     assert not full.wait_until(lambda: full.count("notifications/progress") >= 9, 0)
 
 
+class _RawServer(http.server.ThreadingHTTPServer):
+    """A raw test server whose handler threads end with it: `server_close` joins them. A GET
+    stream that outlived its test once raised minutes later inside another test, and its printed
+    traceback (Python 3.11 parses the source line to draw the carets) raced that test's own
+    `ast.parse`: "SystemError: AST constructor recursion depth mismatch"."""
+
+    daemon_threads = False
+
+    def __init__(self, handler: type[http.server.BaseHTTPRequestHandler]) -> None:
+        super().__init__(("127.0.0.1", 0), handler)
+        self.outbox: queue.Queue[bytes | None] = queue.Queue()  # what its GET streams send
+        self.closing = threading.Event()  # set as the test ends: the streams end
+
+
+def _stream_messages(server: _RawServer) -> Iterator[bytes]:
+    """The messages a GET stream sends: what `server.outbox` holds, until a None (the stream
+    ends) or the end of the test (`closing`)."""
+    while not server.closing.is_set():
+        try:
+            message = server.outbox.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if message is None:
+            return
+        yield message
+
+
+@contextlib.contextmanager
+def _serving(web: _RawServer) -> Iterator[str]:
+    """Serve `web` from a thread, as its base URL; after, end its GET streams and stop it."""
+    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield _origin(web)
+    finally:
+        web.closing.set()
+        web.shutdown()
+        web.server_close()
+        thread.join()
+
+
+def _origin(web: _RawServer) -> str:
+    return f"http://127.0.0.1:{web.server_address[1]}"
+
+
 def _answer(
     handler: http.server.BaseHTTPRequestHandler,
     status: int,
@@ -1679,17 +1723,9 @@ class WebErrors:
 @pytest.fixture(scope="module")
 def http_errors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebErrors]:
     """One web server (each path answers its own status) and one run: a server "<case>" per case."""
-    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotMcp)
-    thread = threading.Thread(target=web.serve_forever, daemon=True)
-    thread.start()
-    origin = _origin(web)
-    urls = {case: (f"{origin}/{status}", over) for case, (status, over, _, _) in HTTP_ERRORS.items()}
-    try:
+    with _serving(_RawServer(_NotMcp)) as origin:
+        urls = {case: (f"{origin}/{status}", over) for case, (status, over, _, _) in HTTP_ERRORS.items()}
         yield WebErrors(shared_run(make_project(tmp_path_factory.mktemp("web-errors"), *_connect_each(urls))), origin)
-    finally:
-        web.shutdown()
-        web.server_close()
-        thread.join()
 
 
 @pytest.mark.parametrize("case", HTTP_ERRORS)
@@ -1755,13 +1791,12 @@ def test_sse_asked_of_a_streamable_http_endpoint_is_named_as_the_wrong_transport
     assert "is the server running" not in run.output, run.output[-3000:]
 
 
-class _SilentSseServer(http.server.ThreadingHTTPServer):
+class _SilentSseServer(_RawServer):
     """Serves `_SilentSse`; `closing` ends its streams, `posts` counts the messages it answered
     (with `post_status`)."""
 
     def __init__(self, post_status: int) -> None:
-        super().__init__(("127.0.0.1", 0), _SilentSse)
-        self.closing = threading.Event()
+        super().__init__(_SilentSse)
         self.post_status = post_status
         self.posts = 0
 
@@ -1812,29 +1847,14 @@ class SilentServers:
     webs: dict[str, _SilentSseServer]
 
 
-def _origin(web: http.server.HTTPServer) -> str:
-    return f"http://127.0.0.1:{web.server_address[1]}"
-
-
 @pytest.fixture(scope="module")
 def silent_sse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SilentServers]:
     """A silent SSE server per case, all in one run (a server "<case>" each)."""
     webs = {case: _SilentSseServer(status) for case, (status, _) in SILENT_SSE.items()}
-    threads = [threading.Thread(target=web.serve_forever, daemon=True) for web in webs.values()]
-    for thread in threads:
-        thread.start()
-    config, features = _connect_each(
-        {case: (f"{_origin(web)}/sse", "") for case, web in webs.items()}, "startup_timeout = 3\n"
-    )
-    try:
+    with contextlib.ExitStack() as serving:
+        urls = {case: (f"{serving.enter_context(_serving(web))}/sse", "") for case, web in webs.items()}
+        config, features = _connect_each(urls, "startup_timeout = 3\n")
         yield SilentServers(shared_run(make_project(tmp_path_factory.mktemp("silent-sse"), config, features)), webs)
-    finally:
-        for web in webs.values():
-            web.closing.set()
-            web.shutdown()
-            web.server_close()
-        for thread in threads:
-            thread.join()
 
 
 @pytest.mark.parametrize("case", SILENT_SSE)
@@ -2160,38 +2180,12 @@ def test_a_second_answer_to_one_request_is_evidence_and_the_first_stands(tmp_pat
     assert "a second answer to one request: " in data and "second thoughts" in data, data[-4000:]
 
 
-class _RawServer(http.server.ThreadingHTTPServer):
-    """A raw test server whose handler threads end with it: `server_close` joins them. A GET
-    stream that outlived its test once raised minutes later inside another test, and its printed
-    traceback (Python 3.11 parses the source line to draw the carets) raced that test's own
-    `ast.parse`: "SystemError: AST constructor recursion depth mismatch"."""
-
-    daemon_threads = False
-    outbox: queue.Queue[bytes | None]
-    closing: threading.Event
-
-
-def _stream_messages(server: _RawServer) -> Iterator[bytes]:
-    """The messages a GET stream sends: what `server.outbox` holds, until a None (the stream
-    ends) or the end of the test (`closing`)."""
-    while not server.closing.is_set():
-        try:
-            message = server.outbox.get(timeout=0.1)
-        except queue.Empty:
-            continue
-        if message is None:
-            return
-        yield message
-
-
 class _TwiceSseServer(_RawServer):
     """A legacy SSE server, raw: one stream carries every answer, in the order the POSTs were
     read, and the first tools/call is answered twice (its result, then an error for its id)."""
 
     def __init__(self, handler: type[_TwiceSse] | None = None) -> None:
-        super().__init__(("127.0.0.1", 0), handler or _TwiceSse)
-        self.outbox: queue.Queue[bytes | None] = queue.Queue()
-        self.closing = threading.Event()
+        super().__init__(handler or _TwiceSse)
         self.calls = 0
         self.reset: Any = None  # the id of a request whose POST was closed unanswered (`_FailingSse`)
 
@@ -2232,20 +2226,6 @@ class _TwiceSse(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args: object) -> None:
         pass
-
-
-@contextlib.contextmanager
-def _serving(web: _RawServer) -> Iterator[str]:
-    """Serve `web` from a thread, as its base URL; after, end its GET stream and stop it."""
-    thread = threading.Thread(target=web.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{web.server_address[1]}"
-    finally:
-        web.closing.set()
-        web.shutdown()
-        web.server_close()
-        thread.join()
 
 
 def _run_over_sse(tmp_path: Path, web: _TwiceSseServer, feature: str) -> tuple[Run, str]:
@@ -2529,11 +2509,9 @@ class _AcceptingServer(_RawServer):
     def __init__(
         self, *, answer_first: bool = False, accept_initialize: bool = False, handler: type[_Accepting] | None = None
     ) -> None:
-        super().__init__(("127.0.0.1", 0), handler or _Accepting)
+        super().__init__(handler or _Accepting)
         self.answer_first = answer_first
         self.accept_initialize = accept_initialize
-        self.outbox: queue.Queue[bytes | None] = queue.Queue()
-        self.closing = threading.Event()
         self.held: list[bytes] = []
         self.pong = threading.Event()
         self.calls = 0
